@@ -1,0 +1,58 @@
+# Everything a fresh machine needs: `make demo` and `make test` set up the environments themselves.
+PYTHON ?= python3
+VENV := .venv
+MXVENV := .venv-mxnet
+PY := $(VENV)/bin/python
+CACHE ?= .cache
+JOBS ?= 2
+export TF_CPP_MIN_LOG_LEVEL := 3
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resnet50 resnet50_v2 \
+	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
+	nasnet_mobile vgg16 convnext_tiny
+
+.PHONY: install mxnet-env demo test test-full zoo bench clean help $(addprefix zoo-,$(ZOO_MODELS))
+
+help:
+	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
+	@echo "make test       set up and run the test suite (about 15 min on 2 cores)"
+	@echo "make test-full  the whole padding matrix on every target (slow)"
+	@echo "make zoo        every keras.applications model, every source form, every target (about 1 h)"
+	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
+	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side"
+
+install: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade 'pip>=23'
+	$(PY) -m pip install -q -c constraints.txt -e '.[all,test]'
+	touch $@
+
+# MXNet 1.9.1 needs numpy<1.24: its own environment, used only to run converted models.
+mxnet-env: $(MXVENV)/.installed
+$(MXVENV)/.installed: constraints-mxnet.txt
+	test -x $(MXVENV)/bin/python || $(PYTHON) -m venv $(MXVENV)
+	$(MXVENV)/bin/python -m pip install -q -r constraints-mxnet.txt
+	touch $@
+
+demo: install mxnet-env
+	$(PY) -m examples.demo --cache $(CACHE)/demo
+
+test: install mxnet-env
+	$(PY) -m pytest -q -n $(JOBS) --durations=15 tests
+
+test-full: install mxnet-env
+	CONVERT_FULL_MATRIX=1 $(PY) -m pytest -q -n $(JOBS) tests -m "slow or not slow"
+
+zoo: install mxnet-env
+	$(PY) -m zoo.run --cache $(CACHE)/zoo --report zoo-report.md --jobs $(JOBS)
+
+$(addprefix zoo-,$(ZOO_MODELS)): zoo-%: install mxnet-env
+	$(PY) -m zoo.run --cache $(CACHE)/zoo --models $* --report $(CACHE)/zoo-$*.md --jobs $(JOBS)
+
+bench: install mxnet-env
+	$(PY) -m bench.run --cache $(CACHE)/bench
+
+clean:
+	rm -rf $(CACHE) zoo-report.md zoo-report.json batch-report.json

@@ -1,0 +1,230 @@
+"""The `convert` command. Thin: parses options, calls convert.pipeline, prints one line per result.
+
+Nothing heavy is imported here: TensorFlow, torch and friends load inside the pipeline, so
+`convert --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from convert import __version__
+from convert.errors import ConvertError, UsageError
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 converted (and verified, if asked); 2 bad usage or unreadable input; "
+    "3 the graph uses something the target cannot express; 4 verification beyond tolerance; "
+    "1 internal error (a bug)."
+)
+
+
+def _quiet_frameworks() -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    os.environ.setdefault("ABSL_MIN_LOG_LEVEL", "3")
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+
+def _err(message: str) -> None:
+    click.echo(f"convert: error: {message}", err=True)
+
+
+def guarded(fn: Callable) -> Callable:
+    """Turn every failure into one line on stderr and the documented exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _quiet_frameworks()
+        try:
+            return fn(*args, **kwargs)
+        except ConvertError as exc:
+            _err(str(exc).replace("\n", " "))
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            _err("interrupted")
+            sys.exit(130)
+        except click.exceptions.Exit:
+            raise
+        except Exception as exc:  # a bug: say where, and how to report it
+            if os.environ.get("CONVERT_DEBUG"):
+                traceback.print_exc()
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            where = f"{Path(frame.filename).name}:{frame.lineno} ({frame.name})"
+            _err(
+                f"internal error in {where}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
+                f"-- this is a bug; please report it with the command line and `convert --version` "
+                f"(set CONVERT_DEBUG=1 for the full traceback)"
+            )
+            sys.exit(1)
+
+    return wrapper
+
+
+def parse_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """--input-shape 1,224,224,3  or  --input-shape name:1,224,224,3 (repeatable)."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for value in values:
+        name, _, dims = value.rpartition(":")
+        try:
+            shape = tuple(int(d) for d in dims.replace("x", ",").split(",") if d.strip())
+        except ValueError:
+            raise UsageError(f"--input-shape {value!r} is not a list of integers: use e.g. 1,224,224,3") from None
+        if not shape or any(d <= 0 for d in shape):
+            raise UsageError(f"--input-shape {value!r} must list positive sizes, e.g. 1,224,224,3")
+        shapes[name] = shape
+    return shapes
+
+
+def _names(value: str | None) -> list[str] | None:
+    return [n.strip() for n in value.split(",") if n.strip()] if value else None
+
+
+def conversion_options(fn: Callable) -> Callable:
+    options = [
+        click.argument("src", type=click.Path(path_type=Path)),
+        click.option("-o", "--out", type=click.Path(path_type=Path), help="Output directory [./<model>-<target>/]."),
+        click.option("--input-shape", "input_shape", multiple=True,
+                     help="Input shape in the source layout, e.g. 1,224,224,3 (or NAME:1,224,224,3; repeatable)."),
+        click.option("--inputs", help="Input tensor names, comma separated [auto: placeholders]."),
+        click.option("--outputs", help="Output tensor names, comma separated, in the order wanted [auto: sinks]."),
+        click.option("--verify", is_flag=True, help="Run TF and the target runtime on the same input and compare."),
+        click.option("--rtol", type=float, default=1e-4, show_default=True,
+                     help="Max relative error max|a-b|/max(1,max|ref|) for --verify."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the verification input."),
+        click.option("--json", "as_json", is_flag=True, help="Print conversion.json instead of a summary line."),
+        click.option("--keep-ir", is_flag=True, help="Also write the IR (OUT/ir/graph.json + weights.npz)."),
+        click.option("--force", is_flag=True, help="Replace OUT if it exists."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, verify, rtol, seed, as_json,
+             keep_ir, force, **emit) -> None:
+    from convert import pipeline, report
+    from emitters.base import EmitOptions
+
+    req = pipeline.Request(
+        source=src, target=target, out=out, inputs=_names(inputs), outputs=_names(outputs),
+        input_shapes=parse_shapes(input_shape), verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir,
+        force=force, options=EmitOptions(**emit),
+    )
+    log = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
+    try:
+        doc = pipeline.run(req, log=log)
+    except ConvertError as exc:
+        if as_json:
+            click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
+        raise
+    click.echo(json.dumps(doc, indent=2) if as_json else report.summary_line(doc))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
+@click.version_option(__version__, prog_name="convert")
+def main() -> None:
+    """Convert TensorFlow models (checkpoints, frozen .pb, SavedModel, Keras .h5/.keras) to PyTorch,
+    Caffe, MXNet and ONNX with TensorFlow's exact padding.
+
+    \b
+    Examples:
+      convert tf2torch model.ckpt --verify
+      convert tf2caffe frozen.pb --inputs input --outputs logits --input-shape 1,224,224,3
+      convert inspect saved_model_dir/
+    """
+
+
+@main.command("tf2torch", epilog=EXIT_CODES_HELP)
+@conversion_options
+@click.option("--nhwc", is_flag=True, help="Keep TF's NHWC layout at the model's inputs and outputs.")
+@guarded
+def tf2torch(src: Path, nhwc: bool, **kw: Any) -> None:
+    """Write model.py (an nn.Module) + model.pt (its state_dict)."""
+    _convert("torch", src, nhwc=nhwc, **kw)
+
+
+@main.command("tf2caffe", epilog=EXIT_CODES_HELP)
+@conversion_options
+@click.option("--caffe-pad", type=click.Choice(["layer", "kernel"]), default="layer", show_default=True,
+              help="Asymmetric pads: a pad layer group, or zero taps added to the kernel (conv only).")
+@guarded
+def tf2caffe(src: Path, caffe_pad: str, **kw: Any) -> None:
+    """Write deploy.prototxt + model.caffemodel (BVLC layers; verified in OpenCV DNN)."""
+    _convert("caffe", src, caffe_pad=caffe_pad, **kw)
+
+
+@main.command("tf2mxnet", epilog=EXIT_CODES_HELP)
+@conversion_options
+@guarded
+def tf2mxnet(src: Path, **kw: Any) -> None:
+    """Write model-symbol.json + model-0000.params (MXNet 1.x)."""
+    _convert("mxnet", src, **kw)
+
+
+@main.command("tf2onnx", epilog=EXIT_CODES_HELP)
+@conversion_options
+@click.option("--opset", type=click.IntRange(13, 21), default=17, show_default=True, help="ONNX opset.")
+@guarded
+def tf2onnx(src: Path, opset: int, **kw: Any) -> None:
+    """Write model.onnx."""
+    _convert("onnx", src, opset=opset, **kw)
+
+
+@main.command("tf2ir", epilog=EXIT_CODES_HELP)
+@conversion_options
+@guarded
+def tf2ir(src: Path, **kw: Any) -> None:
+    """Write the neutral IR (graph.json + weights.npz) for reading or for tests."""
+    kw["verify"] = False
+    _convert("ir", src, **kw)
+
+
+@main.command("inspect")
+@click.argument("src", type=click.Path(path_type=Path))
+@click.option("--input-shape", "input_shape", multiple=True, help="Input shape in the source layout.")
+@click.option("--inputs", help="Input tensor names.")
+@click.option("--outputs", help="Output tensor names.")
+@click.option("--json", "as_json", is_flag=True, help="Rows as JSON.")
+@guarded
+def inspect_cmd(src: Path, input_shape, inputs, outputs, as_json: bool) -> None:
+    """The IR as a table: op, shapes, per-side pads (t,b,l,r) and what each target will do."""
+    from convert import inspect, pipeline
+
+    req = pipeline.Request(source=src, target="ir", inputs=_names(inputs), outputs=_names(outputs),
+                           input_shapes=parse_shapes(input_shape))
+    graph, kind, _ = pipeline.load_graph(req, log=lambda s: click.echo(s, err=True))
+    click.echo(json.dumps(inspect.rows(graph), indent=1) if as_json else inspect.render(graph))
+
+
+@main.command("verify")
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--rtol", type=float, default=None, help="Override the recorded tolerance.")
+@guarded
+def verify_cmd(out: Path, rtol: float | None) -> None:
+    """Re-run the check recorded in OUT/conversion.json."""
+    from convert import pipeline, report
+
+    result = pipeline.reverify(out, rtol)
+    snr = "exact" if result["snr_db"] is None else f"SNR {result['snr_db']:.1f} dB"
+    click.echo(f"OK max_rel {report.fmt_error(result['max_rel'])} ({snr})")
+
+
+def _register_batch() -> None:
+    try:
+        from convert import batch  # noqa: F401  (defines its click command lazily)
+    except ImportError:
+        return
+    main.add_command(batch.command, "batch")
+
+
+_register_batch()
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Errors the CLI turns into one-line messages and exit codes (see DESIGN.md, section 2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class ConvertError(Exception):
+    """Base class: `str(err)` is the one-line message shown to the user."""
+
+    exit_code = 1
+
+
+class UsageError(ConvertError):
+    """Bad usage or unreadable input (exit 2)."""
+
+    exit_code = 2
+
+
+class InputError(UsageError):
+    """The source is missing, incomplete, corrupt or not a model (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    op: str
+    node: str
+    hint: str = ""
+
+    def __str__(self) -> str:
+        text = f"{self.op} (node '{self.node}')"
+        return f"{text}: {self.hint}" if self.hint else text
+
+
+class UnsupportedError(ConvertError):
+    """The graph uses something the target cannot express (exit 3). Lists every such node."""
+
+    exit_code = 3
+
+    def __init__(self, items: list[Unsupported], target: str = ""):
+        self.items = list(items)
+        self.target = target
+        where = f" for {target}" if target else ""
+        listed = "; ".join(str(i) for i in self.items)
+        super().__init__(f"{len(self.items)} unsupported node(s){where}: {listed}")
+
+
+class VerifyError(ConvertError):
+    """Verification found a difference beyond tolerance (exit 4)."""
+
+    exit_code = 4

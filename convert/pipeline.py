@@ -1,0 +1,179 @@
+"""parse -> passes -> emit -> verify -> write, atomically.
+
+The output directory is built under a temporary name beside OUT and renamed into place only when
+every step succeeded, so a failed run never leaves a half-written OUT behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import __version__
+from .errors import ConvertError, UnsupportedError, UsageError, VerifyError
+
+SOURCE_TARGETS = {"tf2torch": "torch", "tf2caffe": "caffe", "tf2mxnet": "mxnet", "tf2onnx": "onnx"}
+
+
+@dataclass
+class Request:
+    source: Path
+    target: str  # torch | caffe | mxnet | onnx | ir
+    out: Path | None = None
+    inputs: list[str] | None = None
+    outputs: list[str] | None = None
+    input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    verify: bool = False
+    rtol: float = 1e-4
+    seed: int = 0
+    keep_ir: bool = False
+    force: bool = False
+    options: Any = None  # emitters.base.EmitOptions
+
+
+def default_out(source: Path, target: str) -> Path:
+    name = source.name.rstrip("/")
+    for suffix in (".ckpt", ".pb", ".h5", ".keras", ".meta"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return Path.cwd() / f"{name or 'model'}-{target}"
+
+
+def sha256_of(path: Path) -> str:
+    """Hash of the file, or of every file of a directory / checkpoint prefix, in name order."""
+    digest = hashlib.sha256()
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file())
+    elif path.exists():
+        files = [path]
+    else:  # checkpoint prefix: model.ckpt.{meta,index,data-*}
+        files = sorted(path.parent.glob(path.name + ".*"))
+    for file in files:
+        digest.update(str(file.relative_to(path.parent)).encode())
+        with open(file, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def load_graph(req: Request, log: Callable[[str], None] = lambda s: None):
+    """Parse the source and run the default passes; returns (graph, source kind, seconds)."""
+    import parsers
+    from parsers.base import ParseOptions
+
+    from . import passes
+
+    t0 = time.perf_counter()
+    kind = parsers.detect(req.source)
+    options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes))
+    graph = parsers.parse(req.source, options)
+    for note in options.notes:
+        log(note)
+    t1 = time.perf_counter()
+    graph = passes.run_default_passes(graph)
+    graph.validate()
+    t2 = time.perf_counter()
+    return graph, kind, {"parse": round(t1 - t0, 3), "passes": round(t2 - t1, 3)}
+
+
+def run(req: Request, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+    """Convert `req.source` for `req.target`; returns the conversion.json document."""
+    import emitters
+    from emitters.base import EmitOptions
+
+    from . import ir, report, verify
+
+    started = time.perf_counter()
+    source = Path(req.source)
+    out = Path(req.out) if req.out else default_out(source, req.target)
+    if out.exists() and not req.force:
+        raise UsageError(f"output directory {out} already exists: remove it or pass --force")
+    if req.target != "ir" and req.target not in emitters.TARGETS:
+        raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
+
+    graph, kind, seconds = load_graph(req, log)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        if req.target == "ir":
+            ir.save(graph, tmp)
+            emitted = None
+            files = ["graph.json", "weights.npz"]
+        else:
+            emitter = emitters.get(req.target)
+            problems = emitter.unsupported(graph)
+            if problems:
+                raise UnsupportedError(problems, req.target)
+            t0 = time.perf_counter()
+            emitted = emitter.emit(graph, tmp, req.options or EmitOptions())
+            seconds["emit"] = round(time.perf_counter() - t0, 3)
+            files = list(emitted.files)
+            if req.keep_ir:
+                ir.save(graph, tmp / "ir")
+                files += ["ir/graph.json", "ir/weights.npz"]
+        verified = None
+        if req.verify and emitted is not None:
+            t0 = time.perf_counter()
+            verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed)
+            seconds["verify"] = round(time.perf_counter() - t0, 3)
+        seconds["total"] = round(time.perf_counter() - started, 3)
+        doc = report.conversion_doc(
+            tool_version=__version__,
+            source={"path": str(source.resolve()), "format": kind, "sha256": sha256_of(source)},
+            target=req.target,
+            graph=graph,
+            emitted=emitted,
+            files=files + ["conversion.json"],
+            verified=verified,
+            seconds=seconds,
+            options={"rtol": req.rtol, "seed": req.seed, "input_shapes": {k: list(v) for k, v in req.input_shapes.items()}},
+        )
+        report.write(doc, tmp / "conversion.json")
+        if verified is not None and not verified["passed"]:
+            raise VerifyError(
+                f"verification failed for {req.target}: max relative error {verified['max_rel']:.3g} "
+                f"> rtol {req.rtol:g} (output '{verified['worst_output']}')"
+            )
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+        doc["out"] = str(out)
+        return doc
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
+    """`convert verify OUT`: run the check recorded in OUT/conversion.json again."""
+    import emitters
+
+    from . import report, verify
+
+    doc_path = Path(out) / "conversion.json"
+    if not doc_path.is_file():
+        raise UsageError(f"{doc_path} not found: pass a directory written by `convert tf2<target>`")
+    doc = report.read(doc_path)
+    source = Path(doc["source"]["path"])
+    if not (source.exists() or any(source.parent.glob(source.name + ".*"))):
+        raise UsageError(f"source {source} recorded in {doc_path} no longer exists: re-run the conversion")
+    if doc["target"] not in emitters.TARGETS:
+        raise UsageError(f"{doc_path} records target {doc['target']!r}, which has no runtime to verify")
+    graph = report.skeleton_graph(doc)
+    tol = rtol if rtol is not None else doc.get("options", {}).get("rtol", 1e-4)
+    result = verify.verify(source, graph, emitters.get(doc["target"]), Path(out), rtol=tol,
+                           seed=doc.get("options", {}).get("seed", 0))
+    if not result["passed"]:
+        raise VerifyError(
+            f"verification failed for {doc['target']}: max relative error {result['max_rel']:.3g} > rtol {tol:g}"
+        )
+    return result
+
+
+__all__ = ["Request", "run", "reverify", "load_graph", "default_out", "ConvertError", "SOURCE_TARGETS"]

@@ -1,0 +1,109 @@
+"""conversion.json, the `inspect` table, and the lines the CLI prints."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from .ir import Graph
+
+
+def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[dict[str, Any]]:
+    rows = []
+    for i, name in enumerate(names):
+        target = (emitted_io or [])[i] if emitted_io and i < len(emitted_io) else {}
+        rows.append(
+            {
+                "source_name": graph.source_names.get(name, name),
+                "source_layout": graph.source_layouts.get(name, ""),
+                "name": target.get("name", name),
+                "shape": list(target.get("shape", graph.shape(name))),
+                "layout": target.get("layout", "NCHW" if len(graph.shape(name)) == 4 else ""),
+            }
+        )
+    return rows
+
+
+def conversion_doc(
+    *,
+    tool_version: str,
+    source: dict[str, Any],
+    target: str,
+    graph: Graph,
+    emitted: Any,
+    files: list[str],
+    verified: dict[str, Any] | None,
+    seconds: dict[str, float],
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "tool_version": tool_version,
+        "source": source,
+        "target": target,
+        "files": files,
+        "inputs": _io(graph, graph.inputs, emitted.inputs if emitted else None),
+        "outputs": _io(graph, graph.outputs, emitted.outputs if emitted else None),
+        # SAME pads with stride > 1 depend on the spatial size: these are the shapes they were baked for
+        "pads_computed_for": {graph.source_names.get(n, n): list(graph.shape(n)) for n in graph.inputs},
+        "pad_layers": list(emitted.pad_layers) if emitted else [],
+        "warnings": list(emitted.warnings) if emitted else [],
+        "verify": verified,
+        "seconds": seconds,
+        "options": options,
+        "graph": {"nodes": len(graph.nodes), "ops": sorted({n.op for n in graph.nodes})},
+    }
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def write(doc: dict[str, Any], path: Path) -> None:
+    Path(path).write_text(json.dumps(_clean(doc), indent=2) + "\n")
+
+
+def read(path: Path) -> dict[str, Any]:
+    return json.loads(Path(path).read_text())
+
+
+def skeleton_graph(doc: dict[str, Any]) -> Graph:
+    """Enough of the IR (inputs, outputs, shapes, source names) to re-run a recorded check."""
+    graph = Graph(name="recorded")
+    for key, names in (("inputs", graph.inputs), ("outputs", graph.outputs)):
+        for i, row in enumerate(doc[key]):
+            name = f"{key}_{i}"
+            graph.add_tensor(name, row["shape"] if row.get("layout") != "NHWC" else _to_nchw(row["shape"]))
+            graph.source_names[name] = row["source_name"]
+            graph.source_layouts[name] = row.get("source_layout", "")
+            names.append(name)
+    return graph
+
+
+def _to_nchw(shape: list[int]) -> list[int]:
+    return [shape[0], shape[3], shape[1], shape[2]] if len(shape) == 4 else shape
+
+
+def fmt_error(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2e}"
+
+
+def summary_line(doc: dict[str, Any]) -> str:
+    """One line per conversion: what a person at a shell or a CI log wants to see."""
+    v = doc.get("verify")
+    check = "not verified"
+    if v:
+        snr = "exact" if v.get("snr_db") is None else f"SNR {v['snr_db']:.1f} dB"
+        check = f"{'OK' if v['passed'] else 'FAILED'} max_rel {fmt_error(v['max_rel'])} ({snr})"
+    pads = len(doc.get("pad_layers", []))
+    return (
+        f"{doc['target']:<6} {check}; {pads} pad layer(s); {doc['seconds'].get('total', 0):.2f} s"
+        f" -> {doc.get('out', '')}"
+    )

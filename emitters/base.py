@@ -1,0 +1,25 @@
+"""What every emitter takes and returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class EmitOptions:
+    nhwc: bool = False  # keep TF's NHWC layout at the model's inputs/outputs (torch)
+    caffe_pad: str = "layer"  # Caffe asymmetric pads: 'layer' (pad layer group) or 'kernel'
+    opset: int = 17  # ONNX opset
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EmitResult:
+    files: list[str] = field(default_factory=list)  # relative to the output directory
+    # one entry per separate pad layer: {"node": IR node, "pads": [t, b, l, r], "reason": str}
+    pad_layers: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    # per graph input/output, in order: {"name": name in the target, "shape": [...], "layout": "NCHW"}
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+    outputs: list[dict[str, Any]] = field(default_factory=list)

@@ -1,0 +1,17 @@
+"""What every parser takes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ParseOptions:
+    # Source tensor/layer names; None = auto-detect (placeholders / sinks) and report the choice.
+    inputs: list[str] | None = None
+    outputs: list[str] | None = None
+    # Shape per input in the *source* layout (e.g. NHWC (1, 224, 224, 3)). A single entry with
+    # key "" applies to the only input. Unknown batch defaults to 1.
+    input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # Filled in by the parser for the CLI to print (e.g. "inputs auto-detected: input:0").
+    notes: list[str] = field(default_factory=list)

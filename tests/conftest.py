@@ -1,0 +1,17 @@
+"""Shared test set-up: quiet TensorFlow, a cache for generated fixtures, CLI runner helpers."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def fixture_cache(tmp_path_factory) -> "os.PathLike":
+    """A per-session directory for generated models shared between tests."""
+    return tmp_path_factory.mktemp("fixtures")
