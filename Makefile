@@ -6,6 +6,7 @@ PY := $(VENV)/bin/python
 CACHE ?= .cache
 JOBS ?= 2
 export TF_CPP_MIN_LOG_LEVEL := 3
+export TF_ENABLE_ONEDNN_OPTS ?= 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resnet50 resnet50_v2 \

@@ -29,6 +29,8 @@ EXIT_CODES_HELP = (
 def _quiet_frameworks() -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ.setdefault("ABSL_MIN_LOG_LEVEL", "3")
+    # TF's plain (Eigen) CPU kernels as the reference; oneDNN's also print a banner on every start
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 
