@@ -57,6 +57,8 @@ def _valid(case: Case) -> bool:
             return False
     if d != (1, 1) and s != (1, 1):  # TF rejects stride > 1 together with dilation > 1
         return False
+    if case.op.startswith("depthwise") and s[0] != s[1]:  # TF's CPU kernel needs equal strides
+        return False
     if case.op == "conv_transpose" and case.padding == "PAD_VALID":
         return False
     if case.is_pool and case.padding == "SAME" and any(k_ > n_ for k_, n_ in zip(k, n)):
