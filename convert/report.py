@@ -46,7 +46,7 @@ def conversion_doc(
         "inputs": _io(graph, graph.inputs, emitted.inputs if emitted else None),
         "outputs": _io(graph, graph.outputs, emitted.outputs if emitted else None),
         # SAME pads with stride > 1 depend on the spatial size: these are the shapes they were baked for
-        "pads_computed_for": {graph.source_names.get(n, n): list(graph.shape(n)) for n in graph.inputs},
+        "pads_computed_for": {graph.source_names.get(n, n): _source_shape(graph, n) for n in graph.inputs},
         "pad_layers": list(emitted.pad_layers) if emitted else [],
         "warnings": list(emitted.warnings) if emitted else [],
         "verify": verified,
@@ -54,6 +54,14 @@ def conversion_doc(
         "options": options,
         "graph": {"nodes": len(graph.nodes), "ops": sorted({n.op for n in graph.nodes})},
     }
+
+
+def _source_shape(graph: Graph, name: str) -> list[int]:
+    """The input shape as the user gives it (--input-shape is in the source layout)."""
+    shape = list(graph.shape(name))
+    if graph.source_layouts.get(name) == "NHWC" and len(shape) == 4:
+        return [shape[0], shape[2], shape[3], shape[1]]
+    return shape
 
 
 def _clean(value: Any) -> Any:

@@ -1,6 +1,8 @@
 """All padding decisions: TF's rules (rules.py) and how each target reproduces them (plans.py,
 plus a plan module per target whose layers have rules of their own, e.g. caffe.py)."""
 
+from .caffe import CaffePlan, caffe_plan_conv, caffe_plan_pool, caffe_plan_transposed
+from .mxnet import AvgPoolPlan as MXNetAvgPoolPlan, plan_avg_pool as mxnet_plan_avg_pool
 from .plans import (
     MXNET,
     ONNX,

@@ -1,0 +1,96 @@
+"""MXNet 1.x target: `model-symbol.json` + `model-0000.params`, written without importing MXNet.
+
+The files load with `mx.gluon.SymbolBlock.imports(...)` and `mx.mod.Module` (checkpoint prefix
+`model`, epoch 0). `run` executes them in real MXNet 1.9.1 through `.venv-mxnet/bin/python`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from convert import ir
+from convert.errors import Unsupported, UnsupportedError
+from emitters.base import EmitOptions, EmitResult
+
+from .ops import LIMITS, TABLE, Ctx
+from .runtime import evaluate, mxnet_python, mxnet_tojson, nd_load, nd_save_bytes, run, run_many
+from .symbol import Fragment, Ref, SymbolGraph, safe_name
+
+TARGET = "mxnet"
+SYMBOL_FILE = "model-symbol.json"
+PARAMS_FILE = "model-0000.params"
+
+__all__ = ["TARGET", "unsupported", "emit", "run", "run_many", "evaluate", "mxnet_python",
+           "nd_load", "nd_save_bytes", "mxnet_tojson"]
+
+
+def unsupported(graph: ir.Graph) -> list[Unsupported]:
+    """Every node MXNet cannot express: no handler, or beyond a handler's limits."""
+    items = [Unsupported("input", t, f"dtype {graph.tensors[t].dtype}: the MXNet target writes float32 models")
+             for t in graph.inputs if graph.tensors[t].dtype != "float32"]
+    for node in graph.nodes:
+        if node.op not in TABLE:
+            items.append(Unsupported(node.op, node.name, "no MXNet lowering for this IR op"))
+            continue
+        limit = LIMITS.get(node.op)
+        hint = limit(node, graph) if limit else ""
+        if hint:
+            items.append(Unsupported(node.op, node.name, hint))
+    return items
+
+
+def _layout(shape: tuple[int, ...]) -> str:
+    return "NCHW" if len(shape) == 4 else ""
+
+
+def _lower(graph: ir.Graph, node: ir.Node, sg: SymbolGraph, inputs: list[Ref], options: EmitOptions):
+    """Run the node's handler with a base name whose symbol nodes do not clash with earlier ones."""
+    base = safe_name(node.name)
+    candidate, i = base, 0
+    while True:
+        fragment = TABLE.get(node.op)(Ctx(graph, node, inputs, candidate, options))
+        if not any(sg.taken(n.name) for n in fragment.nodes):
+            return fragment
+        i += 1
+        candidate = f"{base}_{i}"
+
+
+def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions | None = None) -> EmitResult:
+    options = options or EmitOptions()
+    problems = unsupported(graph)
+    if problems:
+        raise UnsupportedError(problems, TARGET)
+    out_dir = Path(out_dir)
+    sg = SymbolGraph()
+    env: dict[str, Ref] = {}
+    result = EmitResult()
+    for tensor in graph.inputs:
+        name = safe_name(tensor)
+        while sg.taken(name):
+            name += "_"
+        env[tensor] = sg.add_input(name)
+        result.inputs.append({"name": name, "shape": list(graph.shape(tensor)), "layout": _layout(graph.shape(tensor))})
+    for node in graph.nodes:
+        fragment = _lower(graph, node, sg, [env[t] for t in node.inputs], options)
+        sg.add(fragment)
+        env[node.output] = fragment.output
+        result.pad_layers.extend(fragment.pad_layers)
+
+    heads: list[Ref] = []
+    variables = {n.name for n in sg.nodes if n.op == "null"}
+    for tensor in graph.outputs:
+        ref = env[tensor]
+        if ref.node in variables or ref in heads:
+            # an output must be an op node with its own name: copy inputs/constants/duplicates
+            name = safe_name(tensor) + "_out"
+            while sg.taken(name):
+                name += "_"
+            copy = Fragment()
+            ref = copy.op("_copy", name, [ref])
+            sg.add(copy)
+        heads.append(ref)
+        result.outputs.append({"name": f"{ref.node}_output", "shape": list(graph.shape(tensor)),
+                               "layout": _layout(graph.shape(tensor))})
+    sg.write(heads, out_dir / SYMBOL_FILE, out_dir / PARAMS_FILE)
+    result.files = [SYMBOL_FILE, PARAMS_FILE]
+    return result

@@ -1,0 +1,138 @@
+"""Runs converted MXNet models in real MXNet 1.9.1. Executed by `.venv-mxnet/bin/python`, never
+imported by the converter (it needs mxnet and numpy < 1.24, and nothing from this repository).
+
+usage: runner.py JOBS.json RESULTS.jsonl
+
+JOBS.json is a list of jobs; one JSON line per job is appended to RESULTS.jsonl as it finishes
+(so a crash in one model loses nothing before it):
+  {"kind": "run", "prefix": ".../model", "inputs": "in.npz", "out": ".../out", "modes": ["gluon", "module"],
+   "bench": 0}        -> {"ok": true, "outputs": {"gluon": "out-gluon.npz", ...}, "ms": {...}}
+  {"kind": "load", "path": "x.params", "out": "x.npz"}   -> mx.nd.load, arrays saved as npz
+  {"kind": "save", "arrays": "x.npz", "out": "x.params"} -> mx.nd.save of the npz's arrays (in order)
+  {"kind": "tojson", "path": "model-symbol.json", "out": "x.json"} -> mx.sym.load(path).tojson()
+"""
+
+import json
+import sys
+import time
+import traceback
+
+import mxnet as mx
+import numpy as np
+
+
+def _data_names(prefix, sym):
+    """Graph inputs in declared order: variables without a parameter value, as written."""
+    with open(prefix + "-symbol.json") as f:
+        doc = json.load(f)
+    params = {k.split(":", 1)[1] for k in mx.nd.load(prefix + "-0000.params")}
+    return [n["name"] for n in doc["nodes"] if n["op"] == "null" and n["name"] not in params]
+
+
+def _fed(prefix, sym, arrays):
+    declared = _data_names(prefix, sym)
+    if len(declared) != len(arrays):
+        raise ValueError(f"model declares {len(declared)} inputs {declared}, got {len(arrays)} arrays")
+    used = set(sym.list_inputs())
+    return [(n, a) for n, a in zip(declared, arrays) if n in used]
+
+
+def _gluon(prefix, arrays):
+    sym = mx.sym.load(prefix + "-symbol.json")
+    fed = _fed(prefix, sym, arrays)
+    net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", [n for n, _ in fed], prefix + "-0000.params", ctx=mx.cpu())
+    net.hybridize(static_alloc=True, static_shape=True)  # how a deployed model runs
+    data = [mx.nd.array(a, dtype=a.dtype) for _, a in fed]
+
+    def forward():
+        out = net(*data)
+        out = list(out) if isinstance(out, (list, tuple)) else [out]
+        return [o.asnumpy() for o in out]
+
+    return forward
+
+
+def _module(prefix, arrays):
+    sym, arg_params, aux_params = mx.model.load_checkpoint(prefix, 0)
+    fed = _fed(prefix, sym, arrays)
+    mod = mx.mod.Module(sym, data_names=[n for n, _ in fed], label_names=None, context=mx.cpu())
+    # Module slices data along a batch axis and wants it equal on every input; an input whose
+    # leading dim differs (a broadcast operand) gets a layout without one
+    batch = fed[0][1].shape[0] if fed and fed[0][1].ndim else None
+    descs = [mx.io.DataDesc(n, a.shape, layout="N" if a.ndim and a.shape[0] == batch else "")
+             for n, a in fed]
+    mod.bind(data_shapes=descs, for_training=False)
+    mod.set_params(arg_params, aux_params, allow_missing=False, allow_extra=False)
+    batch = mx.io.DataBatch(data=[mx.nd.array(a, dtype=a.dtype) for _, a in fed])
+
+    def forward():
+        mod.forward(batch, is_train=False)
+        return [o.asnumpy() for o in mod.get_outputs()]
+
+    return forward
+
+
+MODES = {"gluon": _gluon, "module": _module}
+
+
+def _run(job):
+    with np.load(job["inputs"]) as f:
+        arrays = [f[f"arr_{i}"] for i in range(len(f.files))]
+    outputs, ms = {}, {}
+    for mode in job["modes"]:
+        forward = MODES[mode](job["prefix"], arrays)
+        result = forward()
+        path = f"{job['out']}-{mode}.npz"
+        np.savez(path, *result)
+        outputs[mode] = path
+        if job.get("bench"):
+            times = []
+            for _ in range(int(job["bench"])):
+                t0 = time.perf_counter()
+                forward()
+                times.append((time.perf_counter() - t0) * 1000)
+            ms[mode] = float(np.median(times))
+    return {"outputs": outputs, "ms": ms}
+
+
+def _load(job):
+    arrays = mx.nd.load(job["path"])
+    names = list(arrays) if isinstance(arrays, dict) else [str(i) for i in range(len(arrays))]
+    values = arrays.values() if isinstance(arrays, dict) else arrays
+    np.savez(job["out"], **{n: v.asnumpy() for n, v in zip(names, values)})
+    return {"names": names}
+
+
+def _save(job):
+    with np.load(job["arrays"]) as f:
+        names = json.loads(job["names"]) if "names" in job else list(f.files)
+        arrays = {n: mx.nd.array(f[k], dtype=f[k].dtype) for n, k in zip(names, f.files)}
+    mx.nd.save(job["out"], arrays)
+    return {}
+
+
+def _tojson(job):
+    with open(job["out"], "w") as f:
+        f.write(mx.sym.load(job["path"]).tojson())
+    return {}
+
+
+KINDS = {"run": _run, "load": _load, "save": _save, "tojson": _tojson}
+
+
+def main(jobs_path, results_path):
+    with open(jobs_path) as f:
+        jobs = json.load(f)
+    with open(results_path, "w") as out:
+        for job in jobs:
+            try:
+                record = dict(KINDS[job["kind"]](job), ok=True)
+            except Exception as exc:  # one broken model must not hide the others' results
+                record = {"ok": False, "error": f"{type(exc).__name__}: {exc}".strip()[-4000:],
+                          "traceback": traceback.format_exc()[-4000:]}
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

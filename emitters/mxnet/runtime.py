@@ -1,0 +1,134 @@
+"""Running written MXNet models in real MXNet 1.9.1, in a subprocess of `.venv-mxnet/bin/python`.
+
+Importing mxnet costs about a second, so `evaluate` / `run_many` run many models in one process.
+Arrays travel as .npz files in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from convert.errors import UsageError
+
+REPO = Path(__file__).resolve().parents[2]
+RUNNER = Path(__file__).with_name("runner.py")
+PYTHON_ENV = "CONVERT_MXNET_PYTHON"
+MODES = ("gluon", "module")
+
+
+def mxnet_python() -> Path:
+    """The interpreter with mxnet 1.9.1: $CONVERT_MXNET_PYTHON or <repo>/.venv-mxnet/bin/python."""
+    configured = os.environ.get(PYTHON_ENV)
+    path = Path(configured) if configured else REPO / ".venv-mxnet" / "bin" / "python"
+    if not path.exists():
+        raise UsageError(f"MXNet runtime not found at {path}: run `make mxnet-env`")
+    return path
+
+
+class MXNetRunError(RuntimeError):
+    """MXNet could not load or run a written model (a bug in the emitter)."""
+
+
+def call_runner(jobs: list[dict], tmp: Path, timeout: float = 1800) -> list[dict]:
+    """Run raw runner jobs (see runner.py) in one subprocess; one result dict per job."""
+    python = mxnet_python()
+    jobs_path, results_path = tmp / "jobs.json", tmp / "results.jsonl"
+    jobs_path.write_text(json.dumps(jobs))
+    env = dict(os.environ, MXNET_SUBGRAPH_VERBOSE="0", PYTHONNOUSERSITE="1")
+    proc = subprocess.run([str(python), str(RUNNER), str(jobs_path), str(results_path)],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+    results = []
+    if results_path.exists():
+        results = [json.loads(line) for line in results_path.read_text().splitlines() if line.strip()]
+    if len(results) < len(jobs):
+        why = f"MXNet runner exited with {proc.returncode}: {proc.stderr.strip()[-2000:]}"
+        results += [{"ok": False, "error": why}] * (len(jobs) - len(results))
+    return results
+
+
+def evaluate(
+    jobs: Iterable[tuple[str | Path, Sequence[np.ndarray]]],
+    modes: Sequence[str] = ("gluon",),
+    bench: int = 0,
+) -> list[dict]:
+    """Run each (out_dir, inputs) in every mode ('gluon' = SymbolBlock.imports, 'module' = mx.mod.Module).
+
+    One result per job: {"outputs": {mode: [arrays]}, "ms": {mode: median ms}} or {"error": message}.
+    """
+    jobs = list(jobs)
+    with tempfile.TemporaryDirectory(prefix="convert-mxnet-") as tmp_name:
+        tmp = Path(tmp_name)
+        specs = []
+        for i, (out_dir, inputs) in enumerate(jobs):
+            np.savez(tmp / f"in{i}.npz", *[np.ascontiguousarray(x, np.float32) for x in inputs])
+            specs.append({"kind": "run", "prefix": str(Path(out_dir).resolve() / "model"),
+                          "inputs": str(tmp / f"in{i}.npz"), "out": str(tmp / f"out{i}"),
+                          "modes": list(modes), "bench": bench})
+        results = []
+        for raw in call_runner(specs, tmp):
+            if not raw["ok"]:
+                results.append({"error": raw["error"]})
+                continue
+            outputs = {}
+            for mode, path in raw["outputs"].items():
+                with np.load(path) as f:
+                    outputs[mode] = [f[f"arr_{k}"] for k in range(len(f.files))]
+            results.append({"outputs": outputs, "ms": raw.get("ms", {})})
+        return results
+
+
+def run_many(jobs: Iterable[tuple[str | Path, Sequence[np.ndarray]]], mode: str = "gluon") -> list[list[np.ndarray]]:
+    """Outputs of many written models, evaluated in one MXNet process (raises on the first failure)."""
+    jobs = list(jobs)
+    outputs = []
+    for (out_dir, _), result in zip(jobs, evaluate(jobs, (mode,))):
+        if "error" in result:
+            raise MXNetRunError(f"MXNet failed on {out_dir}: {result['error']}")
+        outputs.append(result["outputs"][mode])
+    return outputs
+
+
+def run(out_dir: str | Path, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run the model written in `out_dir` in MXNet (SymbolBlock.imports); outputs in graph order."""
+    return run_many([(out_dir, inputs)])[0]
+
+
+def nd_load(path: str | Path) -> dict[str, np.ndarray]:
+    """`mx.nd.load(path)` as numpy arrays (for checking the .params writer)."""
+    with tempfile.TemporaryDirectory(prefix="convert-mxnet-") as tmp_name:
+        tmp = Path(tmp_name)
+        (raw,) = call_runner([{"kind": "load", "path": str(Path(path).resolve()), "out": str(tmp / "o.npz")}], tmp)
+        if not raw["ok"]:
+            raise MXNetRunError(raw["error"])
+        with np.load(tmp / "o.npz") as f:
+            return {n: f[n] for n in raw["names"]}
+
+
+def nd_save_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """The bytes `mx.nd.save` writes for `arrays` (for checking the .params writer)."""
+    with tempfile.TemporaryDirectory(prefix="convert-mxnet-") as tmp_name:
+        tmp = Path(tmp_name)
+        np.savez(tmp / "a.npz", *arrays.values())
+        job = {"kind": "save", "arrays": str(tmp / "a.npz"), "names": json.dumps(list(arrays)), "out": str(tmp / "a.params")}
+        (raw,) = call_runner([job], tmp)
+        if not raw["ok"]:
+            raise MXNetRunError(raw["error"])
+        return (tmp / "a.params").read_bytes()
+
+
+def mxnet_tojson(symbol_path: str | Path) -> str:
+    """The symbol JSON as MXNet re-serialises it after loading (for checking the JSON writer)."""
+    with tempfile.TemporaryDirectory(prefix="convert-mxnet-") as tmp_name:
+        tmp = Path(tmp_name)
+        job = {"kind": "tojson", "path": str(Path(symbol_path).resolve()), "out": str(tmp / "s.json")}
+        (raw,) = call_runner([job], tmp)
+        if not raw["ok"]:
+            raise MXNetRunError(raw["error"])
+        return (tmp / "s.json").read_text()
