@@ -1,0 +1,104 @@
+"""Caffe target: deploy.prototxt (text NetParameter) + model.caffemodel (binary, with blobs).
+
+Only BVLC layers are written (the subset in caffe_subset.proto); asymmetric TF padding is
+reproduced with pad layer groups, Slice and a divisor Scale map (see convert/padding/caffe.py).
+`run` executes the files in OpenCV DNN 4.x (its Caffe importer; 5.x removed it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from convert import ir
+from convert.errors import Unsupported
+from emitters.base import EmitOptions, EmitResult
+
+from .builder import NetBuilder
+from .ops import LIMITS, TABLE
+
+TARGET = "caffe"
+PROTOTXT = "deploy.prototxt"
+CAFFEMODEL = "model.caffemodel"
+_IO_TAG = "# convert-io: "
+
+
+def unsupported(graph: ir.Graph) -> list[Unsupported]:
+    items = []
+    for node in graph.nodes:
+        if node.op not in TABLE:
+            items.append(Unsupported(node.op, node.name, "no Caffe (BVLC) equivalent"))
+            continue
+        check = LIMITS.get(node.op)
+        hint = check(graph, node) if check else None
+        if hint:
+            items.append(Unsupported(node.op, node.name, hint))
+    return items
+
+
+def build(graph: ir.Graph, options: EmitOptions | None = None) -> NetBuilder:
+    """The Caffe net for `graph` (in memory)."""
+    options = options or EmitOptions()
+    b = NetBuilder(graph.name)
+    b.reserve(list(graph.tensors), [n.name for n in graph.nodes] + list(graph.inputs))
+    for name in graph.inputs:
+        b.input(name, graph.shape(name))
+    for node in graph.nodes:
+        blob = TABLE.get(node.op)(b, graph, node, options)
+        if blob is None:
+            continue
+        b.finish(node.name, node.output, blob)
+        b.mark_external(node.output)
+    return b
+
+
+def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions) -> EmitResult:
+    from google.protobuf import text_format
+
+    out_dir = Path(out_dir)
+    b = build(graph, options)
+    io = {"inputs": list(graph.inputs), "outputs": list(graph.outputs)}
+    # deploy.prototxt: structure only (no blobs); the header records graph input/output order
+    structure = type(b.net)()
+    structure.CopyFrom(b.net)
+    for layer in structure.layer:
+        del layer.blobs[:]
+    text = f"{_IO_TAG}{json.dumps(io)}\n" + text_format.MessageToString(structure)
+    (out_dir / PROTOTXT).write_text(text)
+    (out_dir / CAFFEMODEL).write_bytes(b.net.SerializeToString())
+    result = EmitResult(files=[PROTOTXT, CAFFEMODEL], pad_layers=b.pad_layers, warnings=b.warnings)
+    result.inputs = [{"name": t, "shape": list(graph.shape(t)), "layout": "NCHW"} for t in graph.inputs]
+    result.outputs = [{"name": t, "shape": list(b.shape(t)), "layout": "NCHW"} for t in graph.outputs]
+    return result
+
+
+def _io(out_dir: Path) -> dict:
+    first = (out_dir / PROTOTXT).read_text().split("\n", 1)[0]
+    if first.startswith(_IO_TAG):
+        return json.loads(first[len(_IO_TAG):])
+    conversion = json.loads((out_dir / "conversion.json").read_text())
+    return {"inputs": [i["name"] for i in conversion["inputs"]], "outputs": [o["name"] for o in conversion["outputs"]]}
+
+
+def load(out_dir: Path):
+    """The written model as an OpenCV DNN net (CPU, reference backend, Winograd off)."""
+    import cv2
+
+    out_dir = Path(out_dir)
+    net = cv2.dnn.readNetFromCaffe(str(out_dir / PROTOTXT), str(out_dir / CAFFEMODEL))
+    net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
+    net.setPreferableTarget(cv2.dnn.DNN_TARGET_CPU)
+    net.enableWinograd(False)  # Winograd 3x3 convs are off by ~1e-3 absolute
+    return net
+
+
+def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    out_dir = Path(out_dir)
+    io = _io(out_dir)
+    net = load(out_dir)
+    for name, value in zip(io["inputs"], inputs):
+        net.setInput(np.ascontiguousarray(value, dtype=np.float32), name)
+    outs = net.forward(io["outputs"])
+    return [np.asarray(o) for o in outs]
