@@ -1,0 +1,61 @@
+"""PyTorch target: a readable standalone `model.py` (nn.Module `Model`) plus `model.pt` (state_dict).
+
+torch is imported only inside the functions that need it, so `import emitters.torch` stays light.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from convert import ir
+from convert.errors import Unsupported
+
+from ..base import EmitOptions, EmitResult
+
+TARGET = "torch"
+MODEL_FILE = "model.py"
+WEIGHTS_FILE = "model.pt"
+
+
+def unsupported(graph: ir.Graph) -> list[Unsupported]:
+    """Every node torch cannot express: no handler for its op, or a handler-specific limit."""
+    from . import ops  # noqa: F401  (fills the tables)
+    from .lowering import LIMITS, TABLE
+
+    found = []
+    for node in graph.nodes:
+        if node.op not in TABLE:
+            found.append(Unsupported(node.op, node.name, "no PyTorch lowering for this IR op"))
+            continue
+        check = LIMITS.get(node.op)
+        hint = check(node, graph) if check else None
+        if hint:
+            found.append(Unsupported(node.op, node.name, hint))
+    return found
+
+
+def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions | None = None) -> EmitResult:
+    import torch
+
+    from .codegen import generate
+
+    options = options or EmitOptions()
+    out_dir = Path(out_dir)
+    gen = generate(graph, nhwc=options.nhwc)
+    (out_dir / MODEL_FILE).write_text(gen.source)
+    state = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in gen.state.items()}
+    torch.save(state, out_dir / WEIGHTS_FILE)
+    return EmitResult(
+        files=[MODEL_FILE, WEIGHTS_FILE],
+        pad_layers=gen.pad_layers,
+        inputs=gen.inputs,
+        outputs=gen.outputs,
+    )
+
+
+def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    from .runner import run as _run
+
+    return _run(Path(out_dir), inputs)

@@ -1,0 +1,158 @@
+"""Assemble model.py and its state_dict from the per-node lowerings."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from convert import ir
+
+from . import ops  # noqa: F401  (fills TABLE)
+from .lowering import AUX_SUFFIXES, TABLE, Ctx, Lowered
+from .names import Namer, common_scope
+
+NCHW_TO_NHWC = (0, 2, 3, 1)
+NHWC_TO_NCHW = (0, 3, 1, 2)
+
+
+@dataclass
+class Generated:
+    source: str
+    state: dict[str, np.ndarray]
+    pad_layers: list[dict[str, Any]] = field(default_factory=list)
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _reserved_module_names() -> set[str]:
+    import torch
+
+    return set(dir(torch.nn.Module))
+
+
+def _io_layout(graph: ir.Graph, tensor: str, nhwc: bool) -> str:
+    if len(graph.shape(tensor)) != 4:
+        return ""
+    # --nhwc keeps the source layout; a tensor the source already had as NCHW stays NCHW
+    return "NHWC" if nhwc and graph.source_layouts.get(tensor, "NHWC") != "NCHW" else "NCHW"
+
+
+def _as_layout(shape: tuple[int, ...], layout: str) -> list[int]:
+    return [shape[i] for i in NCHW_TO_NHWC] if layout == "NHWC" else list(shape)
+
+
+def _as_stored(value: np.ndarray) -> np.ndarray:
+    """IR numbers are float32; integer/bool constants keep their dtype."""
+    value = np.asarray(value)
+    return value.astype(np.float32) if value.dtype.kind == "f" else value
+
+
+def _buffer_source(name: str, value: np.ndarray) -> str:
+    dims = ", ".join(str(d) for d in value.shape)
+    shape = f"({dims},)" if value.ndim == 1 else f"({dims})"
+    dtype = "" if value.dtype == np.float32 else f", dtype=torch.{value.dtype.name}"
+    return f'self.register_buffer("{name}", torch.zeros({shape}{dtype}))'
+
+
+def generate(graph: ir.Graph, nhwc: bool = False) -> Generated:
+    namer = Namer(_reserved_module_names(), AUX_SUFFIXES, common_scope(n.name for n in graph.nodes))
+    exprs: dict[str, str] = {}
+    args, prologue = [], []
+    gen = Generated(source="", state={})
+    for tensor in graph.inputs:
+        arg = namer.name(graph.source_names.get(tensor, tensor) or tensor, "x")
+        layout = _io_layout(graph, tensor, nhwc)
+        if layout == "NHWC":
+            prologue.append(f"{arg} = {arg}.permute{NHWC_TO_NCHW}  # NHWC -> NCHW")
+        args.append(arg)
+        exprs[tensor] = arg
+        gen.inputs.append({"name": arg, "shape": _as_layout(graph.shape(tensor), layout), "layout": layout})
+
+    lowered: list[Lowered] = []
+    for node in graph.nodes:
+        var = namer.name(node.name, node.op)
+        ctx = Ctx(
+            node=node,
+            graph=graph,
+            args=tuple(exprs[i] for i in node.inputs),
+            in_shapes=tuple(graph.shape(i) for i in node.inputs),
+            out_shape=graph.shape(node.output),
+            var=var,
+        )
+        result = TABLE.get(node.op)(ctx)
+        exprs[node.output] = result.expr or var
+        lowered.append(result)
+
+    results = []
+    for tensor in graph.outputs:
+        layout = _io_layout(graph, tensor, nhwc)
+        expr = exprs[tensor]
+        results.append(f"{expr}.permute{NCHW_TO_NHWC}" if layout == "NHWC" else expr)
+        name = expr if expr.isidentifier() else namer.name(tensor, "y")
+        gen.outputs.append({"name": name, "shape": _as_layout(graph.shape(tensor), layout), "layout": layout})
+
+    init, forward = [], list(prologue)
+    for result in lowered:
+        init += [f"self.{name} = {ctor}" for name, ctor in result.modules]
+        init += [_buffer_source(name, _as_stored(value)) for name, value in result.buffers]
+        forward += result.lines
+        gen.state.update({key: _as_stored(value) for key, value in result.state.items()})
+        gen.state.update({name: _as_stored(value) for name, value in result.buffers})
+        gen.pad_layers += result.pad_layers
+    gen.source = _render(graph, args, init, forward, results, gen)
+    return gen
+
+
+def _describe(entries: list[dict[str, Any]]) -> str:
+    return "\n".join(f"    {e['name']}: {tuple(e['shape'])} {e['layout']}".rstrip() for e in entries)
+
+
+def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str], results: list[str], gen: Generated) -> str:
+    signature = ", ".join(["self"] + [f"{a}: torch.Tensor" for a in args])
+    if len(results) == 1:
+        returns, ret = "torch.Tensor", results[0]
+    else:
+        returns = f"tuple[{', '.join(['torch.Tensor'] * len(results))}]"
+        ret = ", ".join(results)
+    name = re.sub(r"[^\w .:/+-]", "_", graph.name)  # safe inside the docstring
+    lines = [
+        f'"""PyTorch model converted from TensorFlow by `convert` (graph "{name}").',
+        "",
+        "Inputs:",
+        _describe(gen.inputs),
+        "Outputs:",
+        _describe(gen.outputs),
+        "",
+        "Usage: model = load(\"model.pt\"); outputs = model(*inputs)",
+        '"""',
+        "",
+        "import torch",
+        "from torch import nn",
+        "",
+        "",
+        "class Model(nn.Module):",
+        f"    input_layouts = {tuple(e['layout'] for e in gen.inputs)!r}",
+        f"    output_layouts = {tuple(e['layout'] for e in gen.outputs)!r}",
+        "",
+        "    def __init__(self) -> None:",
+        "        super().__init__()",
+        *(f"        {line}" for line in init),
+        "",
+        f"    def forward({signature}) -> {returns}:",
+        *(f"        {line}" for line in forward),
+        f"        return {ret}",
+        "",
+        "",
+        "def load(path: str) -> Model:",
+        '    """Build the model and load its weights (the state_dict in `path`, e.g. model.pt)."""',
+        "    with torch.device(\"meta\"):  # no random init: every tensor comes from the file",
+        "        model = Model()",
+        "    model.load_state_dict(torch.load(path, map_location=\"cpu\"), assign=True)",
+        "    return model.eval()",
+        "",
+    ]
+    return "\n".join(lines)
+

@@ -1,0 +1,95 @@
+"""The handler contract of the PyTorch emitter.
+
+A handler is a pure function of one IR node (plus the graph, for shapes and constants): it gets a
+`Ctx` and returns a `Lowered` -- the submodules and buffers the node adds to `Model.__init__`, the
+lines it adds to `forward`, the state_dict entries of its submodules and the pad layers it inserted.
+The caller (codegen.py) owns naming and collects the results; handlers never share state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from convert import ir
+from convert.registry import OpTable
+
+TABLE = OpTable("torch")
+# Optional per-op checks: fn(node, graph) -> hint str when torch cannot express this node, else None.
+LIMITS = OpTable("torch-limits")
+
+# Suffixes a handler may append to its node's name for extra submodules/buffers. The namer
+# reserves `<base>_<suffix>` for every node so these never collide with other nodes' names.
+AUX_SUFFIXES = ("pad", "full", "divisor", "scale", "shift", "gamma", "beta")
+
+
+@dataclass(frozen=True)
+class Ctx:
+    node: ir.Node
+    graph: ir.Graph
+    args: tuple[str, ...]  # Python expressions of the node's inputs inside forward()
+    in_shapes: tuple[tuple[int, ...], ...]
+    out_shape: tuple[int, ...]
+    var: str  # the node's identifier: its output variable and its main submodule/buffer
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self.node.attrs
+
+    @property
+    def params(self) -> dict[str, np.ndarray]:
+        return self.node.params
+
+    def aux(self, suffix: str) -> str:
+        if suffix not in AUX_SUFFIXES:
+            raise ValueError(f"undeclared auxiliary suffix {suffix!r}")
+        return f"{self.var}_{suffix}"
+
+
+@dataclass
+class Lowered:
+    modules: list[tuple[str, str]] = field(default_factory=list)  # (attribute, constructor source)
+    buffers: list[tuple[str, np.ndarray]] = field(default_factory=list)  # registered buffers + values
+    state: dict[str, np.ndarray] = field(default_factory=dict)  # "<submodule>.weight" -> value
+    lines: list[str] = field(default_factory=list)  # forward() lines
+    expr: str | None = None  # how later code refers to the output (default: Ctx.var)
+    pad_layers: list[dict[str, Any]] = field(default_factory=list)
+
+
+# ---- small source-formatting helpers shared by the handlers --------------------------------------
+
+
+def lit(value: Any) -> str:
+    """A Python literal for a number (exact round trip of float32 values; infinities spelled out)."""
+    if isinstance(value, (bool, np.bool_)):
+        return repr(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    v = float(value)
+    if math.isnan(v):
+        return "float('nan')"
+    if v in (float("inf"), float("-inf")):
+        return "float('inf')" if v > 0 else "float('-inf')"
+    if v == int(v) and abs(v) < 1e15:
+        return f"{int(v)}.0"
+    return repr(v)
+
+
+def pair(values: Sequence[int]) -> str:
+    """`3` for (3, 3), `(3, 1)` otherwise: how people write torch layer arguments."""
+    a, b = (int(v) for v in values)
+    return str(a) if a == b else f"({a}, {b})"
+
+
+def ints(values: Sequence[int]) -> str:
+    return "[" + ", ".join(str(int(v)) for v in values) + "]"
+
+
+def call(fn: str, *args: str, **kwargs: str | None) -> str:
+    """`fn(a, b, k=v)`, leaving out keyword arguments passed as None (defaults)."""
+    parts = list(args) + [f"{k}={v}" for k, v in kwargs.items() if v is not None]
+    return f"{fn}({', '.join(parts)})"

@@ -1,0 +1,54 @@
+"""Run a written model.py + model.pt in PyTorch (inputs/outputs in IR layout, graph order)."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+_counter = itertools.count()
+
+
+def import_model(out_dir: Path) -> ModuleType:
+    """Import out_dir/model.py under a fresh module name (several models can live in one process).
+
+    The module is registered in sys.modules so torch.jit.script can find its source.
+    """
+    name = f"convert_torch_model_{os.getpid()}_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, Path(out_dir) / "model.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _set_threads(torch) -> None:
+    # one intra-op thread per core, but never more than 8: small models gain nothing from more
+    torch.set_num_threads(max(1, min(8, os.cpu_count() or 1)))
+
+
+def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    import torch
+
+    _set_threads(torch)
+    module = import_model(out_dir)
+    try:
+        model = module.load(str(Path(out_dir) / "model.pt"))
+        tensors = []
+        for x, layout in zip(inputs, module.Model.input_layouts):
+            t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+            tensors.append(t.permute(0, 2, 3, 1) if layout == "NHWC" else t)
+        with torch.no_grad():
+            result = model(*tensors)
+        outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+        return [
+            (y.permute(0, 3, 1, 2) if layout == "NHWC" else y).contiguous().numpy()
+            for y, layout in zip(outputs, module.Model.output_layouts)
+        ]
+    finally:
+        sys.modules.pop(module.__name__, None)
