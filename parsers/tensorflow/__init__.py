@@ -1,0 +1,129 @@
+"""TensorFlow sources (TF1 checkpoint + .meta, frozen GraphDef .pb, SavedModel) -> IR graph.
+
+parse(path, options) -> ir.Graph (NCHW, explicit pads); run_reference(path, graph, inputs) runs the
+same frozen graph in TensorFlow on IR-layout inputs and returns IR-layout outputs.
+TensorFlow is imported inside the functions only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from parsers.base import ParseOptions
+
+if TYPE_CHECKING:
+    from convert.ir import Graph
+
+KINDS = ("tf_checkpoint", "saved_model", "frozen_pb")
+
+
+def _quiet() -> None:
+    """No C++ logging and no Python deprecation chatter from TF's v1 APIs."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")
+
+
+# The last frozen graphs, so run_reference after parse (same process: --verify) does not load the
+# source twice; keyed by path, its modification time and the chosen inputs/outputs.
+_FROZEN_CACHE: "OrderedDict[tuple, object]" = OrderedDict()
+_CACHE_SIZE = 2
+
+
+def _stamp(path: Path) -> int:
+    for candidate in (path / "saved_model.pb", path / "checkpoint", path, Path(str(path) + ".index")):
+        if candidate.is_file():
+            return candidate.stat().st_mtime_ns
+    return 0
+
+
+def _remember(path: Path, frozen) -> None:
+    key = (str(path.resolve()), _stamp(path), tuple(frozen.inputs), tuple(frozen.outputs))
+    _FROZEN_CACHE[key] = frozen
+    while len(_FROZEN_CACHE) > _CACHE_SIZE:
+        _FROZEN_CACHE.popitem(last=False)
+
+
+def _cached(path: Path, inputs: list[str], outputs: list[str]):
+    return _FROZEN_CACHE.get((str(path.resolve()), _stamp(path), tuple(inputs), tuple(outputs)))
+
+
+def _kind(path: str | Path) -> str:
+    from parsers import detect
+
+    return detect(path)
+
+
+def _model_name(path: Path, kind: str) -> str:
+    if kind == "tf_checkpoint":
+        from .source import checkpoint_prefix
+
+        stem = checkpoint_prefix(path).name.split(".ckpt")[0]
+        return stem if stem not in ("model", "") else (path if path.is_dir() else path.parent).name or stem
+    if kind == "saved_model":
+        return path.resolve().name
+    return path.stem
+
+
+def load(path: str | Path, options: ParseOptions, kind: str | None = None):
+    """The source as a frozen GraphDef with its chosen inputs/outputs (see loader.Frozen)."""
+    _quiet()
+    from .loader import LOADERS
+
+    kind = kind or _kind(path)
+    return LOADERS[kind](Path(path), options)
+
+
+def parse(path: str | Path, options: ParseOptions | None = None) -> "Graph":
+    _quiet()
+    from .build import build_graph
+
+    options = options or ParseOptions()
+    path = Path(path)
+    kind = _kind(path)
+    frozen = load(path, options, kind)
+    _remember(path, frozen)
+    options.notes.extend(frozen.notes)
+    graph = build_graph(frozen, options, _model_name(path, kind), kind)
+    graph.metadata["source_path"] = str(path)
+    return graph
+
+
+def _to_source(x: np.ndarray, layout: str) -> np.ndarray:
+    return np.transpose(x, (0, 2, 3, 1)) if layout == "NHWC" and x.ndim == 4 else x
+
+
+def _from_source(y: np.ndarray, layout: str) -> np.ndarray:
+    return np.transpose(y, (0, 3, 1, 2)) if layout == "NHWC" and y.ndim == 4 else y
+
+
+def run_reference(path: str | Path, graph: "Graph", inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run the source in TensorFlow: feed `inputs` (IR layout) by their TF names, return outputs
+    in IR layout and in graph.outputs order."""
+    _quiet()
+    import tensorflow as tf
+
+    src_in = [graph.source_names[n] for n in graph.inputs]
+    src_out = [graph.source_names[n] for n in graph.outputs]
+    frozen = _cached(Path(path), src_in, src_out) or load(path, ParseOptions(inputs=src_in, outputs=src_out))
+    tfg = tf.Graph()
+    with tfg.as_default():
+        tf.import_graph_def(frozen.graph_def, name="")
+    feed = {
+        tfg.get_tensor_by_name(t): _to_source(np.asarray(x), graph.source_layouts.get(n, ""))
+        for n, t, x in zip(graph.inputs, src_in, inputs)
+    }
+    from .build import session_config
+
+    with tf.compat.v1.Session(graph=tfg, config=session_config()) as sess:
+        values = sess.run([tfg.get_tensor_by_name(t) for t in src_out], feed_dict=feed)
+    return [
+        np.asarray(_from_source(v, graph.source_layouts.get(n, "")))
+        for n, v in zip(graph.outputs, values)
+    ]

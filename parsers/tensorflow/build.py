@@ -1,0 +1,246 @@
+"""Frozen GraphDef -> IR graph.
+
+1. Import the GraphDef with each input replaced by a fixed-shape placeholder (input_map), so TF's
+   shape inference gives a static shape to every tensor.
+2. Split the inference subgraph: ops that depend on an input and lead to an output. Everything else
+   that feeds it is a constant, evaluated in one session run.
+3. Walk the subgraph in topological order; one handler per TF op emits IR nodes. Ops without a
+   handler (or that a handler refuses) are all collected and reported together.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from convert import ir
+from convert.errors import Unsupported, UnsupportedError, UsageError
+from parsers.base import ParseOptions
+
+from . import ops  # noqa: F401 - registers the handlers
+from .context import NHWC_TO_NCHW, Context, NotConvertible, show_shape
+from .graphio import node_of
+from .loader import Frozen
+from .table import TABLE
+
+# Ops whose value is known from static shapes alone (not from the data).
+_SHAPE_OPS = {"Shape", "ShapeN", "Size", "Rank"}
+_HINTS = {
+    "FusedBatchNormGrad": "training op; export the inference graph",
+    "ArgMax": "integer outputs are not supported; pick the float tensor before it with --outputs",
+}
+
+
+def _ir_name(tensor: str) -> str:
+    node, index = tensor.rsplit(":", 1)
+    return node if index == "0" else f"{node}_{index}"
+
+
+def _fixed_shape(tensor: str, static: list[int | None], options: ParseOptions, single: bool) -> list:
+    given = (options.input_shapes.get(tensor) or options.input_shapes.get(node_of(tensor))
+             or (options.input_shapes.get("") if single else None))
+    if given is not None:
+        given = [int(d) for d in given]
+        if static is not None and len(static) != len(given):
+            raise UsageError(f"--input-shape {','.join(map(str, given))} for '{tensor}' has rank "
+                             f"{len(given)}; the graph's input has rank {len(static)} {show_shape(static)}")
+        if static is not None:
+            for g, s in zip(given, static):
+                if s is not None and s != g:
+                    raise UsageError(f"--input-shape {','.join(map(str, given))} conflicts with the "
+                                     f"graph's shape {show_shape(static)} "
+                                     f"for '{tensor}'")
+        return given
+    if static is None:
+        return None
+    return [1 if (i == 0 and d is None) else d for i, d in enumerate(static)]  # batch defaults to 1
+
+
+def _input_signatures(frozen: Frozen, options: ParseOptions) -> list[tuple[str, Any, list]]:
+    """(tensor name, dtype, fixed shape) per input; Placeholders are read from their attrs, other
+    tensors from one probe import."""
+    import tensorflow as tf
+
+    nodes = {n.name: n for n in frozen.graph_def.node}
+    probe = None
+    result = []
+    for t in frozen.inputs:
+        node = nodes[node_of(t)]
+        if node.op == "Placeholder" and t.endswith(":0"):
+            dtype = tf.dtypes.as_dtype(node.attr["dtype"].type)
+            shape = tf.TensorShape(node.attr["shape"].shape) if "shape" in node.attr else tf.TensorShape(None)
+        else:
+            if probe is None:
+                probe = tf.Graph()
+                with probe.as_default():
+                    tf.import_graph_def(frozen.graph_def, name="")
+            tensor = probe.get_tensor_by_name(t)
+            dtype, shape = tensor.dtype, tensor.shape
+        static = shape.as_list() if shape.rank is not None else None
+        result.append((t, dtype, _fixed_shape(t, static, options, len(frozen.inputs) == 1)))
+    return result
+
+
+def import_fixed(frozen: Frozen, signatures: list) -> tuple[Any, dict[str, Any]]:
+    """A tf.Graph of the frozen GraphDef with inputs replaced by fixed-shape placeholders."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        placeholders = {
+            t: tf.compat.v1.placeholder(dtype, shape, name=f"convert_input_{i}")
+            for i, (t, dtype, shape) in enumerate(signatures)
+        }
+        try:
+            tf.import_graph_def(frozen.graph_def, input_map=dict(placeholders), name="")
+        except ValueError as e:
+            raise UsageError(f"the input shape does not fit the graph: {str(e).splitlines()[0]}") from None
+    return graph, placeholders
+
+
+def _data_format(ops_: list[Any]) -> str:
+    formats = {op.get_attr("data_format").decode() for op in ops_ if "data_format" in op.node_def.attr}
+    return "NCHW" if formats and all(f.startswith("NC") for f in formats) else "NHWC"
+
+
+def _inference_ops(all_ops: list[Any], placeholders: dict, out_tensors: list[Any]) -> tuple[list, set]:
+    """(ops that depend on an input and lead to an output, in order; names of input-dependent ops).
+    Shape/Size/Rank of fully known shapes do not depend on the data, so they count as constants."""
+    dynamic: set[str] = {p.op.name for p in placeholders.values()}
+    for op in all_ops:  # import order is topological
+        if op.type in _SHAPE_OPS and all(t.shape.is_fully_defined() for t in op.inputs):
+            continue
+        if any(t.op.name in dynamic for t in op.inputs):
+            dynamic.add(op.name)
+    live: set[str] = set()
+    stack = [t.op for t in out_tensors]
+    while stack:
+        op = stack.pop()
+        if op.name in live or op.name not in dynamic:
+            continue
+        live.add(op.name)
+        stack.extend(t.op for t in op.inputs)
+    input_ops = {p.op.name for p in placeholders.values()}
+    return [op for op in all_ops if op.name in live and op.name not in input_ops], dynamic
+
+
+def _add_inputs(ctx: Context, signatures: list, placeholders: dict, fmt: str) -> None:
+    graph = ctx.graph
+    for (t, dtype, shape), ph in zip(signatures, placeholders.values()):
+        ir_name = _ir_name(t)
+        rank = len(shape) if shape is not None else 0
+        perm = NHWC_TO_NCHW if rank == 4 and fmt == "NHWC" else None
+        dims = [d if d is not None else -1 for d in (shape or [])]
+        graph.add_tensor(ir_name, [dims[p] for p in perm] if perm else dims, dtype.name)
+        graph.inputs.append(ir_name)
+        graph.source_names[ir_name] = t
+        graph.source_layouts[ir_name] = ("NHWC" if perm else "NCHW") if rank == 4 else ""
+        ctx.set(ph, ir_name, perm)
+
+
+def _convert_ops(ctx: Context, ops_: list[Any]) -> None:
+    """Run each op's handler; collect every op that has none (or that its handler refuses), skip
+    what depends on those, and report them all at once."""
+    problems: list[Unsupported] = []
+    poisoned: set[str] = set()
+    for op in ops_:
+        handler = TABLE.get(op.type)
+        if handler is None:
+            problems.append(Unsupported(op.type, op.name, _HINTS.get(op.type, "no converter for this TF op")))
+            poisoned.update(t.name for t in op.outputs)
+            continue
+        if any(t.name in poisoned for t in op.inputs):
+            poisoned.update(t.name for t in op.outputs)
+            continue
+        try:
+            handler(ctx, op)
+        except NotConvertible as e:
+            problems.append(Unsupported(op.type, op.name, str(e)))
+            poisoned.update(t.name for t in op.outputs)
+    if problems:
+        raise UnsupportedError(problems)
+
+
+def _add_outputs(ctx: Context, names: list[str], tensors: list[Any]) -> None:
+    """Graph outputs are named after their TF tensors (an identity node where needed)."""
+    graph = ctx.graph
+    for src, t in zip(names, tensors):
+        v = ctx.val(t)
+        rank = len(graph.shape(v.ir))
+        name = v.ir
+        if v.ir != _ir_name(src) or v.ir in graph.outputs or v.ir in graph.inputs:
+            name = graph.add_node("identity", graph.unique_name(_ir_name(src)), [v.ir], graph.shape(v.ir),
+                                  source_op="Identity")
+        graph.outputs.append(name)
+        graph.source_names[name] = src
+        graph.source_layouts[name] = ("NHWC" if v.perm == NHWC_TO_NCHW else "NCHW") if rank == 4 else ""
+
+
+def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> ir.Graph:
+    signatures = _input_signatures(frozen, options)
+    tfg, placeholders = import_fixed(frozen, signatures)
+    out_tensors = [placeholders[o] if o in placeholders else tfg.get_tensor_by_name(o) for o in frozen.outputs]
+    live_ops, dynamic = _inference_ops(tfg.get_operations(), placeholders, out_tensors)
+    frontier = sorted({t.name for op in live_ops for t in op.inputs if t.op.name not in dynamic})
+    input_desc = ", ".join(f"input '{t}' has shape {show_shape(s)}" for t, _, s in signatures)
+    graph = ir.Graph(name=name)
+    ctx = Context(graph, _evaluate(tfg, frontier, placeholders, signatures), input_desc)
+    fmt = _data_format(live_ops)
+    _add_inputs(ctx, signatures, placeholders, fmt)
+    _convert_ops(ctx, live_ops)
+    _add_outputs(ctx, frozen.outputs, out_tensors)
+    graph.prune()
+    unknown = [t for t in graph.tensors.values() if any(d < 0 for d in t.shape)]
+    if unknown:
+        raise UsageError(f"tensor '{unknown[0].name}' has an unknown size ({input_desc}); "
+                         "pass --input-shape, e.g. --input-shape 1,224,224,3")
+    graph.metadata.update({
+        "source_format": kind,
+        "input_shapes": {t: list(s) if s is not None else None for t, _, s in signatures},
+        "data_format": fmt,
+    })
+    graph.validate()
+    return graph
+
+
+def session_config():
+    """No grappler: its constant folding over big weight tensors costs seconds and changes nothing."""
+    import tensorflow as tf
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    config.graph_options.rewrite_options.constant_folding = rewriter_config_pb2.RewriterConfig.OFF
+    config.graph_options.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
+    return config
+
+
+def _evaluate(tfg: Any, names: list[str], placeholders: dict, signatures: list) -> dict[str, np.ndarray]:
+    import tensorflow as tf
+    from tensorflow.python.framework import tensor_util
+
+    values: dict[str, np.ndarray] = {}
+    pending = []
+    for n in names:  # Const outputs are read straight from the GraphDef
+        op = tfg.get_tensor_by_name(n).op
+        if op.type == "Const":
+            values[n] = tensor_util.MakeNdarray(op.get_attr("value"))
+        else:
+            pending.append(n)
+    if not pending:
+        return values
+    # inputs get zeros: constants that depend on them depend on their static shape only
+    feed = {}
+    for (t, dtype, shape), ph in zip(signatures, placeholders.values()):
+        if shape is not None and all(d is not None for d in shape):
+            feed[ph] = np.zeros(shape, dtype.as_numpy_dtype)
+    with tf.compat.v1.Session(graph=tfg, config=session_config()) as sess:
+        try:
+            results = sess.run([tfg.get_tensor_by_name(n) for n in pending], feed_dict=feed)
+        except tf.errors.InvalidArgumentError as e:
+            msg = e.message.splitlines()[0] if e.message else str(e)
+            raise UsageError(f"could not evaluate the graph's constants: {msg}; a placeholder that is "
+                             "not an input may need a value (add it to --inputs)") from None
+    values.update({n: np.asarray(v) for n, v in zip(pending, results)})
+    return values

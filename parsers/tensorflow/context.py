@@ -1,0 +1,158 @@
+"""The state a TF op handler works with: TF tensor -> IR tensor (with its layout), constants,
+static shapes, and helpers that insert the layout changes an op needs.
+
+Layout bookkeeping: every converted TF tensor has an IR tensor and a `perm` such that
+``ir == numpy.transpose(tf, perm)`` (perm None = same order). A rank-4 NHWC tensor is kept in the
+IR as NCHW, i.e. perm (0, 3, 1, 2). Handlers ask for the order they need (`ctx.ir(t, perm)`)
+and a transpose is inserted only when the tensor is not already in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from convert import ir
+from convert.errors import UsageError
+
+NHWC_TO_NCHW = (0, 3, 1, 2)
+Perm = tuple[int, ...] | None
+
+
+class NotConvertible(Exception):
+    """Raised by a handler for a node it cannot express in the IR; the message is the hint."""
+
+
+@dataclass(frozen=True)
+class Val:
+    ir: str
+    perm: Perm = None
+
+
+def show_shape(dims) -> str:
+    """(1, ?, ?, 3) for a partly known shape."""
+    if dims is None:
+        return "(unknown rank)"
+    return "(" + ", ".join("?" if d is None else str(d) for d in dims) + ")"
+
+
+def identity(perm: Perm, rank: int) -> tuple[int, ...]:
+    return tuple(perm) if perm is not None else tuple(range(rank))
+
+
+def is_identity(perm: Perm) -> bool:
+    return perm is None or tuple(perm) == tuple(range(len(perm)))
+
+
+def fmt_perm(data_format: str, rank: int = 4) -> Perm:
+    """The IR perm for a rank-4 tensor an op reads in `data_format`."""
+    return NHWC_TO_NCHW if rank == 4 and data_format.upper().startswith("NH") else None
+
+
+def ir_axis(axis: int, rank: int, perm: Perm) -> int:
+    """Where TF axis `axis` sits in the IR tensor."""
+    axis = axis % rank if rank else 0
+    return identity(perm, rank).index(axis)
+
+
+def permute_shape(shape: Sequence[int], perm: Perm) -> tuple[int, ...]:
+    return tuple(int(shape[p]) for p in identity(perm, len(shape)))
+
+
+class Context:
+    def __init__(self, graph: ir.Graph, consts: dict[str, np.ndarray], input_desc: str):
+        self.graph = graph
+        self.consts = consts
+        self.vals: dict[str, Val] = {}
+        self._const_cache: dict[tuple, str] = {}
+        self._input_desc = input_desc  # for "pass --input-shape" messages
+
+    # ---- lookups ---------------------------------------------------------------------------
+    def is_const(self, t: Any) -> bool:
+        return t.name in self.consts
+
+    def const(self, t: Any) -> np.ndarray:
+        if t.name not in self.consts:
+            raise NotConvertible(f"input {t.name} must be a constant (it depends on the model input)")
+        return self.consts[t.name]
+
+    def shape(self, t: Any) -> tuple[int, ...]:
+        """Static TF shape; unknown dims mean the user must give --input-shape."""
+        dims = t.shape.as_list() if t.shape.rank is not None else None
+        if dims is None or any(d is None for d in dims):
+            op = t.op
+            pad = op.get_attr("padding").decode() if "padding" in op.node_def.attr else ""
+            why = f", {pad} padding" if pad else ""
+            shown = "of unknown rank" if dims is None else show_shape(dims)
+            raise UsageError(
+                f"node '{op.name}' ({op.type}{why}) has an unknown static shape {shown}: the "
+                f"spatial input size is needed ({self._input_desc}); pass --input-shape, "
+                f"e.g. --input-shape 1,224,224,3"
+            )
+        return tuple(int(d) for d in dims)
+
+    def val(self, t: Any) -> Val:
+        if t.name in self.vals:
+            return self.vals[t.name]
+        if t.name in self.consts:
+            return Val(self.const_node(t, None, len(self.consts[t.name].shape)))
+        raise NotConvertible(f"tensor {t.name} has no converted value (output {t.value_index} of {t.op.type})")
+
+    # ---- naming / emitting -----------------------------------------------------------------
+    def name(self, base: str) -> str:
+        return self.graph.unique_name(base.replace(":", "_"))
+
+    def emit(
+        self,
+        op: str,
+        base: str,
+        inputs: list[str],
+        out_shape: Sequence[int],
+        attrs: dict | None = None,
+        params: dict | None = None,
+        source_op: str = "",
+    ) -> str:
+        return self.graph.add_node(op, self.name(base), inputs, out_shape, attrs, params, source_op)
+
+    def set(self, t: Any, ir_name: str, perm: Perm = None) -> None:
+        self.vals[t.name] = Val(ir_name, None if is_identity(perm) else tuple(perm))
+
+    def const_node(self, t: Any, perm: Perm, rank: int) -> str:
+        """An IR const for TF constant `t`, expanded to `rank` (leading 1s) and transposed by perm."""
+        key = (t.name, identity(perm, rank) if rank else (), rank)
+        if key not in self._const_cache:
+            value = np.asarray(self.consts[t.name])
+            value = value.reshape((1,) * (rank - value.ndim) + value.shape) if value.ndim < rank else value
+            if rank and not is_identity(perm):
+                value = np.transpose(value, perm)
+            value = np.ascontiguousarray(value)
+            name = self.emit("const", t.op.name, [], value.shape, params={"value": value}, source_op="Const")
+            self._const_cache[key] = name
+        return self._const_cache[key]
+
+    # ---- layout ----------------------------------------------------------------------------
+    def ir(self, t: Any, perm: Perm, rank: int | None = None) -> str:
+        """The IR tensor of `t` in order `perm` (relative to TF's axis order)."""
+        if t.name in self.consts and t.name not in self.vals:
+            return self.const_node(t, perm, rank if rank is not None else np.ndim(self.consts[t.name]))
+        v = self.val(t)
+        tf_rank = len(self.graph.shape(v.ir))
+        want = identity(perm, tf_rank)
+        have = identity(v.perm, tf_rank)
+        if want == have:
+            return v.ir
+        # ir_have = tf.T(have) -> tf = ir_have.T(inv(have)) -> ir_want = ir_have.T(inv(have)[want])
+        inv = tuple(int(i) for i in np.argsort(have))
+        step = tuple(inv[w] for w in want)
+        shape = permute_shape(self.graph.shape(v.ir), step)
+        return self.emit("transpose", f"{t.op.name}/to_{'_'.join(map(str, want))}", [v.ir], shape,
+                         {"perm": step}, source_op="(layout)")
+
+    def tf_order(self, t: Any) -> str:
+        """The IR tensor of `t` with TF's own axis order (before a reshape, say)."""
+        return self.ir(t, None)
+
+    def nchw(self, t: Any, data_format: str) -> str:
+        return self.ir(t, fmt_perm(data_format, len(self.shape(t))))

@@ -1,0 +1,168 @@
+"""Shape, reduction and dense TF ops. Reshapes keep TF's element order: a rank-4 activation held
+as NCHW is transposed back to TF's order before it is reshaped (passes simplify this later)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..context import Context, NotConvertible, ir_axis, permute_shape
+from ..table import tf_op
+
+
+@tf_op("Identity", "StopGradient", "Snapshot", "PreventGradient", "IdentityN", "CheckNumerics",
+       "EnsureShape")
+def identity(ctx: Context, op: Any) -> None:
+    for i, o in enumerate(op.outputs):  # IdentityN forwards each input
+        v = ctx.val(op.inputs[i])
+        ctx.set(o, v.ir, v.perm)
+
+
+@tf_op("Reshape", "Squeeze", "ExpandDims")
+def reshape(ctx: Context, op: Any) -> None:
+    x = ctx.tf_order(op.inputs[0])
+    shape = ctx.shape(op.outputs[0])
+    if tuple(ctx.graph.shape(x)) == tuple(shape):
+        ctx.set(op.outputs[0], x)
+        return
+    out = ctx.emit("reshape", op.name, [x], shape, {"shape": tuple(shape)}, source_op=op.type)
+    ctx.set(op.outputs[0], out)
+
+
+@tf_op("Transpose")
+def transpose(ctx: Context, op: Any) -> None:
+    perm = tuple(int(p) for p in ctx.const(op.inputs[1]))
+    v = ctx.val(op.inputs[0])
+    rank = len(perm)
+    # ir_in = tf_in.T(p_in); tf_out = tf_in.T(perm): keep the output in TF order.
+    p_in = v.perm if v.perm is not None else tuple(range(rank))
+    inv = tuple(int(i) for i in np.argsort(p_in))
+    step = tuple(inv[p] for p in perm)
+    if step == tuple(range(rank)):  # already in the requested order (Tensordot's no-op transpose)
+        ctx.set(op.outputs[0], v.ir)
+        return
+    out = ctx.emit("transpose", op.name, [v.ir], ctx.shape(op.outputs[0]), {"perm": step},
+                   source_op=op.type)
+    ctx.set(op.outputs[0], out)
+
+
+@tf_op("ConcatV2")
+def concat(ctx: Context, op: Any) -> None:
+    tensors = list(op.inputs[:-1])
+    axis = int(ctx.const(op.inputs[-1]))
+    rank = len(ctx.shape(op.outputs[0]))
+    perm = next((ctx.val(t).perm for t in tensors if not ctx.is_const(t)), None)
+    names = [ctx.ir(t, perm, rank) for t in tensors]
+    out_shape = permute_shape(ctx.shape(op.outputs[0]), perm)
+    out = ctx.emit("concat", op.name, names, out_shape, {"axis": ir_axis(axis, rank, perm)},
+                   source_op=op.type)
+    ctx.set(op.outputs[0], out, perm)
+
+
+def _reduce(ctx: Context, op: Any, ir_op: str) -> None:
+    v = ctx.val(op.inputs[0])
+    rank = len(ctx.shape(op.inputs[0]))
+    axes = sorted({ir_axis(int(a), rank, v.perm) for a in np.atleast_1d(ctx.const(op.inputs[1]))})
+    keep = bool(op.get_attr("keep_dims"))
+    out_shape = ctx.shape(op.outputs[0])
+    if keep:
+        out_perm = v.perm
+        out_shape = permute_shape(out_shape, v.perm)
+    else:
+        # the kept IR axes stay in IR order; that is TF order when perm keeps them sorted
+        kept = [a for a in range(rank) if a not in axes]
+        tf_kept = [(v.perm or tuple(range(rank)))[a] for a in kept]
+        if tf_kept != sorted(tf_kept):
+            # reduce keeping dims, go back to TF order, then drop the reduced axes like TF does
+            kept_shape = [1 if i in axes else d for i, d in enumerate(ctx.graph.shape(v.ir))]
+            r = ctx.emit(ir_op, f"{op.name}/keep", [v.ir], kept_shape,
+                         {"axes": tuple(axes), "keepdims": True}, source_op=op.type)
+            inv = tuple(int(i) for i in np.argsort(v.perm))
+            t = ctx.emit("transpose", f"{op.name}/tf_order", [r], permute_shape(kept_shape, inv),
+                         {"perm": inv}, source_op="(layout)")
+            out = ctx.emit("reshape", op.name, [t], out_shape, {"shape": tuple(out_shape)},
+                           source_op=op.type)
+            ctx.set(op.outputs[0], out)
+            return
+        out_perm = None
+    out = ctx.emit(ir_op, op.name, [v.ir], out_shape, {"axes": tuple(axes), "keepdims": keep},
+                   source_op=op.type)
+    ctx.set(op.outputs[0], out, out_perm)
+
+
+@tf_op("Mean")
+def mean(ctx: Context, op: Any) -> None:
+    _reduce(ctx, op, "reduce_mean")
+
+
+@tf_op("Max")
+def reduce_max(ctx: Context, op: Any) -> None:
+    _reduce(ctx, op, "reduce_max")
+
+
+@tf_op("MatMul")
+def matmul(ctx: Context, op: Any) -> None:
+    a, b = op.inputs[0], op.inputs[1]
+    if not ctx.is_const(b):
+        raise NotConvertible("MatMul of two activations (the IR has linear layers only)")
+    if ctx.is_const(a):
+        raise NotConvertible("MatMul with a constant left operand")
+    x = ctx.tf_order(a)
+    if op.get_attr("transpose_a"):
+        rows, cols = ctx.graph.shape(x)
+        x = ctx.emit("transpose", f"{op.name}/transpose_a", [x], (cols, rows), {"perm": (1, 0)},
+                     source_op=op.type)
+    w = ctx.const(b)
+    weight = w if op.get_attr("transpose_b") else w.T  # IR wants (out, in)
+    out = ctx.emit("linear", op.name, [x], ctx.shape(op.outputs[0]), {},
+                   {"weight": np.ascontiguousarray(weight, np.float32)}, source_op=op.type)
+    ctx.set(op.outputs[0], out)
+
+
+def _slice(ctx: Context, op: Any, begin: list[int], end: list[int]) -> None:
+    """Static slice given in TF axis order -> IR slice in the tensor's IR order."""
+    v = ctx.val(op.inputs[0])
+    rank = len(begin)
+    perm = v.perm if v.perm is not None else tuple(range(rank))
+    out = ctx.emit("slice", op.name, [v.ir], permute_shape(ctx.shape(op.outputs[0]), v.perm),
+                   {"begin": tuple(begin[p] for p in perm), "end": tuple(end[p] for p in perm)},
+                   source_op=op.type)
+    ctx.set(op.outputs[0], out, v.perm)
+
+
+@tf_op("StridedSlice")
+def strided_slice(ctx: Context, op: Any) -> None:
+    shape = ctx.shape(op.inputs[0])
+    begin, end, strides = (ctx.const(t).astype(int).tolist() for t in op.inputs[1:4])
+    masks = {m: op.get_attr(m) for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                                          "shrink_axis_mask")}
+    if any(s != 1 for s in strides) or masks["ellipsis_mask"] or masks["new_axis_mask"] or (
+        masks["shrink_axis_mask"] or len(begin) != len(shape)
+    ):
+        raise NotConvertible("only unit-stride slices without ellipsis/new-axis/shrink masks")
+    b, e = [], []
+    for i, n in enumerate(shape):
+        lo = 0 if masks["begin_mask"] >> i & 1 else begin[i]
+        hi = n if masks["end_mask"] >> i & 1 else end[i]
+        lo, hi = (lo + n if lo < 0 else lo), (hi + n if hi < 0 else hi)
+        b.append(max(0, min(lo, n)))
+        e.append(max(0, min(hi, n)))
+    _slice(ctx, op, b, e)
+
+
+@tf_op("Slice")
+def slice_(ctx: Context, op: Any) -> None:
+    shape = ctx.shape(op.inputs[0])
+    begin = ctx.const(op.inputs[1]).astype(int).tolist()
+    size = ctx.const(op.inputs[2]).astype(int).tolist()
+    end = [n if s == -1 else b + s for b, s, n in zip(begin, size, shape)]
+    _slice(ctx, op, begin, end)
+
+
+@tf_op("Cast")
+def cast(ctx: Context, op: Any) -> None:
+    if op.get_attr("SrcT") != op.get_attr("DstT"):
+        raise NotConvertible("type casts are not supported (the IR is float32)")
+    v = ctx.val(op.inputs[0])
+    ctx.set(op.outputs[0], v.ir, v.perm)

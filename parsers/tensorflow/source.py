@@ -1,0 +1,102 @@
+"""Locating and checking the files of a TF source before TensorFlow touches them.
+
+Every problem becomes a one-line InputError naming the file that was expected and what to pass
+instead, so users never see a TensorFlow traceback for a missing shard.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from convert.errors import InputError
+
+_INSTEAD = "pass the frozen .pb or the SavedModel directory instead"
+_SHARD = re.compile(r"\.data-(\d+)-of-(\d+)$")
+
+
+def _latest_from_state(directory: Path) -> Path:
+    """The prefix named by `model_checkpoint_path` in a `checkpoint` state file."""
+    text = (directory / "checkpoint").read_text(errors="replace")
+    match = re.search(r'^model_checkpoint_path:\s*"(.*)"\s*$', text, re.MULTILINE)
+    if not match:
+        raise InputError(
+            f"{directory / 'checkpoint'}: no model_checkpoint_path line; "
+            f"pass the checkpoint prefix (e.g. {directory}/model.ckpt) instead"
+        )
+    recorded = Path(match.group(1))
+    local = directory / recorded.name
+    # prefer the files next to the state file: a copied directory still names the old location
+    if list(directory.glob(recorded.name + ".*")) or not recorded.is_absolute():
+        return local if recorded.is_absolute() else directory / recorded
+    return recorded
+
+
+def checkpoint_prefix(path: str | Path) -> Path:
+    """Resolve a checkpoint argument (prefix, one of its files, or a directory) to its prefix."""
+    p = Path(path)
+    if p.is_dir():
+        return _latest_from_state(p)
+    if p.suffix in (".meta", ".index"):
+        return p.with_suffix("")
+    if ".data-" in p.name:
+        return p.with_name(p.name.split(".data-")[0])
+    return p
+
+
+def check_checkpoint(prefix: Path) -> None:
+    """Raise InputError unless the graph (.meta), the index and every data shard exist."""
+    meta = Path(str(prefix) + ".meta")
+    index = Path(str(prefix) + ".index")
+    if not meta.exists():
+        raise InputError(
+            f"{meta} not found: the checkpoint has no graph; {_INSTEAD}, "
+            f"or re-save the checkpoint with its .meta (tf.compat.v1.train.Saver writes it)"
+        )
+    if not index.exists():
+        raise InputError(
+            f"{index} not found: the checkpoint's weight index is missing; copy the whole "
+            f"checkpoint ({prefix.name}.index and {prefix.name}.data-*) or {_INSTEAD}"
+        )
+    shards = list(prefix.parent.glob(prefix.name + ".data-*-of-*"))
+    if not shards:
+        expected = f"{prefix}.data-00000-of-00001"
+        raise InputError(
+            f"{expected} not found: the checkpoint has no weights (data shard); copy the "
+            f"{prefix.name}.data-* files next to the .index or {_INSTEAD}"
+        )
+    found = {m.group(1): m.group(2) for s in shards if (m := _SHARD.search(s.name))}
+    total = max(int(t) for t in found.values()) if found else 1
+    width = len(next(iter(found))) if found else 5
+    for i in range(total):
+        key = f"{i:0{width}d}"
+        if key not in found:
+            expected = f"{prefix}.data-{key}-of-{total:0{width}d}"
+            raise InputError(
+                f"{expected} not found: data shard {i + 1} of {total} is missing; copy every "
+                f"{prefix.name}.data-* file or {_INSTEAD}"
+            )
+
+
+def check_saved_model(directory: Path) -> None:
+    if not (directory / "saved_model.pb").exists():
+        raise InputError(
+            f"{directory / 'saved_model.pb'} not found: not a SavedModel directory "
+            "(a .pbtxt SavedModel is not supported); pass a binary SavedModel or a frozen .pb"
+        )
+    variables = directory / "variables"
+    if variables.is_dir() and any(variables.iterdir()):
+        index = variables / "variables.index"
+        if not index.exists():
+            raise InputError(f"{index} not found: the SavedModel's weights are incomplete; {_INSTEAD}")
+        _check_shards(variables / "variables")
+
+
+def _check_shards(prefix: Path) -> None:
+    """The data shards of a checkpoint that has no .meta (SavedModel variables)."""
+    shards = list(prefix.parent.glob(prefix.name + ".data-*-of-*"))
+    if not shards:
+        raise InputError(
+            f"{prefix}.data-00000-of-00001 not found: the SavedModel has no weights; "
+            "copy its variables/ directory completely or pass a frozen .pb"
+        )

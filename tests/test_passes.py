@@ -1,0 +1,350 @@
+"""IR passes: each rewrite keeps the numbers (checked against TensorFlow, or against the graph before
+the pass) and the graph valid, and leaves alone what it must not touch."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import parsers  # noqa: E402
+from convert import ir  # noqa: E402
+from convert.passes import (  # noqa: E402
+    drop_identities,
+    fold_affine_into_conv,
+    fold_constants,
+    fold_flatten_into_linear,
+    fold_pad_into_conv,
+    run_default_passes,
+    transpose_to_reshape,
+)
+from parsers.base import ParseOptions  # noqa: E402
+from tests.tf_models import (  # noqa: E402
+    build_mobilenet_v1_tiny,
+    build_resnet_v1_tiny,
+    reference_input,
+    rel_err,
+    run_ir,
+)
+
+RTOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    pytest.importorskip("tensorflow")
+    root = tmp_path_factory.mktemp("passmodels")
+    return {
+        "mobilenet": build_mobilenet_v1_tiny(root / "mobilenet", input_hw=(31, 32)),
+        "resnet": build_resnet_v1_tiny(root / "resnet", input_hw=(32, 33)),
+    }
+
+
+@pytest.mark.parametrize("model", ["mobilenet", "resnet"])
+def test_default_passes_on_networks(models, model):
+    m = models[model]
+    graph = parsers.parse(m["ckpt"], ParseOptions(outputs=["logits/BiasAdd", m["output_name"]]))
+    x = reference_input(graph.shape(graph.inputs[0]))
+    ref = parsers.run_reference(m["ckpt"], graph, [x])
+    out_names = list(graph.outputs)
+    sources = [graph.source_names[o] for o in out_names]
+    graph = run_default_passes(graph)
+    graph.validate()
+    assert graph.outputs == out_names  # outputs keep their names
+    assert [graph.source_names[o] for o in graph.outputs] == sources
+    ops = [n.op for n in graph.nodes]
+    assert "pad" not in ops and "channel_affine" not in ops and "transpose" not in ops
+    assert "identity" not in ops
+    for got, r in zip(run_ir(graph, [x]), ref):
+        assert rel_err(got, r) <= RTOL
+
+
+def test_fixed_padding_folds_into_conv(models):
+    graph = run_default_passes(parsers.parse(models["resnet"]["pb"]))
+    conv1 = graph.node("conv1/Conv2D")
+    assert conv1.attrs["pads"] == (2, 2, 2, 2) and conv1.attrs["stride"] == (2, 2)
+    assert "bias" in conv1.params  # batch norm folded in
+
+
+# ---- hand-built IR graphs -------------------------------------------------------------------------
+
+
+def _conv_graph(pad_attrs=None, consumers=1, after=None):
+    """input -> [pad] -> conv2d 3x3 -> [after] -> outputs."""
+    rng = np.random.default_rng(0)
+    g = ir.Graph("t")
+    g.add_tensor("x", (1, 3, 7, 6))
+    g.inputs.append("x")
+    src = "x"
+    if pad_attrs is not None:
+        pads = pad_attrs["pads"]
+        shape = tuple(d + a + b for d, (a, b) in zip(g.shape("x"), pads))
+        src = g.add_node("pad", "pad", ["x"], shape, pad_attrs)
+    h, w = g.shape(src)[2:]
+    conv = g.add_node("conv2d", "conv", [src], (1, 4, h - 2, w - 2),
+                      {"kernel": (3, 3), "stride": (1, 1), "dilation": (1, 1), "groups": 1, "pads": (0, 0, 0, 0)},
+                      {"weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32)})
+    out = conv
+    if after == "affine":
+        out = g.add_node("channel_affine", "bn", [conv], g.shape(conv), {"axis": 1},
+                         {"scale": rng.uniform(0.5, 2, 4).astype(np.float32),
+                          "shift": rng.standard_normal(4).astype(np.float32)})
+    elif after in ("mul", "add", "sub"):
+        c = g.add_node("const", "c", [], (1, 4, 1, 1),
+                       params={"value": rng.uniform(0.5, 2, (1, 4, 1, 1)).astype(np.float32)})
+        out = g.add_node(after, "arith", [conv, c], g.shape(conv))
+    g.outputs.append(out)
+    if consumers == 2:
+        g.outputs.append(g.add_node("relu", "side", [src if pad_attrs is not None else conv],
+                                    g.shape(src if pad_attrs is not None else conv)))
+    g.validate()
+    return g
+
+
+def _same_numbers(before: ir.Graph, after: ir.Graph) -> None:
+    x = reference_input(before.shape(before.inputs[0]))
+    for a, b in zip(run_ir(before, [x]), run_ir(after, [x])):
+        assert rel_err(b, a) <= RTOL
+
+
+def _copy(g: ir.Graph) -> ir.Graph:
+    import copy
+
+    return copy.deepcopy(g)
+
+
+def test_zero_pad_folds():
+    g = _conv_graph({"pads": ((0, 0), (0, 0), (1, 2), (0, 1)), "mode": "constant", "value": 0.0})
+    before = _copy(g)
+    assert fold_pad_into_conv(g)
+    g.validate()
+    assert g.node("conv").attrs["pads"] == (1, 2, 0, 1) and g.node("conv").inputs == ["x"]
+    _same_numbers(before, g)
+
+
+@pytest.mark.parametrize("attrs,consumers", [
+    ({"pads": ((0, 0), (0, 0), (1, 1), (1, 1)), "mode": "constant", "value": 1.0}, 1),  # value != 0
+    ({"pads": ((0, 0), (0, 0), (1, 1), (1, 1)), "mode": "reflect", "value": 0.0}, 1),
+    ({"pads": ((0, 0), (1, 0), (1, 1), (1, 1)), "mode": "constant", "value": 0.0}, 1),  # channel pad
+    ({"pads": ((0, 0), (0, 0), (1, 1), (1, 1)), "mode": "constant", "value": 0.0}, 2),  # pad used twice
+])
+def test_pad_not_folded(attrs, consumers):
+    g = _conv_graph(attrs, consumers)
+    assert not fold_pad_into_conv(g)
+    assert any(n.op == "pad" for n in g.nodes)
+
+
+@pytest.mark.parametrize("after", ["affine", "mul", "add", "sub"])
+def test_affine_folds_into_conv(after):
+    g = _conv_graph(after=after)
+    before = _copy(g)
+    assert fold_affine_into_conv(g)
+    g.prune()
+    g.validate()
+    assert [n.op for n in g.nodes] == ["conv2d"]
+    assert g.outputs == before.outputs  # the graph output keeps its name
+    _same_numbers(before, g)
+
+
+def test_affine_not_folded_when_conv_is_shared():
+    g = _conv_graph(after="affine", consumers=2)
+    assert not fold_affine_into_conv(g)
+
+
+def test_identity_dropped_and_output_name_kept():
+    g = ir.Graph("t")
+    g.add_tensor("x", (1, 2))
+    g.inputs.append("x")
+    a = g.add_node("relu", "a", ["x"], (1, 2))
+    b = g.add_node("identity", "b", [a], (1, 2))
+    c = g.add_node("sigmoid", "c", [b], (1, 2))
+    d = g.add_node("identity", "out", [c], (1, 2))
+    e = g.add_node("identity", "x_out", ["x"], (1, 2))  # input passed straight out: must stay
+    g.outputs += [d, e]
+    g.source_names.update({d: "out:0", e: "x_out:0"})
+    before = _copy(g)
+    run_default_passes(g)
+    assert [n.op for n in g.nodes] == ["relu", "sigmoid", "identity"]
+    assert g.outputs == ["out", "x_out"] and g.node("out").op == "sigmoid"
+    _same_numbers(before, g)
+
+
+def test_transpose_of_unit_axes_is_reshape():
+    g = ir.Graph("t")
+    g.add_tensor("x", (1, 5, 1, 1))
+    g.inputs.append("x")
+    t = g.add_node("transpose", "t", ["x"], (1, 1, 1, 5), {"perm": (0, 2, 3, 1)})
+    g.outputs.append(g.add_node("reshape", "r", [t], (1, 5), {"shape": (1, 5)}))
+    before = _copy(g)
+    assert transpose_to_reshape(g)
+    assert g.node("t").op == "reshape"
+    run_default_passes(g)
+    assert [n.op for n in g.nodes] == ["reshape"]
+    _same_numbers(before, g)
+
+
+def test_flatten_transpose_folds_into_linear():
+    rng = np.random.default_rng(1)
+    g = ir.Graph("t")
+    g.add_tensor("x", (2, 3, 4, 5))
+    g.inputs.append("x")
+    t = g.add_node("transpose", "t", ["x"], (2, 4, 5, 3), {"perm": (0, 2, 3, 1)})
+    r = g.add_node("reshape", "r", [t], (2, 60), {"shape": (2, 60)})
+    g.outputs.append(g.add_node("linear", "fc", [r], (2, 7), {},
+                                {"weight": rng.standard_normal((7, 60)).astype(np.float32)}))
+    before = _copy(g)
+    assert fold_flatten_into_linear(g)
+    g.prune()
+    g.validate()
+    assert [n.op for n in g.nodes] == ["reshape", "linear"]
+    _same_numbers(before, g)
+
+
+def test_constant_folding():
+    g = ir.Graph("t")
+    g.add_tensor("x", (1, 3, 2, 2))
+    g.inputs.append("x")
+    a = g.add_node("const", "a", [], (3,), params={"value": np.array([1, 4, 9], np.float32)})
+    s = g.add_node("rsqrt", "s", [a], (3,))
+    r = g.add_node("reshape", "r", [s], (1, 3, 1, 1), {"shape": (1, 3, 1, 1)})
+    g.outputs.append(g.add_node("mul", "m", ["x", r], (1, 3, 2, 2)))
+    before = _copy(g)
+    assert fold_constants(g)
+    g.prune()
+    consts = [n for n in g.nodes if n.op == "const"]
+    assert len(consts) == 1 and np.allclose(consts[0].params["value"].ravel(), [1, 0.5, 1 / 3])
+    _same_numbers(before, g)
+
+
+def test_swish_fused_and_neutral_mul_dropped():
+    g = ir.Graph("t")
+    g.add_tensor("x", (1, 3, 2, 2))
+    g.inputs.append("x")
+    one = g.add_node("const", "one", [], (1, 1, 1, 1), params={"value": np.ones((1, 1, 1, 1), np.float32)})
+    xb = g.add_node("mul", "xb", ["x", one], (1, 3, 2, 2))
+    s = g.add_node("sigmoid", "s", [xb], (1, 3, 2, 2))
+    g.outputs.append(g.add_node("mul", "sw", ["x", s], (1, 3, 2, 2)))
+    before = _copy(g)
+    run_default_passes(g)
+    assert [n.op for n in g.nodes] == ["swish"] and g.outputs == ["sw"]
+    _same_numbers(before, g)
+
+
+def test_drop_identity_keeps_graph_valid_when_unused():
+    g = _conv_graph()
+    assert not drop_identities(g)
+    g.validate()
+
+
+def test_reduce_then_reshape_becomes_keepdims():
+    g = ir.Graph("t")
+    g.add_tensor("x", (1, 3, 4, 5))
+    g.inputs.append("x")
+    m = g.add_node("reduce_mean", "m", ["x"], (1, 3), {"axes": (2, 3), "keepdims": False})
+    r = g.add_node("reshape", "r", [m], (1, 3, 1, 1), {"shape": (1, 3, 1, 1)})
+    g.outputs.append(g.add_node("mul", "out", ["x", r], (1, 3, 4, 5)))
+    before = _copy(g)
+    run_default_passes(g)
+    assert [n.op for n in g.nodes] == ["reduce_mean", "mul"]
+    assert g.node("m").attrs["keepdims"] is True and g.shape("m") == (1, 3, 1, 1)
+    _same_numbers(before, g)
+
+
+@pytest.mark.parametrize("spelling", ["div", "mul"])
+def test_hard_swish_fused(spelling):
+    g = ir.Graph("t")
+    g.add_tensor("x", (1, 3, 2, 2))
+    g.inputs.append("x")
+    shape = (1, 3, 2, 2)
+    three = g.add_node("const", "three", [], (), params={"value": np.array(3.0, np.float32)})
+    k = 6.0 if spelling == "div" else 1 / 6
+    six = g.add_node("const", "six", [], (), params={"value": np.array(k, np.float32)})
+    a = g.add_node("add", "a", ["x", three], shape)
+    c = g.add_node("clip", "c", [a], shape, {"min": 0.0, "max": 6.0})
+    h = g.add_node(spelling, "h", [c, six], shape)
+    g.outputs.append(g.add_node("mul", "hs", ["x", h], shape))
+    before = _copy(g)
+    run_default_passes(g)
+    assert [n.op for n in g.nodes] == ["hard_swish"] and g.outputs == ["hs"]
+    _same_numbers(before, g)
+
+
+def test_mul_add_per_channel_becomes_affine():
+    rng = np.random.default_rng(3)
+    g = ir.Graph("t")
+    g.add_tensor("x", (1, 3, 4, 4))
+    g.inputs.append("x")
+    r = g.add_node("relu", "r", ["x"], (1, 3, 4, 4))
+    s = g.add_node("const", "s", [], (1, 3, 1, 1), params={"value": rng.uniform(0.5, 2, (1, 3, 1, 1)).astype(np.float32)})
+    b = g.add_node("const", "b", [], (3, 1, 1), params={"value": rng.standard_normal((3, 1, 1)).astype(np.float32)})
+    m = g.add_node("mul", "m", [s, r], (1, 3, 4, 4))
+    g.outputs.append(g.add_node("add", "bn", [m, b], (1, 3, 4, 4)))
+    before = _copy(g)
+    run_default_passes(g)
+    assert [n.op for n in g.nodes] == ["relu", "channel_affine"] and g.outputs == ["bn"]
+    _same_numbers(before, g)
+
+
+def test_dense_per_pixel_becomes_1x1_conv_and_transposes_cancel():
+    """The Keras Dense-on-4D chain the TF parser emits (Tensordot): no transpose survives."""
+    rng = np.random.default_rng(4)
+    g = ir.Graph("t")
+    g.add_tensor("x", (1, 3, 4, 5))
+    g.inputs.append("x")
+    t = g.add_node("transpose", "t", ["x"], (1, 4, 5, 3), {"perm": (0, 2, 3, 1)})
+    r = g.add_node("reshape", "r", [t], (20, 3), {"shape": (20, 3)})
+    lin = g.add_node("linear", "fc", [r], (20, 6), {}, {"weight": rng.standard_normal((6, 3)).astype(np.float32),
+                                                        "bias": rng.standard_normal(6).astype(np.float32)})
+    back = g.add_node("reshape", "back", [lin], (1, 4, 5, 6), {"shape": (1, 4, 5, 6)})
+    act = g.add_node("gelu", "act", [back], (1, 4, 5, 6), {"approximate": "none"})
+    nchw = g.add_node("transpose", "nchw", [act], (1, 6, 4, 5), {"perm": (0, 3, 1, 2)})
+    g.outputs.append(g.add_node("relu", "out", [nchw], (1, 6, 4, 5)))
+    before = _copy(g)
+    run_default_passes(g)
+    assert [n.op for n in g.nodes] == ["conv2d", "gelu", "relu"] and g.outputs == ["out"]
+    _same_numbers(before, g)
+
+
+def test_parsed_and_optimised_graph_survives_ir_save_load(models, tmp_path):
+    graph = run_default_passes(parsers.parse(models["resnet"]["pb"]))
+    ir.save(graph, tmp_path / "ir")
+    loaded = ir.load(tmp_path / "ir")
+    loaded.validate()
+    assert [n.attrs for n in loaded.nodes] == [n.attrs for n in graph.nodes]
+    _same_numbers(graph, loaded)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_fused(affine):
+    """Keras 3's LayerNormalization over channels, as the TF parser emits it."""
+    rng = np.random.default_rng(5)
+    g = ir.Graph("t")
+    shape, red = (1, 4, 3, 2), (1, 1, 3, 2)
+    g.add_tensor("x", shape)
+    g.inputs.append("x")
+
+    def const(name, value):
+        return g.add_node("const", name, [], value.shape, params={"value": value.astype(np.float32)})
+
+    mean = g.add_node("reduce_mean", "mean", ["x"], red, {"axes": (1,), "keepdims": True})
+    d = g.add_node("sub", "d", ["x", mean], shape)
+    sq = g.add_node("square", "sq", [d], shape)
+    var = g.add_node("reduce_mean", "var", [sq], red, {"axes": (1,), "keepdims": True})
+    v = g.add_node("add", "v", [var, const("eps", np.array(1e-3))], red)
+    m = g.add_node("rsqrt", "r", [v], red)
+    if affine:
+        m = g.add_node("mul", "m", [m, const("gamma", rng.uniform(0.5, 2, (1, 4, 1, 1)))], shape)
+    scaled = g.add_node("mul", "scaled", ["x", m], shape)
+    neg = g.add_node("neg", "neg", [mean], red)
+    centred = g.add_node("mul", "centred", [neg, m], shape if affine else red)
+    if affine:
+        centred = g.add_node("add", "shift", [centred, const("beta", rng.standard_normal((1, 4, 1, 1)))], shape)
+    g.outputs.append(g.add_node("add", "ln", [scaled, centred], shape))
+    before = _copy(g)
+    run_default_passes(g)
+    assert [n.op for n in g.nodes] == ["layer_norm"] and g.outputs == ["ln"]
+    assert sorted(g.node("ln").params) == (["beta", "gamma"] if affine else [])
+    _same_numbers(before, g)
