@@ -119,13 +119,15 @@ def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, verif
         input_shapes=parse_shapes(input_shape), verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir,
         force=force, options=EmitOptions(**emit),
     )
-    log = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
     try:
-        doc = pipeline.run(req, log=log)
+        doc = pipeline.run(req)
     except ConvertError as exc:
         if as_json:
             click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
         raise
+    if not as_json:
+        for note in doc.get("notes", []):
+            click.echo(note, err=True)
     click.echo(json.dumps(doc, indent=2) if as_json else report.summary_line(doc))
 
 
@@ -201,8 +203,10 @@ def inspect_cmd(src: Path, input_shape, inputs, outputs, as_json: bool) -> None:
 
     req = pipeline.Request(source=src, target="ir", inputs=_names(inputs), outputs=_names(outputs),
                            input_shapes=parse_shapes(input_shape))
-    graph, kind, _ = pipeline.load_graph(req, log=lambda s: click.echo(s, err=True))
+    graph, _, _, notes = pipeline.load_graph(req)
     click.echo(json.dumps(inspect.rows(graph), indent=1) if as_json else inspect.render(graph))
+    for note in notes:
+        click.echo(note, err=True)
 
 
 @main.command("verify")

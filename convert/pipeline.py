@@ -13,7 +13,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import __version__
 from .errors import ConvertError, UnsupportedError, UsageError, VerifyError
@@ -62,8 +62,12 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def load_graph(req: Request, log: Callable[[str], None] = lambda s: None):
-    """Parse the source and run the default passes; returns (graph, source kind, seconds)."""
+def load_graph(req: Request):
+    """Parse the source and run the default passes.
+
+    Returns (graph, source kind, seconds, notes); notes say what was auto-detected. They are
+    printed only once the whole run succeeded, so a failure stays a single line.
+    """
     import parsers
     from parsers.base import ParseOptions
 
@@ -73,16 +77,14 @@ def load_graph(req: Request, log: Callable[[str], None] = lambda s: None):
     kind = parsers.detect(req.source)
     options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes))
     graph = parsers.parse(req.source, options)
-    for note in options.notes:
-        log(note)
     t1 = time.perf_counter()
     graph = passes.run_default_passes(graph)
     graph.validate()
     t2 = time.perf_counter()
-    return graph, kind, {"parse": round(t1 - t0, 3), "passes": round(t2 - t1, 3)}
+    return graph, kind, {"parse": round(t1 - t0, 3), "passes": round(t2 - t1, 3)}, list(options.notes)
 
 
-def run(req: Request, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+def run(req: Request) -> dict[str, Any]:
     """Convert `req.source` for `req.target`; returns the conversion.json document."""
     import emitters
     from emitters.base import EmitOptions
@@ -97,7 +99,7 @@ def run(req: Request, log: Callable[[str], None] = lambda s: None) -> dict[str, 
     if req.target != "ir" and req.target not in emitters.TARGETS:
         raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
 
-    graph, kind, seconds = load_graph(req, log)
+    graph, kind, seconds, notes = load_graph(req)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
@@ -134,6 +136,7 @@ def run(req: Request, log: Callable[[str], None] = lambda s: None) -> dict[str, 
             seconds=seconds,
             options={"rtol": req.rtol, "seed": req.seed, "input_shapes": {k: list(v) for k, v in req.input_shapes.items()}},
         )
+        doc["notes"] = notes
         report.write(doc, tmp / "conversion.json")
         if verified is not None and not verified["passed"]:
             raise VerifyError(
