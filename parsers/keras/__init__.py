@@ -1,0 +1,89 @@
+"""Keras sources: legacy `.h5` and Keras 3 `.keras`, read with h5py/json/zipfile only.
+
+TensorFlow/Keras are imported only by `run_reference` (verification).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from convert import ir
+from parsers.base import ParseOptions
+
+# importing the handler modules registers them in TABLE
+from . import activations, conv, merge, norm, pool, shape  # noqa: F401
+from .builder import Builder
+from .layout import TO_NCHW, TO_NHWC
+from .source import KerasSource, sniff
+from .table import TABLE, restore_ops_modules
+
+KINDS = ("keras_h5", "keras_v3")
+
+__all__ = ["KINDS", "TABLE", "parse", "run_reference", "sniff"]
+
+
+def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
+    """Read a Keras model file into an IR graph (NCHW), without importing TensorFlow."""
+    options = options or ParseOptions()
+    with KerasSource(path) as source:
+        return Builder(source, options).build()
+
+
+def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run the Keras model itself on `inputs` (IR layout); outputs in IR layout, graph order."""
+    import os
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras
+
+    model = _load(path, keras)
+    feed = [
+        np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
+        for name, x in zip(graph.inputs, inputs)
+    ]
+    wanted = [graph.source_names.get(t, t) for t in graph.outputs]
+    model_outputs = [layer_of(model, t) for t in wanted]
+    if [id(o) for o in model_outputs] != [id(o) for o in _as_list(model.outputs)]:
+        model = keras.Model(model.inputs, model_outputs)
+    results = _as_list(model(feed if len(feed) > 1 else feed[0], training=False))
+    out = []
+    for name, y in zip(graph.outputs, results):
+        y = np.asarray(y)
+        nhwc = graph.source_layouts.get(name) == "NHWC"
+        out.append(np.ascontiguousarray(y.transpose(TO_NCHW)) if nhwc else y)
+    return out
+
+
+def _load(path: str | Path, keras):
+    if sniff(path) != "keras_h5":
+        return keras.models.load_model(str(path), compile=False, custom_objects=_custom_objects())
+    # legacy .h5: Keras cannot reload keras.ops nodes (x + 3.0) from it; rebuild from a patched config
+    with KerasSource(path) as source:
+        config = source.config
+    restore_ops_modules(config)
+    model = keras.models.model_from_json(json.dumps(config), custom_objects=_custom_objects())
+    model.load_weights(str(path))
+    return model
+
+
+def layer_of(model, name: str):
+    """The output tensor of the model's layer `name` (its model output if it is one)."""
+    for t in _as_list(model.outputs):
+        if t._keras_history[0].name == name:
+            return t
+    return model.get_layer(name).output
+
+
+def _as_list(value) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _custom_objects() -> dict:
+    """Layer classes keras.applications defines outside keras.layers (for legacy .h5 loading)."""
+    from keras.src.applications.convnext import LayerScale
+    from keras.src.applications.inception_resnet_v2 import CustomScaleLayer
+
+    return {"LayerScale": LayerScale, "CustomScaleLayer": CustomScaleLayer}

@@ -1,0 +1,130 @@
+"""Activations: the `Activation`/`ReLU`/... layers and every layer's fused `activation=`."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import layout
+from .call import Call
+from .table import TABLE
+
+# activation name -> (call, x) -> tensor
+ACTIVATIONS: dict[str, Callable[[Call, str, str], str]] = {}
+
+
+def _simple(op: str, **attrs: Any) -> Callable[[Call, str, str], str]:
+    def apply(call: Call, x: str, suffix: str) -> str:
+        return call.add(op, [x], call.shape(x), dict(attrs), suffix=suffix)
+
+    return apply
+
+
+def _softmax(call: Call, x: str, suffix: str) -> str:
+    rank = len(call.shape(x))
+    return call.add("softmax", [x], call.shape(x), {"axis": layout.ir_axis(-1, rank)}, suffix=suffix)
+
+
+ACTIVATIONS.update(
+    {
+        "relu": _simple("relu"),
+        "relu6": _simple("clip", min=0.0, max=6.0),
+        "sigmoid": _simple("sigmoid"),
+        "hard_sigmoid": _simple("hard_sigmoid", alpha=1.0 / 6.0, beta=0.5),
+        "swish": _simple("swish"),
+        "silu": _simple("swish"),
+        "hard_swish": _simple("hard_swish"),
+        "hard_silu": _simple("hard_swish"),
+        "gelu": _simple("gelu", approximate="none"),  # keras.activations.gelu defaults to exact
+        "tanh": _simple("tanh"),
+        "elu": _simple("elu", alpha=1.0),
+        "leaky_relu": _simple("leaky_relu", alpha=0.2),
+        "softmax": _softmax,
+    }
+)
+
+
+def activation_name(spec: Any) -> str:
+    """Keras serialises activations as a string or as {'class_name': 'function', 'config': name}."""
+    if spec is None:
+        return "linear"
+    if isinstance(spec, dict):
+        spec = spec.get("config", spec.get("class_name"))
+        if isinstance(spec, dict):
+            spec = spec.get("name", "")
+    return str(spec).lower()
+
+
+def apply_activation(call: Call, x: str, spec: Any, suffix: str | None = None) -> str:
+    """Apply `spec` to x; the node is named after the call plus `suffix` (default '/<name>')."""
+    name = activation_name(spec)
+    if name == "linear":
+        return x
+    fn = ACTIVATIONS.get(name)
+    if fn is None:
+        raise call.unsupported(f"activation {name!r} is not supported")
+    return fn(call, x, f"/{name}" if suffix is None else suffix)
+
+
+@TABLE.register("Activation")
+def activation_layer(call: Call) -> list[str]:
+    out = apply_activation(call, call.x, call.config.get("activation"), suffix="")
+    if out == call.x:  # 'linear'
+        out = call.add("identity", [call.x], call.shape())
+    return [out]
+
+
+@TABLE.register("ReLU")
+def relu_layer(call: Call) -> list[str]:
+    max_value = call.config.get("max_value")
+    slope = float(call.cfg("negative_slope", 0.0))
+    threshold = float(call.cfg("threshold", 0.0))
+    if threshold != 0.0:
+        # x if x >= t else slope * (x - t): a step at t, which no IR op expresses exactly
+        raise call.unsupported(f"ReLU threshold={threshold} (a discontinuity) is not supported")
+    shape = call.shape()
+    if slope == 0.0 and max_value is None:
+        return [call.add("relu", [call.x], shape)]
+    if slope == 0.0:
+        return [call.add("clip", [call.x], shape, {"min": 0.0, "max": float(max_value)})]
+    suffix = "" if max_value is None else "/leaky"
+    y = call.add("leaky_relu", [call.x], shape, {"alpha": slope}, suffix=suffix)
+    if max_value is not None:
+        y = call.add("minimum", [y, call.const(layout.ir_array(max_value, len(shape)), "/max")], shape)
+    return [y]
+
+
+@TABLE.register("LeakyReLU")
+def leaky_relu_layer(call: Call) -> list[str]:
+    alpha = call.config.get("negative_slope", call.config.get("alpha", 0.3))
+    return [call.add("leaky_relu", [call.x], call.shape(), {"alpha": float(alpha)})]
+
+
+@TABLE.register("ELU")
+def elu_layer(call: Call) -> list[str]:
+    return [call.add("elu", [call.x], call.shape(), {"alpha": float(call.cfg("alpha", 1.0))})]
+
+
+@TABLE.register("Softmax")
+def softmax_layer(call: Call) -> list[str]:
+    axis = call.cfg("axis", -1)
+    axis = axis[0] if isinstance(axis, (list, tuple)) and len(axis) == 1 else axis
+    if not isinstance(axis, int):
+        raise call.unsupported(f"softmax over several axes {axis}")
+    rank = len(call.shape())
+    return [call.add("softmax", [call.x], call.shape(), {"axis": layout.ir_axis(axis, rank)})]
+
+
+@TABLE.register("PReLU")
+def prelu_layer(call: Call) -> list[str]:
+    """relu(x) + alpha * min(x, 0): exactly TF's relu(x) - alpha * relu(-x)."""
+    shape = call.shape()
+    rank = len(shape)
+    alpha = np.asarray(call.weights[0], np.float32)  # keras shape: input shape without batch
+    alpha = layout.ir_array(alpha.reshape((1,) + alpha.shape), rank)
+    pos = call.add("relu", [call.x], shape, suffix="/pos")
+    zero = call.const(np.zeros((1,) * rank, np.float32), "/zero")
+    neg = call.add("minimum", [call.x, zero], shape, suffix="/neg")
+    scaled = call.add("mul", [call.const(alpha, "/alpha"), neg], shape, suffix="/scaled")
+    return [call.add("add", [pos, scaled], shape)]

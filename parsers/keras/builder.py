@@ -1,0 +1,277 @@
+"""Walk a Keras model config (Functional / Sequential, nested, shared layers) into an IR graph."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from convert import ir
+from convert.errors import InputError, Unsupported, UnsupportedError, UsageError
+from parsers.base import ParseOptions
+
+from . import layout
+from .call import Call, TensorRef
+from .source import KerasSource
+from .table import TABLE, table_key
+
+MODEL_CLASSES = {"Functional", "Model", "Sequential"}
+POISON = "\0unbuilt"  # stands for the outputs of a layer that could not be converted
+
+Ref = tuple[str, int, int]  # (layer name, node index, tensor index)
+
+
+def layer_name(layer: dict[str, Any]) -> str:
+    return layer.get("name") or layer["config"]["name"]
+
+
+def is_model(layer: dict[str, Any]) -> bool:
+    return layer.get("class_name") in MODEL_CLASSES and "layers" in layer.get("config", {})
+
+
+def _refs(value: Any) -> list[Ref]:
+    """input_layers/output_layers: [name, node, tensor] or a list of those."""
+    if value and isinstance(value[0], str):
+        value = [value]
+    return [(str(v[0]), int(v[1]), int(v[2])) for v in value]
+
+
+def _is_tensor(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("class_name") == "__keras_tensor__"
+
+
+def _normalise_node(node: Any) -> dict[str, Any]:
+    """Keras 2 wrote [[name, node, tensor, kwargs], ...]; turn it into Keras 3's {args, kwargs}."""
+    if isinstance(node, dict):
+        return node
+    tensors = [
+        {"class_name": "__keras_tensor__", "config": {"keras_history": [e[0], e[1], e[2]]}} for e in node
+    ]
+    kwargs = node[0][3] if node and len(node[0]) > 3 and isinstance(node[0][3], dict) else {}
+    return {"args": [tensors[0]] if len(tensors) == 1 else [tensors], "kwargs": kwargs}
+
+
+def _tensor_refs(value: Any) -> list[Ref]:
+    if _is_tensor(value):
+        h = value["config"]["keras_history"]
+        return [(str(h[0]), int(h[1]), int(h[2]))]
+    if isinstance(value, (list, tuple)):
+        return [r for v in value for r in _tensor_refs(v)]
+    if isinstance(value, dict):
+        return [r for v in value.values() for r in _tensor_refs(v)]
+    return []
+
+
+def _substitute(value: Any, produced: dict[Ref, str]) -> Any:
+    if _is_tensor(value):
+        return TensorRef(produced[_tensor_refs(value)[0]])
+    if isinstance(value, list):
+        return [_substitute(v, produced) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, produced) for k, v in value.items()}
+    return value
+
+
+def _flat_tensors(value: Any) -> list[str]:
+    if isinstance(value, TensorRef):
+        return [value.name]
+    if isinstance(value, list):
+        return [t for v in value for t in _flat_tensors(v)]
+    return []
+
+
+def check_classes(config: dict[str, Any]) -> list[Unsupported]:
+    """Every layer (in nested models too) whose class has no handler."""
+    missing = []
+    for layer in config["config"]["layers"]:
+        if is_model(layer):
+            missing.extend(check_classes(layer))
+        elif layer["class_name"] != "InputLayer":
+            key = table_key(layer)
+            if key not in TABLE:
+                hint = "no converter for this Keras layer class"
+                if layer.get("registered_name") and "Custom>" in str(layer.get("registered_name")):
+                    hint = "custom layer class; only built-in Keras layers are understood"
+                missing.append(Unsupported(layer["class_name"], layer_name(layer), hint))
+    return missing
+
+
+class Builder:
+    def __init__(self, source: KerasSource, options: ParseOptions):
+        self.source = source
+        self.options = options
+        cfg = source.config
+        self.graph = ir.Graph(name=str(cfg.get("config", {}).get("name", source.path.stem)))
+        self.errors: list[Unsupported] = []
+        self.top_outputs: dict[str, list[str]] = {}  # top-level layer name -> its first call's outputs
+
+    # ---- entry -----------------------------------------------------------------------------
+    def build(self) -> ir.Graph:
+        cfg = self.source.config
+        if not is_model(cfg):
+            raise InputError(f"{self.source.path}: the Keras config holds no model with layers")
+        # every unknown class anywhere, plus what handlers refuse on the layers still reachable
+        missing = check_classes(cfg)
+        inputs = [self._graph_input(name, shape) for name, shape in self._input_specs(cfg)]
+        outputs = self._run_model(cfg, inputs, (), "", top=True)
+        if missing or self.errors:
+            raise UnsupportedError(missing + self.errors, target="keras parser")
+        names = self._output_names(cfg, outputs)
+        if self.options.outputs:
+            outputs, names = self._select_outputs(self.options.outputs)
+        self._set_outputs(outputs, names)
+        self.graph.prune()
+        self.graph.metadata["source_format"] = self.source.kind
+        self.graph.validate()
+        return self.graph
+
+    # ---- inputs / outputs ------------------------------------------------------------------
+    def _input_specs(self, cfg: dict[str, Any]) -> list[tuple[str, list]]:
+        conf = cfg["config"]
+        if cfg["class_name"] == "Sequential":
+            first = conf["layers"][0]
+            shape = (
+                first["config"].get("batch_shape")
+                or first["config"].get("batch_input_shape")
+                or conf.get("build_input_shape")
+            )
+            if shape is None:
+                raise InputError(f"{self.source.path}: the Sequential model has no input shape")
+            name = layer_name(first) if first["class_name"] == "InputLayer" else "input"
+            return [(name, list(shape))]
+        by_name = {layer_name(l): l for l in conf["layers"]}
+        specs = []
+        for name, _, _ in _refs(conf["input_layers"]):
+            lc = by_name[name]["config"]
+            specs.append((name, list(lc.get("batch_shape") or lc.get("batch_input_shape"))))
+        if self.options.inputs:
+            wanted = [n.split(":")[0] for n in self.options.inputs]
+            if sorted(wanted) != sorted(n for n, _ in specs):
+                have = ", ".join(n for n, _ in specs)
+                raise UsageError(
+                    f"--inputs {','.join(wanted)}: a Keras model's inputs are its input layers: {have}"
+                )
+        return specs
+
+    def _graph_input(self, name: str, shape: list) -> str:
+        given = self.options.input_shapes
+        override = given.get(name) or given.get(f"{name}:0") or (given.get("") if len(given) == 1 else None)
+        if override is not None:
+            shape = list(override)
+        shape = [1 if (i == 0 and d is None) else d for i, d in enumerate(shape)]
+        if any(d is None or d < 0 for d in shape):
+            raise UsageError(
+                f"input '{name}' has unknown size {tuple(shape)}; pass --input-shape "
+                f"(NHWC, e.g. 1,224,224,3): SAME padding depends on it"
+            )
+        t = self.graph.add_tensor(self.graph.unique_name(name), layout.ir_shape(shape))
+        self.graph.inputs.append(t)
+        self.graph.source_names[t] = name
+        self.graph.source_layouts[t] = "NHWC" if len(shape) == 4 else ""
+        self.options.notes.append(f"input {name}: {tuple(shape)} (NHWC)")
+        return t
+
+    def _output_names(self, cfg: dict[str, Any], outputs: list[str]) -> list[str]:
+        if cfg["class_name"] == "Sequential":
+            return [layer_name(cfg["config"]["layers"][-1])]
+        return [r[0] for r in _refs(cfg["config"]["output_layers"])]
+
+    def _select_outputs(self, wanted: list[str]) -> tuple[list[str], list[str]]:
+        outputs = []
+        for raw in wanted:
+            name = raw.split(":")[0]
+            if name not in self.top_outputs:
+                close = difflib.get_close_matches(name, list(self.top_outputs), n=5)
+                hint = f"; close matches: {', '.join(close)}" if close else ""
+                raise UsageError(f"--outputs: no layer named '{name}' in the Keras model{hint}")
+            outputs.append(self.top_outputs[name][0])
+        return outputs, [w.split(":")[0] for w in wanted]
+
+    def _set_outputs(self, outputs: list[str], names: list[str]) -> None:
+        taken: set[str] = set(self.graph.inputs)
+        for tensor, name in zip(outputs, names):
+            if tensor in taken:  # an output that is an input or repeats: give it its own tensor
+                shape = self.graph.shape(tensor)
+                tensor = self.graph.add_node("identity", self.graph.unique_name(name), [tensor], shape)
+            taken.add(tensor)
+            self.graph.outputs.append(tensor)
+            self.graph.source_names[tensor] = name
+            self.graph.source_layouts[tensor] = "NHWC" if len(self.graph.shape(tensor)) == 4 else ""
+
+    # ---- models ----------------------------------------------------------------------------
+    def _run_model(self, cfg, inputs: list[str], path: tuple[str, ...], prefix: str, top=False) -> list[str]:
+        if cfg["class_name"] == "Sequential":
+            return self._run_sequential(cfg["config"], inputs, path, prefix, top)
+        return self._run_functional(cfg["config"], inputs, path, prefix, top)
+
+    def _run_sequential(self, conf, inputs, path, prefix, top) -> list[str]:
+        x = inputs
+        for layer in conf["layers"]:
+            if layer["class_name"] == "InputLayer":
+                continue
+            args = [TensorRef(x[0])] if len(x) == 1 else [[TensorRef(t) for t in x]]
+            x = self._call_layer(layer, 0, args, {}, path, prefix)
+            if top:
+                self.top_outputs[layer_name(layer)] = x
+        return x
+
+    def _run_functional(self, conf, inputs, path, prefix, top) -> list[str]:
+        produced: dict[Ref, str] = dict(zip(_refs(conf["input_layers"]), inputs))
+        pending = [
+            (layer, k, _normalise_node(node))
+            for layer in conf["layers"]
+            if layer["class_name"] != "InputLayer"
+            for k, node in enumerate(layer.get("inbound_nodes", []))
+        ]
+        while pending:
+            waiting = []
+            for layer, k, node in pending:
+                refs = _tensor_refs(node.get("args", [])) + _tensor_refs(node.get("kwargs", {}))
+                if not all(r in produced for r in refs):
+                    waiting.append((layer, k, node))
+                    continue
+                name = layer_name(layer)
+                if any(produced[r] == POISON for r in refs):
+                    outs = [POISON] * 8  # a layer fed by an unconverted one is not built either
+                else:
+                    args = _substitute(node.get("args", []), produced)
+                    kwargs = _substitute(node.get("kwargs", {}), produced)
+                    outs = self._call_layer(layer, k, args, kwargs, path, prefix)
+                for i, t in enumerate(outs):
+                    produced[(name, k, i)] = t
+                if top and k == 0:
+                    self.top_outputs[name] = outs
+            if len(waiting) == len(pending):
+                stuck = ", ".join(sorted({layer_name(l) for l, _, _ in waiting})[:10])
+                raise InputError(f"{self.source.path}: layer inputs cannot be resolved: {stuck}")
+            pending = waiting
+        return [produced[r] for r in _refs(conf["output_layers"])]
+
+    # ---- layers ----------------------------------------------------------------------------
+    def _call_layer(self, layer, k: int, args, kwargs, path, prefix) -> list[str]:
+        name = layer_name(layer)
+        tag = f"{name}_{k}" if k else name
+        inputs = _flat_tensors(args)
+        if is_model(layer):
+            return self._run_model(layer, inputs, path + (name,), f"{prefix}{tag}/")
+        call = Call(
+            graph=self.graph,
+            name=self.graph.unique_name(prefix + tag),
+            layer=prefix + name,
+            class_name=layer["class_name"],
+            config=layer.get("config", {}),
+            inputs=inputs,
+            args=args,
+            kwargs={k2: v for k2, v in kwargs.items() if v is not None},
+            weights=self.source.weights.get(path + (name,)),
+        )
+        handler = TABLE.get(table_key(layer))
+        if handler is None:  # already listed by check_classes
+            return [POISON] * 8
+        try:
+            return list(handler(call))
+        except UnsupportedError as err:
+            self.errors.extend(err.items)
+            return [POISON] * 8
+        except (IndexError, KeyError, ValueError) as err:
+            where = f"{self.source.path}: layer '{call.layer}' ({call.class_name})"
+            raise InputError(f"{where}: {err!r}") from None

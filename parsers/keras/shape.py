@@ -1,0 +1,69 @@
+"""Reshape / Flatten in TF element order, and the layers that are identities at inference."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import layout
+from .call import Call
+from .table import TABLE
+
+
+def keras_reshape(call: Call, x: str, target_kshape: tuple[int, ...]) -> str:
+    """Reshape x to `target_kshape` (Keras layout) keeping TF's (NHWC) element order."""
+    shape = call.shape(x)
+    if len(shape) == 4 and not layout.moves_only_unit_dims(shape, layout.TO_NHWC):
+        nhwc = layout.keras_shape(shape)
+        x = call.add("transpose", [x], nhwc, {"perm": layout.TO_NHWC}, suffix="/nhwc")
+    if len(target_kshape) == 4 and not layout.moves_only_unit_dims(target_kshape, layout.TO_NCHW):
+        x = call.add("reshape", [x], target_kshape, {"shape": target_kshape}, suffix="/reshape")
+        out = layout.ir_shape(target_kshape)
+        return call.add("transpose", [x], out, {"perm": layout.TO_NCHW})
+    out = layout.ir_shape(target_kshape)
+    return call.add("reshape", [x], out, {"shape": out})
+
+
+@TABLE.register("Reshape")
+def reshape(call: Call) -> list[str]:
+    kshape = call.kshape()
+    target = [int(d) for d in call.config["target_shape"]]
+    total = int(np.prod(kshape[1:]))
+    if -1 in target:
+        known = int(np.prod([d for d in target if d != -1]))
+        target[target.index(-1)] = total // known
+    return [keras_reshape(call, call.x, (kshape[0], *target))]
+
+
+@TABLE.register("Flatten")
+def flatten(call: Call) -> list[str]:
+    call.require_channels_last()
+    kshape = call.kshape()
+    return [keras_reshape(call, call.x, (kshape[0], int(np.prod(kshape[1:]))))]
+
+
+@TABLE.register(
+    "Dropout",
+    "SpatialDropout2D",
+    "GaussianNoise",
+    "GaussianDropout",
+    "AlphaDropout",
+    "ActivityRegularization",
+    "Identity",
+    "StochasticDepth",
+)
+def identity(call: Call) -> list[str]:
+    """Inference-time identities: the layer's output is its input."""
+    return [call.x]
+
+
+@TABLE.register("Permute")
+def permute(call: Call) -> list[str]:
+    """Keras permutes its own (NHWC) axes; compose that with the layout change into one transpose."""
+    rank = len(call.shape())
+    keras_perm = (0, *(int(d) for d in call.config["dims"]))
+    to_keras = layout.TO_NHWC if rank == 4 else tuple(range(rank))
+    from_keras = layout.TO_NCHW if rank == 4 else tuple(range(rank))
+    ir_of_keras_out = [to_keras[p] for p in keras_perm]  # out (keras axis j) reads IR input axis
+    perm = tuple(ir_of_keras_out[m] for m in from_keras)
+    shape = tuple(call.shape()[p] for p in perm)
+    return [call.add("transpose", [call.x], shape, {"perm": perm})]

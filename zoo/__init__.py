@@ -1,0 +1,1 @@
+"""The model zoo: keras.applications architectures built with random weights (no downloads)."""
