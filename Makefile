@@ -53,6 +53,7 @@ $(addprefix zoo-,$(ZOO_MODELS)): zoo-%: install mxnet-env
 	$(PY) -m zoo.run --cache $(CACHE)/zoo --models $* --report $(CACHE)/zoo-$*.md --jobs $(JOBS)
 
 bench: install mxnet-env
+	$(PY) -m pip install -q -c constraints.txt tf2onnx==1.17.0  # a bench-only dependency
 	$(PY) -m bench.run --cache $(CACHE)/bench
 
 clean:

@@ -1,0 +1,215 @@
+"""`make bench`: conversion time and peak memory, pad-layer latency per runtime, tf2onnx side by side.
+
+    python -m bench.run [--cache .cache/bench] [--model mobilenet_v2] [--size 224] [--repeat 30]
+
+Writes bench-report.md and bench-report.json into the cache directory and prints the tables.
+Figures are wall-clock on this machine: run it on an idle machine and read medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+TARGETS = ("torch", "caffe", "mxnet", "onnx")
+CONVERT = str(Path(sys.executable).with_name("convert"))
+
+
+def measure_cli(args: list[str]) -> dict[str, Any]:
+    """Wall time and peak RSS of one `convert` process (the whole command, imports included)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([CONVERT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    code = os.waitstatus_to_exitcode(status)
+    doc = json.loads(out) if code == 0 and out.startswith("{") else {}
+    return {
+        "exit": code,
+        "seconds": round(seconds, 2),
+        "peak_mb": round(usage.ru_maxrss / 1024, 1),
+        "pipeline_seconds": doc.get("seconds", {}),
+        "max_rel": (doc.get("verify") or {}).get("max_rel"),
+        "pad_layers": len(doc.get("pad_layers", [])),
+        "error": err.strip().splitlines()[-1] if code else "",
+    }
+
+
+def median_ms(fn: Callable[[], Any], repeat: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return round(statistics.median(times), 2)
+
+
+def naive_symmetric(graph):
+    """What a naive converter does: the larger pad on both sides (same output size, wrong borders).
+
+    Used only to time the cost of the exact pad layers; its numbers are not TF's.
+    """
+    from convert.padding import Pads, output_hw
+
+    naive = copy.deepcopy(graph)
+    for node in naive.nodes:
+        if node.op in ("conv2d", "max_pool2d", "avg_pool2d") and not Pads(*node.attrs["pads"]).symmetric:
+            t, b, l, r = node.attrs["pads"]
+            sym = Pads(max(t, b), max(t, b), max(l, r), max(l, r))
+            in_hw = naive.shape(node.inputs[0])[2:]
+            dil = node.attrs.get("dilation", (1, 1))
+            if output_hw(in_hw, node.attrs["kernel"], node.attrs["stride"], dil, sym) == naive.shape(node.output)[2:]:
+                node.attrs["pads"] = tuple(sym)
+    return naive
+
+
+def latencies(graph, repeat: int, work: Path) -> list[dict[str, Any]]:
+    import emitters
+    from emitters.base import EmitOptions
+
+    x = [np.random.default_rng(0).standard_normal(graph.shape(n)).astype(np.float32) for n in graph.inputs]
+    rows = []
+
+    def emit(target: str, g, name: str, **options) -> tuple[Path, Any]:
+        out = work / name
+        out.mkdir(parents=True, exist_ok=True)
+        result = emitters.get(target).emit(g, out, EmitOptions(**options))
+        return out, result
+
+    naive = naive_symmetric(graph)
+    # Caffe (OpenCV DNN): pad layer groups vs kernel extension vs the naive symmetric baseline
+    caffe = emitters.get("caffe")
+    for label, g, opts in (("pad layer groups", graph, {"caffe_pad": "layer"}),
+                           ("kernel extension", graph, {"caffe_pad": "kernel"}),
+                           ("naive symmetric (inexact)", naive, {})):
+        out, result = emit("caffe", g, f"caffe-{label.split()[0]}", **opts)
+        net = caffe.load(out)
+        io = caffe._io(out)
+
+        def forward(net=net, io=io):
+            for name, value in zip(io["inputs"], x):
+                net.setInput(value, name)
+            return net.forward(io["outputs"])
+
+        rows.append({"runtime": "caffe (OpenCV DNN)", "variant": label, "pad_layers": len(result.pad_layers),
+                     "ms": median_ms(forward, repeat)})
+
+    # MXNet: exact pad operators vs the naive symmetric baseline, Module and Gluon
+    from emitters.mxnet import runtime as mx_runtime
+
+    jobs = []
+    for label, g in (("exact pad operators", graph), ("naive symmetric (inexact)", naive)):
+        out, result = emit("mxnet", g, f"mxnet-{label.split()[0]}")
+        jobs.append((label, out, len(result.pad_layers)))
+    timed = mx_runtime.evaluate([(out, x) for _, out, _ in jobs], modes=("module", "gluon"), bench=repeat)
+    for (label, _, pads), res in zip(jobs, timed):
+        for mode, ms in res.get("ms", {}).items():
+            rows.append({"runtime": f"mxnet ({mode})", "variant": label, "pad_layers": pads, "ms": ms})
+
+    # PyTorch and onnxruntime: exact vs naive
+    import torch
+
+    from emitters.torch import runner
+
+    for label, g in (("exact pad layers", graph), ("naive symmetric (inexact)", naive)):
+        out, result = emit("torch", g, f"torch-{label.split()[0]}")
+        module = runner.import_model(out)
+        model = module.load(str(out / "model.pt"))
+        tensors = [torch.from_numpy(v) for v in x]
+        with torch.no_grad():
+            ms = median_ms(lambda: model(*tensors), repeat)
+        rows.append({"runtime": "torch", "variant": label, "pad_layers": len(result.pad_layers), "ms": ms})
+
+    import onnxruntime as ort
+
+    out, result = emit("onnx", graph, "onnx")
+    session = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    feeds = {i.name: v for i, v in zip(session.get_inputs(), x)}
+    rows.append({"runtime": "onnxruntime", "variant": "native pads", "pad_layers": 0,
+                 "ms": median_ms(lambda: session.run(None, feeds), repeat)})
+    return rows
+
+
+def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join(str(row.get(c, "")) for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cache", type=Path, default=Path(".cache/bench"))
+    parser.add_argument("--model", default="mobilenet_v2")
+    parser.add_argument("--size", type=int, default=224)
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--skip-tf2onnx", action="store_true")
+    args = parser.parse_args()
+    args.cache.mkdir(parents=True, exist_ok=True)
+
+    from examples import demo_model
+    from zoo import fixtures
+
+    demo = args.cache / "demo" / "model.ckpt"
+    if not Path(str(demo) + ".index").exists():
+        demo = demo_model.build(args.cache / "demo")
+    zoo = fixtures.build(args.model, args.size, args.cache / "zoo")
+    sources = {"demo (TF1 ckpt)": str(demo), f"{args.model} {args.size} (.keras)": str(zoo["keras"]),
+               f"{args.model} {args.size} (TF1 ckpt)": str(zoo["ckpt"])}
+
+    report: dict[str, Any] = {"conversion": [], "latency": [], "tf2onnx": None}
+    with tempfile.TemporaryDirectory(prefix="convert-bench-") as tmp:
+        for label, src in sources.items():
+            for target in TARGETS:
+                out = Path(tmp) / f"{len(report['conversion'])}"
+                row = measure_cli([f"tf2{target}", src, "-o", str(out), "--json", "--verify"])
+                row.update(source=label, target=target)
+                report["conversion"].append(row)
+                print(f"convert {label} -> {target}: {row['seconds']} s, {row['peak_mb']} MB, "
+                      f"max_rel {row['max_rel']}", flush=True)
+
+        from convert import pipeline
+
+        graph, _, _, _ = pipeline.load_graph(pipeline.Request(source=Path(zoo["keras"]), target="ir"))
+        report["latency"] = latencies(graph, args.repeat, Path(tmp))
+
+    if not args.skip_tf2onnx:
+        proc = subprocess.run([sys.executable, "-m", "bench.tf2onnx_compare", str(zoo["saved_model"]), "--json"],
+                              capture_output=True, text=True)
+        try:
+            report["tf2onnx"] = json.loads(proc.stdout)
+        except json.JSONDecodeError:
+            report["tf2onnx"] = {"error": (proc.stderr.strip().splitlines() or ["tf2onnx not available"])[-1]}
+
+    conv_cols = ["source", "target", "exit", "seconds", "peak_mb", "max_rel", "pad_layers"]
+    md = [f"# Benchmarks ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores)", "",
+          "## Conversion (`convert tf2X SRC --verify`, whole process incl. imports)", "",
+          table(report["conversion"], conv_cols), "",
+          f"## Inference latency of {args.model} {args.size}, batch 1, median of {args.repeat} runs (ms)", "",
+          table(report["latency"], ["runtime", "variant", "pad_layers", "ms"]), "",
+          "## tf2onnx side by side", "", "```", json.dumps(report["tf2onnx"], indent=1), "```", ""]
+    (args.cache / "bench-report.md").write_text("\n".join(md))
+    (args.cache / "bench-report.json").write_text(json.dumps(report, indent=1))
+    print("\n".join(md))
+    print(f"written: {args.cache / 'bench-report.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

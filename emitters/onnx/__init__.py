@@ -1,0 +1,93 @@
+"""ONNX target: `model.onnx` (opset 17 by default, 13..21), run with onnxruntime on the CPU.
+
+ONNX layers take per-side pads natively and AveragePool(count_include_pad=0) is TF's rule, so the
+IR's explicit pads map straight into the layers: no pad layer (see ops.py for the handlers).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from convert import ir
+from convert.errors import Unsupported, UnsupportedError, UsageError
+from emitters.base import EmitOptions, EmitResult
+
+TARGET = "onnx"
+MIN_OPSET, MAX_OPSET = 13, 21
+
+
+def _layout(shape: tuple[int, ...]) -> str:
+    return "NCHW" if len(shape) == 4 else ""
+
+
+def unsupported(graph: ir.Graph, opset: int = 17) -> list[Unsupported]:
+    """Every node ONNX (at `opset`) cannot express, with a hint."""
+    from .ops import LIMITS, TABLE
+
+    found = []
+    for node in graph.nodes:
+        if node.op not in TABLE:
+            found.append(Unsupported(node.op, node.name, "no ONNX lowering for this IR op"))
+            continue
+        check = LIMITS.get(node.op)
+        hint = check(node, graph, opset) if check else None
+        if hint:
+            found.append(Unsupported(node.op, node.name, hint))
+    for t in list(graph.inputs) + list(graph.outputs):
+        if graph.tensors[t].dtype not in ("float32", "float16", "float64", "int32", "int64"):
+            found.append(Unsupported("dtype", t, f"tensor dtype {graph.tensors[t].dtype} at the model boundary"))
+    return found
+
+
+def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions) -> EmitResult:
+    from .model import EXTERNAL_DATA_THRESHOLD, build, save_checked
+
+    opset = int(options.opset)
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise UsageError(f"--opset {opset}: choose an ONNX opset from {MIN_OPSET} to {MAX_OPSET}")
+    graph.validate()
+    problems = unsupported(graph, opset)
+    if problems:
+        raise UnsupportedError(problems, TARGET)
+    out_dir = Path(out_dir)
+    built = build(graph, opset)
+    # `onnx_external_data_threshold` (bytes of weights) exists so tests can force the > 2 GB branch.
+    threshold = int(options.extra.get("onnx_external_data_threshold", EXTERNAL_DATA_THRESHOLD))
+    files = save_checked(built, graph, out_dir, threshold)
+    model_graph = built.model.graph
+    return EmitResult(
+        files=files,
+        pad_layers=built.pad_layers,
+        inputs=[
+            {"name": vi.name, "shape": list(graph.shape(t)), "layout": _layout(graph.shape(t))}
+            for vi, t in zip(model_graph.input, graph.inputs)
+        ],
+        outputs=[
+            {"name": vi.name, "shape": list(graph.shape(t)), "layout": _layout(graph.shape(t))}
+            for vi, t in zip(model_graph.output, graph.outputs)
+        ],
+    )
+
+
+_ORT_DTYPES = {
+    "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
+    "tensor(int32)": np.int32, "tensor(int64)": np.int64,
+}
+
+
+def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run `model.onnx` in onnxruntime (CPU); inputs and outputs NCHW, in graph order."""
+    import onnxruntime as ort
+
+    from .model import MODEL_FILE
+
+    session = ort.InferenceSession(str(Path(out_dir) / MODEL_FILE), providers=["CPUExecutionProvider"])
+    specs = session.get_inputs()
+    if len(specs) != len(inputs):
+        raise ValueError(f"the model takes {len(specs)} inputs, got {len(inputs)}")
+    feed = {
+        spec.name: np.ascontiguousarray(x, dtype=_ORT_DTYPES.get(spec.type, None)) for spec, x in zip(specs, inputs)
+    }
+    return [np.asarray(y) for y in session.run(None, feed)]

@@ -1,0 +1,120 @@
+"""What an ONNX op handler sees (Ctx) and what it gives back (Emitted).
+
+Handlers are pure: each builds its nodes and initializers in a local `Builder` and returns them;
+the caller (model.py) collects everything into one GraphProto.
+
+Naming: IR tensor names are sanitised (characters outside [A-Za-z0-9_./-] become '_', clashes get
+a numeric suffix). Names a handler invents are `<node>::<suffix>`; ':' never survives
+sanitising, and `<node>` is the node's (unique) output name, so invented names cannot collide with
+IR tensors or with another node's names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from convert import ir
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_./\-]")
+
+
+def sanitize(name: str) -> str:
+    return _UNSAFE.sub("_", name) or "_"
+
+
+def tensor_names(graph: ir.Graph) -> dict[str, str]:
+    """IR tensor name -> ONNX name, deterministic and collision-free."""
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    ordered = list(graph.inputs) + [o for n in graph.nodes for o in n.outputs]
+    for t in ordered:
+        if t in names:
+            continue
+        base = sanitize(t)
+        name, i = base, 1
+        while name in taken:
+            name, i = f"{base}_{i}", i + 1
+        names[t] = name
+        taken.add(name)
+    return names
+
+
+@dataclass(frozen=True)
+class Ctx:
+    graph: ir.Graph
+    opset: int
+    names: Mapping[str, str]
+
+    def shape(self, tensor: str) -> tuple[int, ...]:
+        return self.graph.shape(tensor)
+
+    def dtype(self, tensor: str) -> np.dtype:
+        return np.dtype(self.graph.tensors[tensor].dtype)
+
+
+@dataclass
+class Emitted:
+    nodes: list[Any] = field(default_factory=list)  # onnx.NodeProto
+    initializers: list[Any] = field(default_factory=list)  # onnx.TensorProto
+    pad_layers: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Builder:
+    """Accumulates one IR node's ONNX nodes; `done()` hands them over."""
+
+    def __init__(self, ctx: Ctx, node: ir.Node):
+        from onnx import helper, numpy_helper  # lazily: `import emitters` stays light
+
+        self._helper, self._numpy_helper = helper, numpy_helper
+        self.ctx = ctx
+        self.node = node
+        self.out = ctx.names[node.output]
+        # the output's ONNX name is unique among all tensors (sanitised node names might clash)
+        self.prefix = self.out
+        self._emitted = Emitted()
+        self._count = 0
+        self._consts: set[str] = set()
+
+    # ---- names -------------------------------------------------------------------------------
+    def x(self, index: int = 0) -> str:
+        """ONNX name of the IR node's index-th input."""
+        return self.ctx.names[self.node.inputs[index]]
+
+    def fresh(self, suffix: str) -> str:
+        self._count += 1
+        return f"{self.prefix}::{suffix}{self._count}"
+
+    # ---- building ----------------------------------------------------------------------------
+    def const(
+        self, suffix: str, value: np.ndarray | float | int | list, dtype: Any = None, name: str | None = None
+    ) -> str:
+        """An initializer named `<node>::<suffix>` (made unique within the node) or `name`."""
+        arr = np.asarray(value, dtype=dtype if dtype is not None else np.float32)
+        if name is None:
+            name = f"{self.prefix}::{suffix}"
+            if name in self._consts:
+                name = self.fresh(suffix)
+        self._consts.add(name)
+        # np.array keeps 0-d scalars 0-d (Clip/Pad want true scalars); ascontiguousarray would not
+        self._emitted.initializers.append(self._numpy_helper.from_array(np.array(arr, order="C"), name))
+        return name
+
+    def ints(self, suffix: str, values: Any) -> str:
+        return self.const(suffix, np.asarray(list(values), dtype=np.int64), np.int64)
+
+    def op(self, op_type: str, inputs: list[str], out: str | None = None, **attrs: Any) -> str:
+        """Append one node; returns its (single) output name. `out=None` invents one."""
+        out = out or self.fresh(op_type)
+        name = self.prefix if out == self.out else f"{self.prefix}::{op_type}{self._count}"
+        self._emitted.nodes.append(self._helper.make_node(op_type, inputs, [out], name=name, **attrs))
+        return out
+
+    def pad_layer(self, pads: Any, reason: str) -> None:
+        self._emitted.pad_layers.append({"node": self.node.name, "pads": [int(p) for p in pads], "reason": reason})
+
+    def done(self) -> Emitted:
+        return self._emitted

@@ -1,0 +1,110 @@
+"""Assemble the handlers' output into a ModelProto, check it, and write it (external data > 2 GB)."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from convert import ir
+
+from .context import Ctx, Emitted, tensor_names
+from .ops import TABLE
+
+MODEL_FILE = "model.onnx"
+DATA_FILE = "model.onnx.data"
+# protobuf refuses to serialise a message over 2 GiB; stay well clear of it (graph structure too).
+EXTERNAL_DATA_THRESHOLD = 2**31 - 64 * 2**20
+
+
+@dataclass
+class Built:
+    model: Any  # onnx.ModelProto
+    pad_layers: list[dict[str, Any]] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    weight_bytes: int = 0
+
+
+def _value_info(name: str, tensor: ir.Tensor) -> Any:
+    from onnx import helper
+
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(tensor.dtype))
+    return helper.make_tensor_value_info(name, elem, list(tensor.shape))
+
+
+def build(graph: ir.Graph, opset: int) -> Built:
+    """Run every node's handler and collect the results into one model."""
+    from onnx import helper
+
+    names = tensor_names(graph)
+    ctx = Ctx(graph, opset, names)
+    collected = Emitted()
+    for node in graph.nodes:
+        part = TABLE.get(node.op)(node, ctx)
+        collected.nodes.extend(part.nodes)
+        collected.initializers.extend(part.initializers)
+        collected.pad_layers.extend(part.pad_layers)
+
+    # A graph output that is also a graph input (or listed twice) needs its own tensor.
+    outputs, seen = [], set(names[i] for i in graph.inputs)
+    for t in graph.outputs:
+        name = names[t]
+        if name in seen:
+            alias = f"{name}::output{len(outputs)}"
+            collected.nodes.append(helper.make_node("Identity", [name], [alias], name=alias))
+            name = alias
+        seen.add(name)
+        outputs.append(_value_info(name, graph.tensors[t]))
+
+    onnx_graph = helper.make_graph(
+        collected.nodes,
+        graph.name or "graph",
+        [_value_info(names[t], graph.tensors[t]) for t in graph.inputs],
+        outputs,
+        initializer=collected.initializers,
+    )
+    opsets = [helper.make_opsetid("", opset)]
+    model = helper.make_model(
+        onnx_graph,
+        opset_imports=opsets,
+        producer_name="convert",
+        ir_version=helper.find_min_ir_version_for(opsets),
+    )
+    weight_bytes = sum(len(t.raw_data) for t in collected.initializers)
+    return Built(model, collected.pad_layers, names, weight_bytes)
+
+
+def _check_shapes(inferred: Any, graph: ir.Graph) -> None:
+    """Shape inference must reproduce the IR's output shapes exactly."""
+    for out, t in zip(inferred.graph.output, graph.outputs):
+        dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in out.type.tensor_type.shape.dim)
+        if dims != tuple(graph.shape(t)):
+            raise AssertionError(f"ONNX shape inference gives {dims} for output {out.name}, IR says {graph.shape(t)}")
+
+
+def save_checked(built: Built, graph: ir.Graph, out_dir: Path, threshold: int = EXTERNAL_DATA_THRESHOLD) -> list[str]:
+    """Check (full checker + strict shape inference) and write; returns the files written."""
+    import onnx
+    from onnx import shape_inference
+
+    path = out_dir / MODEL_FILE
+    if built.weight_bytes <= threshold:
+        onnx.checker.check_model(built.model, full_check=True)
+        _check_shapes(shape_inference.infer_shapes(built.model, check_type=True, strict_mode=True), graph)
+        onnx.save_model(built.model, str(path))
+        return [MODEL_FILE]
+    # Over the protobuf limit: weights go to one side file; checker and inference work on paths.
+    onnx.save_model(
+        built.model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+        location=DATA_FILE, size_threshold=1024,
+    )
+    onnx.checker.check_model(str(path), full_check=True)
+    with tempfile.TemporaryDirectory(dir=out_dir.parent) as tmp:
+        inferred_path = Path(tmp) / MODEL_FILE
+        shape_inference.infer_shapes_path(str(path), str(inferred_path), check_type=True, strict_mode=True)
+        _check_shapes(onnx.load(str(inferred_path), load_external_data=False), graph)
+    # tensors under 1 KB stay inline; the side file exists only if something went out
+    return [MODEL_FILE, DATA_FILE] if (out_dir / DATA_FILE).exists() else [MODEL_FILE]
