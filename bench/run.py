@@ -120,7 +120,7 @@ def latencies(graph, repeat: int, work: Path) -> list[dict[str, Any]]:
     timed = mx_runtime.evaluate([(out, x) for _, out, _ in jobs], modes=("module", "gluon"), bench=repeat)
     for (label, _, pads), res in zip(jobs, timed):
         for mode, ms in res.get("ms", {}).items():
-            rows.append({"runtime": f"mxnet ({mode})", "variant": label, "pad_layers": pads, "ms": ms})
+            rows.append({"runtime": f"mxnet ({mode})", "variant": label, "pad_layers": pads, "ms": round(ms, 2)})
 
     # PyTorch and onnxruntime: exact vs naive
     import torch
@@ -163,13 +163,17 @@ def main() -> int:
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
 
-    from examples import demo_model
     from zoo import fixtures
 
+    # Fixtures are built in child processes: a child forked from a parent that has TensorFlow
+    # loaded inherits its peak RSS (Linux keeps ru_maxrss across exec), which would spoil the figures.
     demo = args.cache / "demo" / "model.ckpt"
     if not Path(str(demo) + ".index").exists():
-        demo = demo_model.build(args.cache / "demo")
-    zoo = fixtures.build(args.model, args.size, args.cache / "zoo")
+        subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from examples import demo_model; "
+                        "demo_model.build(Path(sys.argv[1]))", str(args.cache / "demo")], check=True)
+    subprocess.run([sys.executable, "-m", "zoo.fixtures", args.model, str(args.size), str(args.cache / "zoo")],
+                   check=True, stdout=subprocess.DEVNULL)
+    zoo = fixtures.paths(args.model, args.size, args.cache / "zoo")
     sources = {"demo (TF1 ckpt)": str(demo), f"{args.model} {args.size} (.keras)": str(zoo["keras"]),
                f"{args.model} {args.size} (TF1 ckpt)": str(zoo["ckpt"])}
 

@@ -62,6 +62,13 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (MB)."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def load_graph(req: Request):
     """Parse the source and run the default passes.
 
@@ -137,6 +144,7 @@ def run(req: Request) -> dict[str, Any]:
             options={"rtol": req.rtol, "seed": req.seed, "input_shapes": {k: list(v) for k, v in req.input_shapes.items()}},
         )
         doc["notes"] = notes
+        doc["peak_rss_mb"] = peak_rss_mb()
         report.write(doc, tmp / "conversion.json")
         if verified is not None and not verified["passed"]:
             raise VerifyError(
