@@ -28,5 +28,6 @@ from .rules import (
     transposed_conv_crop,
     transposed_full_size,
 )
+from .space_to_batch import SpaceToBatchConv, space_to_batch_conv
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -19,7 +19,7 @@ from convert.errors import Unsupported, UnsupportedError, UsageError
 from parsers.base import ParseOptions
 
 from . import ops  # noqa: F401 - registers the handlers
-from .context import NHWC_TO_NCHW, Context, NotConvertible, show_shape
+from .context import NHWC_TO_NCHW, Context, NotConvertible, Val, show_shape
 from .graphio import node_of
 from .loader import Frozen
 from .table import TABLE
@@ -166,8 +166,14 @@ def _add_outputs(ctx: Context, names: list[str], tensors: list[Any]) -> None:
     """Graph outputs are named after their TF tensors (an identity node where needed)."""
     graph = ctx.graph
     for src, t in zip(names, tensors):
-        v = ctx.val(t)
+        try:
+            v = ctx.val(t)
+        except NotConvertible as e:  # e.g. the batch-folded tensor inside a dilated conv
+            raise UsageError(f"output '{src}' has no equivalent in the converted graph ({e}); "
+                             "pick another tensor with --outputs") from None
         rank = len(graph.shape(v.ir))
+        if v.perm is not None and not (rank == 4 and v.perm == NHWC_TO_NCHW):
+            v = Val(ctx.tf_order(t))  # outputs are NCHW (for NHWC) or in TF's own order
         name = v.ir
         if v.ir != _ir_name(src) or v.ir in graph.outputs or v.ir in graph.inputs:
             name = graph.add_node("identity", graph.unique_name(_ir_name(src)), [v.ir], graph.shape(v.ir),

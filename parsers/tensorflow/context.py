@@ -86,12 +86,13 @@ class Context:
             pad = op.get_attr("padding").decode() if "padding" in op.node_def.attr else ""
             why = f", {pad} padding" if pad else ""
             shown = "of unknown rank" if dims is None else show_shape(dims)
-            raise UsageError(
-                f"node '{op.name}' ({op.type}{why}) has an unknown static shape {shown}: the "
-                f"spatial input size is needed ({self._input_desc}); pass --input-shape, "
-                f"e.g. --input-shape 1,224,224,3"
-            )
+            raise self.needs_input_shape(f"node '{op.name}' ({op.type}{why}) has an unknown static shape "
+                                         f"{shown}: the spatial input size is needed")
         return tuple(int(d) for d in dims)
+
+    def needs_input_shape(self, why: str) -> UsageError:
+        """The error asking for --input-shape, after `why` (which names the node)."""
+        return UsageError(f"{why} ({self._input_desc}); pass --input-shape, e.g. --input-shape 1,224,224,3")
 
     def val(self, t: Any) -> Val:
         if t.name in self.vals:

@@ -12,20 +12,20 @@ from ..context import Context, NotConvertible, fmt_perm, ir_axis, permute_shape
 from ..table import tf_op
 
 
-def _attr(op: Any, name: str, default: Any = None) -> Any:
+def attr(op: Any, name: str, default: Any = None) -> Any:
     if name not in op.node_def.attr:
         return default
     value = op.get_attr(name)
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _hw(values: list[int], data_format: str) -> tuple[int, int]:
+def hw(values: list[int], data_format: str) -> tuple[int, int]:
     """The (H, W) entries of a per-axis attribute given in `data_format` order."""
     return (values[1], values[2]) if data_format.startswith("NH") else (values[2], values[3])
 
 
 def _explicit(op: Any, data_format: str) -> tuple[int, ...] | None:
-    flat = _attr(op, "explicit_paddings", []) or []
+    flat = attr(op, "explicit_paddings", []) or []
     if len(flat) != 8:
         return None
     pairs = [tuple(flat[i : i + 2]) for i in range(0, 8, 2)]
@@ -33,76 +33,89 @@ def _explicit(op: Any, data_format: str) -> tuple[int, ...] | None:
     return (h[0], h[1], w[0], w[1])
 
 
-def _pads(op: Any, in_hw, kernel, stride, dilation, data_format: str):
+def conv_pads(op: Any, in_hw, kernel, stride, dilation, data_format: str):
     try:
-        return tf_pads(in_hw, kernel, stride, dilation, _attr(op, "padding", "VALID"),
+        return tf_pads(in_hw, kernel, stride, dilation, attr(op, "padding", "VALID"),
                        _explicit(op, data_format))
     except PaddingError as e:
         raise NotConvertible(str(e)) from None
 
 
-def _nchw_out(ctx: Context, op: Any, data_format: str) -> tuple[int, ...]:
+def nchw_out(ctx: Context, op: Any, data_format: str) -> tuple[int, ...]:
     return permute_shape(ctx.shape(op.outputs[0]), fmt_perm(data_format))
 
 
-def _check_hw(op: Any, in_hw, kernel, stride, dilation, pads, out_shape) -> None:
+def _check_hw(in_hw, kernel, stride, dilation, pads, out_shape) -> None:
     got = output_hw(in_hw, kernel, stride, dilation, pads)
     if tuple(got) != tuple(out_shape[2:]):
         raise NotConvertible(f"padding rule gives output {got}, TF says {tuple(out_shape[2:])}")
 
 
-def _conv(ctx: Context, op: Any, weight: np.ndarray, groups: int, source: str) -> None:
-    fmt = _attr(op, "data_format", "NHWC")
-    x = op.inputs[0]
-    ctx.shape(op.outputs[0]), ctx.shape(x)  # unknown sizes -> ask for --input-shape
-    x_ir = ctx.nchw(x, fmt)
-    in_shape = ctx.graph.shape(x_ir)
+def emit_conv(ctx: Context, name: str, x_ir: str, weight: np.ndarray, groups: int, stride, dilation,
+              pads, out_shape, source: str) -> str:
+    """An IR conv2d on NCHW `x_ir`, after checking TF's output size against the pads."""
     kernel = tuple(int(k) for k in weight.shape[2:])
-    stride = _hw(_attr(op, "strides"), fmt)
-    dilation = _hw(_attr(op, "dilations", [1, 1, 1, 1]), fmt)
-    pads = _pads(op, in_shape[2:], kernel, stride, dilation, fmt)
-    out_shape = _nchw_out(ctx, op, fmt)
-    _check_hw(op, in_shape[2:], kernel, stride, dilation, pads, out_shape)
+    _check_hw(ctx.graph.shape(x_ir)[2:], kernel, stride, dilation, pads, out_shape)
     attrs = {"kernel": kernel, "stride": tuple(stride), "dilation": tuple(dilation), "groups": groups,
              "pads": tuple(pads)}
-    out = ctx.emit("conv2d", op.name, [x_ir], out_shape, attrs,
-                   {"weight": np.ascontiguousarray(weight, np.float32)}, source)
-    ctx.set(op.outputs[0], out, fmt_perm(fmt))
+    return ctx.emit("conv2d", name, [x_ir], out_shape, attrs,
+                    {"weight": np.ascontiguousarray(weight, np.float32)}, source)
 
 
-@tf_op("Conv2D")
-def conv2d(ctx: Context, op: Any) -> None:
+def _conv2d_weight(ctx: Context, op: Any) -> tuple[np.ndarray, int]:
     filt = ctx.const(op.inputs[1])  # HWIO
-    fmt = _attr(op, "data_format", "NHWC")
-    ctx.shape(op.outputs[0])  # unknown sizes -> ask for --input-shape, naming this node
+    fmt = attr(op, "data_format", "NHWC")
     in_c = ctx.shape(op.inputs[0])[3 if fmt.startswith("NH") else 1]
-    groups = in_c // filt.shape[2]
-    _conv(ctx, op, filt.transpose(3, 2, 0, 1), groups, "Conv2D")
+    return filt.transpose(3, 2, 0, 1), in_c // filt.shape[2]
 
 
-@tf_op("DepthwiseConv2dNative")
-def depthwise(ctx: Context, op: Any) -> None:
+def _depthwise_weight(ctx: Context, op: Any) -> tuple[np.ndarray, int]:
     filt = ctx.const(op.inputs[1])  # (kh, kw, in, multiplier)
     kh, kw, cin, mult = filt.shape
     # TF orders output channels as c * mult + m, which is exactly the row-major flattening.
-    weight = filt.reshape(kh, kw, cin * mult).transpose(2, 0, 1)[:, None, :, :]
-    _conv(ctx, op, weight, int(cin), "DepthwiseConv2dNative")
+    return filt.reshape(kh, kw, cin * mult).transpose(2, 0, 1)[:, None, :, :], int(cin)
+
+
+_CONV_WEIGHTS = {"Conv2D": _conv2d_weight, "DepthwiseConv2dNative": _depthwise_weight}
+
+
+def conv_weight(ctx: Context, op: Any) -> tuple[np.ndarray, int]:
+    """(OIHW weight, groups) of a Conv2D / DepthwiseConv2dNative."""
+    return _CONV_WEIGHTS[op.type](ctx, op)
+
+
+@tf_op("Conv2D", "DepthwiseConv2dNative")
+def conv(ctx: Context, op: Any) -> None:
+    if op.inputs[0].op.type == "SpaceToBatchND":
+        return  # a dilated conv in TF's phase spelling: the BatchToSpaceND after it emits it (atrous.py)
+    fmt = attr(op, "data_format", "NHWC")
+    x = op.inputs[0]
+    ctx.shape(op.outputs[0]), ctx.shape(x)  # unknown sizes -> ask for --input-shape, naming this node
+    weight, groups = conv_weight(ctx, op)
+    x_ir = ctx.nchw(x, fmt)
+    kernel = tuple(int(k) for k in weight.shape[2:])
+    stride = hw(attr(op, "strides"), fmt)
+    dilation = hw(attr(op, "dilations", [1, 1, 1, 1]), fmt)
+    pads = conv_pads(op, ctx.graph.shape(x_ir)[2:], kernel, stride, dilation, fmt)
+    out_shape = nchw_out(ctx, op, fmt)
+    out = emit_conv(ctx, op.name, x_ir, weight, groups, stride, dilation, pads, out_shape, op.type)
+    ctx.set(op.outputs[0], out, fmt_perm(fmt))
 
 
 @tf_op("Conv2DBackpropInput")
 def conv_transpose(ctx: Context, op: Any) -> None:
-    fmt = _attr(op, "data_format", "NHWC")
+    fmt = attr(op, "data_format", "NHWC")
     filt = ctx.const(op.inputs[1])  # (kh, kw, out_c, in_c)
     x_ir = ctx.nchw(op.inputs[2], fmt)
-    out_shape = _nchw_out(ctx, op, fmt)
+    out_shape = nchw_out(ctx, op, fmt)
     kernel = tuple(int(k) for k in filt.shape[:2])
-    stride = _hw(_attr(op, "strides"), fmt)
-    dilation = _hw(_attr(op, "dilations", [1, 1, 1, 1]), fmt)
+    stride = hw(attr(op, "strides"), fmt)
+    dilation = hw(attr(op, "dilations", [1, 1, 1, 1]), fmt)
     if dilation != (1, 1):
         raise NotConvertible("dilated transposed convolution is not supported")
     try:
         crop = transposed_conv_crop(out_shape[2:], kernel, stride, dilation,
-                                    _attr(op, "padding", "VALID"), _explicit(op, fmt))
+                                    attr(op, "padding", "VALID"), _explicit(op, fmt))
     except PaddingError as e:
         raise NotConvertible(str(e)) from None
     attrs = {"kernel": kernel, "stride": tuple(stride), "dilation": tuple(dilation), "groups": 1,
@@ -114,18 +127,18 @@ def conv_transpose(ctx: Context, op: Any) -> None:
 
 
 def _pool(ctx: Context, op: Any, ir_op: str, extra: dict) -> None:
-    fmt = _attr(op, "data_format", "NHWC")
+    fmt = attr(op, "data_format", "NHWC")
     ctx.shape(op.outputs[0]), ctx.shape(op.inputs[0])  # unknown sizes -> ask for --input-shape
     x_ir = ctx.nchw(op.inputs[0], fmt)
     in_shape = ctx.graph.shape(x_ir)
-    ksize = _attr(op, "ksize")
-    strides = _attr(op, "strides")
+    ksize = attr(op, "ksize")
+    strides = attr(op, "strides")
     if ksize[0] != 1 or strides[0] != 1 or ksize[3 if fmt.startswith("NH") else 1] != 1:
         raise NotConvertible("pooling over the batch or channel axis is not supported")
-    kernel, stride = _hw(ksize, fmt), _hw(strides, fmt)
-    pads = _pads(op, in_shape[2:], kernel, stride, (1, 1), fmt)
-    out_shape = _nchw_out(ctx, op, fmt)
-    _check_hw(op, in_shape[2:], kernel, stride, (1, 1), pads, out_shape)
+    kernel, stride = hw(ksize, fmt), hw(strides, fmt)
+    pads = conv_pads(op, in_shape[2:], kernel, stride, (1, 1), fmt)
+    out_shape = nchw_out(ctx, op, fmt)
+    _check_hw(in_shape[2:], kernel, stride, (1, 1), pads, out_shape)
     attrs = {"kernel": tuple(kernel), "stride": tuple(stride), "pads": tuple(pads), **extra}
     out = ctx.emit(ir_op, op.name, [x_ir], out_shape, attrs, source_op=op.type)
     ctx.set(op.outputs[0], out, fmt_perm(fmt))
@@ -152,7 +165,7 @@ def pad(ctx: Context, op: Any) -> None:
     paddings = ctx.const(op.inputs[1]).astype(int).reshape(rank, 2)
     perm = v.perm if v.perm is not None else tuple(range(rank))
     pads = tuple((int(paddings[p][0]), int(paddings[p][1])) for p in perm)  # IR axis order
-    mode = _PAD_MODES.get(op.type) or _attr(op, "mode", "REFLECT").lower()
+    mode = _PAD_MODES.get(op.type) or attr(op, "mode", "REFLECT").lower()
     value = float(ctx.const(op.inputs[2]).reshape(())) if op.type == "PadV2" else 0.0
     out_shape = permute_shape(ctx.shape(op.outputs[0]), v.perm)
     out = ctx.emit("pad", op.name, [v.ir], out_shape, {"pads": pads, "mode": mode, "value": value},
@@ -171,7 +184,7 @@ def _channel_const(ctx: Context, base: str, values: np.ndarray, axis: int, rank:
 def bias_add(ctx: Context, op: Any) -> None:
     x = op.inputs[0]
     rank = len(ctx.shape(x))
-    fmt = _attr(op, "data_format", "NHWC")
+    fmt = attr(op, "data_format", "NHWC")
     bias = ctx.const(op.inputs[1])
     x_ir = ctx.nchw(x, fmt) if rank == 4 else ctx.tf_order(x)
     perm = fmt_perm(fmt, rank)
@@ -184,11 +197,11 @@ def bias_add(ctx: Context, op: Any) -> None:
 
 @tf_op("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
 def fused_batch_norm(ctx: Context, op: Any) -> None:
-    if _attr(op, "is_training", False):
+    if attr(op, "is_training", False):
         raise NotConvertible("batch norm in training mode (is_training=True); export the inference graph")
-    fmt = _attr(op, "data_format", "NHWC")
+    fmt = attr(op, "data_format", "NHWC")
     gamma, beta, mean, var = (ctx.const(t).astype(np.float64) for t in op.inputs[1:5])
-    eps = float(_attr(op, "epsilon", 1e-3))
+    eps = float(attr(op, "epsilon", 1e-3))
     scale = gamma / np.sqrt(var + eps)
     shift = beta - mean * scale
     x_ir = ctx.nchw(op.inputs[0], fmt)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..context import Context, NotConvertible, ir_axis, permute_shape
+from ..context import Context, NotConvertible, Perm, ir_axis, permute_shape, show_shape
 from ..table import tf_op
 
 
@@ -17,6 +17,18 @@ def identity(ctx: Context, op: Any) -> None:
     for i, o in enumerate(op.outputs):  # IdentityN forwards each input
         v = ctx.val(op.inputs[i])
         ctx.set(o, v.ir, v.perm)
+
+
+@tf_op("Shape", "ShapeN", "Size", "Rank")
+def shape_of(ctx: Context, op: Any) -> None:
+    """Only reached when the shape is not static (a static one is a constant): the graph computes
+    with the input size (a dilated conv's SpaceToBatchND paddings, say), so it must be fixed."""
+    t = op.inputs[0]
+    dims = t.shape.as_list() if t.shape.rank is not None else None
+    raise ctx.needs_input_shape(
+        f"node '{op.name}' ({op.type}) reads a tensor size that is unknown here {show_shape(dims)}: the "
+        "graph computes with it (e.g. the paddings of a dilated convolution built for any input size)"
+    )
 
 
 @tf_op("Reshape", "Squeeze", "ExpandDims")
@@ -60,45 +72,57 @@ def concat(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], out, perm)
 
 
-def _reduce(ctx: Context, op: Any, ir_op: str) -> None:
+def _reduce(ctx: Context, op: Any, ir_op: str, name: str) -> tuple[str, Perm]:
+    """The IR reduction of TF reduce `op` (named `name`) and the perm of its result."""
     v = ctx.val(op.inputs[0])
     rank = len(ctx.shape(op.inputs[0]))
     axes = sorted({ir_axis(int(a), rank, v.perm) for a in np.atleast_1d(ctx.const(op.inputs[1]))})
     keep = bool(op.get_attr("keep_dims"))
     out_shape = ctx.shape(op.outputs[0])
     if keep:
-        out_perm = v.perm
-        out_shape = permute_shape(out_shape, v.perm)
-    else:
-        # the kept IR axes stay in IR order; that is TF order when perm keeps them sorted
-        kept = [a for a in range(rank) if a not in axes]
-        tf_kept = [(v.perm or tuple(range(rank)))[a] for a in kept]
-        if tf_kept != sorted(tf_kept):
-            # reduce keeping dims, go back to TF order, then drop the reduced axes like TF does
-            kept_shape = [1 if i in axes else d for i, d in enumerate(ctx.graph.shape(v.ir))]
-            r = ctx.emit(ir_op, f"{op.name}/keep", [v.ir], kept_shape,
-                         {"axes": tuple(axes), "keepdims": True}, source_op=op.type)
-            inv = tuple(int(i) for i in np.argsort(v.perm))
-            t = ctx.emit("transpose", f"{op.name}/tf_order", [r], permute_shape(kept_shape, inv),
-                         {"perm": inv}, source_op="(layout)")
-            out = ctx.emit("reshape", op.name, [t], out_shape, {"shape": tuple(out_shape)},
-                           source_op=op.type)
-            ctx.set(op.outputs[0], out)
-            return
-        out_perm = None
-    out = ctx.emit(ir_op, op.name, [v.ir], out_shape, {"axes": tuple(axes), "keepdims": keep},
-                   source_op=op.type)
-    ctx.set(op.outputs[0], out, out_perm)
+        out = ctx.emit(ir_op, name, [v.ir], permute_shape(out_shape, v.perm),
+                       {"axes": tuple(axes), "keepdims": True}, source_op=op.type)
+        return out, v.perm
+    # the kept IR axes stay in IR order; that is TF order when perm keeps them sorted
+    kept = [a for a in range(rank) if a not in axes]
+    tf_kept = [(v.perm or tuple(range(rank)))[a] for a in kept]
+    if tf_kept == sorted(tf_kept):
+        out = ctx.emit(ir_op, name, [v.ir], out_shape, {"axes": tuple(axes), "keepdims": False},
+                       source_op=op.type)
+        return out, None
+    # reduce keeping dims, go back to TF order, then drop the reduced axes like TF does
+    kept_shape = [1 if i in axes else d for i, d in enumerate(ctx.graph.shape(v.ir))]
+    r = ctx.emit(ir_op, f"{name}/keep", [v.ir], kept_shape, {"axes": tuple(axes), "keepdims": True},
+                 source_op=op.type)
+    inv = tuple(int(i) for i in np.argsort(v.perm))
+    t = ctx.emit("transpose", f"{name}/tf_order", [r], permute_shape(kept_shape, inv), {"perm": inv},
+                 source_op="(layout)")
+    out = ctx.emit("reshape", name, [t], out_shape, {"shape": tuple(out_shape)}, source_op=op.type)
+    return out, None
 
 
 @tf_op("Mean")
 def mean(ctx: Context, op: Any) -> None:
-    _reduce(ctx, op, "reduce_mean")
+    ctx.set(op.outputs[0], *_reduce(ctx, op, "reduce_mean", op.name))
 
 
 @tf_op("Max")
 def reduce_max(ctx: Context, op: Any) -> None:
-    _reduce(ctx, op, "reduce_max")
+    ctx.set(op.outputs[0], *_reduce(ctx, op, "reduce_max", op.name))
+
+
+@tf_op("Sum")
+def reduce_sum(ctx: Context, op: Any) -> None:
+    """The IR has no reduce_sum: mean times the number of summed elements (exact up to rounding)."""
+    shape = ctx.shape(op.inputs[0])
+    axes = {int(a) % len(shape) for a in np.atleast_1d(ctx.const(op.inputs[1]))}
+    count = int(np.prod([shape[a] for a in axes]))
+    avg, perm = _reduce(ctx, op, "reduce_mean", f"{op.name}/mean")
+    rank = len(ctx.graph.shape(avg))
+    factor = np.full((1,) * rank, count, np.float32)
+    c = ctx.emit("const", f"{op.name}/count", [], factor.shape, params={"value": factor}, source_op="Const")
+    out = ctx.emit("mul", op.name, [avg, c], ctx.graph.shape(avg), source_op=op.type)
+    ctx.set(op.outputs[0], out, perm)
 
 
 @tf_op("MatMul")
@@ -120,15 +144,61 @@ def matmul(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], out)
 
 
-def _slice(ctx: Context, op: Any, begin: list[int], end: list[int]) -> None:
-    """Static slice given in TF axis order -> IR slice in the tensor's IR order."""
-    v = ctx.val(op.inputs[0])
+def _slice(ctx: Context, op: Any, begin: list[int], end: list[int], x: Any = None,
+           index: int = 0) -> tuple[str, Perm]:
+    """Static slice given in TF axis order -> IR slice in the tensor's IR order, set as output
+    `index` of `op` (input `x`, default the first)."""
+    x = op.inputs[0] if x is None else x
+    v = ctx.val(x)
     rank = len(begin)
     perm = v.perm if v.perm is not None else tuple(range(rank))
-    out = ctx.emit("slice", op.name, [v.ir], permute_shape(ctx.shape(op.outputs[0]), v.perm),
+    shape = tuple(max(e - b, 0) for b, e in zip(begin, end))
+    name = op.name if index == 0 else f"{op.name}:{index}"
+    out = ctx.emit("slice", name, [v.ir], permute_shape(shape, v.perm),
                    {"begin": tuple(begin[p] for p in perm), "end": tuple(end[p] for p in perm)},
                    source_op=op.type)
-    ctx.set(op.outputs[0], out, v.perm)
+    ctx.set(op.outputs[index], out, v.perm)
+    return out, v.perm
+
+
+def _split(ctx: Context, op: Any, x: Any, axis: int) -> list[tuple[str, Perm]]:
+    """One slice per output of a Split / SplitV / Unpack along TF axis `axis`; the pieces' sizes
+    are the outputs' static sizes (SplitV's -1 is resolved by TF's shape inference)."""
+    shape = list(ctx.shape(x))
+    axis %= len(shape)
+    start, pieces = 0, []
+    for i, t in enumerate(op.outputs):
+        size = ctx.shape(t)[axis] if len(ctx.shape(t)) == len(shape) else 1  # Unpack drops the axis
+        begin, end = [0] * len(shape), list(shape)
+        begin[axis], end[axis] = start, start + size
+        pieces.append(_slice(ctx, op, begin, end, x, i))
+        start += size
+    return pieces
+
+
+@tf_op("Split")
+def split(ctx: Context, op: Any) -> None:
+    _split(ctx, op, op.inputs[1], int(ctx.const(op.inputs[0])))
+
+
+@tf_op("SplitV")
+def split_v(ctx: Context, op: Any) -> None:
+    _split(ctx, op, op.inputs[0], int(ctx.const(op.inputs[2])))
+
+
+@tf_op("Unpack")
+def unpack(ctx: Context, op: Any) -> None:
+    """Slices, then each drops the sliced axis: a reshape that keeps the IR order, so the result
+    keeps the input's layout minus that axis."""
+    rank = len(ctx.shape(op.inputs[0]))
+    axis = int(op.get_attr("axis")) % rank
+    for i, (piece, perm) in enumerate(_split(ctx, op, op.inputs[0], axis)):
+        perm = perm if perm is not None else tuple(range(rank))
+        out_perm = tuple(p - (p > axis) for p in perm if p != axis)
+        out_shape = permute_shape(ctx.shape(op.outputs[i]), out_perm)
+        out = ctx.emit("reshape", f"{op.name}:{i}/squeeze", [piece], out_shape, {"shape": out_shape},
+                       source_op=op.type)
+        ctx.set(op.outputs[i], out, out_perm)
 
 
 @tf_op("StridedSlice")
