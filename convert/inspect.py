@@ -23,6 +23,39 @@ def _window_plan(node: Node, graph: Graph, caps: padding.TargetCaps) -> str:
     return f"pad layer{value}{extra}"
 
 
+def _mxnet_plan(node: Node, graph: Graph) -> str:
+    if node.op != "avg_pool2d" or node.attrs.get("count_include_pad"):
+        return _window_plan(node, graph, padding.MXNET)
+    a = node.attrs
+    plan = padding.mxnet_plan_avg_pool(graph.shape(node.inputs[0])[2:], a["kernel"], a["stride"], a["pads"])
+    if plan.keep is None:
+        return "in layer" if any(plan.layer_pads) else "-"
+    return "aligned pad + slice"
+
+
+def _caffe_plan(node: Node, graph: Graph) -> str:
+    a = node.attrs
+    in_shape = graph.shape(node.inputs[0])
+    if node.op == "conv2d":
+        depthwise = a["groups"] == in_shape[1] == graph.shape(node.output)[1]
+        plan = padding.caffe_plan_conv(a["pads"], a["dilation"], "layer", a["kernel"], depthwise)
+    else:
+        plan = padding.caffe_plan_pool(node.op, in_shape[2:], a["kernel"], a["stride"], a["pads"],
+                                       a.get("count_include_pad", False))
+    parts = []
+    if plan.pad_group is not None:
+        parts.append("pad group" + (" (-FLT_MAX)" if plan.pad_value else ""))
+    if not padding.Pads(*plan.kernel_taps).zero:
+        parts.append("kernel taps")
+    if not padding.Pads(*plan.trim).zero:
+        parts.append("slice")
+    if plan.scale_map is not None:
+        parts.append("scale map")
+    if not parts:
+        return "in layer" if any(plan.layer_pad) else "-"
+    return " + ".join(parts)
+
+
 def _transposed_plan(node: Node, graph: Graph) -> str:
     a = node.attrs
     plan = padding.plan_transposed(
@@ -46,11 +79,15 @@ def rows(graph: Graph) -> list[dict[str, Any]]:
             "plan": {},
         }
         if node.op in SPATIAL:
-            for caps in (padding.TORCH, padding.MXNET, padding.ONNX):
-                row["plan"][caps.name] = _window_plan(node, graph, caps)
+            row["plan"] = {
+                "torch": _window_plan(node, graph, padding.TORCH),
+                "caffe": _caffe_plan(node, graph),
+                "mxnet": _mxnet_plan(node, graph),
+                "onnx": _window_plan(node, graph, padding.ONNX),
+            }
         elif node.op == "conv_transpose2d":
             row["pads"] = ["crop", *node.attrs["crop"]]
-            row["plan"] = {t: _transposed_plan(node, graph) for t in ("torch", "mxnet", "onnx")}
+            row["plan"] = {t: _transposed_plan(node, graph) for t in ("torch", "caffe", "mxnet", "onnx")}
         elif node.op == "pad":
             row["pads"] = [p for pair in node.attrs["pads"][2:] for p in pair]
         table.append(row)
@@ -59,14 +96,14 @@ def rows(graph: Graph) -> list[dict[str, Any]]:
 
 def render(graph: Graph) -> str:
     table = rows(graph)
-    head = ["node", "op", "in", "out", "pads t,b,l,r", "torch", "mxnet", "onnx"]
+    head = ["node", "op", "in", "out", "pads t,b,l,r", "torch", "caffe", "mxnet", "onnx"]
     lines = [head]
     for r in table:
         shape_in = " ".join("x".join(map(str, s)) for s in r["in"])
         pads = "" if r["pads"] is None else ",".join(map(str, r["pads"]))
         lines.append(
             [r["node"], r["op"], shape_in, "x".join(map(str, r["out"])), pads,
-             r["plan"].get("torch", ""), r["plan"].get("mxnet", ""), r["plan"].get("onnx", "")]
+             *(r["plan"].get(t, "") for t in ("torch", "caffe", "mxnet", "onnx"))]
         )
     widths = [min(max(len(str(line[i])) for line in lines), 48) for i in range(len(head))]
     out = []
