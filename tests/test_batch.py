@@ -1,0 +1,394 @@
+"""`convert batch`: manifest validation, shards, parallel runs with failures, reports, --changed-only.
+
+The conversions go through the real `convert` command in a subprocess (spawned workers, real
+TensorFlow / torch / onnxruntime); manifest checks use click's runner (no framework needed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import cli
+from convert import batch_report
+
+CONVERT = str(Path(sys.executable).with_name("convert"))
+REPO = Path(__file__).resolve().parent.parent
+SHAPE = [1, 17, 17, 3]
+
+
+# ---- tiny models -------------------------------------------------------------------------------
+
+
+def _conv_net(x, rng: np.random.Generator):
+    """Stride-2 SAME conv on an odd size (asymmetric pads), ReLU, SAME max pool: not bit-exact
+    between TensorFlow and the targets (accumulation order), so rtol = 0 must fail verification."""
+    import tensorflow as tf
+
+    w1 = tf.compat.v1.get_variable("w1", initializer=(rng.standard_normal((3, 3, 3, 8)) * 0.3).astype(np.float32))
+    w2 = tf.compat.v1.get_variable("w2", initializer=(rng.standard_normal((3, 3, 8, 8)) * 0.3).astype(np.float32))
+    y = tf.nn.relu(tf.nn.conv2d(x, w1, [1, 2, 2, 1], "SAME"))
+    y = tf.nn.conv2d(y, w2, [1, 1, 1, 1], "SAME")
+    return tf.nn.max_pool2d(y, 2, 2, "SAME", name="output")
+
+
+def _cumsum_net(x, rng: np.random.Generator):
+    import tensorflow as tf
+
+    return tf.math.cumsum(tf.nn.relu(x), axis=1, name="output")
+
+
+def save_model(directory: Path, body, seed: int = 0) -> dict[str, str]:
+    """A TF1 graph saved as a frozen .pb and as a SavedModel."""
+    import tensorflow as tf
+
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(directory / "saved_model", ignore_errors=True)  # simple_save refuses to overwrite
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, SHAPE, name="input")
+        y = body(x, np.random.default_rng(seed))
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            frozen = tf.compat.v1.graph_util.convert_variables_to_constants(sess, graph.as_graph_def(), [y.op.name])
+            (directory / "frozen.pb").write_bytes(frozen.SerializeToString())
+            if tf.compat.v1.global_variables():
+                tf.compat.v1.saved_model.simple_save(sess, str(directory / "saved_model"),
+                                                     inputs={"input": x}, outputs={"output": y})
+    return {"pb": str(directory / "frozen.pb"), "saved_model": str(directory / "saved_model")}
+
+
+MANIFEST = """\
+# a CI manifest: two good models, then one broken entry of each kind
+[defaults]
+targets = ["torch"]
+input_shape = [1, 17, 17, 3]
+out = "out/{{name}}-{{target}}"
+
+[[model]]
+name = "good_pb"
+source = "{conv_pb}"
+targets = ["torch", "onnx"]
+
+[[model]]
+name = "good_saved_model"
+source = "{conv2_sm}"
+inputs = ["input"]
+outputs = ["output"]
+
+[[model]]
+name = "missing_file"
+source = "models/does_not_exist.pb"
+
+[[model]]
+name = "unsupported_op"
+source = "{cumsum_pb}"
+
+[[model]]
+name = "wrong_tolerance"     # planted: 0 cannot pass, the conversion is not bit-exact
+source = "{conv_pb}"
+targets = ["onnx"]
+rtol = 0
+
+[[model]]
+name = "hangs"               # any conversion overruns 1 ms: the worker is killed and replaced
+source = "{conv2_pb}"
+timeout = 0.001
+"""
+EXPECTED = {
+    ("good_pb", "torch"): ("ok", 0), ("good_pb", "onnx"): ("ok", 0), ("good_saved_model", "torch"): ("ok", 0),
+    ("missing_file", "torch"): ("failed", 2), ("unsupported_op", "torch"): ("unsupported", 3),
+    ("wrong_tolerance", "onnx"): ("verify_failed", 4), ("hangs", "torch"): ("timeout", 1),
+}
+
+
+def convert_batch(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    return subprocess.run([CONVERT, "batch", *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_batch_end_to_end(tmp_path):
+    """One parallel run (failures of every kind among passing entries), then --changed-only reruns.
+    A single test so that pytest-xdist does not repeat the expensive run in every worker."""
+    models = {"conv": save_model(tmp_path / "conv", _conv_net, 0),
+              "conv2": save_model(tmp_path / "conv2", _conv_net, 1),
+              "cumsum": save_model(tmp_path / "cumsum", _cumsum_net)}
+    manifest = tmp_path / "ci.toml"
+    manifest.write_text(MANIFEST.format(conv_pb=models["conv"]["pb"], conv2_sm=models["conv2"]["saved_model"],
+                                        conv2_pb=models["conv2"]["pb"], cumsum_pb=models["cumsum"]["pb"]))
+    proc = convert_batch(manifest, "--jobs", "2", "--junit", "junit.xml", cwd=tmp_path)
+    report = json.loads((tmp_path / "batch-report.json").read_text())
+    check_results(proc, report)
+    check_outputs(tmp_path, report)
+    check_progress(proc)
+    check_junit(tmp_path / "junit.xml")
+    check_changed_only(tmp_path, manifest, models)
+
+
+def check_results(proc: subprocess.CompletedProcess, report: dict) -> None:
+    got = {(r["name"], r["target"]): (r["status"], r["exit_code"]) for r in report["results"]}
+    assert got == EXPECTED, proc.stderr
+    assert proc.returncode == 1, "mixed failures exit 1"
+    assert report["exit_code"] == 1
+    assert report["summary"] == {"total": 7, "ok": 3, "failed": 1, "unsupported": 1, "verify_failed": 1, "timeout": 1}
+    by = {(r["name"], r["target"]): r for r in report["results"]}
+    assert "does_not_exist.pb" in by[("missing_file", "torch")]["error"]
+    assert "Cumsum" in by[("unsupported_op", "torch")]["error"]
+    assert "timed out after 0.001 s" in by[("hangs", "torch")]["error"]
+    # a failed verification still reports its metrics
+    failed_check = by[("wrong_tolerance", "onnx")]["verify"]
+    assert failed_check["passed"] is False and failed_check["rtol"] == 0 and 0 < failed_check["max_rel"] < 1e-5
+
+
+def check_outputs(root: Path, report: dict) -> None:
+    for r in report["results"]:
+        if r["status"] != "ok":
+            assert not Path(r["out"]).exists(), f"{r['name']}: a failed conversion left its output behind"
+            continue
+        assert r["verify"]["passed"] and r["verify"]["max_rel"] <= 1e-5
+        assert r["pad_layers"] == (1 if r["target"] == "torch" else 0)  # 17 -> stride 2 SAME: pads 0/1
+        assert r["seconds"] > 0 and r["peak_rss_mb"] > 50
+        assert r["line"] > 0 and r["fingerprint"] and r["source_sha256"]
+        out = Path(r["out"])
+        assert out == root / "out" / f"{r['name']}-{r['target']}"
+        assert json.loads((out / "conversion.json").read_text())["verify"]["passed"]
+    assert not list((root / "out").glob(".*.tmp")), "the killed worker's temporary directory was not removed"
+
+
+def check_progress(proc: subprocess.CompletedProcess) -> None:
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == 7, proc.stderr
+    assert sorted(int(line[1:].split("/")[0]) for line in lines) == list(range(1, 8))
+    assert "\r" not in proc.stderr, "no terminal: plain lines, no progress bar"
+    assert "7 conversion(s)" in proc.stdout and "3 ok" in proc.stdout
+
+
+def check_junit(path: Path) -> None:
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert suite.get("tests") == "7" and suite.get("failures") == "3" and suite.get("errors") == "1"
+    cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
+    assert set(cases) == {(f"convert.{n}", t) for n, t in EXPECTED}
+    for (name, target), (status, _) in EXPECTED.items():
+        case = cases[(f"convert.{name}", target)]
+        kind = {"ok": None, "timeout": "error"}.get(status, "failure")
+        if kind is None:
+            assert case.find("failure") is None and case.find("error") is None
+        else:
+            element = case.find(kind)
+            assert element is not None and element.get("type") == status and element.get("message")
+
+
+def check_changed_only(root: Path, manifest: Path, models: dict) -> None:
+    # nothing changed: the passing conversions are skipped without starting a worker
+    proc = convert_batch(manifest, "--changed-only", "--only", "good_*", "--report", "again.json",
+                         "--previous", "batch-report.json", cwd=root)
+    first = json.loads((root / "batch-report.json").read_text())
+    again = json.loads((root / "again.json").read_text())
+    assert proc.returncode == 0, proc.stderr
+    # (converter sources edited while the test ran -- only while developing -- must re-run everything)
+    same_code = again["code_sha256"] == first["code_sha256"]
+    assert [r["status"] for r in again["results"]] == ["skipped" if same_code else "ok"] * 3, proc.stderr
+    assert again["results"][0]["verify"]["passed"], "a skipped entry keeps the metrics it was converted with"
+    # a changed source is converted again; a failing entry is never skipped (CI must stay red)
+    save_model(Path(models["conv"]["pb"]).parent, _conv_net, seed=7)
+    proc = convert_batch(manifest, "--changed-only", "--only", "good_*,missing_file", "--targets", "torch",
+                         "--previous", "again.json", "--report", "third.json", "--jobs", "1", cwd=root)
+    third = json.loads((root / "third.json").read_text())
+    same_code = third["code_sha256"] == again["code_sha256"]
+    statuses = {r["name"]: r["status"] for r in third["results"]}
+    assert statuses == {"good_pb": "ok", "good_saved_model": "skipped" if same_code else "ok",
+                        "missing_file": "failed"}, proc.stderr
+    assert proc.returncode == 2, "the only failure is a missing file: exit 2"
+
+
+# ---- manifest validation and shards (no framework needed) --------------------------------------------
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli.main, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+BAD_TOML = """\
+[defaults]
+targets = ["torch"]
+rtoll = 1e-4
+
+[[model]]
+name = "a"
+source = "a.pb"
+targets = ["torch", "tflite"]
+
+[[model]]
+name = "a"
+source = "b.pb"
+
+[[model]]
+source = "c.pb"
+input_shape = "1,x,3"
+
+[[model]]
+name = "d"
+source = "d.pb"
+rtol = -1
+verify = "yes"
+
+[[model]]
+name = "e"
+source = "e.pb"
+targets = ["torch", "onnx"]
+out = "build/e"
+
+[[model]]
+name = "fine"
+source = "${{UNSET_VARIABLE_FOR_TEST}}/f.pb"
+"""
+BAD_LINES = {3: "unknown key 'rtoll'", 8: "'tflite'", 11: "duplicate name (first used on line 6)",
+             14: "missing required key 'name'", 16: "input_shape", 21: "rtol must be a number >= 0",
+             22: "verify: expected true or false", 28: "put {target} in it", 32: "UNSET_VARIABLE_FOR_TEST"}
+
+
+def test_manifest_lists_every_bad_entry_with_its_line(tmp_path):
+    manifest = tmp_path / "bad.toml"
+    manifest.write_text(BAD_TOML.format())
+    code, stdout, stderr = run_cli("batch", manifest)
+    assert code == 2
+    problems = [line for line in stderr.splitlines() if line.startswith(str(manifest))]
+    assert len(problems) == len(BAD_LINES), stderr
+    for line_no, text in BAD_LINES.items():
+        assert any(p.startswith(f"{manifest}:{line_no}: ") and text in p for p in problems), (line_no, stderr)
+    assert f"{len(BAD_LINES)} problem(s)" in stderr and "nothing was converted" in stderr
+    assert not (tmp_path / "batch-report.json").exists()
+
+
+def test_yaml_manifest_is_validated_with_lines(tmp_path):
+    manifest = tmp_path / "bad.yaml"
+    manifest.write_text("defaults:\n  targets: [torch]\nmodels:\n  - name: a\n    source: a.pb\n    rtol: -3\n"
+                        "  - name: b\n    sorce: b.pb\n")
+    code, _, stderr = run_cli("batch", manifest)
+    assert code == 2
+    assert f"{manifest}:6: model 'a': rtol" in stderr
+    assert f"{manifest}:7: model 'b': missing required key 'source'" in stderr
+    assert f"{manifest}:8: model 'b': unknown key 'sorce'" in stderr
+    manifest.write_text("model:\n - name: a\n  source: [\n")
+    code, _, stderr = run_cli("batch", manifest)
+    assert code == 2 and f"{manifest}:3: not valid YAML" in stderr
+
+
+def test_toml_syntax_error_names_the_line(tmp_path):
+    manifest = tmp_path / "syntax.toml"
+    manifest.write_text('[[model]]\nname = "a"\nsource = \n')
+    code, _, stderr = run_cli("batch", manifest)
+    assert code == 2 and f"{manifest}:3: not valid TOML" in stderr
+
+
+def test_shards_cover_every_entry_exactly_once(tmp_path):
+    names = [f"m{i:02d}" for i in (7, 3, 11, 1, 9, 4, 12, 2, 10, 5)]
+    manifest = tmp_path / "many.yaml"
+    manifest.write_text("defaults:\n  targets: [torch, onnx]\nmodel:\n"
+                        + "".join(f"  - {{name: {n}, source: {n}.pb}}\n" for n in names))
+    seen: list[tuple[str, str]] = []
+    for i in (1, 2, 3):
+        code, stdout, stderr = run_cli("batch", manifest, "--shard", f"{i}/3", "--dry-run")
+        assert code == 0, stderr
+        shard = [tuple(line.split(":")[0].split(" -> ")) for line in stdout.splitlines() if " -> " in line]
+        assert len({n for n, _ in shard}) in (3, 4), "shards are balanced"
+        seen += shard
+    assert sorted(seen) == sorted((n, t) for n in names for t in ("torch", "onnx"))
+    for bad in ("0/3", "4/3", "1/0", "x"):
+        code, _, stderr = run_cli("batch", manifest, "--shard", bad, "--dry-run")
+        assert code == 2 and "--shard" in stderr
+
+
+def test_exit_code_rules():
+    def results(*codes: int) -> list[dict]:
+        return [{"status": "ok" if c == 0 else "x", "exit_code": c} for c in codes]
+
+    assert batch_report.exit_code(results(0, 0)) == 0
+    assert batch_report.exit_code(results(0, 4, 4)) == 4
+    assert batch_report.exit_code(results(3, 0)) == 3
+    assert batch_report.exit_code(results(2, 4)) == 1
+    assert batch_report.exit_code([{"status": "skipped", "exit_code": 0}]) == 0
+
+
+def test_help_stays_light():
+    code = ("import sys, cli; assert 'batch' in cli.main.commands; "
+            "heavy = [m for m in ('tensorflow', 'torch', 'onnx', 'numpy', 'yaml') if m in sys.modules]; "
+            "assert not heavy, heavy")
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=60)
+
+
+def test_zoo_manifest_matches_zoo_models():
+    from convert import batch_manifest
+    from zoo import models, run
+
+    assert (REPO / "zoo" / "manifest.toml").read_text() == run.manifest_text(), \
+        "regenerate it: python -m zoo.run --write-manifest zoo/manifest.toml"
+    entries = batch_manifest.load(REPO / "zoo" / "manifest.toml", env={"ZOO_CACHE": "/cache"})
+    assert len(entries) == sum(len(m.sizes) for m in models.MODELS) * len(run.FORMS)
+    assert all(str(e.source).startswith("/cache/") for e in entries)
+
+
+# ---- the worker pool ---------------------------------------------------------------------------
+
+
+def sleep_task(seconds: float) -> dict:
+    """Pool test task (runs in a worker): sleeps, then succeeds."""
+    time.sleep(seconds)
+    return {"status": "ok", "exit_code": 0, "error": None, "pid": os.getpid()}
+
+
+def crash_task() -> dict:
+    os.abort()  # the worker dies as if TensorFlow segfaulted
+
+
+def test_pool_survives_hangs_and_crashes():
+    from convert.batch_pool import Pool, Task
+
+    tasks = [Task(0, "tests.test_batch:sleep_task", {"seconds": 60}, timeout=1.0, label="hang"),
+             Task(1, "tests.test_batch:crash_task", {}, label="crash"),
+             *[Task(i, "tests.test_batch:sleep_task", {"seconds": 0.01}, label=f"ok{i}") for i in range(2, 6)]]
+    results: dict[int, dict] = {}
+    pool = Pool(2, warm=[])
+    t0 = time.monotonic()
+    try:
+        pool.run(tasks, on_done=lambda task, result: results.__setitem__(task.id, result))
+    finally:
+        pool.close()
+    assert time.monotonic() - t0 < 60, "a hung task must not hold the pool up"
+    assert results[0]["status"] == "timeout" and "timed out after 1 s" in results[0]["error"]
+    assert results[1]["status"] == "error" and "worker process died (signal 6)" in results[1]["error"]
+    assert all(results[i]["status"] == "ok" for i in range(2, 6))
+    assert all(results[i]["peak_rss_mb"] > 0 and results[i]["seconds"] >= 0.01 for i in range(2, 6))
+
+
+def test_progress_on_a_terminal_is_one_updating_line():
+    import io
+
+    stream = io.StringIO()
+    progress = batch_report.Progress(3, stream=stream, tty=True)
+    progress.start("a->torch")
+    progress.start("b->onnx")
+    assert stream.getvalue().endswith("0/3 0:00  a->torch, b->onnx")
+    ok = {"name": "a", "target": "torch", "status": "ok", "exit_code": 0, "verify": None, "seconds": 1.0}
+    bad = {"name": "b", "target": "onnx", "status": "unsupported", "exit_code": 3, "error": "1 unsupported node(s)"}
+    progress.finish("a->torch", ok)
+    progress.finish("b->onnx", bad)
+    progress.close()
+    text = stream.getvalue()
+    assert "\n" in text and text.count("\n") == 1, "only the failure gets a line of its own"
+    assert "[2/3] unsupported   b -> onnx: exit 3: 1 unsupported node(s)" in text
+    assert "2/3 (1 failed)" in text and text.endswith("\r\x1b[K")
