@@ -117,7 +117,7 @@ def convert_task(spec: dict[str, Any]) -> dict[str, Any]:
     """One (entry, target) conversion through convert.pipeline.run; every outcome becomes a result."""
     from emitters.base import EmitOptions
 
-    from convert import batch_cache, pipeline, report
+    from convert import batch_cache, pipeline
     from convert.errors import ConvertError
 
     if spec.get("memo", True):
@@ -132,29 +132,17 @@ def convert_task(spec: dict[str, Any]) -> dict[str, Any]:
         force=True, options=EmitOptions(**spec["emit"]),
     )
     trace = None
-    written: list[dict[str, Any]] = []
-    real_write = report.write
-
-    def keep_doc(doc: dict[str, Any], path: Path) -> None:
-        # the pipeline writes conversion.json before it raises VerifyError and then deletes it:
-        # keeping the document gives the report the metrics of a failed verification too
-        written.append(doc)
-        real_write(doc, path)
-
-    report.write = keep_doc
     t0 = time.perf_counter()
     try:
         doc = pipeline.run(req)
         status, code, error = "ok", 0, None
     except ConvertError as exc:
-        doc = written[-1] if written else None
+        doc = getattr(exc, "doc", None)  # a failed verification still carries its metrics
         status, code, error = STATUS_BY_EXIT.get(exc.exit_code, "error"), exc.exit_code, str(exc)
     except Exception as exc:  # noqa: BLE001 - a bug in the converter: reported, the batch goes on
-        doc = written[-1] if written else None
+        doc = None
         status, code, error = "error", 1, internal_error_line(exc)
         trace = traceback.format_exc()
-    finally:
-        report.write = real_write
     result: dict[str, Any] = {
         "status": status, "exit_code": code,
         "error": error.replace("\n", " ") if error else None,

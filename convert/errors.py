@@ -46,6 +46,11 @@ class UnsupportedError(ConvertError):
 
 
 class VerifyError(ConvertError):
-    """Verification found a difference beyond tolerance (exit 4)."""
+    """Verification found a difference beyond tolerance (exit 4). `doc` is the conversion.json
+    document of the failed run (with its metrics), for reports such as `convert batch`'s."""
 
     exit_code = 4
+
+    def __init__(self, message: str, doc: dict | None = None):
+        super().__init__(message)
+        self.doc = doc

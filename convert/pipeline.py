@@ -149,7 +149,8 @@ def run(req: Request) -> dict[str, Any]:
         if verified is not None and not verified["passed"]:
             raise VerifyError(
                 f"verification failed for {req.target}: max relative error {verified['max_rel']:.3g} "
-                f"> rtol {req.rtol:g} (output '{verified['worst_output']}')"
+                f"> rtol {req.rtol:g} (output '{verified['worst_output']}')",
+                doc=doc,
             )
         if out.exists():
             shutil.rmtree(out)
