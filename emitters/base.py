@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Container
+
+from convert.errors import Unsupported
+from convert.ir import Graph, Node
 
 
 @dataclass
@@ -23,3 +26,15 @@ class EmitResult:
     # per graph input/output, in order: {"name": name in the target, "shape": [...], "layout": "NCHW"}
     inputs: list[dict[str, Any]] = field(default_factory=list)
     outputs: list[dict[str, Any]] = field(default_factory=list)
+
+
+def unsupported_nodes(
+    graph: Graph, handled: Container[str], no_handler_hint: str, limit: Callable[[Node], str | None]
+) -> list[Unsupported]:
+    """Every node a target cannot express: its op has no handler, or `limit(node)` gives a hint."""
+    found = []
+    for node in graph.nodes:
+        hint = no_handler_hint if node.op not in handled else limit(node)
+        if hint:
+            found.append(Unsupported(node.op, node.name, hint))
+    return found

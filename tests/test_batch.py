@@ -16,7 +16,6 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 
 import cli

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pytest

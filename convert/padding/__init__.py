@@ -27,6 +27,7 @@ from .rules import (
     tf_pads,
     transposed_conv_crop,
     transposed_full_size,
+    window_counts_1d,
 )
 from .space_to_batch import SpaceToBatchConv, space_to_batch_conv
 

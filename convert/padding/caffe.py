@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .rules import NO_PADS, Pads, effective_kernel, output_size_1d
+from .rules import NO_PADS, Pads, output_size_1d, transposed_full_size, window_counts_1d
 
 FLT_MAX = float(np.finfo(np.float32).max)
 
@@ -59,13 +59,6 @@ def caffe_avg_divisor_1d(n: int, k: int, s: int, p: int, count: int) -> np.ndarr
     """Caffe's average-pooling divisor per output position (first `count` outputs)."""
     start = np.arange(count) * s - p
     return (np.minimum(start + k, n + p) - start).astype(np.float64)
-
-
-def _real_count_1d(n: int, k: int, s: int, before: int, after: int, include_pad: bool) -> np.ndarray:
-    out = output_size_1d(n, k, s, 1, before, after)
-    start = np.arange(out) * s - before
-    lo, hi = (-before, n + after) if include_pad else (0, n)
-    return (np.minimum(start + k, hi) - np.maximum(start, lo)).astype(np.float64)
 
 
 # ---- convolution ---------------------------------------------------------------------------
@@ -169,7 +162,7 @@ def caffe_plan_pool(
         trim += [0, got - want]
         if op == "avg_pool2d":
             caffe_div = caffe_avg_divisor_1d(n + lead + tail, k, s, p, want)
-            real = _real_count_1d(n, k, s, before, after, count_include_pad)
+            real = window_counts_1d(n, k, s, before, after, count_include_pad).astype(np.float64)
             divisors.append((caffe_div, real))
     grp = Pads(*group)
     value = -FLT_MAX if op == "max_pool2d" else 0.0
@@ -197,7 +190,7 @@ def caffe_plan_pool(
 
 def _transposed_axis_layer(n: int, k: int, s: int, d: int, begin: int, out: int) -> tuple[int, int, int, int]:
     """(zero input rows appended, layer pad, trim before, trim after)."""
-    full = (n - 1) * s + effective_kernel(k, d)
+    full = transposed_full_size(n, k, s, d)
     extra = 0
     if begin + out > full:
         # Rows past the full output are zeros + bias in TF: an appended zero input row adds s
@@ -211,7 +204,7 @@ def _transposed_axis_layer(n: int, k: int, s: int, d: int, begin: int, out: int)
 
 def _transposed_axis_kernel(n: int, k: int, s: int, d: int, begin: int, out: int) -> tuple[int, int, int] | None:
     """(taps before, taps after, layer pad): zero taps grow the full output so pad == crop exactly."""
-    full = (n - 1) * s + effective_kernel(k, d)
+    full = transposed_full_size(n, k, s, d)
     diff = out + 2 * begin - full
     if diff % d:
         return None

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .rules import NO_PADS, Pads, avg_pool_real_counts, effective_kernel, output_hw
+from .rules import NO_PADS, Pads, avg_pool_real_counts, output_hw, transposed_full_size
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ class TransposedPlan:
 
 
 def _transposed_axis(n: int, k: int, s: int, d: int, begin: int, out: int) -> tuple[int, int, int, int]:
-    full = (n - 1) * s + effective_kernel(k, d)
+    full = transposed_full_size(n, k, s, d)
     end = begin + out
     # Symmetric layer padding `begin` + output_padding reproduces rows [begin, end) directly
     # when the trailing adjustment is a legal output_padding.

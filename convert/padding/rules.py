@@ -126,16 +126,18 @@ def transposed_conv_crop(
     return pads.top, pads.left
 
 
+def window_counts_1d(n: int, k: int, s: int, before: int, after: int, include_pad: bool = False) -> np.ndarray:
+    """Elements each pooling window covers along one axis: real ones only (TF), or padded ones too."""
+    out = output_size_1d(n, k, s, 1, before, after)
+    start = np.arange(out) * s - before
+    lo, hi = (-before, n + after) if include_pad else (0, n)
+    return np.minimum(start + k, hi) - np.maximum(start, lo)
+
+
 def avg_pool_real_counts(
     in_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[int], pads: Pads
 ) -> np.ndarray:
     """(Ho, Wo) number of real (unpadded) input elements in each average-pooling window."""
-
-    def counts(n: int, k: int, s: int, before: int, after: int) -> np.ndarray:
-        out = output_size_1d(n, k, s, 1, before, after)
-        start = np.arange(out) * s - before
-        return np.minimum(start + k, n) - np.maximum(start, 0)
-
-    rows = counts(in_hw[0], kernel[0], stride[0], pads.top, pads.bottom)
-    cols = counts(in_hw[1], kernel[1], stride[1], pads.left, pads.right)
+    rows = window_counts_1d(in_hw[0], kernel[0], stride[0], pads.top, pads.bottom)
+    cols = window_counts_1d(in_hw[1], kernel[1], stride[1], pads.left, pads.right)
     return np.outer(rows, cols).astype(np.float32)

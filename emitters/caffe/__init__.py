@@ -14,7 +14,7 @@ import numpy as np
 
 from convert import ir
 from convert.errors import Unsupported
-from emitters.base import EmitOptions, EmitResult
+from emitters.base import EmitOptions, EmitResult, unsupported_nodes
 
 from .builder import NetBuilder
 from .ops import LIMITS, TABLE
@@ -26,16 +26,10 @@ _IO_TAG = "# convert-io: "
 
 
 def unsupported(graph: ir.Graph) -> list[Unsupported]:
-    items = []
-    for node in graph.nodes:
-        if node.op not in TABLE:
-            items.append(Unsupported(node.op, node.name, "no Caffe (BVLC) equivalent"))
-            continue
-        check = LIMITS.get(node.op)
-        hint = check(graph, node) if check else None
-        if hint:
-            items.append(Unsupported(node.op, node.name, hint))
-    return items
+    return unsupported_nodes(
+        graph, TABLE, "no Caffe (BVLC) equivalent",
+        lambda node: (check := LIMITS.get(node.op)) and check(graph, node),
+    )
 
 
 def build(graph: ir.Graph, options: EmitOptions | None = None) -> NetBuilder:

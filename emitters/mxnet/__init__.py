@@ -10,7 +10,7 @@ from pathlib import Path
 
 from convert import ir
 from convert.errors import Unsupported, UnsupportedError
-from emitters.base import EmitOptions, EmitResult
+from emitters.base import EmitOptions, EmitResult, unsupported_nodes
 
 from .ops import LIMITS, TABLE, Ctx
 from .runtime import evaluate, mxnet_python, mxnet_tojson, nd_load, nd_save_bytes, run, run_many
@@ -28,15 +28,10 @@ def unsupported(graph: ir.Graph) -> list[Unsupported]:
     """Every node MXNet cannot express: no handler, or beyond a handler's limits."""
     items = [Unsupported("input", t, f"dtype {graph.tensors[t].dtype}: the MXNet target writes float32 models")
              for t in graph.inputs if graph.tensors[t].dtype != "float32"]
-    for node in graph.nodes:
-        if node.op not in TABLE:
-            items.append(Unsupported(node.op, node.name, "no MXNet lowering for this IR op"))
-            continue
-        limit = LIMITS.get(node.op)
-        hint = limit(node, graph) if limit else ""
-        if hint:
-            items.append(Unsupported(node.op, node.name, hint))
-    return items
+    return items + unsupported_nodes(
+        graph, TABLE, "no MXNet lowering for this IR op",
+        lambda node: (check := LIMITS.get(node.op)) and check(node, graph),
+    )
 
 
 def _layout(shape: tuple[int, ...]) -> str:

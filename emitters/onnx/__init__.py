@@ -12,7 +12,7 @@ import numpy as np
 
 from convert import ir
 from convert.errors import Unsupported, UnsupportedError, UsageError
-from emitters.base import EmitOptions, EmitResult
+from emitters.base import EmitOptions, EmitResult, unsupported_nodes
 
 TARGET = "onnx"
 MIN_OPSET, MAX_OPSET = 13, 21
@@ -26,15 +26,10 @@ def unsupported(graph: ir.Graph, opset: int = 17) -> list[Unsupported]:
     """Every node ONNX (at `opset`) cannot express, with a hint."""
     from .ops import LIMITS, TABLE
 
-    found = []
-    for node in graph.nodes:
-        if node.op not in TABLE:
-            found.append(Unsupported(node.op, node.name, "no ONNX lowering for this IR op"))
-            continue
-        check = LIMITS.get(node.op)
-        hint = check(node, graph, opset) if check else None
-        if hint:
-            found.append(Unsupported(node.op, node.name, hint))
+    found = unsupported_nodes(
+        graph, TABLE, "no ONNX lowering for this IR op",
+        lambda node: (check := LIMITS.get(node.op)) and check(node, graph, opset),
+    )
     for t in list(graph.inputs) + list(graph.outputs):
         if graph.tensors[t].dtype not in ("float32", "float16", "float64", "int32", "int64"):
             found.append(Unsupported("dtype", t, f"tensor dtype {graph.tensors[t].dtype} at the model boundary"))

@@ -12,7 +12,7 @@ import numpy as np
 from convert import ir
 from convert.errors import Unsupported
 
-from ..base import EmitOptions, EmitResult
+from ..base import EmitOptions, EmitResult, unsupported_nodes
 
 TARGET = "torch"
 MODEL_FILE = "model.py"
@@ -24,16 +24,10 @@ def unsupported(graph: ir.Graph) -> list[Unsupported]:
     from . import ops  # noqa: F401  (fills the tables)
     from .lowering import LIMITS, TABLE
 
-    found = []
-    for node in graph.nodes:
-        if node.op not in TABLE:
-            found.append(Unsupported(node.op, node.name, "no PyTorch lowering for this IR op"))
-            continue
-        check = LIMITS.get(node.op)
-        hint = check(node, graph) if check else None
-        if hint:
-            found.append(Unsupported(node.op, node.name, hint))
-    return found
+    return unsupported_nodes(
+        graph, TABLE, "no PyTorch lowering for this IR op",
+        lambda node: (check := LIMITS.get(node.op)) and check(node, graph),
+    )
 
 
 def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions | None = None) -> EmitResult:
