@@ -9,7 +9,6 @@ Figures are wall-clock on this machine: run it on an idle machine and read media
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import statistics
@@ -21,6 +20,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+
+from examples.naive import naive_symmetric
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
@@ -60,25 +61,6 @@ def median_ms(fn: Callable[[], Any], repeat: int) -> float:
     return round(statistics.median(times), 2)
 
 
-def naive_symmetric(graph):
-    """What a naive converter does: the larger pad on both sides (same output size, wrong borders).
-
-    Used only to time the cost of the exact pad layers; its numbers are not TF's.
-    """
-    from convert.padding import Pads, output_hw
-
-    naive = copy.deepcopy(graph)
-    for node in naive.nodes:
-        if node.op in ("conv2d", "max_pool2d", "avg_pool2d") and not Pads(*node.attrs["pads"]).symmetric:
-            t, b, l, r = node.attrs["pads"]
-            sym = Pads(max(t, b), max(t, b), max(l, r), max(l, r))
-            in_hw = naive.shape(node.inputs[0])[2:]
-            dil = node.attrs.get("dilation", (1, 1))
-            if output_hw(in_hw, node.attrs["kernel"], node.attrs["stride"], dil, sym) == naive.shape(node.output)[2:]:
-                node.attrs["pads"] = tuple(sym)
-    return naive
-
-
 def latencies(graph, repeat: int, work: Path) -> list[dict[str, Any]]:
     import emitters
     from emitters.base import EmitOptions
@@ -92,7 +74,7 @@ def latencies(graph, repeat: int, work: Path) -> list[dict[str, Any]]:
         result = emitters.get(target).emit(g, out, EmitOptions(**options))
         return out, result
 
-    naive = naive_symmetric(graph)
+    naive = naive_symmetric(graph)  # the timing baseline: no pad layers, wrong border numbers
     # Caffe (OpenCV DNN): pad layer groups vs kernel extension vs the naive symmetric baseline
     caffe = emitters.get("caffe")
     for label, g, opts in (("pad layer groups", graph, {"caffe_pad": "layer"}),
