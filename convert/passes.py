@@ -5,6 +5,7 @@ constants), the graph outputs' names and the graph's validity.
 run_default_passes(graph) runs them to a fixed point:
   fold_constants        nodes whose inputs are all constants become constants
   drop_identities       identity nodes go (a graph output keeps its name)
+  merge_duplicates      nodes with the same op, inputs, attrs and params are computed once
   drop_neutral_arith    x * 1, x + 0 (Keras swish's beta, say) go
   fuse_swish            x * sigmoid(x) -> swish
   fuse_hard_sigmoid     relu6(x + 3) / 6 -> hard_sigmoid; x * hard_sigmoid(x) -> hard_swish
@@ -126,6 +127,56 @@ def drop_identities(graph: Graph) -> bool:
             _remove_after(graph, producer, node)
             changed = True
     return changed
+
+
+# ---- common subexpressions ---------------------------------------------------------------------
+
+
+def _same_value(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _same_node(a: Node, b: Node) -> bool:
+    """Same attrs and params (op, inputs and output shapes are the caller's key)."""
+    return (
+        a.attrs.keys() == b.attrs.keys()
+        and all(_same_value(a.attrs[k], b.attrs[k]) for k in a.attrs)
+        and a.params.keys() == b.params.keys()
+        and all(_same_value(np.asarray(a.params[k]), np.asarray(b.params[k])) for k in a.params)
+    )
+
+
+def merge_duplicates(graph: Graph) -> bool:
+    """Nodes computing the same thing (same op, inputs, attrs and params) become one: the first
+    stays, later ones' readers read it (Keras NASNet graphs repeat a Relu per reader). A node that
+    produces a graph output is never merged away, so outputs keep their names."""
+    alias: dict[str, str] = {}
+    seen: dict[tuple, list[Node]] = {}
+    gone: list[Node] = []
+    outputs = set(graph.outputs)
+    for node in graph.nodes:
+        node.inputs = [alias.get(i, i) for i in node.inputs]  # topological order: sources first
+        out = tuple((graph.tensors[o].shape, graph.tensors[o].dtype) for o in node.outputs)
+        key = (node.op, tuple(node.inputs), out)
+        twin = next((k for k in seen.get(key, []) if _same_node(k, node)), None)
+        if twin is None or outputs.intersection(node.outputs):
+            seen.setdefault(key, []).append(node)
+            continue
+        alias.update(zip(node.outputs, twin.outputs))
+        gone.append(node)
+    if not gone:
+        return False
+    dropped = {id(n) for n in gone}
+    graph.nodes = [n for n in graph.nodes if id(n) not in dropped]
+    for n in gone:
+        for o in n.outputs:
+            graph.tensors.pop(o, None)
+    return True
 
 
 # ---- pad -> conv --------------------------------------------------------------------------------
@@ -592,6 +643,7 @@ def fuse_layer_norm(graph: Graph) -> bool:
 DEFAULT_PASSES: list[Pass] = [
     fold_constants,
     drop_identities,
+    merge_duplicates,
     drop_neutral_arith,
     fuse_swish,
     fuse_hard_sigmoid,

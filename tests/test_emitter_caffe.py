@@ -221,6 +221,52 @@ def test_binary(op, form, tmp_path):
     _check(f"binary/{op}", y, tf_op(*args).numpy())
 
 
+SINGLE = {  # a one-element tensor operand: no axis span for Scale (OpenCV cannot Reshape to 0 axes)
+    "after": ((1, 4, 5, 6), (1, 1, 1, 1)),
+    "first": ((1, 1, 1, 1), (1, 4, 5, 6)),
+    "batch2": ((2, 4, 5, 6), (1, 1, 1, 1)),  # no size-1 axis: a (1, total) view is scaled
+    "rank2": ((3, 5), (1, 1)),
+    "lower_rank": ((1, 1, 1, 1), (1,)),
+}
+
+
+@pytest.mark.parametrize("op", sorted(BINARY_REFS))
+@pytest.mark.parametrize("form", list(SINGLE))
+def test_binary_single_element_tensor(op, form, tmp_path):
+    import tensorflow as tf
+
+    tf_op = {"add": tf.add, "sub": tf.subtract, "mul": tf.multiply, "div": tf.divide,
+             "maximum": tf.maximum, "minimum": tf.minimum}[op]
+    sa, sb = SINGLE[form]
+    a, b = np.abs(_rand(*sa, seed=1)) + 0.5, np.abs(_rand(*sb, seed=2)) + 0.5  # div-safe, any order
+    a[..., ::2] *= -1.0
+    g = _graph({"a": sa, "b": sb})
+    out = np.broadcast_shapes(sa, sb)
+    g.outputs = [g.add_node(op, "mul", ["a", "b"], out)]
+    assert not caffe.unsupported(g), caffe.unsupported(g)
+    (y,), _, _ = _emit_run(g, [a, b], tmp_path)
+    assert y.shape == out
+    _check(f"binary/{op}", y, tf_op(a, b).numpy())
+
+
+def test_one_element_tensor_times_one_element_constant(tmp_path):
+    """The reported case: (1,1,1,1) tensor * (1,1,1,1) constant, alone and after a reduction."""
+    import tensorflow as tf
+
+    x, z = _rand(*X, seed=1), _rand(1, 1, 5, 6, seed=2)
+    c = np.full((1, 1, 1, 1), -1.5, np.float32)
+    g = _graph({"x": X, "z": (1, 1, 5, 6)})
+    m = g.add_node("reduce_mean", "m", ["z"], (1, 1, 1, 1), {"axes": (2, 3), "keepdims": True})
+    k = g.add_node("const", "k", [], c.shape, params={"value": c})
+    s = g.add_node("mul", "mul", [m, k], (1, 1, 1, 1))
+    g.outputs = [s, g.add_node("mul", "y", ["x", s], X)]
+    assert not caffe.unsupported(g), caffe.unsupported(g)
+    (ys, y), _, _ = _emit_run(g, [x, z], tmp_path)
+    ref = tf.reduce_mean(z, axis=(2, 3), keepdims=True) * c
+    _check("binary/mul", ys, ref.numpy())
+    _check("binary/mul", y, (x * ref).numpy())
+
+
 def test_channel_affine_linear_flatten_softmax(tmp_path):
     import tensorflow as tf
 

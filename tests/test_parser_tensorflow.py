@@ -675,3 +675,37 @@ def test_split_unpack_sum(tmp_path):
     path = save_frozen(tmp_path / "split.pb", body, [1, 5, 6, 3])
     graph = _check(path, ParseOptions(outputs=[f"o{i}" for i in range(12)]))
     assert {n.source_op for n in graph.nodes} >= {"Split", "SplitV", "Unpack", "Sum"}
+
+
+# ---- StridedSlice masks: shrink / new axis / ellipsis, negative indices ----------------------------
+
+
+def test_strided_slice_masks(tmp_path):
+    def body(x):
+        outs = [
+            x[:, 0],  # shrink H: (N, W, C), IR keeps C before W
+            x[..., None],  # ellipsis + new axis: rank 5
+            x[:, 1:3, ::1],  # implicit trailing axes
+            x[:, -2],  # negative index
+            x[:, -4:-1, :, -1],  # negative range, shrink the channel
+            x[0, 1, 2],  # shrink down to (C,)
+            x[None, :, 2:, ..., 1:],  # leading new axis, ellipsis in the middle
+            x[..., 1, :],  # ellipsis then shrink W
+            x[:, None, 3, ..., None],  # new axes around a shrink
+            tf.nn.relu(x[:, :, 1][:, None]) * 2.0,  # (N, H, C) -> (N, 1, H, C) into an elementwise op
+        ]
+        return [tf.identity(t, name=f"o{i}") for i, t in enumerate(outs)]
+
+    path = save_frozen(tmp_path / "ss.pb", body, [2, 5, 6, 3])
+    graph = _check(path, ParseOptions(outputs=[f"o{i}" for i in range(10)]))
+    assert {n.op for n in graph.nodes} <= {"slice", "reshape", "transpose", "identity", "relu", "mul", "const"}
+    assert [graph.tensors[o].shape for o in graph.outputs][:2] == [(2, 6, 3), (2, 5, 6, 3, 1)]
+
+
+def test_strided_slice_with_step_is_unsupported(tmp_path):
+    path = save_frozen(tmp_path / "step.pb", lambda x: tf.identity(x[:, ::2, ::-1], name="out"), [1, 5, 6, 3])
+    with pytest.raises(UnsupportedError) as info:
+        parsers.parse(path)
+    (item,) = info.value.items
+    assert item.op == "StridedSlice" and "step other than 1" in item.hint
+    assert info.value.exit_code == 3

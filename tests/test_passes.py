@@ -18,6 +18,7 @@ from convert.passes import (  # noqa: E402
     fold_constants,
     fold_flatten_into_linear,
     fold_pad_into_conv,
+    merge_duplicates,
     run_default_passes,
     transpose_to_reshape,
 )
@@ -347,4 +348,73 @@ def test_layer_norm_fused(affine):
     run_default_passes(g)
     assert [n.op for n in g.nodes] == ["layer_norm"] and g.outputs == ["ln"]
     assert sorted(g.node("ln").params) == (["beta", "gamma"] if affine else [])
+    _same_numbers(before, g)
+
+
+# ---- common subexpressions --------------------------------------------------------------------------
+
+
+def test_duplicates_merged_numbers_unchanged_in_torch(tmp_path):
+    """Keras NASNet spelling: the same Relu / conv / constant op repeated per reader."""
+    tf = pytest.importorskip("tensorflow")
+    import emitters.torch as et
+    from emitters.base import EmitOptions
+    from tests.tf_models import save_frozen
+
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((3, 3, 3, 3)).astype(np.float32) * 0.5
+
+    def body(x):
+        branches = []
+        for i in range(3):  # three identical relu -> conv -> *2 chains, each its own TF nodes
+            r = tf.nn.relu(x, name=f"relu{i}")
+            c = tf.nn.conv2d(r, tf.constant(w), 1, "SAME", name=f"conv{i}")
+            branches.append(c * tf.constant(2.0, name=f"two{i}"))
+        a = tf.nn.relu(x, name="relu_a") + tf.nn.sigmoid(branches[0])
+        b = tf.nn.sigmoid(branches[1]) * tf.nn.relu(x, name="relu_b")
+        return tf.identity(tf.concat([a, b, branches[2][..., :2]], axis=3), name="out")
+
+    path = save_frozen(tmp_path / "dup.pb", body, [1, 7, 6, 3])
+    graph = parsers.parse(path)
+    x = reference_input(graph.shape(graph.inputs[0]))
+    ref = parsers.run_reference(path, graph, [x])
+    count = {op: sum(n.op == op for n in graph.nodes) for op in ("relu", "conv2d", "sigmoid")}
+    assert count == {"relu": 5, "conv2d": 3, "sigmoid": 2}
+    run_default_passes(graph)
+    assert {op: sum(n.op == op for n in graph.nodes) for op in count} == {"relu": 1, "conv2d": 1, "sigmoid": 1}
+    assert graph.outputs == ["out"]
+    out_dir = tmp_path / "torch"
+    out_dir.mkdir()
+    et.emit(graph, out_dir, EmitOptions())
+    (got,) = et.run(out_dir, [x])
+    assert rel_err(got, ref[0]) <= RTOL
+
+
+def test_duplicates_differing_or_outputs_not_merged():
+    g = ir.Graph("t")
+    g.add_tensor("x", (1, 2, 3, 3))
+    g.inputs.append("x")
+    w = np.arange(8, dtype=np.float32).reshape(2, 2, 1, 2)
+    conv = {"kernel": (1, 2), "stride": (1, 1), "dilation": (1, 1), "groups": 1, "pads": (0, 0, 0, 1)}
+    c1 = g.add_node("conv2d", "c1", ["x"], (1, 2, 3, 3), conv, {"weight": w})
+    c2 = g.add_node("conv2d", "c2", ["x"], (1, 2, 3, 3), conv, {"weight": w.copy()})  # same: merged
+    c3 = g.add_node("conv2d", "c3", ["x"], (1, 2, 3, 3), conv, {"weight": w + 1})  # other weight
+    c4 = g.add_node("conv2d", "c4", ["x"], (1, 2, 3, 3), {**conv, "pads": (0, 0, 1, 0)}, {"weight": w})
+    k1 = g.add_node("const", "k1", [], (1, 2, 1, 1), params={"value": np.ones((1, 2, 1, 1), np.float32)})
+    k2 = g.add_node("const", "k2", [], (1, 2, 1, 1), params={"value": np.ones((1, 2, 1, 1), np.float64)})
+    m1 = g.add_node("mul", "m1", [c2, k1], (1, 2, 3, 3))
+    m2 = g.add_node("mul", "m2", [c1, k2], (1, 2, 3, 3))  # constant of another dtype: kept apart
+    r1 = g.add_node("relu", "r1", [m1], (1, 2, 3, 3))
+    r2 = g.add_node("relu", "r2", [m1], (1, 2, 3, 3))  # a graph output: never merged away
+    s = g.add_node("add", "s", [r1, c3], (1, 2, 3, 3))
+    s = g.add_node("add", "s2", [s, c4], (1, 2, 3, 3))
+    s = g.add_node("add", "s3", [s, m2], (1, 2, 3, 3))
+    g.outputs += [s, r2]
+    before = _copy(g)
+    assert merge_duplicates(g)
+    g.validate()
+    names = [n.name for n in g.nodes]
+    assert "c2" not in names and {"c1", "c3", "c4", "k1", "k2", "m1", "m2", "r1", "r2"} <= set(names)
+    assert g.node("m1").inputs == ["c1", "k1"] and g.outputs == ["s3", "r2"]
+    assert not merge_duplicates(g)
     _same_numbers(before, g)

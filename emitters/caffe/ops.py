@@ -479,16 +479,30 @@ def _const_affine(op: str, const_first: bool, c: np.ndarray):
     raise KeyError(op)
 
 
+def _scale_by(b: NetBuilder, name: str, big: str, small: str) -> str:
+    """big * small with Scale's two bottoms, `small` broadcasting over a contiguous span of big.
+    A one-element `small` spans no axis (and OpenCV cannot Reshape to zero axes): it becomes a
+    (1,) blob scaling a size-1 axis of `big`, or, with none (batch > 1), a (1, total) view of it."""
+    shape, sshape = tuple(b.shape(big)), tuple(b.shape(small))
+    axis, end = broadcast_span(shape, [sshape])
+    src, view = big, shape
+    if axis == end:
+        unit = next((i for i, d in enumerate(shape) if d == 1), None)
+        if unit is None:
+            view = (1, int(np.prod(shape)))
+            src = b.reshape(f"{name}/view", big, view)
+        axis, end = (unit, unit + 1) if unit is not None else (0, 1)
+    target = tuple(view[axis:end])
+    factor = small if sshape == target else b.reshape(f"{name}/flat", small, target)
+    top = b.unique(name)
+    b.add("Scale", name, [src, factor], [top], [view], scale_param={"axis": axis, "bias_term": False})
+    return top if view == shape else b.reshape(f"{name}/back", top, shape)
+
+
 def _expand(b: NetBuilder, name: str, small: str, like: str) -> str:
     """Broadcast tensor `small` to the shape of `like`: ones_like(like) * small (Scale, two bottoms)."""
-    shape, sshape = b.shape(like), b.shape(small)
-    axis, end = broadcast_span(shape, [sshape])
-    target = tuple(shape[axis:end])
-    src = small if tuple(sshape) == target else b.reshape(f"{name}/flat", small, target)
     ones = b.power(f"{name}/ones", like, scale=0.0, shift=1.0)
-    top = b.unique(name)
-    b.add("Scale", name, [ones, src], [top], [shape], scale_param={"axis": axis, "bias_term": False})
-    return top
+    return _scale_by(b, name, ones, small)
 
 
 @TABLE.register(*BINARY)
@@ -512,12 +526,7 @@ def _binary(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> 
     # two tensors: Scale with two bottoms does the SE-block broadcast multiply directly
     if op == "mul" and tuple(b.shape(a)) != tuple(b.shape(c)):
         big, small = (a, c) if tuple(b.shape(a)) == out else (c, a)
-        axis, end = broadcast_span(out, [b.shape(small)])
-        target = tuple(out[axis:end])
-        src = small if tuple(b.shape(small)) == target else b.reshape(f"{name}/flat", small, target)
-        top = b.unique(f"{name}/scale")
-        b.add("Scale", top, [big, src], [top], [out], scale_param={"axis": axis, "bias_term": False})
-        return top
+        return _scale_by(b, f"{name}/scale", big, small)
     if tuple(b.shape(a)) != out:
         a = _expand(b, f"{name}/expand_a", a, c)
     if tuple(b.shape(c)) != out:

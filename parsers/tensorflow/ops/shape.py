@@ -201,24 +201,84 @@ def unpack(ctx: Context, op: Any) -> None:
         ctx.set(op.outputs[i], out, out_perm)
 
 
+_STRIDE_HINT = ("StridedSlice with a step other than 1 (x[::2], x[::-1]) is not supported: the IR slice "
+                "has unit step only; slice with step 1 or gather the elements another way")
+
+
+def _first_bit(mask: int) -> int | None:
+    return (mask & -mask).bit_length() - 1 if mask else None
+
+
+def _dense_slice(shape: tuple[int, ...], begin: list[int], end: list[int], strides: list[int],
+                 masks: dict[str, int]) -> tuple[list[tuple[int, int]], list[int | None]]:
+    """TF's sparse slice spec -> (begin, end) per input axis (unit step, clamped like TF) and the
+    output's axes in TF order: the input axis each comes from, None for a new (size-1) axis."""
+    ellipsis = _first_bit(masks["ellipsis_mask"])  # TF allows one; a spec without one ends in one
+    spec = list(range(len(begin))) + ([] if ellipsis is not None else [-1])
+    used = sum(1 for i in range(len(begin)) if i != ellipsis and not masks["new_axis_mask"] >> i & 1)
+    ranges: list[tuple[int, int]] = []
+    out_axes: list[int | None] = []
+    for i in spec:
+        if i == -1 or i == ellipsis:  # the full range of every axis the spec does not name
+            for _ in range(len(shape) - used):
+                out_axes.append(len(ranges))
+                ranges.append((0, shape[len(ranges)]))
+        elif masks["new_axis_mask"] >> i & 1:
+            out_axes.append(None)
+        elif masks["shrink_axis_mask"] >> i & 1:  # x[k]: TF ignores the masks and the end here
+            n = shape[len(ranges)]
+            k = begin[i] + n if begin[i] < 0 else begin[i]
+            if not 0 <= k < n:
+                raise NotConvertible(f"index {begin[i]} is out of range for an axis of size {n}")
+            ranges.append((k, k + 1))
+        else:
+            if strides[i] != 1:
+                raise NotConvertible(_STRIDE_HINT)
+            n = shape[len(ranges)]
+            lo = 0 if masks["begin_mask"] >> i & 1 else begin[i]
+            hi = n if masks["end_mask"] >> i & 1 else end[i]
+            lo, hi = (lo + n if lo < 0 else lo), (hi + n if hi < 0 else hi)
+            lo, hi = max(0, min(lo, n)), max(0, min(hi, n))
+            out_axes.append(len(ranges))
+            ranges.append((lo, max(lo, hi)))
+    return ranges, out_axes
+
+
+def _out_perm(in_perm: tuple[int, ...], out_axes: list[int | None]) -> tuple[int, ...]:
+    """The output's IR order: the kept input axes stay in their IR order (so the reshape that drops
+    shrunk axes and adds new ones keeps the element order); a new axis follows the output axis
+    before it in TF order."""
+    pos = {a: k for k, a in enumerate(out_axes) if a is not None}
+    order = [pos[a] for a in in_perm if a in pos]
+    for k, a in enumerate(out_axes):
+        if a is None:
+            order.insert(order.index(k - 1) + 1 if k else 0, k)
+    return tuple(order)
+
+
 @tf_op("StridedSlice")
 def strided_slice(ctx: Context, op: Any) -> None:
+    """Unit-step slices with any masks (x[:, 0], x[..., None], x[:, 1:-1]): an IR slice in the
+    input's IR order, then a reshape that drops the shrunk axes and inserts the new ones."""
     shape = ctx.shape(op.inputs[0])
     begin, end, strides = (ctx.const(t).astype(int).tolist() for t in op.inputs[1:4])
-    masks = {m: op.get_attr(m) for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
-                                          "shrink_axis_mask")}
-    if any(s != 1 for s in strides) or masks["ellipsis_mask"] or masks["new_axis_mask"] or (
-        masks["shrink_axis_mask"] or len(begin) != len(shape)
-    ):
-        raise NotConvertible("only unit-stride slices without ellipsis/new-axis/shrink masks")
-    b, e = [], []
-    for i, n in enumerate(shape):
-        lo = 0 if masks["begin_mask"] >> i & 1 else begin[i]
-        hi = n if masks["end_mask"] >> i & 1 else end[i]
-        lo, hi = (lo + n if lo < 0 else lo), (hi + n if hi < 0 else hi)
-        b.append(max(0, min(lo, n)))
-        e.append(max(0, min(hi, n)))
-    _slice(ctx, op, b, e)
+    masks = {m: int(op.get_attr(m)) for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                                               "shrink_axis_mask")}
+    ranges, out_axes = _dense_slice(shape, begin, end, strides, masks)
+    v = ctx.val(op.inputs[0])
+    in_perm = v.perm if v.perm is not None else tuple(range(len(shape)))
+    x = v.ir
+    if any((lo, hi) != (0, n) for (lo, hi), n in zip(ranges, shape)):
+        sliced = tuple(hi - lo for lo, hi in ranges)
+        name = op.name if len(out_axes) == len(shape) and None not in out_axes else f"{op.name}/slice"
+        x = ctx.emit("slice", name, [x], permute_shape(sliced, v.perm),
+                     {"begin": tuple(ranges[p][0] for p in in_perm),
+                      "end": tuple(ranges[p][1] for p in in_perm)}, source_op=op.type)
+    out_perm = _out_perm(in_perm, out_axes)
+    out_shape = permute_shape(ctx.shape(op.outputs[0]), out_perm)
+    if tuple(ctx.graph.shape(x)) != out_shape:  # a shrunk or a new axis
+        x = ctx.emit("reshape", op.name, [x], out_shape, {"shape": out_shape}, source_op=op.type)
+    ctx.set(op.outputs[0], x, out_perm)
 
 
 @tf_op("Slice")
