@@ -197,6 +197,7 @@ def write_tf1_checkpoint(model, size: int, prefix: Path) -> None:
                 names.add(node.name)
                 merged.node.add().CopyFrom(node)
         merged.versions.CopyFrom(keep.versions)
+        merged.library.CopyFrom(graph_def.library)  # Keras 3 runs grouped convs as function calls
         tf.compat.v1.train.export_meta_graph(
             filename=str(prefix) + ".meta", graph_def=merged, saver_def=saver.saver_def,
             clear_devices=True,
