@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from convert import ir
-from convert.padding import MXNET, Pads, plan_transposed, plan_window
+from convert.padding import MXNET, Pads, plan_transposed, plan_window, transposed_full_size
 from convert.padding.mxnet import plan_avg_pool
 from convert.registry import OpTable
 from emitters.base import EmitOptions
@@ -114,7 +114,7 @@ def avg_pool2d(ctx: Ctx) -> Fragment:
     y = f.op("Pooling", pool_name, [x], pool_type="avg", kernel=a["kernel"], stride=a["stride"],
              pad=plan.layer_pads, pooling_convention=plan.convention, count_include_pad=False)
     if plan.keep:
-        f.pad_layers.append({"node": ctx.node.name, "pads": list(a["pads"]),
+        f.pad_layers.append({"node": ctx.node.name, "pads": list(a["pads"]), "kind": "crop",
                              "reason": f"{plan.reason} (Pooling {pool_name} + slice {ctx.name})"})
         full = _pool_full_hw(in_hw, a["kernel"], a["stride"], plan.layer_pads)
         _crop(f, ctx.name, y, (*ctx.out_shape[:2], *full), plan.keep, plan.out_hw)
@@ -142,10 +142,10 @@ def conv_transpose2d(ctx: Ctx) -> Fragment:
              num_group=a["groups"], no_bias=len(ins) == 2)
     if not plan.crop.zero:
         full = tuple(
-            (n - 1) * s + (k - 1) * d + 1 - 2 * pad + adj
+            transposed_full_size(n, k, s, d) - 2 * pad + adj
             for n, k, s, d, pad, adj in zip(in_hw, a["kernel"], a["stride"], a["dilation"], plan.layer_pad, plan.output_padding)
         )
-        f.pad_layers.append({"node": ctx.node.name, "pads": list(plan.crop),
+        f.pad_layers.append({"node": ctx.node.name, "pads": list(plan.crop), "kind": "crop",
                              "reason": f"{plan.reason} (slice {ctx.name} after Deconvolution {name})"})
         _crop(f, ctx.name, y, (*ctx.out_shape[:2], *full), (plan.crop.top, plan.crop.left), tuple(a["output_size"]))
     return f
