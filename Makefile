@@ -13,7 +13,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: install mxnet-env demo test test-full zoo bench clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: install mxnet-env demo test test-full zoo zoo-tf2onnx bench clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
@@ -22,6 +22,7 @@ help:
 	@echo "make zoo        every keras.applications model, every source form, every target (about 1 h)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side"
+	@echo "make zoo-tf2onnx  our ONNX vs tf2onnx on every zoo SavedModel (after make zoo)"
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml constraints.txt
@@ -51,6 +52,12 @@ zoo: install mxnet-env
 
 $(addprefix zoo-,$(ZOO_MODELS)): zoo-%: install mxnet-env
 	$(PY) -m zoo.run --cache $(CACHE)/zoo --models $* --report $(CACHE)/zoo-$*.md --jobs $(JOBS)
+
+# ONNX side by side with tf2onnx on every zoo SavedModel (run `make zoo` first for the fixtures)
+zoo-tf2onnx: install
+	$(PY) -m pip install -q -c constraints.txt tf2onnx==1.17.0  # a bench-only dependency
+	$(PY) -m bench.tf2onnx_compare $$(ls -d $(CACHE)/zoo/*-224/saved_model $(CACHE)/zoo/*-299/saved_model 2>/dev/null | sort) > zoo-tf2onnx.md
+	@cat zoo-tf2onnx.md
 
 bench: install mxnet-env
 	$(PY) -m pip install -q -c constraints.txt tf2onnx==1.17.0  # a bench-only dependency
