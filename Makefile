@@ -17,9 +17,9 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
-	@echo "make test       set up and run the test suite (about 15 min on 2 cores)"
+	@echo "make test       set up and run the test suite (about 5 min on 2 cores, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
-	@echo "make zoo        every keras.applications model, every source form, every target (about 1 h)"
+	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side"
 	@echo "make zoo-tf2onnx  our ONNX vs tf2onnx on every zoo SavedModel (after make zoo)"
