@@ -110,6 +110,9 @@ def check_names(graph_def: Any, names: list[str], what: str) -> list[str]:
         if node_of(t) not in nodes:
             close = difflib.get_close_matches(node_of(t), list(nodes), n=5, cutoff=0.5)
             hint = f"; close matches: {', '.join(close)}" if close else ""
+            placeholders = [n.name for n in graph_def.node if n.op == "Placeholder"]
+            if not close and what == "inputs" and placeholders:
+                hint = f"; the graph's placeholders: {', '.join(placeholders[:10])}"
             raise UsageError(f"--{what} {raw!r}: no node of that name in the graph{hint}")
         result.append(t)
     return result
