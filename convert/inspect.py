@@ -51,8 +51,8 @@ def _caffe_plan(node: Node, graph: Graph) -> str:
         parts.append("slice")
     if plan.scale_map is not None:
         parts.append("scale map")
-    if not parts:
-        return "in layer" if any(plan.layer_pad) else "-"
+    if not parts:  # Caffe's ceil-rounded pooling can absorb a trailing pad by itself
+        return "in layer" if any(plan.layer_pad) or any(a["pads"]) else "-"
     return " + ".join(parts)
 
 
