@@ -47,6 +47,7 @@ class BatchOptions:
     quiet: bool = False
     memo: bool = True  # a worker parses a source and runs TF once for all its targets
     max_tasks_per_worker: int = 0  # replace a worker after this many conversions (0: never)
+    discard_outputs: bool = False  # delete each output once verified and reported (zoo-sized runs)
 
 
 def code_sha256() -> str:
@@ -78,8 +79,9 @@ def select(entries: list[Entry], only: str | None = None, targets: str | None = 
     return manifest_mod.shard(entries, *shard) if shard else entries
 
 
-def _spec(entry: Entry, target: str, memo: bool) -> dict[str, Any]:
-    return {"memo": memo, "source": str(entry.source), "target": target, "out": str(entry.outs[target]),
+def _spec(entry: Entry, target: str, memo: bool, discard: bool = False) -> dict[str, Any]:
+    return {"memo": memo, "discard": discard, "source": str(entry.source), "target": target,
+            "out": str(entry.outs[target]),
             "inputs": list(entry.inputs) if entry.inputs else None,
             "outputs": list(entry.outputs) if entry.outputs else None,
             "input_shapes": {k: list(v) for k, v in entry.input_shapes.items()},
@@ -125,7 +127,8 @@ def run_batch(entries: list[Entry], options: BatchOptions,
                     continue
             index = len(records)
             records[index] = record
-            tasks.append(Task(index, "convert.batch_worker:convert_task", {"spec": _spec(entry, target, options.memo)},
+            spec = _spec(entry, target, options.memo, options.discard_outputs)
+            tasks.append(Task(index, "convert.batch_worker:convert_task", {"spec": spec},
                               timeout=entry.timeout or options.timeout, label=f"{entry.name}->{target}",
                               expected=float((prev or {}).get("seconds") or (prev or {}).get("last_seconds") or 0.0),
                               group=entry.name))
@@ -245,11 +248,13 @@ EPILOG = (
               help="Parse the source and run TensorFlow again for every target (default: once per source and worker).")
 @click.option("--max-tasks-per-worker", type=click.IntRange(0), default=0, show_default=True,
               help="Replace a worker after this many conversions (0: never); bounds memory a framework leaks.")
+@click.option("--discard-outputs", is_flag=True,
+              help="Delete each converted model once it is verified and reported (checks only; saves disk).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output; only the final summary line.")
 def command(manifest: Path, jobs: int | None, timeout: float, report: Path, junit: Path | None,
             shard: tuple[int, int] | None, changed_only: bool, previous: Path | None, out_root: Path,
             only: str | None, targets: str | None, dry_run: bool, no_memo: bool, max_tasks_per_worker: int,
-            quiet: bool) -> None:
+            discard_outputs: bool, quiet: bool) -> None:
     """Convert every model of MANIFEST (TOML or YAML) in parallel and write a report for CI.
 
     \b
@@ -267,7 +272,8 @@ def command(manifest: Path, jobs: int | None, timeout: float, report: Path, juni
     """
     try:
         code = _command(manifest, jobs, timeout, report, junit, shard, changed_only, previous, out_root, only,
-                        targets, dry_run, quiet, memo=not no_memo, max_tasks=max_tasks_per_worker)
+                        targets, dry_run, quiet, memo=not no_memo, max_tasks=max_tasks_per_worker,
+                        discard=discard_outputs)
     except ManifestError as exc:
         for problem in exc.problems:
             click.echo(problem, err=True)
@@ -291,7 +297,7 @@ def command(manifest: Path, jobs: int | None, timeout: float, report: Path, juni
 def _command(manifest: Path, jobs: int | None, timeout: float, report: Path, junit: Path | None,
              shard: tuple[int, int] | None, changed_only: bool, previous: Path | None, out_root: Path,
              only: str | None, targets: str | None, dry_run: bool, quiet: bool, memo: bool = True,
-             max_tasks: int = 0) -> int:
+             max_tasks: int = 0, discard: bool = False) -> int:
     entries = manifest_mod.load(manifest, out_root=out_root)
     if only and not select(entries, only):
         raise ManifestError([f"{manifest}:0: --only {only!r} matches no entry (names: "
@@ -307,7 +313,7 @@ def _command(manifest: Path, jobs: int | None, timeout: float, report: Path, jun
         return 0
     options = BatchOptions(jobs=jobs or cores(), timeout=timeout, report=report, junit=junit,
                            changed_only=changed_only, previous=previous, shard=shard, manifest=manifest.resolve(),
-                           quiet=quiet, memo=memo, max_tasks_per_worker=max_tasks)
+                           quiet=quiet, memo=memo, max_tasks_per_worker=max_tasks, discard_outputs=discard)
     if not quiet:
         click.echo(f"convert batch: {len(chosen)} of {len(entries)} entries{where}, {count} conversion(s), "
                    f"{min(options.jobs, count)} worker(s)", err=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import resource
+import shutil
 import sys
 import time
 import traceback
@@ -143,6 +144,8 @@ def convert_task(spec: dict[str, Any]) -> dict[str, Any]:
         doc = None
         status, code, error = "error", 1, internal_error_line(exc)
         trace = traceback.format_exc()
+    if spec.get("discard"):
+        shutil.rmtree(spec["out"], ignore_errors=True)
     result: dict[str, Any] = {
         "status": status, "exit_code": code,
         "error": error.replace("\n", " ") if error else None,

@@ -202,13 +202,16 @@ def check_changed_only(root: Path, manifest: Path, models: dict) -> None:
     # a changed source is converted again; a failing entry is never skipped (CI must stay red)
     save_model(Path(models["conv"]["pb"]).parent, _conv_net, seed=7)
     proc = convert_batch(manifest, "--changed-only", "--only", "good_*,missing_file", "--targets", "torch",
-                         "--previous", "again.json", "--report", "third.json", "--jobs", "1", cwd=root)
+                         "--previous", "again.json", "--report", "third.json", "--jobs", "1",
+                         "--discard-outputs", cwd=root)
     third = json.loads((root / "third.json").read_text())
     same_code = third["code_sha256"] == again["code_sha256"]
     statuses = {r["name"]: r["status"] for r in third["results"]}
     assert statuses == {"good_pb": "ok", "good_saved_model": "skipped" if same_code else "ok",
                         "missing_file": "failed"}, proc.stderr
     assert proc.returncode == 2, "the only failure is a missing file: exit 2"
+    # --discard-outputs: verified and reported, then deleted (zoo-sized runs keep only the report)
+    assert third["results"][0]["verify"]["passed"] and not (root / "out" / "good_pb-torch").exists()
 
 
 # ---- manifest validation and shards (no framework needed) --------------------------------------------

@@ -225,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=cores())
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per conversion and per fixture build")
     ap.add_argument("--junit", type=Path, help="also write JUnit XML")
+    ap.add_argument("--keep-outputs", action="store_true",
+                    help="keep every converted model under CACHE/out (the full zoo writes ~45 GB); "
+                         "by default each is deleted once verified and reported")
     ap.add_argument("--max-tasks-per-worker", type=int, default=24,
                     help="replace a conversion worker after this many conversions, to bound its memory "
                          "(it grew 2.3 -> 5.2 GB over 8 InceptionResNetV2 conversions) [24; 0 = never]")
@@ -267,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     entries = batch.select([e for e in entries if e.name in names], targets=",".join(targets))
     options = batch.BatchOptions(jobs=args.jobs, timeout=args.timeout, report=cache / "zoo-batch-report.json",
                                  junit=args.junit, changed_only=args.changed_only, manifest=MANIFEST,
-                                 max_tasks_per_worker=args.max_tasks_per_worker)
+                                 max_tasks_per_worker=args.max_tasks_per_worker,
+                                 discard_outputs=not args.keep_outputs)
     print(f"zoo: {len(entries)} source(s) x {len(targets)} target(s) with {args.jobs} worker(s)", file=sys.stderr)
     doc = batch.run_batch(entries, options)
     rows = []
