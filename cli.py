@@ -54,6 +54,10 @@ def guarded(fn: Callable) -> Callable:
             sys.exit(130)
         except click.exceptions.Exit:
             raise
+        except OSError as exc:  # the machine, not the model: disk full, permissions, ...
+            where = f" ({exc.filename})" if exc.filename else ""
+            _err(f"{exc.strerror or exc}{where}: check the paths, permissions and free disk space")
+            sys.exit(1)
         except Exception as exc:  # a bug: say where, and how to report it
             if os.environ.get("CONVERT_DEBUG"):
                 traceback.print_exc()

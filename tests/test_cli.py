@@ -229,3 +229,13 @@ def test_executable_exit_codes(tmp_path):
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     proc = subprocess.run([CONVERT, "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and "convert" in proc.stdout
+
+
+def test_system_errors_are_one_line_not_a_bug(models, tmp_path):
+    # the output's parent is a file: the OS refuses, and that is the machine's problem, not a bug
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    code, _, stderr = run_cli("tf2onnx", models["resnet"]["pb"], "-o", blocker / "out")
+    lines = stderr.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "a_file" in lines[0], stderr
+    assert "bug" not in lines[0] and "disk space" in lines[0]
