@@ -56,7 +56,7 @@ $(addprefix zoo-,$(ZOO_MODELS)): zoo-%: install mxnet-env
 # ONNX side by side with tf2onnx on every zoo SavedModel (run `make zoo` first for the fixtures)
 zoo-tf2onnx: install
 	$(PY) -m pip install -q -c constraints.txt tf2onnx==1.17.0  # a bench-only dependency
-	$(PY) -m bench.tf2onnx_compare $$(ls -d $(CACHE)/zoo/*-224/saved_model $(CACHE)/zoo/*-299/saved_model 2>/dev/null | sort) > zoo-tf2onnx.md
+	$(PY) -m bench.tf2onnx_compare --isolate $$(ls -d $(CACHE)/zoo/*-224/saved_model $(CACHE)/zoo/*-299/saved_model 2>/dev/null | sort) > zoo-tf2onnx.md
 	@cat zoo-tf2onnx.md
 
 bench: install mxnet-env

@@ -186,6 +186,25 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _isolated(args: argparse.Namespace, argv: list[str]) -> int:
+    """Compare each source in a fresh process (TF keeps every graph it loaded until exit)."""
+    import subprocess
+
+    passed = [a for a in argv if a != "--isolate" and a not in map(str, args.sources) and a != "--json"]
+    rows = []
+    for src in args.sources:
+        proc = subprocess.run([sys.executable, "-m", "bench.tf2onnx_compare", str(src), "--json", *passed],
+                              capture_output=True, text=True)
+        try:
+            rows.extend(json.loads(proc.stdout))
+        except json.JSONDecodeError:
+            last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            rows.append({"source": str(src), "ours": {"error": last[:300]}, "tf2onnx": {"error": last[:300]}})
+        print(f"done: {src}", file=sys.stderr, flush=True)
+    print(json.dumps(rows, indent=1, default=str) if args.json else markdown(rows))
+    return 0
+
+
 def _shape(text: str) -> tuple[int, ...]:
     return tuple(int(v) for v in text.split(","))
 
@@ -199,7 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outputs", help="source output tensor name(s), comma separated")
     parser.add_argument("--work", type=Path, help="keep both models here (default: a temp dir)")
     parser.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
+    parser.add_argument("--isolate", action="store_true",
+                        help="one child process per source: bounded memory over a whole zoo")
     args = parser.parse_args(argv)
+    if args.isolate:
+        return _isolated(args, argv if argv is not None else sys.argv[1:])
 
     request_kwargs: dict[str, Any] = {}
     if args.input_shape:
