@@ -96,8 +96,17 @@ def run_many(jobs: Iterable[tuple[str | Path, Sequence[np.ndarray]]], mode: str 
 
 
 def run(out_dir: str | Path, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run the model written in `out_dir` in MXNet (SymbolBlock.imports); outputs in graph order."""
-    return run_many([(out_dir, inputs)])[0]
+    """Run the model written in `out_dir` in MXNet through both loaders users have,
+    `mx.gluon.SymbolBlock.imports` and `mx.mod.Module`; they must agree. Outputs in graph order."""
+    (result,) = evaluate([(out_dir, inputs)], ("gluon", "module"))
+    if "error" in result:
+        raise MXNetRunError(f"MXNet failed on {out_dir}: {result['error']}")
+    gluon, module = result["outputs"]["gluon"], result["outputs"]["module"]
+    for a, b in zip(gluon, module):
+        scale = max(1.0, float(np.max(np.abs(a), initial=0.0)))
+        if a.shape != b.shape or np.max(np.abs(a - b), initial=0.0) > 1e-6 * scale:
+            raise MXNetRunError(f"{out_dir}: SymbolBlock.imports and mx.mod.Module give different outputs")
+    return gluon
 
 
 def nd_load(path: str | Path) -> dict[str, np.ndarray]:
