@@ -2,7 +2,7 @@
 plus a plan module per target whose layers have rules of their own, e.g. caffe.py)."""
 
 from .caffe import CaffePlan, caffe_plan_conv, caffe_plan_pool, caffe_plan_transposed
-from .mxnet import AvgPoolPlan as MXNetAvgPoolPlan, plan_avg_pool as mxnet_plan_avg_pool
+from .mxnet import AvgPoolPlan as MXNetAvgPoolPlan, plan_avg_pool as mxnet_plan_avg_pool, pool_full_hw as mxnet_pool_full_hw
 from .plans import (
     MXNET,
     ONNX,

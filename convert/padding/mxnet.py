@@ -28,6 +28,13 @@ class AvgPoolPlan:
     reason: str = ""
 
 
+def pool_full_hw(
+    in_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[int], pads: Sequence[int]
+) -> tuple[int, int]:
+    """Output size of MXNet Pooling with pooling_convention='full' (ceil) and symmetric `pads` (h, w)."""
+    return tuple(1 + -(-(n + 2 * p - k) // s) for n, k, s, p in zip(in_hw, kernel, stride, pads))
+
+
 def _aligned_pad(before: int, after: int, stride: int) -> tuple[int, int]:
     """Smallest p >= max(before, after) with (p - before) % stride == 0; and the windows skipped."""
     skip = max(0, -(-(after - before) // stride))

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from convert import ir
-from convert.padding import caffe_plan_conv, caffe_plan_pool, caffe_plan_transposed
+from convert.padding import Pads, caffe_plan_conv, caffe_plan_pool, caffe_plan_transposed, output_hw
 from convert.padding.caffe import caffe_pool_out_1d  # Caffe's own (ceil-rounded) pooling size
 from convert.registry import OpTable
 from emitters.base import EmitOptions
@@ -51,8 +51,7 @@ def _conv2d(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> 
     out_c, _, kh, kw = weight.shape
     (dh, dw), (sh, sw), (ph, pw) = a["dilation"], a["stride"], plan.layer_pad
     n, _, h, w = b.shape(x)
-    oh = (h + 2 * ph - ((kh - 1) * dh + 1)) // sh + 1
-    ow = (w + 2 * pw - ((kw - 1) * dw + 1)) // sw + 1
+    oh, ow = output_hw((h, w), (kh, kw), (sh, sw), (dh, dw), Pads(ph, ph, pw, pw))
     bias = node.params.get("bias")
     conv = {
         "num_output": out_c, "bias_term": bias is not None, "kernel_h": kh, "kernel_w": kw,

@@ -13,7 +13,9 @@ from typing import Any, Callable
 import numpy as np
 
 from convert import ir
-from convert.padding import MXNET, Pads, plan_transposed, plan_window, transposed_full_size
+from convert.padding import (
+    MXNET, Pads, mxnet_pool_full_hw, plan_transposed, plan_window, transposed_full_size,
+)
 from convert.padding.mxnet import plan_avg_pool
 from convert.registry import OpTable
 from emitters.base import EmitOptions
@@ -116,14 +118,9 @@ def avg_pool2d(ctx: Ctx) -> Fragment:
     if plan.keep:
         f.pad_layers.append({"node": ctx.node.name, "pads": list(a["pads"]), "kind": "crop",
                              "reason": f"{plan.reason} (Pooling {pool_name} + slice {ctx.name})"})
-        full = _pool_full_hw(in_hw, a["kernel"], a["stride"], plan.layer_pads)
+        full = mxnet_pool_full_hw(in_hw, a["kernel"], a["stride"], plan.layer_pads)
         _crop(f, ctx.name, y, (*ctx.out_shape[:2], *full), plan.keep, plan.out_hw)
     return f
-
-
-def _pool_full_hw(in_hw, kernel, stride, pads) -> tuple[int, int]:
-    """Output size of MXNet Pooling with pooling_convention='full'."""
-    return tuple(1 + -(-(n + 2 * p - k) // s) for n, k, s, p in zip(in_hw, kernel, stride, pads))
 
 
 @TABLE.register("conv_transpose2d")
