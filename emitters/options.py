@@ -103,6 +103,12 @@ def check(spec: OptionSpec, value: Any) -> None:
         raise ValueError(f"{spec.flag} {value}: choose a value from {spec.range[0]} to {spec.range[1]}")
 
 
+def validate(options: TargetOptions) -> None:
+    """Raise ValueError when a field is outside its choices/range (the CLI checks these itself)."""
+    for spec in option_specs(options.TARGET):
+        check(spec, getattr(options, spec.name))
+
+
 def options_for(target: str, values: Any = None) -> TargetOptions:
     """`target`'s options from None (defaults), a mapping, its own dataclass, or any object with
     matching attributes (the all-targets `EmitOptions` the batch worker builds); other targets'
