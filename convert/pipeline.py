@@ -18,8 +18,6 @@ from typing import Any
 from . import __version__
 from .errors import ConvertError, UnsupportedError, UsageError, VerifyError
 
-SOURCE_TARGETS = {"tf2torch": "torch", "tf2caffe": "caffe", "tf2mxnet": "mxnet", "tf2onnx": "onnx"}
-
 
 @dataclass
 class Request:
@@ -34,7 +32,7 @@ class Request:
     seed: int = 0
     keep_ir: bool = False
     force: bool = False
-    options: Any = None  # emitters.base.EmitOptions
+    options: Any = None  # the target's options (emitters.options), or None for its defaults
 
 
 def default_out(source: Path, target: str) -> Path:
@@ -94,7 +92,6 @@ def load_graph(req: Request):
 def run(req: Request) -> dict[str, Any]:
     """Convert `req.source` for `req.target`; returns the conversion.json document."""
     import emitters
-    from emitters.base import EmitOptions
 
     from . import ir, report, verify
 
@@ -116,11 +113,11 @@ def run(req: Request) -> dict[str, Any]:
             files = ["graph.json", "weights.npz"]
         else:
             emitter = emitters.get(req.target)
-            problems = emitter.unsupported(graph)
+            problems = emitter.unsupported(graph, req.options)
             if problems:
                 raise UnsupportedError(problems, req.target)
             t0 = time.perf_counter()
-            emitted = emitter.emit(graph, tmp, req.options or EmitOptions())
+            emitted = emitter.emit(graph, tmp, req.options)
             seconds["emit"] = round(time.perf_counter() - t0, 3)
             files = list(emitted.files)
             if req.keep_ir:
@@ -188,4 +185,4 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     return result
 
 
-__all__ = ["Request", "run", "reverify", "load_graph", "default_out", "ConvertError", "SOURCE_TARGETS"]
+__all__ = ["Request", "run", "reverify", "load_graph", "default_out", "ConvertError"]

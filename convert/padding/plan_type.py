@@ -84,6 +84,8 @@ class Plan:
             parts.append("slice")
         if self.divisor_map is not None:
             parts.append("scale map" if self.target == "caffe" else "divisor map")
+        if not parts and self.records:  # e.g. a TF Pad that Caffe writes as a pad layer group
+            parts.append("pad group" if self.target == "caffe" else "pad layer")
         if parts:
             return " + ".join(parts)
         if not self.layer_pads.zero or any(self.output_padding):
