@@ -15,7 +15,7 @@ from convert.errors import Unsupported
 from convert.ir import Graph, Node
 from convert.registry import OpTable
 
-from .options import TargetOptions, options_for
+from .options import CaffeOptions, OnnxOptions, TargetOptions, TorchOptions, options_for
 
 F = TypeVar("F", bound=Callable)
 
@@ -24,11 +24,11 @@ F = TypeVar("F", bound=Callable)
 class EmitOptions:
     """Every target's options in one bag (the batch worker and older callers build this); emitters
     take `options_for(target, ...)` of it. The per-target dataclasses in emitters/options.py are
-    the definition; keep these fields in step with them."""
+    the definition (defaults included)."""
 
-    nhwc: bool = False
-    caffe_pad: str = "layer"
-    opset: int = 17
+    nhwc: bool = TorchOptions.nhwc
+    caffe_pad: str = CaffeOptions.caffe_pad
+    opset: int = OnnxOptions.opset
     extra: dict[str, Any] = field(default_factory=dict)
 
 
