@@ -16,7 +16,7 @@ from .caffe import CaffePlan, caffe_plan_conv, caffe_plan_pool, caffe_plan_trans
 from .mxnet import plan_avg_pool, pool_full_hw
 from .plan_type import PadLayer, PadRecord, Plan
 from .plans import MXNET, ONNX, TORCH, TargetCaps, plan_transposed, plan_window
-from .rules import NO_PADS, Pads
+from .rules import Pads
 
 if TYPE_CHECKING:
     from convert.ir import Graph, Node
@@ -170,4 +170,4 @@ def caffe_plan(node: Node, graph: Graph, options: Any) -> Plan:
 
 
 __all__ = ["PADDED_OPS", "plan", "torch_plan", "onnx_plan", "mxnet_plan", "caffe_plan", "caffe_depthwise",
-           "caffe_transposed_kernel", "NO_PADS"]
+           "caffe_transposed_kernel"]

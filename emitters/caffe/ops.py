@@ -15,8 +15,8 @@ import numpy as np
 
 from convert import ir
 from convert.padding import Pads, Plan, output_hw
-from convert.padding.targets import caffe_transposed_kernel
 from convert.padding.caffe import caffe_pool_out_1d  # Caffe's own (ceil-rounded) pooling size
+from convert.padding.targets import caffe_transposed_kernel
 from emitters.base import HandlerTable, NodeContext
 
 from .builder import NetBuilder, POOL, broadcast_span

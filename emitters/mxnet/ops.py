@@ -1,18 +1,17 @@
 """One handler per IR op: IR node -> MXNet symbol nodes + parameter values (a `Fragment`).
 
-Handlers are pure: they read the node, its input refs and the graph, and return what to add;
-the emitter collects the fragments. Padding decisions come from `convert.padding` only.
+Handlers are pure: `handler(ctx)` reads the node, its input refs, the graph and the MXNet options,
+and returns what to add; the emitter collects the fragments. A handler's limit check(ctx) is
+registered with it. Padding decisions come from `ctx.plan()` (convert.padding) only.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
 
 import numpy as np
 
-from convert import ir
 from convert.padding import Pads, Plan
 from emitters.base import HandlerTable, NodeContext
 

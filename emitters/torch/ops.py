@@ -10,8 +10,6 @@ from typing import Callable
 
 import numpy as np
 
-from convert import ir
-
 from ..base import NodeContext
 from . import spatial  # noqa: F401  (registers the spatial handlers)
 from .lowering import TABLE, Ctx, Lowered, call, ints, lit
