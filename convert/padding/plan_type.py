@@ -57,8 +57,9 @@ class Plan:
     crop: Pads = NO_PADS  # output rows/cols sliced away after the layer (t, b, l, r)
     divisor_map: np.ndarray | None = None  # (Ho, Wo) to multiply the output by
     records: tuple[PadRecord, ...] = ()
-    # The pads were derived from the static input size (TF SAME / a fixed transposed window): a
-    # lowering that follows the runtime size must recompute them.
+    # The plan was computed from the static input size (divisor maps, Caffe's pooling rounding,
+    # transposed-conv windows) or from pads TF SAME derives from it (when the node records
+    # attrs['padding'] == 'SAME'): a lowering that follows the runtime size must recompute it.
     size_dependent: bool = False
     reason: str = ""
 

@@ -8,6 +8,7 @@ plans.py (torch/ONNX/MXNet windows and transposed convs), mxnet.py and caffe.py.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -42,7 +43,11 @@ def plan(node: Node, graph: Graph, options: Any) -> Plan:
     target = options.TARGET
     if node.op not in PADDED_OPS:
         return Plan(target, node.op)
-    return _PLANNERS[target](node, graph, options)
+    result = _PLANNERS[target](node, graph, options)
+    if node.attrs.get("padding") == "SAME" and not result.size_dependent:
+        # pads a parser derived from TF SAME follow the input size (for parsers that record it)
+        result = dataclasses.replace(result, size_dependent=True)
+    return result
 
 
 def _in_hw(node: Node, graph: Graph) -> tuple[int, int]:

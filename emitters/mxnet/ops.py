@@ -112,11 +112,11 @@ def avg_pool2d(ctx: Ctx) -> Fragment:
     return f
 
 
-def _transposed_limit(ctx: NodeContext) -> str:
+def _transposed_limit(ctx: NodeContext) -> str | None:
     plan = ctx.plan()
     if any(adj >= s for adj, s in zip(plan.output_padding, ctx.attrs["stride"])):
         return "needs Deconvolution adj >= stride (dilated transposed conv), which MXNet rejects"
-    return ""
+    return None
 
 
 @TABLE.register("conv_transpose2d", limit=_transposed_limit)
@@ -137,9 +137,9 @@ def conv_transpose2d(ctx: Ctx) -> Fragment:
     return f
 
 
-def _pad_limit(ctx: NodeContext) -> str:
+def _pad_limit(ctx: NodeContext) -> str | None:
     mode = ctx.attrs.get("mode", "constant")
-    return "" if mode in ("constant", "reflect", "symmetric") else f"pad mode {mode!r}"
+    return None if mode in ("constant", "reflect", "symmetric") else f"pad mode {mode!r}"
 
 
 @TABLE.register("pad", limit=_pad_limit)
