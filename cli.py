@@ -18,7 +18,7 @@ import click
 
 from convert import __version__
 from convert.errors import ConvertError, UsageError
-from emitters.options import TARGETS  # light: no framework
+from emitters.options import OPTIONS, TARGETS, option_specs  # light: no framework
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 converted (and verified, if asked); 2 bad usage or unreadable input; "
@@ -140,8 +140,6 @@ def target_flags(targets: tuple[str, ...]) -> Callable:
     """The flags of `targets`' options, generated from their dataclasses (emitters/options.py)."""
 
     def decorate(fn: Callable) -> Callable:
-        from emitters.options import option_specs
-
         for target in reversed(targets):
             for spec in reversed(option_specs(target)):
                 if spec.type is bool:
@@ -172,7 +170,6 @@ def main() -> None:
 
 def _target_command(target: str) -> None:
     """`convert tf2<target>`: the shared conversion flags plus the target's own options."""
-    from emitters.options import OPTIONS
 
     @guarded
     def command(src: Path, **kw: Any) -> None:
@@ -212,8 +209,8 @@ def inspect_cmd(src: Path, input_shape, inputs, outputs, as_json: bool, **target
     req = pipeline.Request(source=src, target="ir", inputs=_names(inputs), outputs=_names(outputs),
                            input_shapes=parse_shapes(input_shape))
     graph, _, _, notes = pipeline.load_graph(req)
-    table = inspect.rows(graph, target_options)
-    click.echo(json.dumps(table, indent=1) if as_json else inspect.render(graph, target_options))
+    rows = inspect.rows(graph, target_options)
+    click.echo(json.dumps(rows, indent=1) if as_json else inspect.render(graph, target_options, rows))
     for note in notes:
         click.echo(note, err=True)
 

@@ -59,10 +59,10 @@ def pad_layer_nodes(table: list[dict[str, Any]], target: str) -> list[str]:
     return [r["node"] for r in table if r["targets"].get(target, {}).get("pad_layer")]
 
 
-def render(graph: Graph, options: Mapping[str, Any] | None = None) -> str:
+def render(graph: Graph, options: Mapping[str, Any] | None = None, table: list[dict[str, Any]] | None = None) -> str:
     from emitters.options import TARGETS
 
-    table = rows(graph, options)
+    table = rows(graph, options) if table is None else table
     head = ["node", "op", "in", "out", "pads t,b,l,r", *TARGETS]
     lines = [head]
     for r in table:
