@@ -95,6 +95,11 @@ def option_specs(target: str) -> list[OptionSpec]:
     return specs
 
 
+def all_option_specs() -> dict[str, OptionSpec]:
+    """Every target's options by name (flat, as the batch manifest keys them: nhwc, caffe_pad, opset)."""
+    return {spec.name: spec for target in TARGETS for spec in option_specs(target)}
+
+
 def check(spec: OptionSpec, value: Any) -> None:
     """Raise ValueError (one line, what to do) when `value` is outside the option's choices/range."""
     if spec.choices is not None and value not in spec.choices:

@@ -30,6 +30,15 @@ def test_option_specs(target, expected):
     assert all(s.help for s in specs)
 
 
+def test_all_option_specs_are_flat_and_unique():
+    specs = eo.all_option_specs()
+    assert sorted(specs) == ["caffe_pad", "nhwc", "opset"]
+    assert sum(len(eo.option_specs(t)) for t in eo.TARGETS) == len(specs)  # no name used twice
+    eo.check(specs["opset"], 13)
+    with pytest.raises(ValueError, match="--caffe-pad 'x'"):
+        eo.check(specs["caffe_pad"], "x")
+
+
 @pytest.mark.parametrize("target", eo.TARGETS)
 def test_cli_flags_are_generated_from_the_specs(target):
     out = CliRunner().invoke(cli.main, [f"tf2{target}", "--help"]).output
