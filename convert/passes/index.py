@@ -40,8 +40,7 @@ class GraphIndex:
         producer, readers = _build_maps(live)
         if {t: id(n) for t, n in producer.items()} != {t: id(n) for t, n in self._producer.items()}:
             raise ValueError("the producer index is stale (a node's outputs changed outside GraphIndex)")
-        ids = lambda m: {t: sorted(id(n) for n in ns) for t, ns in m.items() if ns}  # noqa: E731
-        if ids(readers) != ids(self._readers):
+        if _reader_ids(readers) != _reader_ids(self._readers):
             raise ValueError("the reader index is stale (a node's inputs changed outside GraphIndex)")
 
     # ---- queries --------------------------------------------------------------------------------
@@ -147,6 +146,10 @@ def _position(nodes: list[Node], node: Node) -> int:
 def _discard(readers: list[Node], node: Node) -> None:
     """Remove one occurrence of `node` itself from `readers`."""
     del readers[_position(readers, node)]
+
+
+def _reader_ids(readers: dict[str, list[Node]]) -> dict[str, list[int]]:
+    return {t: sorted(id(n) for n in ns) for t, ns in readers.items() if ns}
 
 
 def _build_maps(nodes: list[Node]) -> tuple[dict[str, Node], dict[str, list[Node]]]:
