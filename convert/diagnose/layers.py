@@ -68,13 +68,15 @@ def run(source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, tensor_n
             continue
         expected = _source_value(expected, src["perm"])
         actual = np.asarray(actual)
-        if actual.shape != expected.shape:
-            if actual.size != expected.size:
-                continue  # a target-side view we cannot line up (e.g. a squeezed 2-D blob)
-            actual = actual.reshape(expected.shape)
         row = {"node": node.name, "op": node.op, "source_tensor": src["tensor"],
                "target_name": tensor_names[node.output], "shape": list(expected.shape)}
-        row.update(compare(actual, expected, widths.get(node.output)))
+        if actual.shape != expected.shape and actual.size == expected.size:
+            actual = actual.reshape(expected.shape)  # the same values, viewed differently (2-D blobs)
+        if actual.shape != expected.shape:  # a wrong size is a divergence too (e.g. a pad removed)
+            row.update(max_rel=math.inf, border_max_rel=None, interior_max_rel=None, border=None,
+                       note=f"target shape {list(actual.shape)}")
+        else:
+            row.update(compare(actual, expected, widths.get(node.output)))
         layers.append(row)
     beyond = [r for r in layers if not r["max_rel"] <= rtol]
     worst = max(layers, key=lambda r: r["max_rel"], default=None)
@@ -89,8 +91,10 @@ def _brief(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def public(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document without the error maps (for JSON)."""
-    return dict(doc, layers=[_brief(r) for r in doc["layers"]])
+    """The document without the error maps, infinities as strings (for JSON)."""
+    from convert.report import _clean
+
+    return _clean(dict(doc, layers=[_brief(r) for r in doc["layers"]]))
 
 
 def fmt(value: float | None) -> str:
