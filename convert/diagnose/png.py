@@ -34,13 +34,14 @@ def hot(values: np.ndarray) -> np.ndarray:
 
 def heat_map(heat: np.ndarray, pads: tuple[int, int, int, int] | None, reach: tuple[int, int, int, int] | None,
              target_px: int = 320) -> np.ndarray:
-    """The H x W error map (log scale from 1e-8 to its max) scaled up, the node's own pads as a
-    band of padded cells around it, and the border outline."""
+    """The H x W error map (log scale from float32 noise, 1e-6, up to its max) scaled up, the
+    node's own pads as a band of padded cells around it, and the border outline."""
     h, w = heat.shape
     pt, pb, pl, pr = pads or (0, 0, 0, 0)
     cell = max(2, target_px // max(h + pt + pb, w + pl + pr, 1))
     top = max(float(np.max(heat, initial=0.0)), 1e-30)
-    scaled = (np.log10(np.maximum(heat, 1e-8)) + 8) / max(np.log10(max(top, 1e-8)) + 8, 1e-6)
+    floor = 1e-6
+    scaled = np.log10(np.maximum(heat, floor) / floor) / max(np.log10(max(top, floor) / floor), 1e-6)
     grid = np.zeros((h + pt + pb, w + pl + pr, 3), np.uint8)
     grid[:] = PAD_RGB
     grid[pt:pt + h, pl:pl + w] = hot(scaled)
