@@ -263,3 +263,23 @@ def test_report_is_self_contained(converted, tmp_path):
     assert text.count('src="data:image/png;base64,') == 2  # first divergence and worst node
     assert "http://" not in text and "https://" not in text and "<script" not in text
     assert "pad group" in text  # the plan per node, as `convert inspect` shows it
+
+
+def test_keras_source_layers_are_compared(tmp_path):
+    import keras
+
+    inp = keras.Input((16, 16, 3), name="image")
+    y = keras.layers.Conv2D(8, 3, strides=2, padding="same", activation="relu", name="conv1")(inp)  # pads 0/1
+    y = keras.layers.MaxPooling2D(2, 1, padding="same", name="pool")(y)  # pads 0/1
+    y = keras.layers.Conv2D(4, 3, padding="same", name="conv2")(y)
+    path = tmp_path / "model.keras"
+    keras.Model(inp, y).save(path)
+    code, _, err = run_cli("tf2torch", path, "-o", tmp_path / "torch", "--verify")
+    assert code == 0, err
+    code, doc = _layers(tmp_path / "torch")
+    assert code == 0 and doc["first_divergence"] is None
+    assert {"conv1", "pool", "conv2"} <= {r["source_tensor"] for r in doc["layers"]}
+    torch_pad_value(tmp_path / "torch")
+    code, doc = _layers(tmp_path / "torch")
+    assert code == 4 and doc["first_divergence"]["source_tensor"] == "conv1"
+    assert doc["first_divergence"]["interior_max_rel"] <= RTOL < doc["first_divergence"]["border_max_rel"]
