@@ -67,7 +67,8 @@ def _table(doc: dict[str, Any], plans: dict[str, dict], target: str) -> str:
     for r in doc["layers"]:
         plan = plans.get(r["node"], {})
         pads = plan.get("pads")
-        cls = "first" if r["node"] == first else ("bad" if not r["max_rel"] <= doc["rtol"] else "")
+        beyond = r["max_rel"] is not None and not r["max_rel"] <= doc["rtol"]
+        cls = "first" if r["node"] == first else ("bad" if beyond else "")
         cells = [r["node"], r["op"], r["target_name"], "x".join(map(str, r["shape"])),
                  "" if pads is None else ",".join(map(str, pads)), plan.get("plan", {}).get(target, ""),
                  "" if r["border"] is None else ",".join(map(str, r["border"])),
@@ -86,7 +87,7 @@ def render(conversion: dict[str, Any], doc: dict[str, Any], graph: Graph) -> str
     shown = []
     if doc["first_divergence"]:
         shown.append(("first divergence", by_node[doc["first_divergence"]["node"]]))
-    worst = max(doc["layers"], key=lambda r: r["max_rel"], default=None)
+    worst = max((r for r in doc["layers"] if r["max_rel"] is not None), key=lambda r: r["max_rel"], default=None)
     if worst is not None and all(worst is not row for _, row in shown):
         shown.append(("worst node", worst))
     figures = "".join(_figure(t, r, plans.get(r["node"], {}).get("pads")) for t, r in shown)
