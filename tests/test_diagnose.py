@@ -283,3 +283,16 @@ def test_keras_source_layers_are_compared(tmp_path):
     code, doc = _layers(tmp_path / "torch")
     assert code == 4 and doc["first_divergence"]["source_tensor"] == "conv1"
     assert doc["first_divergence"]["interior_max_rel"] <= RTOL < doc["first_divergence"]["border_max_rel"]
+
+
+def test_explain_gives_the_line_a_failed_verify_adds(converted, tmp_path):
+    """What `--verify` appends to its error when a fresh conversion fails (pipeline.run)."""
+    import emitters
+    from convert import diagnose
+
+    for fault, expected in ((None, None), (mxnet_pad_value_altered, "first divergence: pool/MaxPool (max_pool2d)")):
+        out = _planted(converted, "mxnet", tmp_path / str(bool(fault)), fault or (lambda out: None))
+        conversion, graph = diagnose.load_for(out)
+        line = diagnose.explain(Path(conversion["source"]["path"]), graph, emitters.get("mxnet"), out,
+                                diagnose.tensor_names_of(conversion), RTOL, 0)
+        assert line is None if expected is None else line.startswith(expected)
