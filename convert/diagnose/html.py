@@ -24,7 +24,7 @@ td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;white-space:nowrap}
 th{background:#eee} tr.bad td{background:#fde2e1} tr.first td{background:#f9b4b0;font-weight:bold}
 .line{font:14px ui-monospace,monospace;padding:8px;background:#f4f4f4;border-left:4px solid #c00}
 .ok{border-left-color:#090} figure{display:inline-block;margin:0 24px 0 0;vertical-align:top}
-figcaption{font:12px ui-monospace,monospace;max-width:360px} dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px}
+figcaption{font:12px ui-monospace,monospace;max-width:480px;overflow-wrap:anywhere} img{image-rendering:pixelated} dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px}
 dt{font-weight:bold} dd{margin:0} .key span{display:inline-block;width:14px;height:14px;vertical-align:middle;margin:0 4px}
 """
 
@@ -59,7 +59,7 @@ def _figure(title: str, row: dict[str, Any], pads: list | None) -> str:
             f"<figcaption>{_e(caption)}</figcaption></figure>")
 
 
-def _table(doc: dict[str, Any], plans: dict[str, dict], target: str) -> str:
+def _table(doc: dict[str, Any], plans: dict[str, dict], target: str, scope: str) -> str:
     head = ["node", "op", "target name", "shape", "pads t,b,l,r", f"{target} plan", "border reach t,b,l,r",
             "max_rel", "border", "interior"]
     first = (doc["first_divergence"] or {}).get("node")
@@ -69,13 +69,14 @@ def _table(doc: dict[str, Any], plans: dict[str, dict], target: str) -> str:
         pads = plan.get("pads")
         beyond = r["max_rel"] is not None and not r["max_rel"] <= doc["rtol"]
         cls = "first" if r["node"] == first else ("bad" if beyond else "")
-        cells = [r["node"], r["op"], r["target_name"], "x".join(map(str, r["shape"])),
+        cells = [layers.short(r["node"], scope), r["op"], r["target_name"], "x".join(map(str, r["shape"])),
                  "" if pads is None else ",".join(map(str, pads)), plan.get("plan", {}).get(target, ""),
                  "" if r["border"] is None else ",".join(map(str, r["border"])),
                  layers.fmt(r["max_rel"]) + (f" ({r['note']})" if r.get("note") else ""),
                  layers.fmt(r["border_max_rel"]), layers.fmt(r["interior_max_rel"])]
         rows.append(f'<tr class="{cls}">' + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
-    return ("<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>")
+    under = f"<p>node names under <code>{_e(scope)}</code></p>" if scope else ""
+    return (under + "<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>")
 
 
 def render(conversion: dict[str, Any], doc: dict[str, Any], graph: Graph) -> str:
@@ -94,7 +95,7 @@ def render(conversion: dict[str, Any], doc: dict[str, Any], graph: Graph) -> str
     line_class = "line" if doc["first_divergence"] else "line ok"
     key = ('<p class="key">error per position (max over channels, log scale): '
            '<span style="background:#000"></span>none <span style="background:#f00"></span>'
-           '<span style="background:#ff0"></span><span style="background:#fff;border:1px solid #ccc"></span>largest; '
+           '<span style="background:#ff0"></span>largest; '
            f'<span style="background:rgb{png.PAD_RGB}"></span>the node\'s own pads; '
            f'<span style="background:rgb{png.REACH_RGB}"></span>inside: interior, outside: border</p>')
     return (
@@ -104,7 +105,7 @@ def render(conversion: dict[str, Any], doc: dict[str, Any], graph: Graph) -> str
         f'<p class="{line_class}">{_e(layers.divergence_line(doc))}</p>'
         f"<h2>Model</h2>{_summary(conversion, doc, graph)}"
         f"<h2>Error maps</h2>{key}{figures}"
-        f"<h2>Layers (graph order)</h2>{_table(doc, plans, target)}"
+        f"<h2>Layers (graph order)</h2>{_table(doc, plans, target, layers.common_scope([r['node'] for r in doc['layers']]))}"
         "</body></html>\n"
     )
 

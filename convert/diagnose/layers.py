@@ -121,16 +121,37 @@ def divergence_line(doc: dict[str, Any]) -> str:
             f"border {fmt(first['border_max_rel'])}, interior {fmt(first['interior_max_rel'])}")
 
 
+def common_scope(names: list[str], share: float = 0.8) -> str:
+    """Leading scopes ("StatefulPartitionedCall/model/") most names share: shown once, not per row."""
+    split = [n.split("/")[:-1] for n in names]
+    prefix: list[str] = []
+    while True:
+        heads = [p[len(prefix)] for p in split if p[:len(prefix)] == prefix and len(p) > len(prefix)]
+        if not heads:
+            break
+        head = max(set(heads), key=heads.count)
+        if heads.count(head) < share * len(names):
+            break
+        prefix.append(head)
+    return "".join(f"{p}/" for p in prefix)
+
+
+def short(name: str, scope: str) -> str:
+    return name[len(scope):] if scope and name.startswith(scope) else name
+
+
 def render(doc: dict[str, Any]) -> str:
-    """The table in graph order, then the first-divergence line."""
+    """The table in graph order (common scope shown once), then the first-divergence line."""
     head = ["node", "op", "target", "shape", "border t,b,l,r", "max_rel", "border", "interior", ""]
+    scope = common_scope([r["node"] for r in doc["layers"]])
     lines = [head]
     for r in doc["layers"]:
         flag = "<<" if r["max_rel"] is not None and not r["max_rel"] <= doc["rtol"] else r.get("note", "")
-        lines.append([r["node"], r["op"], r["target_name"], "x".join(map(str, r["shape"])),
+        lines.append([short(r["node"], scope), r["op"], r["target_name"], "x".join(map(str, r["shape"])),
                       "" if r["border"] is None else ",".join(map(str, r["border"])),
                       fmt(r["max_rel"]), fmt(r["border_max_rel"]), fmt(r["interior_max_rel"]), flag])
     widths = [min(max(len(str(line[i])) for line in lines), 40) for i in range(len(head))]
-    out = ["  ".join(str(c)[:40].ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines]
+    out = [f"(node names under {scope})"] if scope else []
+    out += ["  ".join(str(c)[:40].ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines]
     out.append(divergence_line(doc))
     return "\n".join(out)

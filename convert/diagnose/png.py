@@ -24,16 +24,16 @@ def encode(rgb: np.ndarray) -> bytes:
 
 
 def hot(values: np.ndarray) -> np.ndarray:
-    """Values in [0, 1] -> black, red, yellow, white (the "hot" colour map)."""
+    """Values in [0, 1] -> black, red, yellow ("hot" without its white end: it would vanish on the page)."""
     v = np.clip(values, 0.0, 1.0)[..., None]
-    r = np.clip(3 * v, 0, 1)
-    g = np.clip(3 * v - 1, 0, 1)
-    b = np.clip(3 * v - 2, 0, 1)
+    r = np.clip(2 * v, 0, 1)
+    g = np.clip(2 * v - 1, 0, 1)
+    b = np.zeros_like(v)
     return (np.concatenate([r, g, b], axis=-1) * 255).astype(np.uint8)
 
 
 def heat_map(heat: np.ndarray, pads: tuple[int, int, int, int] | None, reach: tuple[int, int, int, int] | None,
-             target_px: int = 320) -> np.ndarray:
+             target_px: int = 448) -> np.ndarray:
     """The H x W error map (log scale from float32 noise, 1e-6, up to its max) scaled up, the
     node's own pads as a band of padded cells around it, and the border outline."""
     h, w = heat.shape
