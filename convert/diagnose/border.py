@@ -19,7 +19,8 @@ ZERO: Widths = (0, 0, 0, 0)
 WINDOW_OPS = ("conv2d", "max_pool2d", "avg_pool2d")
 
 
-def _axis(n_in: int, n_out: int, k: int, s: int, d: int, pad_before: int, b_before: int, b_after: int) -> tuple[int, int]:
+def _axis(n_in: int, n_out: int, k: int, s: int, d: int, pad_before: int, b_before: int,
+          b_after: int) -> tuple[int, int]:
     """Output rows whose window starts inside the leading band (padding + upstream border), and
     rows whose window ends inside the trailing one. Output row i reads input rows
     [i*s - pad_before, i*s - pad_before + e - 1] with e = (k-1)*d + 1."""

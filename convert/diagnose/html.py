@@ -42,8 +42,10 @@ def _summary(conversion: dict[str, Any], doc: dict[str, Any], graph: Graph) -> s
         ("inputs", io(conversion["inputs"])), ("outputs", io(conversion["outputs"])),
         ("graph", f"{len(graph.nodes)} IR nodes; ops {', '.join(sorted({n.op for n in graph.nodes}))}"),
         ("pad layers", len(conversion.get("pad_layers", []))),
-        ("recorded check", f"max_rel {layers.fmt(v.get('max_rel'))}, passed {v.get('passed')}" if v else "not verified"),
-        ("this run", f"{doc['compared']} of {doc['mappable']} tensors compared, seed {doc['seed']}, rtol {doc['rtol']:g}"),
+        ("recorded check",
+         f"max_rel {layers.fmt(v.get('max_rel'))}, passed {v.get('passed')}" if v else "not verified"),
+        ("this run",
+         f"{doc['compared']} of {doc['mappable']} tensors compared, seed {doc['seed']}, rtol {doc['rtol']:g}"),
     ]
     return "<dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{_e(val)}</dd>" for k, val in items) + "</dl>"
 
@@ -91,6 +93,7 @@ def render(conversion: dict[str, Any], doc: dict[str, Any], graph: Graph) -> str
     worst = max((r for r in doc["layers"] if r["max_rel"] is not None), key=lambda r: r["max_rel"], default=None)
     if worst is not None and all(worst is not row for _, row in shown):
         shown.append(("worst node", worst))
+    scope = layers.common_scope([r["node"] for r in doc["layers"]])
     figures = "".join(_figure(t, r, plans.get(r["node"], {}).get("pads")) for t, r in shown)
     line_class = "line" if doc["first_divergence"] else "line ok"
     key = ('<p class="key">error per position (max over channels, log scale): '
@@ -105,7 +108,7 @@ def render(conversion: dict[str, Any], doc: dict[str, Any], graph: Graph) -> str
         f'<p class="{line_class}">{_e(layers.divergence_line(doc))}</p>'
         f"<h2>Model</h2>{_summary(conversion, doc, graph)}"
         f"<h2>Error maps</h2>{key}{figures}"
-        f"<h2>Layers (graph order)</h2>{_table(doc, plans, target, layers.common_scope([r['node'] for r in doc['layers']]))}"
+        f"<h2>Layers (graph order)</h2>{_table(doc, plans, target, scope)}"
         "</body></html>\n"
     )
 

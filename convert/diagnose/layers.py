@@ -86,7 +86,8 @@ def run(source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, tensor_n
             if not row["max_rel"] <= rtol and _reordered(actual, expected, rtol):
                 # a pass may lay a tensor out differently from TF (a flatten of NCHW with the next
                 # dense layer's weights permuted to match): same values, other order; not a fault
-                row.update(max_rel=None, border_max_rel=None, interior_max_rel=None, note="element order differs from TF (a pass reordered it); not compared")
+                row.update(max_rel=None, border_max_rel=None, interior_max_rel=None,
+                           note="element order differs from TF (a pass reordered it); not compared")
                 row.pop("heat", None)
         layers.append(row)
     compared = [r for r in layers if r["max_rel"] is not None]
