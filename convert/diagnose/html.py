@@ -24,8 +24,10 @@ td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;white-space:nowrap}
 th{background:#eee} tr.bad td{background:#fde2e1} tr.first td{background:#f9b4b0;font-weight:bold}
 .line{font:14px ui-monospace,monospace;padding:8px;background:#f4f4f4;border-left:4px solid #c00}
 .ok{border-left-color:#090} figure{display:inline-block;margin:0 24px 0 0;vertical-align:top}
-figcaption{font:12px ui-monospace,monospace;max-width:480px;overflow-wrap:anywhere} img{image-rendering:pixelated} dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px}
-dt{font-weight:bold} dd{margin:0} .key span{display:inline-block;width:14px;height:14px;vertical-align:middle;margin:0 4px}
+figcaption{font:12px ui-monospace,monospace;max-width:480px;overflow-wrap:anywhere}
+img{image-rendering:pixelated} dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px}
+dt{font-weight:bold} dd{margin:0}
+.key span{display:inline-block;width:14px;height:14px;vertical-align:middle;margin:0 4px}
 """
 
 
