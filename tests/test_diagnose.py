@@ -296,3 +296,13 @@ def test_explain_gives_the_line_a_failed_verify_adds(converted, tmp_path):
         line = diagnose.explain(Path(conversion["source"]["path"]), graph, emitters.get("mxnet"), out,
                                 diagnose.tensor_names_of(conversion), RTOL, 0)
         assert line is None if expected is None else line.startswith(expected)
+
+
+def test_a_model_the_runtime_cannot_run_is_one_line(converted, tmp_path):
+    def break_net(out: Path) -> None:  # conv1's height pad group gone, nothing in its place
+        g = "conv1/Conv2D/pad_h"
+        _caffe_edit(out, lambda net: _drop_layers(net, {f"{g}_after_slice", f"{g}_after_const", g}, {g: "input"}))
+
+    code, stdout, stderr = run_cli("verify", _planted(converted, "caffe", tmp_path, break_net), "--layers")
+    assert code == 2
+    assert len(stderr.strip().splitlines()) == 1 and "caffe runtime could not run" in stderr

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from convert.errors import UsageError
 from convert.ir import Graph
 
 from . import border, mapping
@@ -64,7 +65,12 @@ def run(source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, tensor_n
     nodes = [n for n in graph.nodes if n.op != "const" and n.output in sources and n.output in tensor_names]
     reference = parsers.run_reference_tensors(source, graph, inputs, [sources[n.output]["tensor"] for n in nodes])
     fetch = getattr(emitter, "run_internals", None)
-    target = fetch(Path(out_dir), inputs, [tensor_names[n.output] for n in nodes]) if fetch else {}
+    try:
+        target = fetch(Path(out_dir), inputs, [tensor_names[n.output] for n in nodes]) if fetch else {}
+    except Exception as exc:  # noqa: BLE001 - the runtime's own error, on files --verify once ran
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:300]
+        raise UsageError(f"the {getattr(emitter, 'TARGET', 'target')} runtime could not run the model in {out_dir} "
+                         f"({why}); if its files were edited, re-run the conversion") from None
     widths = border.propagate(graph)
     layers = []
     for node in nodes:
