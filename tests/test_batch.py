@@ -19,7 +19,7 @@ import numpy as np
 from click.testing import CliRunner
 
 import cli
-from convert import batch_report
+from convert.batch import report as batch_report
 
 CONVERT = str(Path(sys.executable).with_name("convert"))
 REPO = Path(__file__).resolve().parent.parent
@@ -334,7 +334,7 @@ def test_help_stays_light():
 
 
 def test_zoo_manifest_matches_zoo_models():
-    from convert import batch_manifest
+    from convert.batch import manifest as batch_manifest
     from zoo import models, run
 
     assert (REPO / "zoo" / "manifest.toml").read_text() == run.manifest_text(), \
