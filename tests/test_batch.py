@@ -344,11 +344,11 @@ def test_zoo_manifest_matches_zoo_models():
     assert all(str(e.source).startswith("/cache/") for e in entries)
 
 
-# ---- the worker pool ---------------------------------------------------------------------------
+# ---- the Dask runner ---------------------------------------------------------------------------
 
 
 def sleep_task(seconds: float) -> dict:
-    """Pool test task (runs in a worker): sleeps, then succeeds."""
+    """Cluster test task (runs in a worker): sleeps, then succeeds."""
     time.sleep(seconds)
     return {"status": "ok", "exit_code": 0, "error": None, "pid": os.getpid()}
 
@@ -357,24 +357,108 @@ def crash_task() -> dict:
     os.abort()  # the worker dies as if TensorFlow segfaulted
 
 
-def test_pool_survives_hangs_and_crashes():
-    from convert.batch_pool import Pool, Task
+def test_local_cluster_survives_hangs_and_crashes():
+    """A hung task is cancelled and its worker restarted; a crashed worker fails only its own task."""
+    from convert.batch.cluster import Cluster, Task
 
     tasks = [Task(0, "tests.test_batch:sleep_task", {"seconds": 60}, timeout=1.0, label="hang"),
              Task(1, "tests.test_batch:crash_task", {}, label="crash"),
-             *[Task(i, "tests.test_batch:sleep_task", {"seconds": 0.01}, label=f"ok{i}") for i in range(2, 6)]]
+             *[Task(i, "tests.test_batch:sleep_task", {"seconds": 0.01}, label=f"ok{i}", memory=1 << 20)
+               for i in range(2, 6)]]
     results: dict[int, dict] = {}
-    pool = Pool(2, warm=[])
     t0 = time.monotonic()
-    try:
-        pool.run(tasks, on_done=lambda task, result: results.__setitem__(task.id, result))
-    finally:
-        pool.close()
-    assert time.monotonic() - t0 < 60, "a hung task must not hold the pool up"
+    with Cluster(2, warm=[]) as cluster:
+        cluster.run(tasks, on_done=lambda task, result: results.__setitem__(task.id, result))
+    assert time.monotonic() - t0 < 60, "a hung task must not hold the cluster up"
+    assert sorted(results) == list(range(6)), "every task is reported exactly once"
     assert results[0]["status"] == "timeout" and "timed out after 1 s" in results[0]["error"]
-    assert results[1]["status"] == "error" and "worker process died (signal 6)" in results[1]["error"]
-    assert all(results[i]["status"] == "ok" for i in range(2, 6))
+    assert results[1]["status"] == "error" and "worker process died" in results[1]["error"]
+    assert all(results[i]["status"] == "ok" for i in range(2, 6)), results
     assert all(results[i]["peak_rss_mb"] > 0 and results[i]["seconds"] >= 0.01 for i in range(2, 6))
+    assert all(results[i]["worker"].startswith("tcp://127.0.0.1:") for i in range(6))
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen:
+    """A process in its own session (so that stopping it stops its children too)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3",
+           "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
+    return subprocess.Popen(args, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    import signal
+
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait(timeout=30)
+
+
+CLUSTER_MANIFEST = """[defaults]
+targets = ["torch", "onnx"]
+input_shape = [1, 17, 17, 3]
+out = "out/{{name}}-{{target}}"
+""" + "".join(f"""
+[[model]]
+name = "m{i}"
+source = "{{conv_pb}}"
+seed = {i}
+""" for i in range(5))
+
+
+def test_batch_on_a_real_scheduler_survives_a_killed_worker(tmp_path):
+    """`dask scheduler` + two `dask worker` processes on 127.0.0.1, run through --scheduler: both
+    workers convert, and killing one mid-run loses no conversion."""
+    from distributed import Client
+
+    dask = str(Path(sys.executable).with_name("dask"))
+    conv = save_model(tmp_path / "conv", _conv_net, 0)
+    manifest = tmp_path / "cluster.toml"
+    manifest.write_text(CLUSTER_MANIFEST.format(conv_pb=conv["pb"]))
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    processes = [_start([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                        tmp_path / "scheduler.log")]
+    worker_ports = [_free_port(), _free_port()]
+    try:
+        for i, worker_port in enumerate(worker_ports):
+            processes.append(_start([dask, "worker", address, "--host", "127.0.0.1", "--worker-port", str(worker_port),
+                                     "--nthreads", "1", "--memory-limit", "4GB", "--no-dashboard", "--name", f"w{i}"],
+                                    tmp_path / f"worker{i}.log"))
+        with Client(address, timeout="60s") as client:
+            client.wait_for_workers(2, timeout=120)
+        victim = f"tcp://127.0.0.1:{worker_ports[0]}"
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "DASK_SCHEDULER_ADDRESS": address}
+        batch = subprocess.Popen([CONVERT, "batch", str(manifest)], cwd=tmp_path, env=env, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        lines, killed_after = [], None
+        for line in batch.stderr:
+            lines.append(line)
+            if killed_after is None and line.startswith("[") and f"on {victim}]" in line:
+                _stop(processes[1])  # the worker and its nanny, mid-run
+                killed_after = len([x for x in lines if x.startswith("[")])
+        batch.wait(timeout=240)
+        assert killed_after is not None and killed_after < 10, "".join(lines)
+        report = json.loads((tmp_path / "batch-report.json").read_text())
+        got = {(r["name"], r["target"]): r for r in report["results"]}
+        assert set(got) == {(f"m{i}", t) for i in range(5) for t in ("torch", "onnx")}, "".join(lines)
+        assert all(r["status"] in ("ok", "error") for r in got.values()), "".join(lines)
+        assert sum(r["status"] == "ok" for r in got.values()) >= 9, "".join(lines)
+        workers = {r["worker"] for r in got.values()}
+        assert victim in workers and f"tcp://127.0.0.1:{worker_ports[1]}" in workers, "both workers converted"
+        assert report["scheduler"] == address and batch.returncode in (0, 1)
+    finally:
+        for process in reversed(processes):
+            _stop(process)
 
 
 def test_progress_on_a_terminal_is_one_updating_line():

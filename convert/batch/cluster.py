@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import signal
 import time
 import uuid
 from dataclasses import dataclass
@@ -142,16 +143,24 @@ class Cluster:
     def workers(self) -> dict[str, dict[str, Any]]:
         return self.client.scheduler_info(n_workers=-1)["workers"]
 
-    def threads(self) -> int:
-        return sum(w.get("nthreads", 1) for w in self.workers().values())
+    def threads(self, leaving: set[str] = frozenset()) -> int:
+        """Worker threads, not counting the workers in `leaving` (being restarted)."""
+        return sum(w.get("nthreads", 1) for a, w in self.workers().items() if a not in leaving)
 
     def largest_memory(self) -> float:
         return max((w.get("resources", {}).get(MEMORY, 0) for w in self.workers().values()), default=0)
 
-    def _restart(self, address: str) -> None:
+    def _restart(self, address: str, pid: int | None = None) -> None:
         """Have the worker's nanny kill it (a running thread cannot be stopped otherwise) and start a
-        fresh one; tasks waiting there go back to the scheduler. Without a nanny it is removed."""
+        fresh one; tasks waiting there go back to the scheduler. Without a nanny it is removed.
+        A local worker stuck in a task is killed at once (its nanny starts a fresh one)."""
         self._restarted = True
+        if pid and self.local is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                return
+            except OSError:
+                pass
         try:
             self.client.sync(self.client.scheduler.restart_workers, workers=[address], timeout=30,
                              on_error="return", wait_for_workers=False,
@@ -173,7 +182,8 @@ class Cluster:
         pending = list(tasks)
         futures: dict[int, Any] = {}  # task id -> future, while in flight
         started: dict[int, tuple[str, float]] = {}  # task id -> (worker, monotonic start)
-        resent: set[int] = set()
+        pids: dict[int, int] = {}  # task id -> its worker's process id
+        resent: dict[int, int] = {}  # task id -> times sent again
         done_on: dict[str, int] = {}  # worker -> tasks finished there
         retiring: set[str] = set()
         hints: list[tuple[str, str]] = []  # (worker, group): the worker just freed, its last group
@@ -198,7 +208,7 @@ class Cluster:
             future.add_done_callback(lambda f, i=task.id: events.put(("done", (i, f))))
 
         def admit() -> None:
-            free = self.threads() - len(futures)
+            free = self.threads(leaving=retiring) - len(futures)
             while free > 0 and pending:
                 busy = {by_id[i].group for i in futures}
                 task, worker = None, None
@@ -228,6 +238,7 @@ class Cluster:
                         if task_id not in started:
                             on_start(by_id[task_id])
                         started[task_id] = (worker, time.monotonic())  # (again, when retried elsewhere)
+                        pids[task_id] = payload.get("pid")
                 elif kind == "done":
                     task_id, future = payload
                     if futures.get(task_id) is not future:
@@ -240,8 +251,8 @@ class Cluster:
                         worker = result.get("worker", worker)
                     else:
                         exc = future.exception() if future.status == "error" else None
-                        if isinstance(exc, KilledWorker) and task_id not in started and task_id not in resent:
-                            resent.add(task_id)  # lost with a worker before it began: send it again
+                        if isinstance(exc, KilledWorker) and task_id not in started and resent.get(task_id, 0) < 3:
+                            resent[task_id] = resent.get(task_id, 0) + 1  # lost before it began: send it again
                             futures.pop(task_id)
                             pending.insert(0, task)
                             admit()
@@ -267,7 +278,7 @@ class Cluster:
                     if task.timeout and now - start >= task.timeout:
                         futures[task_id].cancel()
                         retiring.add(worker)
-                        self._restart(worker)
+                        self._restart(worker, pids.get(task_id))
                         finish(task, {"status": "timeout", "exit_code": 1, "worker": worker,
                                       "error": f"timed out after {task.timeout:g} s (worker restarted)",
                                       "seconds": round(task.timeout, 3)})

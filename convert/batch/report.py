@@ -92,6 +92,8 @@ def line(result: dict[str, Any], done: int, total: int) -> str:
         extra.append(f"{result['seconds']:.1f} s")
     if result.get("peak_rss_mb") and result["status"] != "skipped":
         extra.append(f"{result['peak_rss_mb']:.0f} MB")
+    if result.get("worker") and result["status"] != "skipped":
+        extra.append(f"on {result['worker']}")
     tail = f" [{', '.join(extra)}]" if extra else ""
     return (f"[{done:>{width}}/{total}] {result['status']:<13} {result['name']} -> {result['target']}: "
             f"{describe(result)}{tail}")
@@ -180,7 +182,7 @@ def write_junit(path: Path, results: list[dict[str, Any]], wall_seconds: float, 
                                                   r.get("traceback") or "", *r.get("notes", [])]))
         out = ET.SubElement(case, "system-out")
         out.text = json.dumps({k: r.get(k) for k in ("source", "out", "verify", "pad_layers", "seconds",
-                                                     "peak_rss_mb")}, default=str)
+                                                     "peak_rss_mb", "worker")}, default=str)
     tree = ET.ElementTree(root)
     ET.indent(tree)
     Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -108,7 +108,7 @@ def run_task(task_id: int, function: str, kwargs: dict[str, Any]) -> dict[str, A
     plugin = worker.plugins.get(PLUGIN)
     if getattr(plugin, "ready", None) is not None:
         plugin.ready.wait()
-    worker.log_event(EVENTS, {"task": task_id, "worker": worker.address})
+    worker.log_event(EVENTS, {"task": task_id, "worker": worker.address, "pid": os.getpid()})
     _reset_peak()
     t0 = time.perf_counter()
     try:
