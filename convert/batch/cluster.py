@@ -124,12 +124,6 @@ class Cluster:
     def close(self) -> None:
         """Stop what this object started (a LocalCluster; only the connection to a scheduler).
         A shutdown problem is not the conversions' problem: it never loses the report."""
-        try:
-            if self.local is not None and self.client is not None and self._restarted:
-                # a nanny that is still starting a replacement worker cannot be closed cleanly
-                self.client.wait_for_workers(self.jobs, timeout=60)
-        except Exception:  # noqa: BLE001
-            pass
         for thing in (self.client, self.local):
             if thing is not None:
                 try:
