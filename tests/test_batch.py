@@ -214,6 +214,34 @@ def check_changed_only(root: Path, manifest: Path, models: dict) -> None:
     assert third["results"][0]["verify"]["passed"] and not (root / "out" / "good_pb-torch").exists()
 
 
+def test_pipeline_reuses_an_explicit_cache_and_returns_failed_checks(tmp_path):
+    """No patching: pipeline.run takes the worker's cache; a failed check is a returned value."""
+    from convert import pipeline
+    from convert.batch.cache import MemoryCache
+
+    source = Path(save_model(tmp_path / "conv", _conv_net, 0)["pb"])
+    cache = MemoryCache()
+    request = dict(source=source, input_shapes={"": tuple(SHAPE)}, verify=True, force=True)
+    first = pipeline.run(pipeline.Request(target="torch", out=tmp_path / "torch", **request), cache=cache)
+    assert first.passed and first.check()["verify"]["passed"] and cache.hits == {"parse": 0, "reference": 0}
+    failed = pipeline.run(pipeline.Request(target="onnx", out=tmp_path / "onnx", rtol=0, **request), cache=cache)
+    assert cache.hits == {"parse": 1, "reference": 1}, "the second target reused the parse and TF's outputs"
+    assert not failed.passed and failed.doc["verify"]["max_rel"] > 0 and not (tmp_path / "onnx").exists()
+    assert failed.error.exit_code == 4 and "rtol 0" in str(failed.error)
+
+
+def test_batch_without_distributed_says_how_to_install_it(tmp_path):
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('[[model]]\nname = "a"\nsource = "a.pb"\ntargets = ["torch"]\n')
+    code = ("import sys; sys.modules['distributed'] = None; import cli; "
+            f"cli.main(['batch', {str(manifest)!r}])")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == ("convert: error: convert batch runs on Dask distributed: "
+                                                   "pip install 'tf-convert[batch]' (or pip install distributed)")
+    assert not (tmp_path / "batch-report.json").exists()
+
+
 # ---- manifest validation and shards (no framework needed) --------------------------------------------
 
 
