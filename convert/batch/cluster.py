@@ -24,6 +24,7 @@ from typing import Any, Callable
 PLUGIN = "convert-batch"  # the worker plugin's name (worker.WorkerSetup)
 EVENTS = "convert-batch"  # topic of the "a conversion started on this worker" events
 MEMORY = "memory"  # the worker resource a conversion asks for (bytes)
+NO_WORKERS_GRACE = 300.0  # seconds without any worker before the rest of the run is given up
 INSTALL_HINT = "convert batch runs on Dask distributed: pip install 'tf-convert[batch]' (or pip install distributed)"
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 
@@ -201,8 +202,22 @@ class Cluster:
             futures[task.id] = future
             future.add_done_callback(lambda f, i=task.id: events.put(("done", (i, f))))
 
+        no_workers_since: list[float] = []
+
         def admit() -> None:
-            free = self.threads(leaving=retiring) - len(futures)
+            threads = self.threads(leaving=retiring)
+            if threads == 0 and not no_workers_since:
+                no_workers_since.append(time.monotonic())
+            elif threads:
+                no_workers_since.clear()
+            elif time.monotonic() - no_workers_since[0] > NO_WORKERS_GRACE:
+                for future in futures.values():
+                    future.cancel()
+                for task in pending + [by_id[i] for i in futures]:  # give up rather than wait forever
+                    finish(task, {"status": "error", "exit_code": 1, "error":
+                                  f"no Dask worker for {NO_WORKERS_GRACE:g} s: the cluster lost all its workers"})
+                pending.clear()
+            free = threads - len(futures)
             while free > 0 and pending:
                 busy = {by_id[i].group for i in futures}
                 task, worker = None, None
@@ -263,7 +278,7 @@ class Cluster:
                         done_on[worker] = done_on.get(worker, 0) + 1
                         if self.max_tasks and done_on[worker] >= self.max_tasks and worker not in retiring:
                             retiring.add(worker)
-                            self._restart(worker)
+                            self._restart(worker, result.get("worker_pid"))
                         elif worker not in retiring:
                             hints.append((worker, task.group))
                 now = time.monotonic()
