@@ -382,6 +382,7 @@ def sleep_task(seconds: float) -> dict:
 
 
 def crash_task() -> dict:
+    print("about to crash", flush=True)
     os.abort()  # the worker dies as if TensorFlow segfaulted
 
 
@@ -401,6 +402,7 @@ def test_local_cluster_survives_hangs_and_crashes():
     assert sorted(results) == list(range(6)), "every task is reported exactly once"
     assert results[0]["status"] == "timeout" and "timed out after 1 s" in results[0]["error"]
     assert results[1]["status"] == "error" and "worker process died" in results[1]["error"]
+    assert results[1]["error"].endswith("last output: about to crash"), "the worker's output, not the CI log"
     assert all(results[i]["status"] == "ok" for i in range(2, 6)), results
     assert all(results[i]["peak_rss_mb"] > 0 and results[i]["seconds"] >= 0.01 for i in range(2, 6))
     assert all(results[i]["worker"].startswith("tcp://127.0.0.1:") for i in range(6))

@@ -16,9 +16,11 @@ import logging
 import os
 import queue
 import signal
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 PLUGIN = "convert-batch"  # the worker plugin's name (worker.WorkerSetup)
@@ -84,6 +86,7 @@ class Cluster:
         self.max_tasks = max_tasks
         self.client: Any = None
         self._restarted = False
+        self._logs: Any = None  # local workers' output (a TemporaryDirectory)
         self.local: Any = None
 
     # ---- start / stop ------------------------------------------------------------------------
@@ -111,8 +114,10 @@ class Cluster:
                     resources={MEMORY: float(memory)},
                     dashboard_address=None, silence_logs=logging.CRITICAL, env=quiet_environment(threads))
                 self.client = Client(self.local)
+        if self.local is not None:
+            self._logs = tempfile.TemporaryDirectory(prefix="convert-batch-")
         try:
-            self.client.register_plugin(WorkerSetup(self.warm), name=PLUGIN)
+            self.client.register_plugin(WorkerSetup(self.warm, log_dir=self._logs and self._logs.name), name=PLUGIN)
             self.client.wait_for_workers(1, timeout=120)
         except BaseException:
             self.close()
@@ -132,6 +137,19 @@ class Cluster:
                 except Exception:  # noqa: BLE001
                     pass
         self.client = self.local = None
+        if self._logs is not None:
+            self._logs.cleanup()
+            self._logs = None
+
+    def output_tail(self, pid: int | None) -> str:
+        """The last line a local worker process printed (why it died, often)."""
+        if not pid or self._logs is None:
+            return ""
+        try:
+            lines = Path(self._logs.name, f"worker-{pid}.log").read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return lines[-1][:300] if lines else ""
 
     # ---- the cluster as it is now ------------------------------------------------------------
 
@@ -267,8 +285,9 @@ class Cluster:
                             admit()
                             continue
                         if isinstance(exc, KilledWorker):
+                            tail = self.output_tail(pids.get(task_id))
                             error = ("worker process died while converting (a crash, or killed past its memory "
-                                     "limit; its nanny restarted it)")
+                                     "limit; its nanny restarted it)" + (f"; last output: {tail}" if tail else ""))
                         else:
                             error = f"the cluster lost this conversion ({future.status}: {exc!r})"
                         result = {"status": "error", "exit_code": 1, "error": error, "seconds": seconds,

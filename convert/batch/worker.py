@@ -31,14 +31,21 @@ class WorkerSetup(WorkerPlugin):
 
     name = PLUGIN
 
-    def __init__(self, warm: list[str], memo: bool = True):
+    def __init__(self, warm: list[str], memo: bool = True, log_dir: str | None = None):
         self.warm = list(warm)
+        self.log_dir = log_dir  # local workers: their output goes to LOG_DIR/worker-PID.log, not the CI log
         self.memo = memo
         self.cache: MemoryCache | None = None
         self.warmup_seconds = 0.0
         self.ready: threading.Event | None = None  # made in setup (the plugin is pickled to workers)
 
     async def setup(self, worker: Any) -> None:
+        if self.log_dir:
+            fd = os.open(os.path.join(self.log_dir, f"worker-{os.getpid()}.log"),
+                         os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.close(fd)
         self.cache = MemoryCache() if self.memo else None
         if MEMORY not in worker.state.total_resources:
             limit = worker.memory_manager.memory_limit or _total_memory()
