@@ -229,8 +229,8 @@ def verify_cmd(out: Path, rtol: float | None) -> None:
 BATCH_EPILOG = (
     "Exit codes: 0 every conversion passed (or was skipped as unchanged); 2, 3 or 4 when every failing "
     "conversion failed that way (bad input / unsupported / verification); 1 otherwise (mixed failures, "
-    "an internal error, a crash or a timeout); 2 also for an invalid manifest (then nothing runs) or "
-    "without Dask distributed installed."
+    "an internal error, a crash or a timeout); 2 also for an invalid manifest (then nothing runs), "
+    "an unreachable --scheduler, or without Dask distributed installed."
 )
 
 
@@ -315,21 +315,22 @@ def batch_cmd(manifest: Path, jobs: int | None, scheduler: str | None, worker_me
             click.echo(problem, err=True)
         _err(f"{len(exc.problems)} problem(s) in {manifest}; nothing was converted")
         code = 2
-    except batch.DaskMissing as exc:
+    except (batch.DaskMissing, batch.SchedulerUnreachable) as exc:
         _err(str(exc))
         code = 2
     except KeyboardInterrupt:
         _err("interrupted")
         code = 130
-    except Exception as exc:  # a bug in batch itself, or an unreachable scheduler: one line
-        from convert.batch.worker import internal_error_line
+    except OSError as exc:  # the machine, not the models: disk full, permissions, ...
+        _err(f"{exc.strerror or exc}{f' ({exc.filename})' if exc.filename else ''}: check the paths, "
+             f"permissions and free disk space")
+        code = 1
+    except Exception as exc:  # a bug in batch itself: one line, like the other commands
+        from convert.batch.report import internal_error_line
 
         if os.environ.get("CONVERT_DEBUG"):
             traceback.print_exc()
-        if isinstance(exc, OSError) and scheduler:
-            _err(f"cannot reach the Dask scheduler at {scheduler}: {exc}; check the address and that it is running")
-        else:
-            _err(internal_error_line(exc))
+        _err(internal_error_line(exc))
         code = 1
     sys.exit(code)
 

@@ -10,9 +10,9 @@
 Nothing here imports click or a framework at import time; `distributed` is imported when a run starts.
 """
 
-from .cluster import INSTALL_HINT, DaskMissing
+from .cluster import INSTALL_HINT, DaskMissing, SchedulerUnreachable
 from .manifest import Entry, ManifestError, load, parse_shard
 from .runner import DEFAULT_TIMEOUT, BatchOptions, main, run_batch, select
 
-__all__ = ["BatchOptions", "DEFAULT_TIMEOUT", "DaskMissing", "Entry", "INSTALL_HINT", "ManifestError", "load",
+__all__ = ["BatchOptions", "DEFAULT_TIMEOUT", "DaskMissing", "Entry", "INSTALL_HINT", "ManifestError", "SchedulerUnreachable", "load",
            "main", "parse_shard", "run_batch", "select"]

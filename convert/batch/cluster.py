@@ -37,6 +37,12 @@ class DaskMissing(RuntimeError):
     exit_code = 2
 
 
+class SchedulerUnreachable(RuntimeError):
+    """--scheduler names no running scheduler."""
+
+    exit_code = 2
+
+
 def require_distributed() -> None:
     try:
         import distributed  # noqa: F401
@@ -100,7 +106,11 @@ class Cluster:
 
         logging.getLogger("distributed").setLevel(logging.CRITICAL)  # the report says what went wrong
         if self.scheduler:
-            self.client = Client(self.scheduler, timeout="30s")
+            try:
+                self.client = Client(self.scheduler, timeout="20s")
+            except OSError as exc:
+                raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {self.scheduler}: {exc}; "
+                                           f"check the address and that it is running") from None
         else:
             # in-process scheduler: a worker that dies while converting fails that conversion at
             # once instead of retrying it elsewhere (a crashing model would crash worker after worker)

@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any, TextIO
 from xml.etree import ElementTree as ET
@@ -187,3 +188,12 @@ def write_junit(path: Path, results: list[dict[str, Any]], wall_seconds: float, 
     ET.indent(tree)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def internal_error_line(exc: BaseException) -> str:
+    """The CLI's one line for a bug: where, what, how to report it."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno} ({frames[-1].name})" if frames else "?"
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return (f"internal error in {where}: {type(exc).__name__}: {text} -- this is a bug; please report it "
+            f"with the manifest entry and `convert --version`")

@@ -22,6 +22,7 @@ from distributed import WorkerPlugin, get_worker
 
 from .cache import MemoryCache
 from .cluster import EVENTS, MEMORY, PLUGIN, quiet_environment
+from .report import internal_error_line
 
 STATUS_BY_EXIT = {0: "ok", 2: "failed", 3: "unsupported", 4: "verify_failed", 1: "error"}
 
@@ -94,15 +95,6 @@ def _peak_rss_mb() -> float:
         pass
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20, 1)
-
-
-def internal_error_line(exc: BaseException) -> str:
-    """The CLI's one line for a bug: where, what, how to report it."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno} ({frames[-1].name})" if frames else "?"
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return (f"internal error in {where}: {type(exc).__name__}: {text} -- this is a bug; please report it "
-            f"with the manifest entry and `convert --version`")
 
 
 # ---- the task ----------------------------------------------------------------------------------
