@@ -147,12 +147,13 @@ def run_batch(entries: list[Entry], options: BatchOptions,
                                              if prev.get("status") == "ok" else prev.get("last_seconds")}
                     continue
             index = len(records)
-            records[index] = record
+            memory = memory_estimate(entry.source)
+            records[index] = {**record, "memory_request_mb": round(memory / 2**20)}
             spec = _spec(entry, target, options.memo, options.discard_outputs)
             tasks.append(Task(index, "convert.batch.worker:convert_task", {"spec": spec},
                               timeout=entry.timeout or options.timeout, label=f"{entry.name}->{target}",
                               expected=float((prev or {}).get("seconds") or (prev or {}).get("last_seconds") or 0.0),
-                              group=entry.name, memory=memory_estimate(entry.source)))
+                              group=entry.name, memory=memory))
     # longest first (by the previous report) so one slow model does not finish last on its own
     tasks.sort(key=lambda t: -t.expected)
 
