@@ -440,8 +440,7 @@ out = "out/{{name}}-{{target}}"
 """ + "".join(f"""
 [[model]]
 name = "m{i}"
-source = "{{conv_pb}}"
-seed = {i}
+source = "m{i}.pb"
 """ for i in range(5))
 
 
@@ -452,8 +451,14 @@ def test_batch_on_a_real_scheduler_survives_a_killed_worker(tmp_path):
 
     dask = str(Path(sys.executable).with_name("dask"))
     conv = save_model(tmp_path / "conv", _conv_net, 0)
+    for i in range(5):  # a source each: every entry is parsed and run in TensorFlow
+        shutil.copy(conv["pb"], tmp_path / f"m{i}.pb")
     manifest = tmp_path / "cluster.toml"
-    manifest.write_text(CLUSTER_MANIFEST.format(conv_pb=conv["pb"]))
+    manifest.write_text(CLUSTER_MANIFEST.format())
+    # workers that import the frameworks before they join (as `dask worker --preload` does on a real
+    # cluster), so that both are ready when the batch starts and both get work
+    preload = tmp_path / "warm.py"
+    preload.write_text("import tensorflow, torch, onnxruntime  # noqa\n")
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     processes = [_start([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
@@ -462,7 +467,8 @@ def test_batch_on_a_real_scheduler_survives_a_killed_worker(tmp_path):
     try:
         for i, worker_port in enumerate(worker_ports):
             processes.append(_start([dask, "worker", address, "--host", "127.0.0.1", "--worker-port", str(worker_port),
-                                     "--nthreads", "1", "--memory-limit", "4GB", "--no-dashboard", "--name", f"w{i}"],
+                                     "--nthreads", "1", "--memory-limit", "4GB", "--no-dashboard", "--name", f"w{i}",
+                                     "--preload", str(preload)],
                                     tmp_path / f"worker{i}.log"))
         with Client(address, timeout="60s") as client:
             client.wait_for_workers(2, timeout=120)

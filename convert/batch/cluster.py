@@ -140,6 +140,11 @@ class Cluster:
     def close(self) -> None:
         """Stop what this object started (a LocalCluster; only the connection to a scheduler).
         A shutdown problem is not the conversions' problem: it never loses the report."""
+        if self.scheduler and self.client is not None:
+            try:  # a shared cluster's workers drop their cache (and new workers skip the setup)
+                self.client.unregister_worker_plugin(PLUGIN)
+            except Exception:  # noqa: BLE001
+                pass
         for thing in (self.client, self.local):
             if thing is not None:
                 try:
