@@ -408,6 +408,21 @@ def test_local_cluster_survives_hangs_and_crashes():
     assert all(results[i]["worker"].startswith("tcp://127.0.0.1:") for i in range(6))
 
 
+def test_local_cluster_restarts_workers_and_caps_memory_requests():
+    """--max-tasks-per-worker: a fresh worker process after N tasks; a task asking for more memory
+    than any worker has runs on the largest one instead of waiting forever."""
+    from convert.batch.cluster import Cluster, Task
+
+    tasks = [Task(i, "tests.test_batch:sleep_task", {"seconds": 0.01}, label=f"t{i}",
+                  memory=1 << 50 if i == 2 else 1 << 20) for i in range(3)]
+    results: dict[int, dict] = {}
+    with Cluster(1, warm=[], max_tasks=2, worker_memory="2GB") as cluster:
+        assert cluster.largest_memory() == 2e9
+        cluster.run(tasks, on_done=lambda task, result: results.__setitem__(task.id, result))
+    assert [results[i]["status"] for i in range(3)] == ["ok"] * 3
+    assert results[0]["pid"] == results[1]["pid"] != results[2]["pid"], "restarted after 2 tasks"
+
+
 def _free_port() -> int:
     import socket
 
