@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .cache import Cache, parse_key, reference_key
 from .errors import ConvertError, UnsupportedError, UsageError, VerifyError
 
 
@@ -67,8 +68,8 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def load_graph(req: Request):
-    """Parse the source and run the default passes.
+def load_graph(req: Request, cache: Cache | None = None):
+    """Parse the source (or take it from `cache`) and run the default passes.
 
     Returns (graph, source kind, seconds, notes); notes say what was auto-detected. They are
     printed only once the whole run succeeded, so a failure stays a single line.
@@ -81,7 +82,15 @@ def load_graph(req: Request):
     t0 = time.perf_counter()
     kind = parsers.detect(req.source)
     options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes))
-    graph = parsers.parse(req.source, options)
+    key = parse_key(req.source, options) if cache is not None else None
+    hit = cache.get(key) if key is not None else None
+    if hit is not None:
+        graph = hit[0]
+        options.notes.extend(hit[1])
+    else:
+        graph = parsers.parse(req.source, options)
+        if key is not None:
+            cache.put(key, (graph, list(options.notes)))
     t1 = time.perf_counter()
     graph = mapping.run_passes(graph)  # the default passes, keeping track of each tensor's TF source
     graph.validate()
@@ -89,8 +98,45 @@ def load_graph(req: Request):
     return graph, kind, {"parse": round(t1 - t0, 3), "passes": round(t2 - t1, 3)}, list(options.notes)
 
 
-def run(req: Request) -> dict[str, Any]:
-    """Convert `req.source` for `req.target`; returns the conversion.json document."""
+@dataclass
+class Conversion:
+    """What run() returns: the conversion.json document (its metrics also when verification
+    failed) and the error that makes it a failure (then nothing was written to OUT)."""
+
+    doc: dict[str, Any]
+    error: VerifyError | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None
+
+    def check(self) -> dict[str, Any]:
+        """The document, or raise the failure (exit 4)."""
+        if self.error is not None:
+            raise self.error
+        return self.doc
+
+
+def _reference(cache: Cache | None):
+    """parsers.run_reference, through `cache` when there is one."""
+    import parsers
+
+    if cache is None:
+        return parsers.run_reference
+
+    def run_reference(source, graph, inputs):
+        key = reference_key(source, graph, inputs)
+        hit = cache.get(key)
+        if hit is None:
+            hit = parsers.run_reference(source, graph, inputs)
+            cache.put(key, hit)
+        return hit
+
+    return run_reference
+
+
+def run(req: Request, cache: Cache | None = None) -> Conversion:
+    """Convert `req.source` for `req.target`; `cache` (optional) holds parses and TF outputs to reuse."""
     import emitters
 
     from . import ir, report, verify
@@ -103,7 +149,7 @@ def run(req: Request) -> dict[str, Any]:
     if req.target != "ir" and req.target not in emitters.TARGETS:
         raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
 
-    graph, kind, seconds, notes = load_graph(req)
+    graph, kind, seconds, notes = load_graph(req, cache)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
@@ -126,7 +172,8 @@ def run(req: Request) -> dict[str, Any]:
         verified = None
         if req.verify and emitted is not None:
             t0 = time.perf_counter()
-            verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed)
+            verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed,
+                                     run_reference=_reference(cache))
             seconds["verify"] = round(time.perf_counter() - t0, 3)
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = report.conversion_doc(
@@ -147,16 +194,15 @@ def run(req: Request) -> dict[str, Any]:
             from .diagnose import explain
 
             where = explain(source, graph, emitter, tmp, emitted.tensor_names, req.rtol, req.seed)
-            raise VerifyError(
+            shutil.rmtree(tmp, ignore_errors=True)
+            return Conversion(doc, VerifyError(
                 f"verification failed for {req.target}: max relative error {verified['max_rel']:.3g} "
-                f"> rtol {req.rtol:g} (output '{verified['worst_output']}')" + (f"; {where}" if where else ""),
-                doc=doc,
-            )
+                f"> rtol {req.rtol:g} (output '{verified['worst_output']}')" + (f"; {where}" if where else "")))
         if out.exists():
             shutil.rmtree(out)
         os.replace(tmp, out)
         doc["out"] = str(out)
-        return doc
+        return Conversion(doc)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -192,4 +238,4 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     return result
 
 
-__all__ = ["Request", "run", "reverify", "load_graph", "default_out", "ConvertError"]
+__all__ = ["Request", "Conversion", "run", "reverify", "load_graph", "default_out", "ConvertError"]
