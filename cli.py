@@ -11,19 +11,22 @@ import json
 import os
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
 from convert import __version__
-from convert.errors import ConvertError, UsageError
+from convert.errors import ConvertError, Interrupted, UsageError
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 converted (and verified, if asked); 2 bad usage or unreadable input; "
-    "3 the graph uses something the target cannot express; 4 verification beyond tolerance; "
+    "Exit codes: 0 converted (and verified, if asked); 2 bad usage, unreadable input or a system error "
+    "(disk full, permissions); 3 the graph uses something the target cannot express; 4 verification beyond "
+    "tolerance; 124 --timeout ran out; 128+N ended by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); "
     "1 internal error (a bug)."
 )
+MAX_LINE = 300  # characters of an error line; longer embedded texts are cut in the middle
 
 
 def _quiet_frameworks() -> None:
@@ -35,7 +38,10 @@ def _quiet_frameworks() -> None:
 
 
 def _err(message: str) -> None:
-    click.echo(f"convert: error: {message}", err=True)
+    line = f"convert: error: {' '.join(str(message).split())}"
+    if len(line) > MAX_LINE:  # keep the start (what, where) and the end (what to do)
+        line = f"{line[:MAX_LINE - 95]} [...] {line[-88:]}"
+    click.echo(line, err=True)
 
 
 def guarded(fn: Callable) -> Callable:
@@ -43,21 +49,31 @@ def guarded(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from convert import interrupts
+
         _quiet_frameworks()
         try:
-            return fn(*args, **kwargs)
+            with interrupts.handled(kwargs.get("timeout")), warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = fn(*args, **kwargs)
+            for w in caught:  # framework warnings only after a success: a failure stays one line
+                click.echo(f"warning: {w.message}", err=True)
+            return result
         except ConvertError as exc:
-            _err(str(exc).replace("\n", " "))
+            _err(str(exc))
+            sys.exit(exc.exit_code)
+        except Interrupted as exc:
+            _err(str(exc))
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             _err("interrupted")
             sys.exit(130)
         except click.exceptions.Exit:
             raise
-        except OSError as exc:  # the machine, not the model: disk full, permissions, ...
-            where = f" ({exc.filename})" if exc.filename else ""
-            _err(f"{exc.strerror or exc}{where}: check the paths, permissions and free disk space")
-            sys.exit(1)
+        except OSError as exc:  # the machine, not the model: disk full, permissions, ... (exit 2, not a bug)
+            where = f"{exc.filename}: " if exc.filename else ""
+            _err(f"{where}{exc.strerror or exc}: check the paths, permissions and free disk space")
+            sys.exit(2)
         except Exception as exc:  # a bug: say where, and how to report it
             if os.environ.get("CONVERT_DEBUG"):
                 traceback.print_exc()
@@ -106,7 +122,10 @@ def conversion_options(fn: Callable) -> Callable:
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the verification input."),
         click.option("--json", "as_json", is_flag=True, help="Print conversion.json instead of a summary line."),
         click.option("--keep-ir", is_flag=True, help="Also write the IR (OUT/ir/graph.json + weights.npz)."),
-        click.option("--force", is_flag=True, help="Replace OUT if it exists."),
+        click.option("--force", is_flag=True,
+                     help="Replace OUT if it is a previous output of convert (the old one is removed last)."),
+        click.option("--timeout", type=click.FloatRange(0, min_open=True), default=None,
+                     help="Give up after this many seconds (exit 124, nothing written)."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -114,7 +133,7 @@ def conversion_options(fn: Callable) -> Callable:
 
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, verify, rtol, seed, as_json,
-             keep_ir, force, **emit) -> None:
+             keep_ir, force, timeout=None, **emit) -> None:
     from convert import pipeline, report
     from emitters.base import EmitOptions
 

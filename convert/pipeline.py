@@ -1,15 +1,14 @@
 """parse -> passes -> emit -> verify -> write, atomically.
 
 The output directory is built under a temporary name beside OUT and renamed into place only when
-every step succeeded, so a failed run never leaves a half-written OUT behind.
+every step succeeded, so a failed run never leaves a half-written OUT behind (convert/outdir.py says
+where OUT may be and how it replaces a previous output).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,19 +95,17 @@ def run(req: Request) -> dict[str, Any]:
     import emitters
     from emitters.base import EmitOptions
 
-    from . import ir, report, verify
+    from . import ir, outdir, report, verify
 
     started = time.perf_counter()
     source = Path(req.source)
     out = Path(req.out) if req.out else default_out(source, req.target)
-    if out.exists() and not req.force:
-        raise UsageError(f"output directory {out} already exists: remove it or pass --force")
+    outdir.check_out(out, source, force=req.force)
     if req.target != "ir" and req.target not in emitters.TARGETS:
         raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
 
     graph, kind, seconds, notes = load_graph(req)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    tmp = outdir.temp_dir(out)
     try:
         if req.target == "ir":
             ir.save(graph, tmp)
@@ -152,9 +149,7 @@ def run(req: Request) -> dict[str, Any]:
                 f"> rtol {req.rtol:g} (output '{verified['worst_output']}')",
                 doc=doc,
             )
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+        outdir.commit(tmp, out, force=req.force)
         doc["out"] = str(out)
         return doc
     except BaseException:
