@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from convert import ir
+from convert.errors import ConvertError, InputError
 from parsers.base import ParseOptions
 
 # importing the handler modules registers them in TABLE
@@ -29,7 +30,12 @@ def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
     """Read a Keras model file into an IR graph (NCHW), without importing TensorFlow."""
     options = options or ParseOptions()
     with KerasSource(path) as source:
-        return Builder(source, options).build()
+        try:
+            return Builder(source, options).build()
+        except (ConvertError, MemoryError):
+            raise
+        except Exception as err:  # noqa: BLE001 - the config is not the shape Keras writes: a corrupt file
+            raise InputError(f"{path}: malformed Keras model config ({type(err).__name__}: {err})") from None
 
 
 def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
