@@ -45,7 +45,13 @@ def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import keras
 
-    model = _load(path, keras)
+    try:
+        model = _load(path, keras)
+    except (ConvertError, MemoryError):
+        raise
+    except Exception as err:  # noqa: BLE001 - Keras refuses the file: so do we, in one line
+        first = str(err).strip().splitlines()[0][:150] if str(err).strip() else ""
+        raise InputError(f"{path}: Keras itself cannot load this model ({type(err).__name__}: {first})") from None
     feed = [
         np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
         for name, x in zip(graph.inputs, inputs)

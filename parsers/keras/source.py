@@ -50,7 +50,7 @@ def sniff(path: str | Path) -> str | None:
             with zipfile.ZipFile(path) as z:
                 names = set(z.namelist())
             return "keras_v3" if "config.json" in names and "model.weights.h5" in names else None
-    except (OSError, zipfile.BadZipFile, ValueError):
+    except Exception:  # noqa: BLE001 - h5py raises RuntimeError too on corrupt headers: not a model
         return None
     return None
 

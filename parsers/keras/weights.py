@@ -15,6 +15,7 @@ from convert.errors import InputError
 
 Slot = tuple[frozenset[str], tuple[int, ...]]  # accepted names, expected shape
 SPECS: dict[str, Callable[[dict[str, Any], tuple[int, ...]], list[Slot]]] = {}
+IMPLAUSIBLE = 1e30
 UNCHECKED = {"Normalization"}  # weights of their own kind (an int64 count); read only by their handler
 
 
@@ -119,6 +120,15 @@ def _layer_scale(cfg: dict, kin: tuple[int, ...]) -> list[Slot]:
     return [(_names(), (kin[-1],))]  # keras.applications names this variable differently per version
 
 
+def _policy_name(dtype: Any) -> str | None:
+    """'float32', or a DTypePolicy's name ({'class_name': 'DTypePolicy', 'config': {'name': ...}})."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, dict):
+        return str(dtype.get("config", {}).get("name", "float32"))
+    return str(dtype)
+
+
 def _basename(name: str | None) -> str | None:
     """'block/conv/kernel:0' -> 'kernel'."""
     return None if name is None else name.rsplit("/", 1)[-1].split(":", 1)[0]
@@ -130,10 +140,17 @@ def check(path, layer: str, class_name: str, cfg: dict, kin: Sequence[int] | Non
     where = f"{path}: layer '{layer}' ({class_name})"
     if class_name in UNCHECKED:
         return
+    policy = _policy_name(cfg.get("dtype"))
+    if policy is not None and "float" not in policy:
+        raise InputError(f"{where}: dtype {policy!r} is not a floating-point policy; the file is corrupt")
     for i, (name, array) in enumerate(weights):
         if array.dtype.kind != "f":
             raise InputError(f"{where}: weight '{name or i}' has dtype {array.dtype}, not floating point; "
                              "the file is corrupt")
+        # no trained weight is NaN, infinite or near float32's limit: that is a flipped exponent bit
+        if array.size and not (np.isfinite(array).all() and np.abs(array).max() < IMPLAUSIBLE):
+            raise InputError(f"{where}: weight '{name or i}' holds NaN, infinite or implausibly large "
+                             f"(>= {IMPLAUSIBLE:g}) values; the file is corrupt")
     build = SPECS.get(class_name)
     try:
         slots = [] if build is None else build(cfg, tuple(int(d) for d in kin or ()))
