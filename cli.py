@@ -126,6 +126,9 @@ def conversion_options(fn: Callable) -> Callable:
                      help="Replace OUT if it is a previous output of convert (the old one is removed last)."),
         click.option("--timeout", type=click.FloatRange(0, min_open=True), default=None,
                      help="Give up after this many seconds (exit 124, nothing written)."),
+        click.option("--max-memory", "max_memory", metavar="SIZE",
+                     help="Refuse models whose declared shapes need more memory than this, e.g. 8G "
+                          "[80% of RAM]."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -133,14 +136,15 @@ def conversion_options(fn: Callable) -> Callable:
 
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, verify, rtol, seed, as_json,
-             keep_ir, force, timeout=None, **emit) -> None:
-    from convert import pipeline, report
+             keep_ir, force, timeout=None, max_memory=None, **emit) -> None:
+    from convert import memory, pipeline, report
     from emitters.base import EmitOptions
 
     req = pipeline.Request(
         source=src, target=target, out=out, inputs=_names(inputs), outputs=_names(outputs),
         input_shapes=parse_shapes(input_shape), verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir,
         force=force, options=EmitOptions(**emit),
+        max_memory=memory.parse_size(max_memory) if max_memory else None,
     )
     try:
         doc = pipeline.run(req)

@@ -34,6 +34,7 @@ class Request:
     keep_ir: bool = False
     force: bool = False
     options: Any = None  # emitters.base.EmitOptions
+    max_memory: int | None = None  # bytes; None: 80% of the machine's RAM (convert/memory.py)
 
 
 def default_out(source: Path, target: str) -> Path:
@@ -77,12 +78,13 @@ def load_graph(req: Request):
     import parsers
     from parsers.base import ParseOptions
 
-    from . import passes
+    from . import memory, passes
 
     t0 = time.perf_counter()
     kind = parsers.detect(req.source)
     options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes))
     graph = parsers.parse(req.source, options)
+    memory.check(graph, req.max_memory, str(req.source))  # before passes or emitters allocate anything
     t1 = time.perf_counter()
     graph = passes.run_default_passes(graph)
     graph.validate()
