@@ -137,12 +137,13 @@ def refuse_links(group, where) -> None:
     """Refuse external links anywhere in the file: they make h5py open other files."""
     import h5py
 
-    def visit(name: str, link) -> None:
-        if isinstance(link, h5py.ExternalLink):
-            raise InputError(f"{where}: '{name}' is an external link to {link.filename!r}; "
-                             "refusing to read outside the model file")
+    def visit(name: str, link):
+        return (name, link.filename) if isinstance(link, h5py.ExternalLink) else None  # non-None stops
 
-    group.visititems_links(visit)
+    found = group.visititems_links(visit)
+    if found:  # raising inside the callback would leave h5py's lock in a bad state
+        raise InputError(f"{where}: '{found[0]}' is an external link to {found[1]!r}; "
+                         "refusing to read outside the model file")
 
 
 def read_member(z: zipfile.ZipFile, name: str, limit: int, where) -> bytes:
