@@ -115,6 +115,26 @@ def remove_stale(directory: Path) -> list[Path]:
     return removed
 
 
+_WRITE_FAILURE = re.compile(r"inline_container|PytorchStreamWriter|file write failed|unexpected pos|"
+                            r"No space left|Disk quota|write", re.IGNORECASE)
+
+
+def as_os_error(exc: BaseException, out: Path) -> OSError | None:
+    """An OSError naming OUT for a failure to write it (a full disk, a file size limit, permissions): the
+    machine's problem, reported as such (exit 2), not as a bug. None for anything else."""
+    if isinstance(exc, OSError):
+        return exc if exc.filename else OSError(exc.errno, exc.strerror or str(exc), str(out))
+    if isinstance(exc, RuntimeError) and _WRITE_FAILURE.search(str(exc)):  # torch.save's C++ writer
+        try:
+            full = shutil.disk_usage(Path(out).parent).free < (64 << 20)
+        except OSError:
+            full = False
+        if full:
+            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(out))
+        return OSError(errno.EIO, "writing the output failed (disk full, file size limit or I/O error)", str(out))
+    return None
+
+
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True

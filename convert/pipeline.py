@@ -154,8 +154,11 @@ def run(req: Request) -> dict[str, Any]:
         outdir.commit(tmp, out, force=req.force)
         doc["out"] = str(out)
         return doc
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        failed_write = outdir.as_os_error(exc, out) if not isinstance(exc, ConvertError) else None
+        if failed_write is not None and failed_write is not exc:
+            raise failed_write from None
         raise
 
 

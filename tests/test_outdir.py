@@ -205,3 +205,17 @@ def test_racing_runs_second_gets_exit_2(model, workdir):
     loser = next(err for code, err in results if code == 2)
     assert len(loser.strip().splitlines()) == 1 and ("appeared while converting" in loser or "exists" in loser)
     assert sorted(p.name for p in workdir.iterdir()) == ["canary.txt", "out"]
+
+
+@pytest.mark.parametrize("command", ["tf2torch", "tf2onnx"])
+def test_a_failed_write_is_one_line_naming_out_not_a_bug(model, workdir, command):
+    # a file size limit stands in for a full disk: the writes fail with EFBIG (torch: a RuntimeError)
+    code = ("import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000)); "
+            f"sys.argv = ['convert', '{command}', {str(model['pb'])!r}, '-o', 'out']; import cli; cli.main()")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith("convert: error: out:") and "bug" not in lines[0] and "disk" in lines[0]
+    assert sorted(p.name for p in workdir.iterdir()) == ["canary.txt"]
