@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import sys
 import traceback
@@ -35,6 +36,10 @@ def _quiet_frameworks() -> None:
     # TF's plain (Eigen) CPU kernels as the reference; oneDNN's also print a banner on every start
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    # TF and Keras log through Python's logging (absl), some with tracebacks (a corrupt fingerprint.pb):
+    # a failure must stay one line, so only our own messages reach the terminal
+    for name in ("absl", "tensorflow", "h5py"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _err(message: str) -> None:
