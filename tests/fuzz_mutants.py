@@ -303,7 +303,7 @@ def mutant(form: str, index: int, fixtures: Fixtures, dest: Path) -> tuple[Path,
     roll = float(rng.random())
     if form in ("h5", "keras") and roll < 0.55:
         what = (_h5_structural if form == "h5" else _keras_structural)(src, other, rng)
-    elif roll < 0.85 or form == "pb":
+    elif roll < 0.85 or form not in ("ckpt", "saved_model"):  # single files: a swap is just model B
         what = _mutate_bytes(form, src, rng)
     else:
         what = _swap_file(form, src, other, rng)
