@@ -69,6 +69,7 @@ def check_graph(graph_def: Any, roots: Iterable[str], where: Any, *, restore: It
         node = nodes[name]
         allowed = node.op in CHECKPOINT_OPS and name in restore_closure
         _refuse_io(node.op, node.name, where, allowed, node)
+        _refuse_unknown(node, functions, where)
     restoring = _reachable_functions([nodes[n] for n in restore_closure], functions)
     for fname in sorted(_reachable_functions([nodes[n] for n in closure], functions)):
         for node in functions[fname].node_def:
@@ -132,6 +133,15 @@ def _refuse_io(op: str, name: str, where: Any, allowed: bool, node: Any) -> None
         return
     raise InputError(f"{where}: node '{name}' ({op}) reads or writes files or runs code outside the graph; "
                      "refusing to run it (export the inference graph alone)")
+
+
+def _refuse_unknown(node: Any, functions: dict[str, Any], where: Any) -> None:
+    """An op TensorFlow does not know (a flipped byte in its name, a custom op library): TF cannot run it."""
+    from tensorflow.python.framework import op_def_registry
+
+    if node.op not in functions and op_def_registry.get(node.op) is None:
+        raise InputError(f"{where}: node '{node.name}' uses op {node.op[:60]!r}, which TensorFlow does not know "
+                         "(a corrupt file, or a custom op library); pass a graph of standard TF ops")
 
 
 def _refuse_constant_loops(nodes: dict[str, Any], closure: set[str], functions: dict[str, Any],
