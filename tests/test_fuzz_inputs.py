@@ -20,6 +20,7 @@ from tests.fuzz_mutants import FORMS, Fixtures, mutant
 FAST = {"ckpt": 20, "pb": 14, "saved_model": 20, "h5": 24, "keras": 24}  # 102 in `make test`
 SLOW = 70  # per form, after the fast ones: 350 more in `make fuzz`
 FULL = bool(os.environ.get("CONVERT_FUZZ_FULL"))
+TARGETS = ("tf2torch", "tf2onnx")  # in-process runtimes; alternated by mutant number
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +31,9 @@ def fixtures(tmp_path_factory):
 def check_mutant(fixtures: Fixtures, form: str, index: int, tmp_path: Path) -> int:
     src, what = mutant(form, index, fixtures, tmp_path / "src")
     out = tmp_path / "out" / "model"
-    result = CliRunner().invoke(cli.main, ["tf2torch", str(src), "-o", str(out), "--verify"])
-    label = f"{form}#{index} ({what})"
+    target = TARGETS[index % len(TARGETS)]
+    result = CliRunner().invoke(cli.main, [target, str(src), "-o", str(out), "--verify"])
+    label = f"{target} {form}#{index} ({what})"
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), (
         f"{label}: {result.exception!r}")
     stderr = result.stderr
@@ -39,7 +41,8 @@ def check_mutant(fixtures: Fixtures, form: str, index: int, tmp_path: Path) -> i
     left = sorted(p.name for p in out.parent.iterdir()) if out.parent.exists() else []
     if os.environ.get("CONVERT_FUZZ_REPORT"):  # one JSON line per mutant, for the table in the issue note
         with open(os.environ["CONVERT_FUZZ_REPORT"], "a") as log:
-            log.write(json.dumps({"form": form, "index": index, "what": what, "exit": result.exit_code,
+            log.write(json.dumps({"form": form, "index": index, "target": target, "what": what,
+                                  "exit": result.exit_code,
                                   "error": stderr.strip()[:300]}) + "\n")
     if result.exit_code == 0:
         doc = json.loads((out / "conversion.json").read_text())
