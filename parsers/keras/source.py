@@ -194,6 +194,21 @@ class KerasSource:
             self.close()
             raise InputError(f"{self.path}: the Keras config is a {type(self.config).__name__}, not a model; "
                              "the file is corrupt")
+        if self.kind == "keras_h5":
+            self._refuse_foreign_weights()
+
+    def _refuse_foreign_weights(self) -> None:
+        """Weights for a layer the config does not have: a file from another model (Keras refuses it too)."""
+        try:
+            known = {str(l.get("name") or l["config"]["name"]) for l in self.config["config"]["layers"]}
+        except (AttributeError, KeyError, TypeError):
+            return  # a malformed config: the builder refuses it, naming what is wrong
+        group = self.weights._group
+        for name in (_decode(n) for n in group.attrs.get("layer_names", [])):
+            if name not in known and name in group and len(group[name].attrs.get("weight_names", [])):
+                self.close()
+                raise InputError(f"{self.path}: the file holds weights for layer '{name}', which its config "
+                                 "does not have; the weights are from another model")
 
     def close(self) -> None:
         if self._h5 is not None:
