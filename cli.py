@@ -59,7 +59,6 @@ def guarded(fn: Callable) -> Callable:
         _quiet_frameworks()
         try:
             with interrupts.handled(kwargs.get("timeout")), warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
                 result = fn(*args, **kwargs)
             for w in caught:  # framework warnings only after a success: a failure stays one line
                 click.echo(f"warning: {w.message}", err=True)
