@@ -20,6 +20,7 @@ import click
 
 from convert import __version__
 from convert.errors import ConvertError, Interrupted, UsageError
+from emitters.options import OPTIONS, TARGETS, option_specs  # light: no framework
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 converted (and verified, if asked); 2 bad usage, unreadable input or a system error "
@@ -142,12 +143,12 @@ def conversion_options(fn: Callable) -> Callable:
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, verify, rtol, seed, as_json,
              keep_ir, force, timeout=None, max_memory=None, **emit) -> None:
     from convert import memory, pipeline, report
-    from emitters.base import EmitOptions
+    from emitters.options import options_for
 
     req = pipeline.Request(
         source=src, target=target, out=out, inputs=_names(inputs), outputs=_names(outputs),
         input_shapes=parse_shapes(input_shape), verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir,
-        force=force, options=EmitOptions(**emit),
+        force=force, options=options_for(target, emit) if target != "ir" else None,
         max_memory=memory.parse_size(max_memory) if max_memory else None,
     )
     try:
@@ -160,6 +161,24 @@ def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, verif
         for note in doc.get("notes", []):
             click.echo(note, err=True)
     click.echo(json.dumps(doc, indent=2) if as_json else report.summary_line(doc))
+
+
+def target_flags(targets: tuple[str, ...]) -> Callable:
+    """The flags of `targets`' options, generated from their dataclasses (emitters/options.py)."""
+
+    def decorate(fn: Callable) -> Callable:
+        for target in reversed(targets):
+            for spec in reversed(option_specs(target)):
+                if spec.type is bool:
+                    opt = click.option(spec.flag, is_flag=True, default=spec.default, help=spec.help)
+                else:
+                    kind = (click.Choice(list(spec.choices)) if spec.choices else
+                            click.IntRange(*spec.range) if spec.range else spec.type)
+                    opt = click.option(spec.flag, type=kind, default=spec.default, show_default=True, help=spec.help)
+                fn = opt(fn)
+        return fn
+
+    return decorate
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
@@ -176,40 +195,20 @@ def main() -> None:
     """
 
 
-@main.command("tf2torch", epilog=EXIT_CODES_HELP)
-@conversion_options
-@click.option("--nhwc", is_flag=True, help="Keep TF's NHWC layout at the model's inputs and outputs.")
-@guarded
-def tf2torch(src: Path, nhwc: bool, **kw: Any) -> None:
-    """Write model.py (an nn.Module) + model.pt (its state_dict)."""
-    _convert("torch", src, nhwc=nhwc, **kw)
+def _target_command(target: str) -> None:
+    """`convert tf2<target>`: the shared conversion flags plus the target's own options."""
+
+    @guarded
+    def command(src: Path, **kw: Any) -> None:
+        _convert(target, src, **kw)
+
+    command.__doc__ = OPTIONS[target].COMMAND_HELP
+    command.__name__ = f"tf2{target}"
+    main.command(f"tf2{target}", epilog=EXIT_CODES_HELP)(conversion_options(target_flags((target,))(command)))
 
 
-@main.command("tf2caffe", epilog=EXIT_CODES_HELP)
-@conversion_options
-@click.option("--caffe-pad", type=click.Choice(["layer", "kernel"]), default="layer", show_default=True,
-              help="Asymmetric pads: a pad layer group, or zero taps added to the kernel (conv only).")
-@guarded
-def tf2caffe(src: Path, caffe_pad: str, **kw: Any) -> None:
-    """Write deploy.prototxt + model.caffemodel (BVLC layers; verified in OpenCV DNN)."""
-    _convert("caffe", src, caffe_pad=caffe_pad, **kw)
-
-
-@main.command("tf2mxnet", epilog=EXIT_CODES_HELP)
-@conversion_options
-@guarded
-def tf2mxnet(src: Path, **kw: Any) -> None:
-    """Write model-symbol.json + model-0000.params (MXNet 1.x)."""
-    _convert("mxnet", src, **kw)
-
-
-@main.command("tf2onnx", epilog=EXIT_CODES_HELP)
-@conversion_options
-@click.option("--opset", type=click.IntRange(13, 21), default=17, show_default=True, help="ONNX opset.")
-@guarded
-def tf2onnx(src: Path, opset: int, **kw: Any) -> None:
-    """Write model.onnx."""
-    _convert("onnx", src, opset=opset, **kw)
+for _target in TARGETS:
+    _target_command(_target)
 
 
 @main.command("tf2ir", epilog=EXIT_CODES_HELP)
@@ -226,16 +225,19 @@ def tf2ir(src: Path, **kw: Any) -> None:
 @click.option("--input-shape", "input_shape", multiple=True, help="Input shape in the source layout.")
 @click.option("--inputs", help="Input tensor names.")
 @click.option("--outputs", help="Output tensor names.")
-@click.option("--json", "as_json", is_flag=True, help="Rows as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Rows as JSON (per target: plan, pad_layer, details).")
+@target_flags(TARGETS)
 @guarded
-def inspect_cmd(src: Path, input_shape, inputs, outputs, as_json: bool) -> None:
-    """The IR as a table: op, shapes, per-side pads (t,b,l,r) and what each target will do."""
+def inspect_cmd(src: Path, input_shape, inputs, outputs, as_json: bool, **target_options: Any) -> None:
+    """The IR as a table: op, shapes, per-side pads (t,b,l,r) and what each target will do
+    (with the given target options, e.g. --caffe-pad kernel)."""
     from convert import inspect, pipeline
 
     req = pipeline.Request(source=src, target="ir", inputs=_names(inputs), outputs=_names(outputs),
                            input_shapes=parse_shapes(input_shape))
     graph, _, _, notes = pipeline.load_graph(req)
-    click.echo(json.dumps(inspect.rows(graph), indent=1) if as_json else inspect.render(graph))
+    rows = inspect.rows(graph, target_options)
+    click.echo(json.dumps(rows, indent=1) if as_json else inspect.render(graph, target_options, rows))
     for note in notes:
         click.echo(note, err=True)
 
