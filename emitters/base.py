@@ -27,6 +27,7 @@ class EmitOptions:
     the definition (defaults included)."""
 
     nhwc: bool = TorchOptions.nhwc
+    static_shapes: bool = TorchOptions.static_shapes
     caffe_pad: str = CaffeOptions.caffe_pad
     opset: int = OnnxOptions.opset
     extra: dict[str, Any] = field(default_factory=dict)

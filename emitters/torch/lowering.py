@@ -30,6 +30,7 @@ class Ctx(NodeContext):
     in_shapes: tuple[tuple[int, ...], ...]
     out_shape: tuple[int, ...]
     var: str  # the node's identifier: its output variable and its main submodule/buffer
+    dynamic: bool = False  # the model runs at any H/W: size-dependent pads follow the runtime size
 
     def aux(self, suffix: str) -> str:
         if suffix not in AUX_SUFFIXES:

@@ -1,0 +1,125 @@
+"""One conversion, exact at every input size (issue 13): a fully convolutional TF graph converted at
+one size runs at others (odd/even, smaller/larger) in PyTorch -- eager, scripted and exported with
+dynamic H/W -- and matches TF run at those sizes; a size-bound graph refuses other sizes clearly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.tf_models import rel_err, save_frozen
+
+tf = pytest.importorskip("tensorflow")
+torch = pytest.importorskip("torch")
+
+CONVERT_HW = (32, 32)
+OTHER_HW = [(31, 33), (17, 18), (45, 50), (64, 63), (23, 23)]
+TOL = 1e-4
+
+
+def _fully_conv(x):
+    rng = np.random.default_rng(0)
+
+    def w(*shape):
+        return tf.constant(rng.standard_normal(shape).astype(np.float32) * 0.3)
+
+    y = tf.nn.relu6(tf.nn.conv2d(x, w(3, 3, 3, 8), 2, "SAME"))
+    y = tf.nn.depthwise_conv2d(y, w(3, 3, 8, 1), [1, 2, 2, 1], "SAME")
+    y = tf.nn.max_pool2d(y, 3, 2, "SAME")
+    y = tf.nn.conv2d(y, w(1, 1, 8, 8), 2, "SAME") + tf.nn.avg_pool2d(y, 2, 2, "SAME")
+    y = tf.nn.avg_pool2d(y, 3, 1, "SAME") + tf.nn.avg_pool2d(y, 2, 1, "SAME")
+    y = tf.nn.conv2d(y, w(4, 4, 8, 4), 1, "SAME")
+    return tf.identity(y, name="out")
+
+
+def _sized(x):
+    y = tf.nn.conv2d(x, tf.ones((3, 3, 3, 4)) * 0.1, 2, "SAME")
+    y = tf.reshape(y, [-1, 16 * 16 * 4])
+    return tf.identity(tf.matmul(y, tf.ones((16 * 16 * 4, 2)) * 0.01), name="out")
+
+
+@pytest.fixture(scope="module")
+def frozen(tmp_path_factory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("dyn")
+    return {"fully_conv": save_frozen(d / "fc.pb", _fully_conv, [None, None, None, 3]),
+            "sized": save_frozen(d / "sized.pb", _sized, [None, 32, 32, 3])}
+
+
+def tf_run(pb: str, x_nhwc: np.ndarray) -> np.ndarray:
+    graph_def = tf.compat.v1.GraphDef.FromString(Path(pb).read_bytes())
+    with tf.Graph().as_default() as g:
+        tf.compat.v1.import_graph_def(graph_def, name="")
+        with tf.compat.v1.Session(graph=g) as sess:
+            return sess.run("out:0", {"input:0": x_nhwc})
+
+
+def convert(pb: str, out: Path, *flags: str, shape: str = "1,32,32,3") -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    cmd = [sys.executable, "-m", "cli", "tf2torch", pb, "-o", str(out), "--input-shape", shape, *flags]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+
+
+def load(out: Path):
+    from emitters.torch.runner import import_model
+
+    return import_model(out).load(str(out / "model.pt"))
+
+
+def inputs(hw, batch=1):
+    return np.random.default_rng(hw[0] * 100 + hw[1]).standard_normal((batch, *hw, 3)).astype(np.float32)
+
+
+def as_torch(x_nhwc):
+    return torch.from_numpy(np.ascontiguousarray(x_nhwc.transpose(0, 3, 1, 2)))
+
+
+def test_fully_convolutional_net_is_exact_at_every_size(frozen, tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    r = convert(frozen["fully_conv"], out)
+    assert r.returncode == 0, r.stderr
+    source = (out / "model.py").read_text()
+    assert "def tf_same_pad(" in source
+    model = load(out)
+    scripted = torch.jit.script(model)
+    H, W = (torch.export.Dim(n, min=17, max=512) for n in "HW")
+    x0 = as_torch(inputs(CONVERT_HW, batch=2))
+    exported = torch.export.export(model, (x0,), dynamic_shapes=({0: torch.export.Dim("N", max=64), 2: H, 3: W},))
+    for hw in [CONVERT_HW, *OTHER_HW]:
+        x = inputs(hw, batch=3 if hw == (17, 18) else 1)
+        ref = tf_run(frozen["fully_conv"], x).transpose(0, 3, 1, 2)
+        with torch.no_grad():
+            for name, m in (("eager", model), ("scripted", scripted), ("exported", exported.module())):
+                got = m(as_torch(x)).numpy()
+                assert got.shape == ref.shape, (name, hw)
+                assert rel_err(got, ref) <= TOL, (name, hw, rel_err(got, ref))
+
+
+def test_static_shapes_bakes_pads_and_checks_the_size(frozen, tmp_path: Path) -> None:
+    out = tmp_path / "s"
+    r = convert(frozen["fully_conv"], out, "--static-shapes")
+    assert r.returncode == 0, r.stderr
+    assert "tf_same_pad" not in (out / "model.py").read_text()
+    model = load(out)
+    x = inputs(CONVERT_HW, batch=3)
+    with torch.no_grad():
+        got = model(as_torch(x)).numpy()
+        assert rel_err(got, tf_run(frozen["fully_conv"], x).transpose(0, 3, 1, 2)) <= TOL
+        with pytest.raises(ValueError, match=r"converted for size \[3, 32, 32\].*--static-shapes"):
+            model(as_torch(inputs((33, 32))))
+
+
+def test_size_bound_model_refuses_another_size(frozen, tmp_path: Path) -> None:
+    out = tmp_path / "b"
+    r = convert(frozen["sized"], out)
+    assert r.returncode == 0, r.stderr
+    model = load(out)
+    with torch.no_grad():
+        x = inputs((32, 32), batch=3)
+        assert rel_err(model(as_torch(x)).numpy(), tf_run(frozen["sized"], x)) <= TOL
+        with pytest.raises(ValueError, match=r"converted for size \[3, 32, 32\] .*reshape.*--input-shape"):
+            torch.jit.script(model)(as_torch(inputs((40, 40))))
