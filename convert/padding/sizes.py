@@ -80,4 +80,4 @@ def _node_bound(graph: Graph, node: Node, kind: str) -> str | None:
         return None if _global_reduction(node) else "reduces over part of the spatial axes"
     if node.op in ("softmax", "concat"):
         return None if int(node.attrs["axis"]) % 4 in (0, 1) else "works along a spatial axis"
-    return "bakes the spatial size (e.g. a Reshape/Flatten before a Dense)"
+    return "bakes the spatial size into its attributes"

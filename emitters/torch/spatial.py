@@ -75,13 +75,18 @@ def conv2d(ctx: Ctx) -> Lowered:
         plan = Plan(plan.target, plan.op)  # unpadded layer after the runtime pad
     else:
         x = _pad_layer(ctx, plan, ctx.args[0], out)
+    stride = tuple(a["stride"])
+    if ctx.dynamic and tuple(a["kernel"]) == (1, 1) and stride != (1, 1) and plan.layer_pads.zero and x == ctx.args[0]:
+        # a strided 1x1 conv reads every s-th pixel: subsample first, so that torch.export sees its output
+        # size as ceil(n / s), the same expression as the SAME-padded branches it is usually added to
+        x, stride = f"{x}[:, :, ::{stride[0]}, ::{stride[1]}]", (1, 1)
     groups = int(a.get("groups", 1))
     layer = call(
         "nn.Conv2d",
         str(ctx.in_shapes[0][1]),
         str(weight.shape[0]),
         kernel_size=pair(a["kernel"]),
-        stride=None if tuple(a["stride"]) == (1, 1) else pair(a["stride"]),
+        stride=None if stride == (1, 1) else pair(stride),
         padding=_layer_padding(plan.layer_pads),
         dilation=None if tuple(a.get("dilation", (1, 1))) == (1, 1) else pair(a["dilation"]),
         groups=None if groups == 1 else str(groups),
@@ -122,7 +127,9 @@ def avg_pool2d(ctx: Ctx) -> Lowered:
         # and a padded mask of ones as sums, and divide (exact at every size)
         ones = _runtime_pad(ctx, f"torch.ones_like({ctx.args[0]}[:1, :1])", Lowered())
         pool = f"nn.functional.avg_pool2d({{}}, {pair(a['kernel'])}, {pair(a['stride'])}, divisor_override=1)"
-        out.lines.append(f"{ctx.var} = {pool.format(padded)} / {pool.format(ones)}")
+        count = ctx.aux("count")
+        out.lines.append(f"{count} = {pool.format(ones)}  # real (unpadded) elements per window")
+        out.lines.append(f"{ctx.var} = {pool.format(padded)} / {count}")
         return out
     x = _pad_layer(ctx, plan, ctx.args[0], out)
     padding = _layer_padding(plan.layer_pads)
