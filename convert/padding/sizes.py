@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .rules import effective_kernel
+from .rules import Pads, effective_kernel
 
 if TYPE_CHECKING:
     from convert.ir import Graph, Node
@@ -30,6 +30,15 @@ def runtime_same(node: Node) -> bool:
     a = node.attrs
     dilation = a.get("dilation", (1, 1))
     return any(s > 1 and effective_kernel(k, d) > 1 for k, s, d in zip(a["kernel"], a["stride"], dilation))
+
+
+def needs_runtime_pads(node: Node) -> bool:
+    """Whether a size-free model must compute this node's pads at run time: they change with the size,
+    or (average pooling with asymmetric SAME pads) the divisor map does."""
+    if runtime_same(node):
+        return True
+    a = node.attrs
+    return node.op == "avg_pool2d" and a.get("padding") == "SAME" and not Pads(*a["pads"]).symmetric
 
 
 def size_bound(graph: Graph) -> str | None:
@@ -58,6 +67,9 @@ def _global_reduction(node: Node) -> bool:
 
 
 def _node_bound(graph: Graph, node: Node, kind: str) -> str | None:
+    if runtime_same(node) and any(1 < effective_kernel(k, d) < s for k, s, d in
+                                  zip(node.attrs["kernel"], node.attrs["stride"], node.attrs.get("dilation", (1, 1)))):
+        return "has a SAME window narrower than its stride (pads that tf_same_pad does not cover)"
     if node.op == "avg_pool2d" and any(node.attrs["pads"]) and node.attrs.get("padding") != "SAME":
         return "averages over explicit pads (a divisor map of a fixed size)"
     if node.op in _SIZE_FREE_SPATIAL:

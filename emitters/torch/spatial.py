@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from convert.padding import Pads, Plan, effective_kernel
-from convert.padding.sizes import runtime_same
 
 from ..base import NodeContext
 from .lowering import TABLE, Ctx, Lowered, call, lit, pair
@@ -34,43 +33,29 @@ def _pad_layer(ctx: Ctx, plan: Plan, x: str, out: Lowered) -> str:
     return name
 
 
-def _runtime_pad(ctx: Ctx, x: str, out: Lowered, value: float = 0.0) -> str | None:
-    """In a size-free model, TF SAME pads that change with the input size are computed at run time
-    (tf_same_pad at the top of model.py); returns the padded expression, or None to follow the plan."""
-    node = ctx.node
-    if not ctx.dynamic or not (runtime_same(node) or (node.op == "avg_pool2d" and node.attrs.get("padding") == "SAME"
-                                                      and ctx.plan().divisor_map is not None)):
+def _runtime_pad(ctx: Ctx, plan: Plan, x: str, out: Lowered | None) -> str | None:
+    """The plan's runtime pad (TF SAME pads computed from the input size by tf_same_pad at the top
+    of model.py) as an expression, recorded in `out`; None when the plan's pads are static."""
+    if not plan.runtime:
         return None
-    a = node.attrs
-    dilation = a.get("dilation", (1, 1))
-    window = [effective_kernel(k, d) for k, d in zip(a["kernel"], dilation)]
-    extra = "" if value == 0.0 else f", {lit(value)}"
-    pads = ctx.plan().records[0].pads if ctx.plan().records else tuple(a["pads"])
-    out.pad_layers.append({"node": node.name, "pads": [int(p) for p in pads],
-                           "reason": "TF SAME pads computed from the runtime input size (these: at the conversion size)"})
-    return f"tf_same_pad({x}, {list(window)}, {list(a['stride'])}{extra})"
-
-
-def runtime_pad_limits(ctx: NodeContext) -> str | None:
-    """tf_same_pad assumes a window at least as wide as the stride wherever the pads vary."""
-    a = ctx.node.attrs
-    if runtime_same(ctx.node):
-        for k, s, d in zip(a["kernel"], a["stride"], a.get("dilation", (1, 1))):
-            if 1 < effective_kernel(k, d) < s:
-                return "SAME padding with a window narrower than its stride (pass --static-shapes)"
-    return None
+    a = ctx.attrs
+    window = [effective_kernel(k, d) for k, d in zip(a["kernel"], a.get("dilation", (1, 1)))]
+    value = plan.pad_layer.value
+    if out is not None:
+        out.pad_layers += [r.entry(ctx.node.name) for r in plan.records]
+    return f"tf_same_pad({x}, {window}, {list(a['stride'])}{'' if value == 0.0 else ', ' + lit(value)})"
 
 
 def _layer_padding(pads: Pads) -> str | None:
     return None if pads.zero else pair((pads.top, pads.left))
 
 
-@TABLE.register("conv2d", limit=runtime_pad_limits)
+@TABLE.register("conv2d")
 def conv2d(ctx: Ctx) -> Lowered:
     a, weight, bias = ctx.attrs, ctx.params["weight"], ctx.params.get("bias")
     plan = ctx.plan()
     out = Lowered()
-    x = _runtime_pad(ctx, ctx.args[0], out)
+    x = _runtime_pad(ctx, plan, ctx.args[0], out)
     if x is not None:
         plan = Plan(plan.target, plan.op)  # unpadded layer after the runtime pad
     else:
@@ -100,12 +85,12 @@ def conv2d(ctx: Ctx) -> Lowered:
     return out
 
 
-@TABLE.register("max_pool2d", limit=runtime_pad_limits)
+@TABLE.register("max_pool2d")
 def max_pool2d(ctx: Ctx) -> Lowered:
     a = ctx.attrs
     plan = ctx.plan()
     out = Lowered()
-    x = _runtime_pad(ctx, ctx.args[0], out, float("-inf"))
+    x = _runtime_pad(ctx, plan, ctx.args[0], out)
     if x is not None:
         plan = Plan(plan.target, plan.op)
     else:
@@ -116,16 +101,16 @@ def max_pool2d(ctx: Ctx) -> Lowered:
     return out
 
 
-@TABLE.register("avg_pool2d", limit=runtime_pad_limits)
+@TABLE.register("avg_pool2d")
 def avg_pool2d(ctx: Ctx) -> Lowered:
     a = ctx.attrs
     plan = ctx.plan()
     out = Lowered()
-    padded = _runtime_pad(ctx, ctx.args[0], out)
+    padded = _runtime_pad(ctx, plan, ctx.args[0], out)
     if padded is not None:
         # TF divides each window's sum by its count of real elements: pool the zero-padded input
         # and a padded mask of ones as sums, and divide (exact at every size)
-        ones = _runtime_pad(ctx, f"torch.ones_like({ctx.args[0]}[:1, :1])", Lowered())
+        ones = _runtime_pad(ctx, plan, f"torch.ones_like({ctx.args[0]}[:1, :1])", None)
         pool = f"nn.functional.avg_pool2d({{}}, {pair(a['kernel'])}, {pair(a['stride'])}, divisor_override=1)"
         count = ctx.aux("count")
         out.lines.append(f"{count} = {pool.format(ones)}  # real (unpadded) elements per window")
