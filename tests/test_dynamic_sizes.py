@@ -124,3 +124,73 @@ def test_size_bound_model_refuses_another_size(frozen, tmp_path: Path) -> None:
         for m in (model, torch.jit.script(model)):  # scripted raises torch.jit.Error with the same text
             with pytest.raises(Exception, match=r"converted for size \[3, 32, 32\] .*reshape.*--input-shape"):
                 m(as_torch(inputs((40, 40))))
+
+
+# ---- the padding matrix at two more sizes -------------------------------------------------------
+
+from tests.ir_cases import matrix  # noqa: E402
+
+MATRIX = [c for c in matrix() if c.op != "conv_transpose"]  # TF's transposed conv bakes its output size
+
+
+def _extra_sizes(hw):
+    return [(hw[0] + 1, hw[1] + 2), (hw[0] + 6, hw[1] + 5)]  # parity flips (pads change), and larger
+
+
+@pytest.fixture(scope="module")
+def matrix_refs(tmp_path_factory):
+    """case id -> (pb, [(NCHW input, NCHW TF output) at each extra size]); TF run once per session."""
+    from tests.tf_cases import build_pb
+
+    directory = tmp_path_factory.mktemp("dyn_matrix")
+    cache: dict = {}
+
+    def get(case):
+        if case.id not in cache:
+            pb = build_pb(case, directory).pb
+            graph_def = tf.compat.v1.GraphDef.FromString(pb.read_bytes())
+            refs = []
+            with tf.Graph().as_default() as g:
+                x = tf.compat.v1.placeholder(tf.float32, [None, None, None, None], name="free")
+                tf.compat.v1.import_graph_def(graph_def, input_map={"x:0": x}, name="")
+                with tf.compat.v1.Session(graph=g) as sess:
+                    for hw in _extra_sizes(case.in_hw):
+                        c = graph_def_channels(graph_def)
+                        xv = np.random.default_rng(1).standard_normal((2, *hw, c)).astype(np.float32)
+                        try:
+                            y = sess.run("y:0", {x: xv})
+                        except tf.errors.InvalidArgumentError:  # TF's own dilated spelling bakes the size
+                            continue
+                        refs.append((xv.transpose(0, 3, 1, 2).copy(), y.transpose(0, 3, 1, 2)))
+            cache[case.id] = (pb, refs)
+        return cache[case.id]
+
+    return get
+
+
+def graph_def_channels(graph_def) -> int:
+    node = next(n for n in graph_def.node if n.name == "x")
+    return node.attr["shape"].shape.dim[3].size
+
+
+@pytest.mark.parametrize("case", MATRIX, ids=lambda c: c.id)
+def test_padding_matrix_at_other_sizes_torch(case, matrix_refs, tmp_path: Path) -> None:
+    import emitters
+    import parsers
+    from convert import passes
+    from convert.padding.sizes import size_bound
+    from parsers.base import ParseOptions
+
+    pb, refs = matrix_refs(case)
+    graph = passes.run_default_passes(parsers.parse(pb, ParseOptions()))
+    emitters.get("torch").emit(graph, tmp_path)
+    model = load(tmp_path)
+    with torch.no_grad():
+        if size_bound(graph) is not None:  # a SAME window narrower than its stride (k2 s3): refuses
+            assert "narrower than its stride" in size_bound(graph)
+            with pytest.raises(ValueError, match="converted for size"):
+                model(torch.from_numpy(refs[0][0]))
+            return
+        for x, ref in refs:
+            got = model(torch.from_numpy(x)).numpy()
+            assert got.shape == ref.shape and rel_err(got, ref) <= 1e-5, (x.shape, rel_err(got, ref))
