@@ -58,9 +58,9 @@ def tf_run(pb: str, x_nhwc: np.ndarray) -> np.ndarray:
             return sess.run("out:0", {"input:0": x_nhwc})
 
 
-def convert(pb: str, out: Path, *flags: str, shape: str = "1,32,32,3") -> subprocess.CompletedProcess:
+def convert(pb: str, out: Path, *flags: str, shape: str = "1,32,32,3", target: str = "torch") -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    cmd = [sys.executable, "-m", "cli", "tf2torch", pb, "-o", str(out), "--input-shape", shape, *flags]
+    cmd = [sys.executable, "-m", "cli", f"tf2{target}", pb, "-o", str(out), "--input-shape", shape, *flags]
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
 
@@ -194,3 +194,56 @@ def test_padding_matrix_at_other_sizes_torch(case, matrix_refs, tmp_path: Path) 
         for x, ref in refs:
             got = model(torch.from_numpy(x)).numpy()
             assert got.shape == ref.shape and rel_err(got, ref) <= 1e-5, (x.shape, rel_err(got, ref))
+
+
+def onnx_run(out: Path, x_nchw: np.ndarray) -> np.ndarray:
+    import emitters
+
+    return emitters.get("onnx").run(out, [x_nchw])[0]
+
+
+def test_fully_convolutional_net_onnx_at_every_size(frozen, tmp_path: Path) -> None:
+    import onnx
+
+    out = tmp_path / "o"
+    r = convert(frozen["fully_conv"], out, "--verify", target="onnx")
+    assert r.returncode == 0, r.stderr
+    assert "any H x W" in r.stdout + r.stderr
+    dims = onnx.load(str(out / "model.onnx")).graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_param or d.dim_value for d in dims][0:2] == ["N", 3]
+    for hw in [CONVERT_HW, *OTHER_HW]:
+        x = inputs(hw, batch=3)
+        ref = tf_run(frozen["fully_conv"], x).transpose(0, 3, 1, 2)
+        got = onnx_run(out, x.transpose(0, 3, 1, 2).copy())
+        assert got.shape == ref.shape and rel_err(got, ref) <= TOL, (hw, rel_err(got, ref))
+
+
+def test_onnx_static_shapes_refuses_other_sizes_but_not_batches(frozen, tmp_path: Path) -> None:
+    out = tmp_path / "os"
+    r = convert(frozen["fully_conv"], out, "--static-shapes", target="onnx")
+    assert r.returncode == 0, r.stderr
+    x = inputs(CONVERT_HW, batch=3)
+    got = onnx_run(out, x.transpose(0, 3, 1, 2).copy())
+    assert rel_err(got, tf_run(frozen["fully_conv"], x).transpose(0, 3, 1, 2)) <= TOL
+    with pytest.raises(Exception, match="(?i)dimension"):
+        onnx_run(out, inputs((33, 32)).transpose(0, 3, 1, 2).copy())
+
+
+@pytest.mark.parametrize("case", MATRIX, ids=lambda c: c.id)
+def test_padding_matrix_at_other_sizes_onnx(case, matrix_refs, tmp_path: Path) -> None:
+    import emitters
+    import parsers
+    from convert import passes
+    from convert.padding.sizes import size_bound
+    from parsers.base import ParseOptions
+
+    pb, refs = matrix_refs(case)
+    graph = passes.run_default_passes(parsers.parse(pb, ParseOptions()))
+    emitters.get("onnx").emit(graph, tmp_path)
+    for x, ref in refs:
+        if size_bound(graph) is not None:
+            with pytest.raises(Exception, match="(?i)dimension"):
+                onnx_run(tmp_path, x)
+            return
+        got = onnx_run(tmp_path, x)
+        assert got.shape == ref.shape and rel_err(got, ref) <= 1e-5, (x.shape, rel_err(got, ref))

@@ -75,8 +75,10 @@ class Plan:
     def summary(self) -> str:
         """A short phrase for `convert inspect`'s table."""
         parts = []
-        if self.runtime:
-            parts.append("runtime pad" + (" (-inf)" if self.pad_layer and self.pad_layer.value else ""))
+        if self.runtime and self.pad_layer is None:
+            parts.append("auto_pad SAME_UPPER")
+        elif self.runtime:
+            parts.append("runtime pad" + (" (-inf)" if self.pad_layer.value else ""))
             if self.op == "avg_pool2d":
                 parts.append("count map")
         elif self.pad_layer is not None:

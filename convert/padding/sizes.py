@@ -67,9 +67,11 @@ def _global_reduction(node: Node) -> bool:
 
 
 def _node_bound(graph: Graph, node: Node, kind: str) -> str | None:
-    if runtime_same(node) and any(1 < effective_kernel(k, d) < s for k, s, d in
+    if runtime_same(node) and any(effective_kernel(k, d) < s for k, s, d in
                                   zip(node.attrs["kernel"], node.attrs["stride"], node.attrs.get("dilation", (1, 1)))):
-        return "has a SAME window narrower than its stride (pads that tf_same_pad does not cover)"
+        # TF clamps the pad at 0 there; a runtime rule without that clamp (torch.export-friendly
+        # tf_same_pad, ONNX auto_pad) would crop instead
+        return "has a SAME window narrower than its stride"
     if node.op == "avg_pool2d" and any(node.attrs["pads"]) and node.attrs.get("padding") != "SAME":
         return "averages over explicit pads (a divisor map of a fixed size)"
     if node.op in _SIZE_FREE_SPATIAL:

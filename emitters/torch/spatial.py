@@ -40,8 +40,7 @@ def _runtime_pad(ctx: Ctx, plan: Plan, x: str, out: Lowered | None) -> str | Non
         return None
     a = ctx.attrs
     window = [effective_kernel(k, d) for k, d in zip(a["kernel"], a.get("dilation", (1, 1)))]
-    # a one-pixel window never pads (TF: max(1 - 1 - (n - 1) % s, 0) = 0); stride 1 gives tf_same_pad that 0
-    stride = [s if e > 1 else 1 for e, s in zip(window, a["stride"])]
+    stride = list(a["stride"])
     value = plan.pad_layer.value
     if out is not None:
         out.pad_layers += [r.entry(ctx.node.name) for r in plan.records]
