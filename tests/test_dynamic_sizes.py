@@ -247,3 +247,33 @@ def test_padding_matrix_at_other_sizes_onnx(case, matrix_refs, tmp_path: Path) -
             return
         got = onnx_run(tmp_path, x)
         assert got.shape == ref.shape and rel_err(got, ref) <= 1e-5, (x.shape, rel_err(got, ref))
+
+
+# ---- batch 3 in every target ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["torch", "onnx", "caffe", "mxnet"])
+@pytest.mark.parametrize("model", ["fully_conv", "sized"])
+def test_batch_of_three_in_every_target(target, model, frozen, tmp_path: Path) -> None:
+    """Converted at batch 1, run at batch 3: Reshape/Flatten keep the batch free (Caffe dim: 0,
+    MXNet/ONNX 0); Caffe and MXNet record the size their baked pads are for."""
+    import json
+
+    import emitters
+
+    out = tmp_path / target
+    r = convert(frozen[model], out, target=target)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((out / "conversion.json").read_text())
+    if target in ("caffe", "mxnet"):
+        assert doc["input_sizes"]["spatial"] == "conversion size only"
+        assert "fixed size" in r.stdout + r.stderr
+    if target == "caffe":
+        assert "converted for input size" in (out / "deploy.prototxt").read_text()
+    if target == "mxnet":
+        assert "__converted_for__" in (out / "model-symbol.json").read_text()
+    x = inputs(CONVERT_HW, batch=3)
+    ref = tf_run(frozen[model], x)
+    ref = ref.transpose(0, 3, 1, 2) if ref.ndim == 4 else ref
+    got = emitters.get(target).run(out, [x.transpose(0, 3, 1, 2).copy()])[0]
+    assert got.shape == ref.shape and rel_err(got, ref) <= TOL, rel_err(got, ref)
