@@ -277,3 +277,35 @@ def test_batch_of_three_in_every_target(target, model, frozen, tmp_path: Path) -
     ref = ref.transpose(0, 3, 1, 2) if ref.ndim == 4 else ref
     got = emitters.get(target).run(out, [x.transpose(0, 3, 1, 2).copy()])[0]
     assert got.shape == ref.shape and rel_err(got, ref) <= TOL, rel_err(got, ref)
+
+
+# ---- Keras: --input-shape other than the file's fixed size ----------------------------------------
+
+
+def _keras_model(path: Path, dense: bool) -> str:
+    import keras
+
+    inp = keras.Input((32, 32, 3), name="image")
+    y = keras.layers.Conv2D(4, 3, strides=2, padding="same", name="c1")(inp)
+    y = keras.layers.AveragePooling2D(3, 2, padding="same", name="p1")(y)
+    if dense:
+        y = keras.layers.Dense(2, name="d")(keras.layers.Flatten(name="f")(y))
+    else:
+        y = keras.layers.Conv2DTranspose(3, 3, strides=2, padding="same", name="up")(y)
+    keras.Model(inp, y).save(path)
+    return str(path)
+
+
+def test_keras_fixed_input_converted_at_another_size(tmp_path: Path) -> None:
+    pb = _keras_model(tmp_path / "fc.keras", dense=False)
+    r = convert(pb, tmp_path / "o", "--verify", shape="1,37,41,3")
+    assert r.returncode == 0, r.stderr
+    assert "OK" in r.stdout + r.stderr and "any H x W" in r.stdout + r.stderr
+
+
+def test_keras_fixed_input_that_bakes_its_size_exits_2(tmp_path: Path) -> None:
+    pb = _keras_model(tmp_path / "d.keras", dense=True)
+    r = convert(pb, tmp_path / "o", "--verify", shape="1,37,41,3")
+    assert r.returncode == 2, r.stderr
+    assert "fixed at (32, 32, 3)" in r.stderr and "--input-shape 1,32,32,3" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
