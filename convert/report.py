@@ -134,6 +134,8 @@ def summary_line(doc: dict[str, Any]) -> str:
     if v:
         snr = "exact" if v.get("snr_db") is None else f"SNR {v['snr_db']:.1f} dB"
         check = f"{'OK' if v['passed'] else 'FAILED'} max_rel {fmt_error(v['max_rel'])} ({snr})"
+        if v.get("sizes"):
+            check += f" at {1 + len(v['sizes'])} sizes"
     pads = len(doc.get("pad_layers", []))
     sizes = doc.get("input_sizes", {}).get("spatial") == "any"
     shown = {k: "x".join(map(str, v[1:])) for k, v in doc.get("pads_computed_for", {}).items()}

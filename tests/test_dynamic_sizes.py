@@ -208,7 +208,7 @@ def test_fully_convolutional_net_onnx_at_every_size(frozen, tmp_path: Path) -> N
     out = tmp_path / "o"
     r = convert(frozen["fully_conv"], out, "--verify", target="onnx")
     assert r.returncode == 0, r.stderr
-    assert "any H x W" in r.stdout + r.stderr
+    assert "any H x W" in r.stdout + r.stderr and "at 3 sizes" in r.stdout + r.stderr  # --verify: TF re-run
     dims = onnx.load(str(out / "model.onnx")).graph.input[0].type.tensor_type.shape.dim
     assert [d.dim_param or d.dim_value for d in dims][0:2] == ["N", 3]
     for hw in [CONVERT_HW, *OTHER_HW]:
@@ -300,7 +300,7 @@ def test_keras_fixed_input_converted_at_another_size(tmp_path: Path) -> None:
     pb = _keras_model(tmp_path / "fc.keras", dense=False)
     r = convert(pb, tmp_path / "o", "--verify", shape="1,37,41,3")
     assert r.returncode == 0, r.stderr
-    assert "OK" in r.stdout + r.stderr and "any H x W" in r.stdout + r.stderr
+    assert "OK" in r.stdout + r.stderr and "at 3 sizes" in r.stdout + r.stderr and "any H x W" in r.stdout + r.stderr
 
 
 def test_keras_fixed_input_that_bakes_its_size_exits_2(tmp_path: Path) -> None:
