@@ -57,6 +57,15 @@ OPS: dict[str, OpSpec] = {
         "mode in {'constant', 'reflect', 'symmetric'}; value is used by 'constant'.",
         "spatial",
     ),
+    "resize": OpSpec(
+        ("mode", "coordinate", "size"),
+        (),
+        "Resize the H, W axes of NCHW x to size=(out_h, out_w). mode in {'nearest', 'bilinear'}; "
+        "coordinate in {'asymmetric', 'half_pixel', 'align_corners'} is TF's sampling grid "
+        "(align_corners / half_pixel_centers / neither), computed in float32 exactly as TF "
+        "(convert.sampling.rules).",
+        "spatial",
+    ),
     # ---- per-channel / normalisation ---------------------------------------------------------
     "channel_affine": OpSpec(
         ("axis",),
@@ -78,6 +87,8 @@ OPS: dict[str, OpSpec] = {
     "transpose": OpSpec(("perm",), (), "numpy.transpose(x, perm).", "shape"),
     "concat": OpSpec(("axis",), (), "Concatenate inputs along IR axis.", "shape"),
     "slice": OpSpec(("begin", "end"), (), "x[begin[i]:end[i]] on every axis (static, step 1).", "shape"),
+    "argmax": OpSpec(("axis", "keepdims"), (), "Index of the max along IR axis (first one on ties); int64.",
+                     "reduction"),
     "reduce_mean": OpSpec(("axes", "keepdims"), (), "Mean over IR axes.", "reduction"),
     "reduce_max": OpSpec(("axes", "keepdims"), (), "Max over IR axes.", "reduction"),
     "softmax": OpSpec(("axis",), (), "Softmax over IR axis.", "reduction"),

@@ -21,6 +21,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from convert.sampling import linear_taps, nearest_indices
+
 from .graph import Graph, Node
 
 OpFunction = Callable[..., np.ndarray]  # fn(node, *inputs) -> output
@@ -213,6 +215,21 @@ def pad(node: Node, x: np.ndarray) -> np.ndarray:
     raise EvaluationError(f"node {node.name}: unknown pad mode {mode!r}")
 
 
+@reference_op("resize")
+def resize(node: Node, x: np.ndarray) -> np.ndarray:
+    a = node.attrs
+    (in_h, in_w), (out_h, out_w) = x.shape[2:], a["size"]
+    if a["mode"] == "nearest":
+        rows, cols = (nearest_indices(i, o, a["coordinate"]) for i, o in ((in_h, out_h), (in_w, out_w)))
+        return x[:, :, rows][:, :, :, cols]
+    (ylo, yhi, wy), (xlo, xhi, wx) = (linear_taps(i, o, a["coordinate"]) for i, o in ((in_h, out_h), (in_w, out_w)))
+    wx, wy = wx.astype(x.dtype), wy.astype(x.dtype)[:, None]
+    left, right = x[:, :, :, xlo], x[:, :, :, xhi]
+    across = left + (right - left) * wx  # TF lerps along x first, then along y
+    top, bottom = across[:, :, ylo], across[:, :, yhi]
+    return top + (bottom - top) * wy
+
+
 # ---- per-channel, normalisation, dense ---------------------------------------------------------
 
 
@@ -267,6 +284,13 @@ def slice_(node: Node, x: np.ndarray) -> np.ndarray:
 
 
 # ---- reductions ----------------------------------------------------------------------------------
+
+
+@reference_op("argmax")
+def argmax(node: Node, x: np.ndarray) -> np.ndarray:
+    axis = node.attrs["axis"]
+    y = np.argmax(x, axis=axis).astype(np.int64)
+    return np.expand_dims(y, axis) if node.attrs.get("keepdims") else y
 
 
 @reference_op("reduce_mean")
