@@ -24,7 +24,7 @@ LIMITS = OpTable("torch-limits")
 
 # Suffixes a handler may append to its node's name for extra submodules/buffers. The namer
 # reserves `<base>_<suffix>` for every node so these never collide with other nodes' names.
-AUX_SUFFIXES = ("pad", "full", "divisor", "scale", "shift", "gamma", "beta")
+AUX_SUFFIXES = ("pad", "full", "divisor", "scale", "shift", "gamma", "beta", "rows", "cols", "wy", "wx")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import numpy as np
 
 from convert import ir
 
-from . import spatial  # noqa: F401  (registers the spatial handlers)
+from . import resize, spatial  # noqa: F401  (registers the spatial and resize handlers)
 from .lowering import LIMITS, TABLE, Ctx, Lowered, call, ints, lit
 
 # ---- constants, per-channel, normalisation, dense ----------------------------------------------

@@ -1,0 +1,64 @@
+"""resize and argmax. The sampling decision is convert.sampling.plan_resize's: torch's own
+F.interpolate where one of its modes is TF's grid, else index_select with the indices (and lerp
+weights) TF uses, precomputed as buffers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from convert.sampling import linear_taps, nearest_indices, plan_resize
+
+from .lowering import TABLE, Ctx, Lowered, call, lit
+
+
+def _interpolate(ctx: Ctx, settings: dict) -> str:
+    (in_h, in_w), (out_h, out_w) = ctx.in_shapes[0][2:], ctx.out_shape[2:]
+    coordinate = ctx.attrs["coordinate"]
+    align = settings.get("align_corners")
+    if coordinate != "align_corners" and out_h % in_h == 0 and out_w % in_w == 0:
+        # an integer upscale: the scale factor is TF's in/out exactly and follows the runtime size
+        size = f"scale_factor=({lit(float(out_h // in_h))}, {lit(float(out_w // in_w))})"
+    else:
+        size = f"size=({out_h}, {out_w})"
+    return call("torch.nn.functional.interpolate", ctx.args[0], size, mode=repr(settings["mode"]),
+                align_corners=None if align is None else lit(bool(align)))
+
+
+def _gather(ctx: Ctx, out: Lowered) -> None:
+    """TF's sampling spelled out: index_select rows/cols (and lerp x first, then y, as TF)."""
+    (in_h, in_w), (out_h, out_w) = ctx.in_shapes[0][2:], ctx.out_shape[2:]
+    coordinate, x, v = ctx.attrs["coordinate"], ctx.args[0], ctx.var
+    rows, cols = ctx.aux("rows"), ctx.aux("cols")
+    if ctx.attrs["mode"] == "nearest":
+        out.buffers += [(rows, nearest_indices(in_h, out_h, coordinate)), (cols, nearest_indices(in_w, out_w, coordinate))]
+        out.lines.append(f"{v} = {x}.index_select(2, self.{rows}).index_select(3, self.{cols})")
+        return
+    (ylo, yhi, wy), (xlo, xhi, wx) = linear_taps(in_h, out_h, coordinate), linear_taps(in_w, out_w, coordinate)
+    wy_name, wx_name = ctx.aux("wy"), ctx.aux("wx")
+    out.buffers += [(rows, np.stack([ylo, yhi])), (cols, np.stack([xlo, xhi])),
+                    (wy_name, wy.reshape(-1, 1)), (wx_name, wx)]
+    lo_y, hi_y = f"{v}.index_select(2, self.{rows}[0])", f"{v}.index_select(2, self.{rows}[1])"
+    out.lines += [
+        f"{v} = {x}.index_select(3, self.{cols}[0])",
+        f"{v} = {v} + ({x}.index_select(3, self.{cols}[1]) - {v}) * self.{wx_name}",
+        f"{v} = {lo_y} + ({hi_y} - {lo_y}) * self.{wy_name}",
+    ]
+
+
+@TABLE.register("resize")
+def resize(ctx: Ctx) -> Lowered:
+    a = ctx.attrs
+    plan = plan_resize("torch", a["mode"], a["coordinate"], ctx.in_shapes[0][2:], ctx.out_shape[2:])
+    out = Lowered()
+    if plan.kind == "native":
+        out.lines.append(f"{ctx.var} = {_interpolate(ctx, plan.settings)}")
+    else:
+        _gather(ctx, out)
+    return out
+
+
+@TABLE.register("argmax")
+def argmax(ctx: Ctx) -> Lowered:
+    axis = int(ctx.attrs["axis"]) % len(ctx.in_shapes[0])
+    keep = ", keepdim=True" if ctx.attrs.get("keepdims") else ""
+    return Lowered(lines=[f"{ctx.var} = torch.argmax({ctx.args[0]}, {axis}{keep})"])
