@@ -39,7 +39,7 @@ def _same_indices(fn, coordinate: str, in_hw: Sequence[int], out_hw: Sequence[in
 
 
 _TORCH_NEAREST = {"asymmetric": "nearest", "half_pixel": "nearest-exact"}
-_ONNX_NEAREST = {"asymmetric": ("asymmetric", "floor"), "half_pixel": ("tf_half_pixel_for_nn", "floor"),
+_ONNX_NEAREST = {"asymmetric": ("asymmetric", "floor"), "half_pixel": ("half_pixel", "round_prefer_ceil"),
                  "align_corners": ("align_corners", "round_prefer_ceil")}
 
 

@@ -96,8 +96,9 @@ def onnxruntime_nearest_indices(in_size: int, out_size: int, coordinate: str) ->
     scale = _F(out_size) / _F(in_size)
     if coordinate == "asymmetric":
         src = np.floor(dst / scale)
-    elif coordinate == "half_pixel":  # tf_half_pixel_for_nn
-        src = np.floor((dst + _F(0.5)) / scale)
+    elif coordinate == "half_pixel":  # half_pixel + round_prefer_ceil (tf_half_pixel_for_nn is deprecated)
+        src = (dst + _F(0.5)) / scale - _F(0.5)
+        src = np.floor(src) + (src - np.floor(src) >= _F(0.5))
     elif out_size == 1:
         src = np.zeros(1, _F)
     else:  # align_corners, round_prefer_ceil

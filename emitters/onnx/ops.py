@@ -495,3 +495,4 @@ def const(node: ir.Node, ctx: Ctx) -> Emitted:
     else:
         b.const("value", value, dtype, name=b.out)
     return b.done()
+from . import resize  # noqa: E402,F401  (registers resize and argmax in TABLE)

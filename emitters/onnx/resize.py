@@ -1,0 +1,46 @@
+"""resize and argmax. The sampling decision is convert.sampling.plan_resize's: ONNX Resize with the
+coordinate_transformation_mode / nearest_mode that is TF's grid, or Gather with TF's indices where
+onnxruntime would round a nearest index differently."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from convert import ir
+from convert.sampling import nearest_indices, plan_resize
+
+from .context import Builder, Ctx, Emitted
+from .ops import TABLE
+
+
+@TABLE.register("resize")
+def resize(node: ir.Node, ctx: Ctx) -> Emitted:
+    b = Builder(ctx, node)
+    a = node.attrs
+    in_shape, out_shape = ctx.shape(node.inputs[0]), ctx.shape(node.output)
+    (in_h, in_w), (out_h, out_w) = in_shape[2:], out_shape[2:]
+    plan = plan_resize("onnx", a["mode"], a["coordinate"], (in_h, in_w), (out_h, out_w))
+    if plan.kind == "gather":
+        rows = b.ints("rows", nearest_indices(in_h, out_h, a["coordinate"]))
+        y = b.op("Gather", [b.x(), rows], axis=2)
+        b.op("Gather", [y, b.ints("cols", nearest_indices(in_w, out_w, a["coordinate"]))], b.out, axis=3)
+        return b.done()
+    if a["coordinate"] != "align_corners" and out_h % in_h == 0 and out_w % in_w == 0:
+        # integer upscale: scales are TF's factors exactly and follow the runtime size
+        inputs = [b.x(), "", b.const("scales", [1.0, 1.0, out_h // in_h, out_w // in_w])]
+    else:
+        inputs = [b.x(), "", "", b.ints("sizes", out_shape)]
+    b.op("Resize", inputs, b.out, **plan.settings)
+    return b.done()
+
+
+@TABLE.register("argmax")
+def argmax(node: ir.Node, ctx: Ctx) -> Emitted:
+    b = Builder(ctx, node)
+    keep = int(bool(node.attrs.get("keepdims")))
+    if ctx.dtype(node.output) == np.int64:
+        b.op("ArgMax", [b.x()], b.out, axis=int(node.attrs["axis"]), keepdims=keep)
+    else:  # int32 (TF's output_type)
+        y = b.op("ArgMax", [b.x()], axis=int(node.attrs["axis"]), keepdims=keep)
+        b.op("Cast", [y], b.out, to=6)  # TensorProto.INT32
+    return b.done()
