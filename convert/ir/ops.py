@@ -66,6 +66,19 @@ OPS: dict[str, OpSpec] = {
         "(convert.sampling.rules).",
         "spatial",
     ),
+    "depth_to_space": OpSpec(
+        ("block_size",),
+        (),
+        "NCHW (N, C*b*b, H, W) -> (N, C, H*b, W*b) in TF's DCR order: "
+        "y[n, c, h*b+i, w*b+j] = x[n, (i*b+j)*C + c, h, w].",
+        "shape",
+    ),
+    "space_to_depth": OpSpec(
+        ("block_size",),
+        (),
+        "The inverse of depth_to_space: NCHW (N, C, H*b, W*b) -> (N, C*b*b, H, W), TF's order.",
+        "shape",
+    ),
     # ---- per-channel / normalisation ---------------------------------------------------------
     "channel_affine": OpSpec(
         ("axis",),

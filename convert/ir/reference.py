@@ -273,6 +273,22 @@ def transpose(node: Node, x: np.ndarray) -> np.ndarray:
     return np.transpose(x, node.attrs["perm"])
 
 
+@reference_op("depth_to_space")
+def depth_to_space(node: Node, x: np.ndarray) -> np.ndarray:
+    b = int(node.attrs["block_size"])
+    n, c, h, w = x.shape
+    y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    return y.reshape(n, c // (b * b), h * b, w * b)
+
+
+@reference_op("space_to_depth")
+def space_to_depth(node: Node, x: np.ndarray) -> np.ndarray:
+    b = int(node.attrs["block_size"])
+    n, c, h, w = x.shape
+    y = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    return y.reshape(n, c * b * b, h // b, w // b)
+
+
 @reference_op("concat")
 def concat(node: Node, *xs: np.ndarray) -> np.ndarray:
     return np.concatenate(xs, axis=node.attrs["axis"])

@@ -65,3 +65,10 @@ def argmax(ctx: Ctx) -> Fragment:
     f.op("argmax", ctx.name, ctx.inputs, axis=int(ctx.attrs["axis"]) % len(ctx.in_shape()),
          keepdims=bool(ctx.attrs.get("keepdims")))
     return f
+
+
+@TABLE.register("depth_to_space", "space_to_depth")
+def depth_space(ctx: Ctx) -> Fragment:
+    f = Fragment()  # MXNet's operators use TF's (DCR) channel order
+    f.op(ctx.node.op, ctx.name, ctx.inputs, block_size=int(ctx.attrs["block_size"]))
+    return f

@@ -44,3 +44,17 @@ def argmax(node: ir.Node, ctx: Ctx) -> Emitted:
         y = b.op("ArgMax", [b.x()], axis=int(node.attrs["axis"]), keepdims=keep)
         b.op("Cast", [y], b.out, to=6)  # TensorProto.INT32
     return b.done()
+
+
+@TABLE.register("depth_to_space")
+def depth_to_space(node: ir.Node, ctx: Ctx) -> Emitted:
+    b = Builder(ctx, node)
+    b.op("DepthToSpace", [b.x()], b.out, blocksize=int(node.attrs["block_size"]), mode="DCR")
+    return b.done()
+
+
+@TABLE.register("space_to_depth")
+def space_to_depth(node: ir.Node, ctx: Ctx) -> Emitted:
+    b = Builder(ctx, node)
+    b.op("SpaceToDepth", [b.x()], b.out, blocksize=int(node.attrs["block_size"]))
+    return b.done()

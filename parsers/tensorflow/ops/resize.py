@@ -1,5 +1,5 @@
 """Resizes (ResizeBilinear, ResizeNearestNeighbor; tf.image.resize and Keras UpSampling2D lower to
-them) and ArgMax. TF's sampling grid is kept as an IR coordinate rule (convert.sampling); the
+them), DepthToSpace / SpaceToDepth and ArgMax. TF's sampling grid is kept as an IR coordinate rule (convert.sampling); the
 other resize kernels have no exact form in the targets and are refused naming the op."""
 
 from __future__ import annotations
@@ -59,3 +59,18 @@ def arg_max(ctx: Context, op: Any) -> None:
                              source_op=op.type, out_dtype=dtype)
     ctx.set(op.outputs[0], out, tuple(rest))
 
+
+
+_BLOCK_OPS = {"DepthToSpace": "depth_to_space", "SpaceToDepth": "space_to_depth"}
+
+
+@tf_op(*_BLOCK_OPS)
+def depth_space(ctx: Context, op: Any) -> None:
+    fmt = attr(op, "data_format", "NHWC")
+    if fmt != "NHWC":
+        raise NotConvertible(f"{op.type} with data_format={fmt} (only NHWC is supported)")
+    ctx.shape(op.outputs[0]), ctx.shape(op.inputs[0])
+    x_ir = ctx.nchw(op.inputs[0], fmt)
+    out = ctx.emit(_BLOCK_OPS[op.type], op.name, [x_ir], nchw_out(ctx, op, fmt),
+                   {"block_size": int(attr(op, "block_size"))}, source_op=op.type)
+    ctx.set(op.outputs[0], out, fmt_perm(fmt))
