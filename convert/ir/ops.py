@@ -96,6 +96,8 @@ OPS: dict[str, OpSpec] = {
     ),
     # ---- dense / shape -----------------------------------------------------------------------
     "linear": OpSpec((), ("weight", "bias?"), "y = x @ weight.T + bias, weight (out, in); x 2-D.", "parametric"),
+    "matmul": OpSpec((), (), "a @ b (numpy.matmul) of two tensors of rank >= 2; leading axes broadcast.",
+                     "binary"),
     "reshape": OpSpec(("shape",), (), "Row-major reshape to `shape` (IR layout, full static shape).", "shape"),
     "transpose": OpSpec(("perm",), (), "numpy.transpose(x, perm).", "shape"),
     "concat": OpSpec(("axis",), (), "Concatenate inputs along IR axis.", "shape"),

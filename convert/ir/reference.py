@@ -260,6 +260,11 @@ def linear(node: Node, x: np.ndarray) -> np.ndarray:
     return y + np.asarray(node.params["bias"]) if "bias" in node.params else y
 
 
+@reference_op("matmul")
+def matmul(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.matmul(a, b)
+
+
 # ---- shape ---------------------------------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from convert.sampling import linear_taps, nearest_indices, plan_resize
 
-from .ops import TABLE, Ctx
+from .ops import LIMITS, TABLE, Ctx
 from .symbol import Fragment, Ref, attr_str
 
 
@@ -71,4 +71,32 @@ def argmax(ctx: Ctx) -> Fragment:
 def depth_space(ctx: Ctx) -> Fragment:
     f = Fragment()  # MXNet's operators use TF's (DCR) channel order
     f.op(ctx.node.op, ctx.name, ctx.inputs, block_size=int(ctx.attrs["block_size"]))
+    return f
+
+
+def _matmul_limits(node, graph) -> str | None:
+    a, b = graph.shape(node.inputs[0]), graph.shape(node.inputs[1])
+    if len(a) != len(b) or tuple(a[:-2]) != tuple(b[:-2]):
+        return f"matmul of shapes {tuple(a)} x {tuple(b)}: MXNet's batch_dot needs the same batch axes"
+    return None
+
+
+LIMITS["matmul"] = _matmul_limits
+
+
+@TABLE.register("matmul")
+def matmul(ctx: Ctx) -> Fragment:
+    f = Fragment()
+    a, b, out = ctx.in_shape(0), ctx.in_shape(1), ctx.out_shape
+    if len(a) == 2:
+        f.op("dot", ctx.name, ctx.inputs)
+        return f
+    if len(a) == 3:
+        f.op("batch_dot", ctx.name, ctx.inputs)
+        return f
+    # fold the batch axes into one for batch_dot, then restore them
+    x = f.op("Reshape", f"{ctx.name}_a3", [ctx.inputs[0]], shape=(-1, *a[-2:]))
+    y = f.op("Reshape", f"{ctx.name}_b3", [ctx.inputs[1]], shape=(-1, *b[-2:]))
+    z = f.op("batch_dot", f"{ctx.name}_dot", [x, y])
+    f.op("Reshape", ctx.name, [z], shape=tuple(out))
     return f

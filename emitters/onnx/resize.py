@@ -58,3 +58,10 @@ def space_to_depth(node: ir.Node, ctx: Ctx) -> Emitted:
     b = Builder(ctx, node)
     b.op("SpaceToDepth", [b.x()], b.out, blocksize=int(node.attrs["block_size"]))
     return b.done()
+
+
+@TABLE.register("matmul")
+def matmul(node: ir.Node, ctx: Ctx) -> Emitted:
+    b = Builder(ctx, node)
+    b.op("MatMul", [b.x(0), b.x(1)], b.out)
+    return b.done()

@@ -84,3 +84,8 @@ def space_to_depth(ctx: Ctx) -> Lowered:
         f"{v} = {x}.reshape(-1, {c}, {h // b}, {b}, {w // b}, {b}).permute(0, 3, 5, 1, 2, 4)",
         f"{v} = {v}.reshape(-1, {c * b * b}, {h // b}, {w // b})",
     ])
+
+
+@TABLE.register("matmul")
+def matmul(ctx: Ctx) -> Lowered:
+    return Lowered(lines=[f"{ctx.var} = torch.matmul({ctx.args[0]}, {ctx.args[1]})"])
