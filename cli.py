@@ -124,7 +124,7 @@ def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, verif
         force=force, options=EmitOptions(**emit),
     )
     try:
-        doc = pipeline.run(req)
+        doc = pipeline.run(req).check()
     except ConvertError as exc:
         if as_json:
             click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
@@ -216,25 +216,149 @@ def inspect_cmd(src: Path, input_shape, inputs, outputs, as_json: bool) -> None:
 @main.command("verify")
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--rtol", type=float, default=None, help="Override the recorded tolerance.")
+@click.option("--layers", is_flag=True,
+              help="Compare every intermediate tensor with TF: max_rel, border vs interior, first divergence.")
+@click.option("--json", "as_json", is_flag=True, help="With --layers: the per-layer document as JSON.")
+@click.option("--report", "report_path", type=click.Path(path_type=Path),
+              help="With --layers: also write one self-contained HTML report (table, pad plans, heat maps).")
 @guarded
-def verify_cmd(out: Path, rtol: float | None) -> None:
-    """Re-run the check recorded in OUT/conversion.json."""
+def verify_cmd(out: Path, rtol: float | None, layers: bool, as_json: bool, report_path: Path | None) -> None:
+    """Re-run the check recorded in OUT/conversion.json (--layers: find where it diverges)."""
     from convert import pipeline, report
 
+    if layers or report_path:
+        _verify_layers(out, rtol, as_json, report_path)
+        return
+    if as_json:
+        raise UsageError("--json needs --layers (the plain check prints one line)")
     result = pipeline.reverify(out, rtol)
     snr = "exact" if result["snr_db"] is None else f"SNR {result['snr_db']:.1f} dB"
     click.echo(f"OK max_rel {report.fmt_error(result['max_rel'])} ({snr})")
 
 
-def _register_batch() -> None:
+def _verify_layers(out: Path, rtol: float | None, as_json: bool, report_path: Path | None) -> None:
+    from convert import diagnose
+    from convert.diagnose import layers
+    from convert.errors import VerifyError
+
+    conversion, doc, graph = diagnose.diagnose(out, rtol)
+    if report_path:
+        from convert.diagnose import html
+
+        html.write(report_path, conversion, doc, graph)
+    click.echo(json.dumps(layers.public(doc), indent=1) if as_json else layers.render(doc))
+    if doc["first_divergence"] is not None:
+        raise VerifyError(f"per-layer check beyond rtol {doc['rtol']:g}: {layers.divergence_line(doc)}")
+
+
+BATCH_EPILOG = (
+    "Exit codes: 0 every conversion passed (or was skipped as unchanged); 2, 3 or 4 when every failing "
+    "conversion failed that way (bad input / unsupported / verification); 1 otherwise (mixed failures, "
+    "an internal error, a crash or a timeout); 2 also for an invalid manifest (then nothing runs), "
+    "an unreachable --scheduler, or without Dask distributed installed."
+)
+
+
+def _parse_shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
+    from convert.batch.manifest import parse_shard
+
+    if value is None:
+        return None
     try:
-        from convert import batch  # noqa: F401  (defines its click command lazily)
-    except ImportError:
-        return
-    main.add_command(batch.command, "batch")
+        return parse_shard(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc).replace("--shard ", "")) from None
 
 
-_register_batch()
+@main.command("batch", epilog=BATCH_EPILOG)
+@click.argument("manifest", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("-j", "--jobs", type=click.IntRange(1), default=None,
+              help="Local worker processes [number of cores]. Each imports TensorFlow once and converts many models.")
+@click.option("--scheduler", envvar="DASK_SCHEDULER_ADDRESS", metavar="ADDRESS",
+              help="Run on this Dask scheduler's workers (e.g. tcp://head:8786) instead of local ones "
+                   "[$DASK_SCHEDULER_ADDRESS]. Sources and outputs must be paths the workers can reach.")
+@click.option("--worker-memory", metavar="SIZE",
+              help="Memory limit of each local worker, e.g. 8GB; past it the worker is restarted and its "
+                   "conversion reported as an error [memory / --jobs].")
+@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=1800.0, show_default=True,
+              help="Seconds per conversion (entry x target); an overrunning one is cancelled and its worker restarted.")
+@click.option("--report", type=click.Path(path_type=Path, dir_okay=False), default=Path("batch-report.json"),
+              show_default=True, help="Where to write the JSON report.")
+@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False),
+              help="Also write JUnit XML: one test case per entry x target.")
+@click.option("--shard", callback=_parse_shard, metavar="I/N",
+              help="Run only shard I of N (entries sorted by name, every N-th); shards 1..N cover all once.")
+@click.option("--changed-only", is_flag=True,
+              help="Skip conversions whose source hash, options and tool version match the previous report.")
+@click.option("--previous", type=click.Path(path_type=Path, dir_okay=False),
+              help="The report --changed-only compares with [the --report file].")
+@click.option("--out-root", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True,
+              help="Where entries without `out` go: OUT_ROOT/<name>-<target>/.")
+@click.option("--only", metavar="NAME[,NAME]", help="Only these entries (shell globs allowed).")
+@click.option("--targets", metavar="T[,T]", help="Only these targets of each entry.")
+@click.option("--dry-run", is_flag=True, help="Validate the manifest and list the conversions; run nothing.")
+@click.option("--no-memo", is_flag=True,
+              help="Parse the source and run TensorFlow again for every target (default: once per source and worker).")
+@click.option("--max-tasks-per-worker", type=click.IntRange(0), default=0, show_default=True,
+              help="Restart a worker after this many conversions (0: never); bounds memory a framework leaks.")
+@click.option("--discard-outputs/--keep-outputs", default=False,
+              help="Delete each converted model once it is verified and reported (checks only; saves disk) "
+                   "[--keep-outputs].")
+@click.option("-q", "--quiet", is_flag=True, help="No progress output; only the final summary line.")
+def batch_cmd(manifest: Path, jobs: int | None, scheduler: str | None, worker_memory: str | None, timeout: float,
+              report: Path, junit: Path | None, shard: tuple[int, int] | None, changed_only: bool,
+              previous: Path | None, out_root: Path, only: str | None, targets: str | None, dry_run: bool,
+              no_memo: bool, max_tasks_per_worker: int, discard_outputs: bool, quiet: bool) -> None:
+    """Convert every model of MANIFEST (TOML or YAML) on Dask workers and write a report for CI.
+
+    \b
+    MANIFEST (TOML; YAML takes the same keys under `defaults:` and `model:`):
+      [defaults]                        # optional; applies to every [[model]]
+      targets = ["torch", "onnx"]
+      rtol = 1e-4
+      [[model]]
+      name = "mobilenet_v2"             # unique; names the output directory
+      source = "models/mobilenet_v2.keras"   # relative to the manifest; ${VAR} expands
+      input_shape = [1, 224, 224, 3]    # or "1,224,224,3", or {input = [1,224,224,3], ...}
+      inputs = ["input"]                # optional, as --inputs; outputs likewise
+      out = "build/{name}/{target}"     # optional [OUT_ROOT/<name>-<target>]
+      verify = true                     # default true; also: seed, timeout, keep_ir, opset, caffe_pad, nhwc
+    """
+    _quiet_frameworks()
+    from convert import batch
+
+    options = batch.BatchOptions(
+        timeout=timeout, report=report, junit=junit, changed_only=changed_only, previous=previous, shard=shard,
+        quiet=quiet, memo=not no_memo, max_tasks_per_worker=max_tasks_per_worker, discard_outputs=discard_outputs,
+        scheduler=scheduler or None, worker_memory=worker_memory)
+    if jobs:
+        options.jobs = jobs
+    try:
+        code = batch.main(manifest, options, out_root=out_root, only=only, targets=targets, dry_run=dry_run)
+    except batch.ManifestError as exc:
+        for problem in exc.problems:
+            click.echo(problem, err=True)
+        _err(f"{len(exc.problems)} problem(s) in {manifest}; nothing was converted")
+        code = 2
+    except (batch.DaskMissing, batch.SchedulerUnreachable) as exc:
+        _err(str(exc))
+        code = 2
+    except KeyboardInterrupt:
+        _err("interrupted")
+        code = 130
+    except OSError as exc:  # the machine, not the models: disk full, permissions, ...
+        _err(f"{exc.strerror or exc}{f' ({exc.filename})' if exc.filename else ''}: check the paths, "
+             f"permissions and free disk space")
+        code = 1
+    except Exception as exc:  # a bug in batch itself: one line, like the other commands
+        from convert.batch.report import internal_error_line
+
+        if os.environ.get("CONVERT_DEBUG"):
+            traceback.print_exc()
+        _err(internal_error_line(exc))
+        code = 1
+    sys.exit(code)
+
 
 if __name__ == "__main__":
     main()

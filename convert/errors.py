@@ -46,11 +46,7 @@ class UnsupportedError(ConvertError):
 
 
 class VerifyError(ConvertError):
-    """Verification found a difference beyond tolerance (exit 4). `doc` is the conversion.json
-    document of the failed run (with its metrics), for reports such as `convert batch`'s."""
+    """Verification found a difference beyond tolerance (exit 4). pipeline.run returns it inside
+    its Conversion (with the metrics) rather than raising it."""
 
     exit_code = 4
-
-    def __init__(self, message: str, doc: dict | None = None):
-        super().__init__(message)
-        self.doc = doc

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .cache import Cache, parse_key, reference_key
 from .errors import ConvertError, UnsupportedError, UsageError, VerifyError
 
 SOURCE_TARGETS = {"tf2torch": "torch", "tf2caffe": "caffe", "tf2mxnet": "mxnet", "tf2onnx": "onnx"}
@@ -69,8 +70,8 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def load_graph(req: Request):
-    """Parse the source and run the default passes.
+def load_graph(req: Request, cache: Cache | None = None):
+    """Parse the source (or take it from `cache`) and run the default passes.
 
     Returns (graph, source kind, seconds, notes); notes say what was auto-detected. They are
     printed only once the whole run succeeded, so a failure stays a single line.
@@ -78,21 +79,66 @@ def load_graph(req: Request):
     import parsers
     from parsers.base import ParseOptions
 
-    from . import passes
+    from .diagnose import mapping
 
     t0 = time.perf_counter()
     kind = parsers.detect(req.source)
     options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes))
-    graph = parsers.parse(req.source, options)
+    key = parse_key(req.source, options) if cache is not None else None
+    hit = cache.get(key) if key is not None else None
+    if hit is not None:
+        graph = hit[0]
+        options.notes.extend(hit[1])
+    else:
+        graph = parsers.parse(req.source, options)
+        if key is not None:
+            cache.put(key, (graph, list(options.notes)))
     t1 = time.perf_counter()
-    graph = passes.run_default_passes(graph)
+    graph = mapping.run_passes(graph)  # the default passes, keeping track of each tensor's TF source
     graph.validate()
     t2 = time.perf_counter()
     return graph, kind, {"parse": round(t1 - t0, 3), "passes": round(t2 - t1, 3)}, list(options.notes)
 
 
-def run(req: Request) -> dict[str, Any]:
-    """Convert `req.source` for `req.target`; returns the conversion.json document."""
+@dataclass
+class Conversion:
+    """What run() returns: the conversion.json document (its metrics also when verification
+    failed) and the error that makes it a failure (then nothing was written to OUT)."""
+
+    doc: dict[str, Any]
+    error: VerifyError | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None
+
+    def check(self) -> dict[str, Any]:
+        """The document, or raise the failure (exit 4)."""
+        if self.error is not None:
+            raise self.error
+        return self.doc
+
+
+def _reference(cache: Cache | None):
+    """parsers.run_reference, through `cache` when there is one."""
+    import parsers
+
+    if cache is None:
+        return parsers.run_reference
+
+    def run_reference(source, graph, inputs):
+        key = reference_key(source, graph, inputs)
+        hit = cache.get(key)
+        if hit is None:
+            hit = parsers.run_reference(source, graph, inputs)
+            cache.put(key, hit)
+        return hit
+
+    return run_reference
+
+
+def run(req: Request, cache: Cache | None = None) -> Conversion:
+    """Convert `req.source` for `req.target`; `cache` (optional) holds parses and TF outputs to reuse."""
     import emitters
     from emitters.base import EmitOptions
 
@@ -106,7 +152,7 @@ def run(req: Request) -> dict[str, Any]:
     if req.target != "ir" and req.target not in emitters.TARGETS:
         raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
 
-    graph, kind, seconds, notes = load_graph(req)
+    graph, kind, seconds, notes = load_graph(req, cache)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
@@ -129,7 +175,8 @@ def run(req: Request) -> dict[str, Any]:
         verified = None
         if req.verify and emitted is not None:
             t0 = time.perf_counter()
-            verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed)
+            verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed,
+                                     run_reference=_reference(cache))
             seconds["verify"] = round(time.perf_counter() - t0, 3)
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = report.conversion_doc(
@@ -147,16 +194,18 @@ def run(req: Request) -> dict[str, Any]:
         doc["peak_rss_mb"] = peak_rss_mb()
         report.write(doc, tmp / "conversion.json")
         if verified is not None and not verified["passed"]:
-            raise VerifyError(
+            from .diagnose import explain
+
+            where = explain(source, graph, emitter, tmp, emitted.tensor_names, req.rtol, req.seed)
+            shutil.rmtree(tmp, ignore_errors=True)
+            return Conversion(doc, VerifyError(
                 f"verification failed for {req.target}: max relative error {verified['max_rel']:.3g} "
-                f"> rtol {req.rtol:g} (output '{verified['worst_output']}')",
-                doc=doc,
-            )
+                f"> rtol {req.rtol:g} (output '{verified['worst_output']}')" + (f"; {where}" if where else "")))
         if out.exists():
             shutil.rmtree(out)
         os.replace(tmp, out)
         doc["out"] = str(out)
-        return doc
+        return Conversion(doc)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -182,10 +231,14 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     result = verify.verify(source, graph, emitters.get(doc["target"]), Path(out), rtol=tol,
                            seed=doc.get("options", {}).get("seed", 0))
     if not result["passed"]:
+        from .diagnose import explain_out
+
+        where = explain_out(Path(out), tol)
         raise VerifyError(
             f"verification failed for {doc['target']}: max relative error {result['max_rel']:.3g} > rtol {tol:g}"
+            + (f"; {where} (details: convert verify {out} --layers)" if where else "")
         )
     return result
 
 
-__all__ = ["Request", "run", "reverify", "load_graph", "default_out", "ConvertError", "SOURCE_TARGETS"]
+__all__ = ["Request", "Conversion", "run", "reverify", "load_graph", "default_out", "ConvertError", "SOURCE_TARGETS"]

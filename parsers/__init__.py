@@ -130,3 +130,13 @@ def run_reference(path: str | Path, graph: "Graph", inputs: list[np.ndarray]) ->
     """Run the source itself (in TensorFlow) on IR-layout inputs; outputs in IR layout."""
     kind = detect(path)
     return _module(kind).run_reference(path, graph, inputs)
+
+
+def run_reference_tensors(
+    path: str | Path, graph: "Graph", inputs: list[np.ndarray], names: list[str]
+) -> dict[str, np.ndarray]:
+    """Intermediate source tensors `names` (source layout) on IR-layout inputs, for the per-layer
+    diff; {} for a source kind that cannot expose them."""
+    module = _module(detect(path))
+    fetch = getattr(module, "run_tensors", None)
+    return fetch(path, graph, inputs, names) if fetch else {}
