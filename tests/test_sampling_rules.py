@@ -126,3 +126,13 @@ def test_plan_kinds(target):
     assert plan_resize(target, "nearest", "half_pixel", (4, 4), (8, 8)).kind in ("native", "repeat")
     refused = plan_resize(target, "bilinear", "half_pixel", (4, 4), (8, 8))
     assert (refused.kind == "unsupported") == (target == "caffe") and (refused.reason or target != "caffe")
+
+
+def test_integer_upscales_follow_the_runtime_size_in_torch_and_onnx():
+    for target in ("torch", "onnx"):
+        for mode in ("bilinear", "nearest"):
+            plan = plan_resize(target, mode, "half_pixel", (5, 7), (10, 21))
+            assert plan.factors == (2, 3) and not plan.size_bound
+            assert plan_resize(target, mode, "align_corners", (5, 7), (10, 21)).size_bound
+            assert plan_resize(target, mode, "half_pixel", (5, 7), (9, 21)).size_bound
+    assert plan_resize("mxnet", "nearest", "half_pixel", (5, 7), (10, 21)).size_bound  # static formats

@@ -24,8 +24,15 @@ TARGETS = ("torch", "onnx", "mxnet", "caffe")
 class ResizePlan:
     kind: str
     settings: dict[str, Any] = field(default_factory=dict)
+    # 'repeat': the repetition factors; 'native': integer upscale factors to pass as scales (TF's
+    # in/out exactly), so that the resize follows the runtime input size
     factors: tuple[int, int] | None = None
     reason: str = ""
+
+    @property
+    def size_bound(self) -> bool:
+        """True when the lowering bakes the conversion size (fixed output size, precomputed indices)."""
+        return self.kind != "native" or self.factors is None
 
 
 def _factors(mode: str, coordinate: str, in_hw: Sequence[int], out_hw: Sequence[int]) -> tuple[int, int] | None:
@@ -38,6 +45,14 @@ def _same_indices(fn, coordinate: str, in_hw: Sequence[int], out_hw: Sequence[in
                for i, o in zip(in_hw, out_hw))
 
 
+def _scales(coordinate: str, in_hw: Sequence[int], out_hw: Sequence[int]) -> tuple[int, int] | None:
+    """Integer upscale factors a native resize may take instead of a fixed size (not with
+    align_corners, whose scale (in-1)/(out-1) is no constant factor)."""
+    if coordinate == "align_corners" or any(o % i for i, o in zip(in_hw, out_hw)):
+        return None
+    return (int(out_hw[0]) // int(in_hw[0]), int(out_hw[1]) // int(in_hw[1]))
+
+
 _TORCH_NEAREST = {"asymmetric": "nearest", "half_pixel": "nearest-exact"}
 _ONNX_NEAREST = {"asymmetric": ("asymmetric", "floor"), "half_pixel": ("half_pixel", "round_prefer_ceil"),
                  "align_corners": ("align_corners", "round_prefer_ceil")}
@@ -47,19 +62,21 @@ def _torch(mode, coordinate, in_hw, out_hw) -> ResizePlan:
     if mode == "bilinear":
         if coordinate == "asymmetric":
             return ResizePlan("gather", reason="torch has no bilinear mode without half-pixel centers")
-        return ResizePlan("native", {"mode": "bilinear", "align_corners": coordinate == "align_corners"})
+        return ResizePlan("native", {"mode": "bilinear", "align_corners": coordinate == "align_corners"},
+                          _scales(coordinate, in_hw, out_hw))
     if coordinate in _TORCH_NEAREST and _same_indices(torch_nearest_indices, coordinate, in_hw, out_hw):
-        return ResizePlan("native", {"mode": _TORCH_NEAREST[coordinate]})
+        return ResizePlan("native", {"mode": _TORCH_NEAREST[coordinate]}, _scales(coordinate, in_hw, out_hw))
     return ResizePlan("gather", reason="torch's nearest modes have no align_corners")
 
 
 def _onnx(mode, coordinate, in_hw, out_hw) -> ResizePlan:
     if mode == "bilinear":  # the lerp weights may differ by float rounding only
-        return ResizePlan("native", {"mode": "linear", "coordinate_transformation_mode": coordinate})
+        return ResizePlan("native", {"mode": "linear", "coordinate_transformation_mode": coordinate},
+                          _scales(coordinate, in_hw, out_hw))
     if _same_indices(onnxruntime_nearest_indices, coordinate, in_hw, out_hw):
         ctm, rounding = _ONNX_NEAREST[coordinate]
         return ResizePlan("native", {"mode": "nearest", "coordinate_transformation_mode": ctm,
-                                     "nearest_mode": rounding})
+                                     "nearest_mode": rounding}, _scales(coordinate, in_hw, out_hw))
     return ResizePlan("gather", reason="onnxruntime's nearest rounds differently from TF at this size")
 
 

@@ -25,9 +25,8 @@ def resize(node: ir.Node, ctx: Ctx) -> Emitted:
         y = b.op("Gather", [b.x(), rows], axis=2)
         b.op("Gather", [y, b.ints("cols", nearest_indices(in_w, out_w, a["coordinate"]))], b.out, axis=3)
         return b.done()
-    if a["coordinate"] != "align_corners" and out_h % in_h == 0 and out_w % in_w == 0:
-        # integer upscale: scales are TF's factors exactly and follow the runtime size
-        inputs = [b.x(), "", b.const("scales", [1.0, 1.0, out_h // in_h, out_w // in_w])]
+    if plan.factors:  # TF's in/out exactly, and the resize follows the runtime size
+        inputs = [b.x(), "", b.const("scales", [1.0, 1.0, *plan.factors])]
     else:
         inputs = [b.x(), "", "", b.ints("sizes", out_shape)]
     b.op("Resize", inputs, b.out, **plan.settings)

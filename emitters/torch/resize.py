@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from convert.sampling import linear_taps, nearest_indices, plan_resize
+from convert.sampling import ResizePlan, linear_taps, nearest_indices, plan_resize
 
 from .lowering import TABLE, Ctx, Lowered, call, lit
 
 
-def _interpolate(ctx: Ctx, settings: dict) -> str:
-    (in_h, in_w), (out_h, out_w) = ctx.in_shapes[0][2:], ctx.out_shape[2:]
-    coordinate = ctx.attrs["coordinate"]
-    align = settings.get("align_corners")
-    if coordinate != "align_corners" and out_h % in_h == 0 and out_w % in_w == 0:
-        # an integer upscale: the scale factor is TF's in/out exactly and follows the runtime size
-        size = f"scale_factor=({lit(float(out_h // in_h))}, {lit(float(out_w // in_w))})"
+def _interpolate(ctx: Ctx, plan: ResizePlan) -> str:
+    if plan.factors:  # TF's in/out exactly, and the resize follows the runtime size
+        size = f"scale_factor=({lit(float(plan.factors[0]))}, {lit(float(plan.factors[1]))})"
     else:
-        size = f"size=({out_h}, {out_w})"
-    return call("torch.nn.functional.interpolate", ctx.args[0], size, mode=repr(settings["mode"]),
+        size = f"size=({ctx.out_shape[2]}, {ctx.out_shape[3]})"
+    align = plan.settings.get("align_corners")
+    return call("torch.nn.functional.interpolate", ctx.args[0], size, mode=repr(plan.settings["mode"]),
                 align_corners=None if align is None else lit(bool(align)))
 
 
@@ -51,7 +48,7 @@ def resize(ctx: Ctx) -> Lowered:
     plan = plan_resize("torch", a["mode"], a["coordinate"], ctx.in_shapes[0][2:], ctx.out_shape[2:])
     out = Lowered()
     if plan.kind == "native":
-        out.lines.append(f"{ctx.var} = {_interpolate(ctx, plan.settings)}")
+        out.lines.append(f"{ctx.var} = {_interpolate(ctx, plan)}")
     else:
         _gather(ctx, out)
     return out
