@@ -8,22 +8,26 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
 from convert import __version__
-from convert.errors import ConvertError, UsageError
+from convert.errors import ConvertError, Interrupted, UsageError
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 converted (and verified, if asked); 2 bad usage or unreadable input; "
-    "3 the graph uses something the target cannot express; 4 verification beyond tolerance; "
+    "Exit codes: 0 converted (and verified, if asked); 2 bad usage, unreadable input or a system error "
+    "(disk full, permissions); 3 the graph uses something the target cannot express; 4 verification beyond "
+    "tolerance; 124 --timeout ran out; 128+N ended by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); "
     "1 internal error (a bug)."
 )
+MAX_LINE = 300  # characters of an error line; longer embedded texts are cut in the middle
 
 
 def _quiet_frameworks() -> None:
@@ -32,10 +36,17 @@ def _quiet_frameworks() -> None:
     # TF's plain (Eigen) CPU kernels as the reference; oneDNN's also print a banner on every start
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    # TF and Keras log through Python's logging (absl), some with tracebacks (a corrupt fingerprint.pb):
+    # a failure must stay one line, so only our own messages reach the terminal
+    for name in ("absl", "tensorflow", "h5py"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _err(message: str) -> None:
-    click.echo(f"convert: error: {message}", err=True)
+    line = f"convert: error: {' '.join(str(message).split())}"
+    if len(line) > MAX_LINE:  # keep the start (what, where) and the end (what to do)
+        line = f"{line[:MAX_LINE - 95]} [...] {line[-88:]}"
+    click.echo(line, err=True)
 
 
 def guarded(fn: Callable) -> Callable:
@@ -43,21 +54,30 @@ def guarded(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from convert import interrupts
+
         _quiet_frameworks()
         try:
-            return fn(*args, **kwargs)
+            with interrupts.handled(kwargs.get("timeout")), warnings.catch_warnings(record=True) as caught:
+                result = fn(*args, **kwargs)
+            for w in caught:  # framework warnings only after a success: a failure stays one line
+                click.echo(f"warning: {w.message}", err=True)
+            return result
         except ConvertError as exc:
-            _err(str(exc).replace("\n", " "))
+            _err(str(exc))
+            sys.exit(exc.exit_code)
+        except Interrupted as exc:
+            _err(str(exc))
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             _err("interrupted")
             sys.exit(130)
         except click.exceptions.Exit:
             raise
-        except OSError as exc:  # the machine, not the model: disk full, permissions, ...
-            where = f" ({exc.filename})" if exc.filename else ""
-            _err(f"{exc.strerror or exc}{where}: check the paths, permissions and free disk space")
-            sys.exit(1)
+        except OSError as exc:  # the machine, not the model: disk full, permissions, ... (exit 2, not a bug)
+            where = f"{exc.filename}: " if exc.filename else ""
+            _err(f"{where}{exc.strerror or exc}: check the paths, permissions and free disk space")
+            sys.exit(2)
         except Exception as exc:  # a bug: say where, and how to report it
             if os.environ.get("CONVERT_DEBUG"):
                 traceback.print_exc()
@@ -106,7 +126,13 @@ def conversion_options(fn: Callable) -> Callable:
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the verification input."),
         click.option("--json", "as_json", is_flag=True, help="Print conversion.json instead of a summary line."),
         click.option("--keep-ir", is_flag=True, help="Also write the IR (OUT/ir/graph.json + weights.npz)."),
-        click.option("--force", is_flag=True, help="Replace OUT if it exists."),
+        click.option("--force", is_flag=True,
+                     help="Replace OUT if it is a previous output of convert (the old one is removed last)."),
+        click.option("--timeout", type=click.FloatRange(0, min_open=True), default=None,
+                     help="Give up after this many seconds (exit 124, nothing written)."),
+        click.option("--max-memory", "max_memory", metavar="SIZE",
+                     help="Refuse models whose declared shapes need more memory than this, e.g. 8G "
+                          "[80% of RAM]."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -114,14 +140,15 @@ def conversion_options(fn: Callable) -> Callable:
 
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, verify, rtol, seed, as_json,
-             keep_ir, force, **emit) -> None:
-    from convert import pipeline, report
+             keep_ir, force, timeout=None, max_memory=None, **emit) -> None:
+    from convert import memory, pipeline, report
     from emitters.base import EmitOptions
 
     req = pipeline.Request(
         source=src, target=target, out=out, inputs=_names(inputs), outputs=_names(outputs),
         input_shapes=parse_shapes(input_shape), verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir,
         force=force, options=EmitOptions(**emit),
+        max_memory=memory.parse_size(max_memory) if max_memory else None,
     )
     try:
         doc = pipeline.run(req).check()
@@ -293,7 +320,9 @@ def _parse_shard(ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.option("--previous", type=click.Path(path_type=Path, dir_okay=False),
               help="The report --changed-only compares with [the --report file].")
 @click.option("--out-root", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True,
-              help="Where entries without `out` go: OUT_ROOT/<name>-<target>/.")
+              help="Where entries without `out` go: OUT_ROOT/<name>-<target>/. Every `out` must lie inside it.")
+@click.option("--allow-outside-out-root", "allow_outside_root", is_flag=True,
+              help="Let manifest `out` paths lie outside --out-root (they are still checked like -o).")
 @click.option("--only", metavar="NAME[,NAME]", help="Only these entries (shell globs allowed).")
 @click.option("--targets", metavar="T[,T]", help="Only these targets of each entry.")
 @click.option("--dry-run", is_flag=True, help="Validate the manifest and list the conversions; run nothing.")
@@ -308,7 +337,8 @@ def _parse_shard(ctx: click.Context, param: click.Parameter, value: str | None) 
 def batch_cmd(manifest: Path, jobs: int | None, scheduler: str | None, worker_memory: str | None, timeout: float,
               report: Path, junit: Path | None, shard: tuple[int, int] | None, changed_only: bool,
               previous: Path | None, out_root: Path, only: str | None, targets: str | None, dry_run: bool,
-              no_memo: bool, max_tasks_per_worker: int, discard_outputs: bool, quiet: bool) -> None:
+              no_memo: bool, max_tasks_per_worker: int, discard_outputs: bool, quiet: bool,
+              allow_outside_root: bool) -> None:
     """Convert every model of MANIFEST (TOML or YAML) on Dask workers and write a report for CI.
 
     \b
@@ -334,7 +364,8 @@ def batch_cmd(manifest: Path, jobs: int | None, scheduler: str | None, worker_me
     if jobs:
         options.jobs = jobs
     try:
-        code = batch.main(manifest, options, out_root=out_root, only=only, targets=targets, dry_run=dry_run)
+        code = batch.main(manifest, options, out_root=out_root, only=only, targets=targets, dry_run=dry_run,
+                          allow_outside_root=allow_outside_root)
     except batch.ManifestError as exc:
         for problem in exc.problems:
             click.echo(problem, err=True)

@@ -1,15 +1,14 @@
 """parse -> passes -> emit -> verify -> write, atomically.
 
 The output directory is built under a temporary name beside OUT and renamed into place only when
-every step succeeded, so a failed run never leaves a half-written OUT behind.
+every step succeeded, so a failed run never leaves a half-written OUT behind (convert/outdir.py says
+where OUT may be and how it replaces a previous output).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +35,7 @@ class Request:
     keep_ir: bool = False
     force: bool = False
     options: Any = None  # emitters.base.EmitOptions
+    max_memory: int | None = None  # bytes; None: 80% of the machine's RAM (convert/memory.py)
 
 
 def default_out(source: Path, target: str) -> Path:
@@ -79,6 +79,7 @@ def load_graph(req: Request, cache: Cache | None = None):
     import parsers
     from parsers.base import ParseOptions
 
+    from . import memory
     from .diagnose import mapping
 
     t0 = time.perf_counter()
@@ -91,6 +92,7 @@ def load_graph(req: Request, cache: Cache | None = None):
         options.notes.extend(hit[1])
     else:
         graph = parsers.parse(req.source, options)
+        memory.check(graph, req.max_memory, str(req.source))  # before passes or emitters allocate anything
         if key is not None:
             cache.put(key, (graph, list(options.notes)))
     t1 = time.perf_counter()
@@ -142,19 +144,17 @@ def run(req: Request, cache: Cache | None = None) -> Conversion:
     import emitters
     from emitters.base import EmitOptions
 
-    from . import ir, report, verify
+    from . import ir, outdir, report, verify
 
     started = time.perf_counter()
     source = Path(req.source)
     out = Path(req.out) if req.out else default_out(source, req.target)
-    if out.exists() and not req.force:
-        raise UsageError(f"output directory {out} already exists: remove it or pass --force")
+    outdir.check_out(out, source, force=req.force)
     if req.target != "ir" and req.target not in emitters.TARGETS:
         raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
 
     graph, kind, seconds, notes = load_graph(req, cache)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    tmp = outdir.temp_dir(out)
     try:
         if req.target == "ir":
             ir.save(graph, tmp)
@@ -201,13 +201,14 @@ def run(req: Request, cache: Cache | None = None) -> Conversion:
             return Conversion(doc, VerifyError(
                 f"verification failed for {req.target}: max relative error {verified['max_rel']:.3g} "
                 f"> rtol {req.rtol:g} (output '{verified['worst_output']}')" + (f"; {where}" if where else "")))
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+        outdir.commit(tmp, out, force=req.force)
         doc["out"] = str(out)
         return Conversion(doc)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        failed_write = outdir.as_os_error(exc, out) if not isinstance(exc, ConvertError) else None
+        if failed_write is not None and failed_write is not exc:
+            raise failed_write from None
         raise
 
 

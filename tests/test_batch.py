@@ -16,6 +16,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 import cli
@@ -367,7 +368,8 @@ def test_zoo_manifest_matches_zoo_models():
 
     assert (REPO / "zoo" / "manifest.toml").read_text() == run.manifest_text(), \
         "regenerate it: python -m zoo.run --write-manifest zoo/manifest.toml"
-    entries = batch_manifest.load(REPO / "zoo" / "manifest.toml", env={"ZOO_CACHE": "/cache"})
+    entries = batch_manifest.load(REPO / "zoo" / "manifest.toml", out_root=Path("/cache/out"),
+                                  env={"ZOO_CACHE": "/cache"})
     assert len(entries) == sum(len(m.sizes) for m in models.MODELS) * len(run.FORMS)
     assert all(str(e.source).startswith("/cache/") for e in entries)
 
@@ -529,3 +531,28 @@ def test_progress_on_a_terminal_is_one_updating_line():
     assert "\n" in text and text.count("\n") == 1, "only the failure gets a line of its own"
     assert "[2/3] unsupported   b -> onnx: exit 3: 1 unsupported node(s)" in text
     assert "2/3 (1 failed)" in text and text.endswith("\r\x1b[K")
+
+
+# ---- output safety: a manifest `out` may never point at what convert did not write -----------------
+
+UNSAFE_OUTS = {
+    "dot": ('"."', "not inside --out-root"),
+    "source": ('"m.pb"', "is the source itself"),
+    "escapes": ('"{name}/../../elsewhere/{target}"', "not inside --out-root"),
+    "absolute": ('"/tmp/convert-batch-abs/{target}"', "not inside --out-root"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNSAFE_OUTS))
+def test_unsafe_manifest_out_is_refused_before_anything_runs(tmp_path, case):
+    out, why = UNSAFE_OUTS[case]
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "m.pb").write_bytes(b"keep me")
+    (work / "precious.txt").write_text("keep")
+    manifest = work / "models.toml"
+    manifest.write_text(f'[[model]]\nname = "m"\nsource = "m.pb"\ntargets = ["onnx"]\nout = {out}\n')
+    code, _, stderr = run_cli("batch", manifest, "--out-root", work)
+    assert code == 2 and why in stderr, stderr
+    assert (work / "m.pb").read_bytes() == b"keep me" and (work / "precious.txt").exists()
+    assert sorted(p.name for p in work.iterdir()) == ["m.pb", "models.toml", "precious.txt"]

@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     built = build_fixtures(wanted, cache, args.jobs, args.timeout)
     ready = {k for k, r in built.items() if r["status"] in ("ok", "cached")}
 
-    entries = batch_manifest.load(MANIFEST, env={**os.environ, "ZOO_CACHE": str(cache)})
+    entries = batch_manifest.load(MANIFEST, out_root=cache / "out", env={**os.environ, "ZOO_CACHE": str(cache)})
     names = {entry_name(m, s, f): (m, s, f) for (m, s) in wanted if (m, s) in ready for f in forms}
     if missing := sorted(set(names) - {e.name for e in entries}):
         print(f"zoo: error: {MANIFEST} lacks {missing[:3]}...: run `python -m zoo.run --write-manifest {MANIFEST}`",

@@ -241,10 +241,10 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 
 
 def main(manifest: Path, options: BatchOptions, out_root: Path = Path("."), only: str | None = None,
-         targets: str | None = None, dry_run: bool = False) -> int:
+         targets: str | None = None, dry_run: bool = False, allow_outside_root: bool = False) -> int:
     """`convert batch`: load and check MANIFEST, select, run (or list with `dry_run`); the exit code.
     Raises ManifestError (exit 2) for an invalid manifest and DaskMissing without `distributed`."""
-    entries = manifest_mod.load(manifest, out_root=out_root)
+    entries = manifest_mod.load(manifest, out_root=out_root, allow_outside_root=allow_outside_root)
     if only and not select(entries, only):
         raise ManifestError([f"{manifest}:0: --only {only!r} matches no entry (names: "
                              f"{', '.join(sorted(e.name for e in entries)[:8])}{', ...' if len(entries) > 8 else ''})"])

@@ -15,6 +15,7 @@ from parsers.base import ParseOptions
 
 from .graphio import choose_io, node_of
 from .inline import inline_calls
+from .safety import check_graph
 from .source import check_checkpoint, check_saved_model, checkpoint_prefix
 
 _VARIABLE_OPS = {"VariableV2", "Variable", "VarHandleOp"}
@@ -56,6 +57,8 @@ def load_checkpoint(path: Path, options: ParseOptions) -> Frozen:
                              "pass the frozen .pb or SavedModel instead") from None
     graph_def = graph.as_graph_def()
     ins, outs = choose_io(graph_def, options.inputs, options.outputs, notes)
+    restore_op = [saver.saver_def.restore_op_name] if saver is not None else []
+    graph_def = check_graph(graph_def, outs, meta, restore=restore_op)  # before anything runs
     with tf.compat.v1.Session(graph=graph) as sess:
         if saver is not None:
             try:
@@ -83,6 +86,7 @@ def load_frozen_pb(path: Path, options: ParseOptions) -> Frozen:
         )
     notes: list[str] = []
     ins, outs = choose_io(graph_def, options.inputs, options.outputs, notes)
+    graph_def = check_graph(graph_def, outs, path)  # before anything runs
     return Frozen(inline_calls(graph_def), ins, outs, notes)
 
 
@@ -96,6 +100,7 @@ def _is_tf2_saved_model(directory: Path) -> bool:
         raise InputError(f"{directory / 'saved_model.pb'}: corrupt SavedModel ({_first_line(e)})") from None
     if not sm.meta_graphs:
         raise InputError(f"{directory / 'saved_model.pb'}: the SavedModel holds no graph")
+    check_graph(sm, (), directory)  # before TensorFlow loads it (that runs its restore and init ops)
     return len(sm.meta_graphs[0].object_graph_def.nodes) > 0
 
 
@@ -118,7 +123,7 @@ def _load_tf2(directory: Path, options: ParseOptions) -> Frozen:
     default_out = [t.name for t in frozen_fn.outputs]
     notes = [f"SavedModel signature '{key}'"]
     ins, outs = choose_io(graph_def, options.inputs, options.outputs, notes, default_in, default_out)
-    return Frozen(graph_def, ins, outs, notes)
+    return Frozen(check_graph(graph_def, outs, directory), ins, outs, notes)
 
 
 def _load_tf1(directory: Path, options: ParseOptions) -> Frozen:
