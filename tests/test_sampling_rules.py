@@ -110,10 +110,10 @@ def test_tf_flags():
 
 # target -> (mode, coordinate) -> the plan kind at 5x7 -> 13x9 (non-integer) and 4x4 -> 8x8
 PLAN_KINDS = {
-    "torch": {("bilinear", "asymmetric"): "gather", ("bilinear", "half_pixel"): "native",
+    "torch": {("bilinear", "asymmetric"): "gather", ("bilinear", "half_pixel"): "gather",
               ("bilinear", "align_corners"): "native", ("nearest", "asymmetric"): "native",
               ("nearest", "half_pixel"): "native", ("nearest", "align_corners"): "gather"},
-    "onnx": {(m, c): "native" for m in ("bilinear", "nearest") for c in COORDINATES},
+    "onnx": {**{("bilinear", c): "gather" for c in COORDINATES}, **{("nearest", c): "native" for c in COORDINATES}},
     "mxnet": {(m, c): "gather" for m in ("bilinear", "nearest") for c in COORDINATES},
     "caffe": {(m, c): "unsupported" for m in ("bilinear", "nearest") for c in COORDINATES},
 }
@@ -131,8 +131,9 @@ def test_plan_kinds(target):
 def test_integer_upscales_follow_the_runtime_size_in_torch_and_onnx():
     for target in ("torch", "onnx"):
         for mode in ("bilinear", "nearest"):
-            plan = plan_resize(target, mode, "half_pixel", (5, 7), (10, 21))
-            assert plan.factors == (2, 3) and not plan.size_bound
-            assert plan_resize(target, mode, "align_corners", (5, 7), (10, 21)).size_bound
-            assert plan_resize(target, mode, "half_pixel", (5, 7), (9, 21)).size_bound
-    assert plan_resize("mxnet", "nearest", "half_pixel", (5, 7), (10, 21)).size_bound  # static formats
+            plan = plan_resize(target, mode, "half_pixel", (5, 7), (10, 28))
+            assert plan.factors == (2, 4) and not plan.size_bound
+            assert plan_resize(target, mode, "align_corners", (5, 7), (10, 28)).size_bound
+            assert plan_resize(target, mode, "half_pixel", (5, 7), (9, 28)).size_bound
+            assert plan_resize(target, mode, "half_pixel", (5, 7), (15, 28)).size_bound  # x3: 1/3 is inexact
+    assert plan_resize("mxnet", "nearest", "half_pixel", (5, 7), (10, 28)).size_bound  # static formats

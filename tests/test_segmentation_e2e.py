@@ -62,8 +62,8 @@ def test_bilinear_decoder_with_argmax_is_exact(nets, target, tmp_path):
 
 
 def test_caffe_refuses_bilinear_resize_and_argmax(nets, tmp_path):
-    line = _check_error(["tf2caffe", nets["bilinear"]], 3, ["resize", "up1", "up2", "argmax", "classes"],
-                        tmp_path / "out")
+    line = _check_error(["tf2caffe", nets["bilinear"]], 3, ["3 unsupported", "resize", "up1", "argmax", "classes"],
+                        tmp_path / "out")  # the one-line message may cut the middle node
     assert "bilinear" in line
 
 

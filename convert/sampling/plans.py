@@ -46,11 +46,13 @@ def _same_indices(fn, coordinate: str, in_hw: Sequence[int], out_hw: Sequence[in
 
 
 def _scales(coordinate: str, in_hw: Sequence[int], out_hw: Sequence[int]) -> tuple[int, int] | None:
-    """Integer upscale factors a native resize may take instead of a fixed size (not with
-    align_corners, whose scale (in-1)/(out-1) is no constant factor)."""
+    """Upscale factors a native resize may take instead of a fixed size: powers of two only, where
+    the runtimes' 1/f (or x / f) is TF's in/out (x * in/out) to the last bit; not with align_corners,
+    whose scale (in-1)/(out-1) is no constant factor."""
     if coordinate == "align_corners" or any(o % i for i, o in zip(in_hw, out_hw)):
         return None
-    return (int(out_hw[0]) // int(in_hw[0]), int(out_hw[1]) // int(in_hw[1]))
+    factors = (int(out_hw[0]) // int(in_hw[0]), int(out_hw[1]) // int(in_hw[1]))
+    return factors if all(f & (f - 1) == 0 for f in factors) else None
 
 
 _TORCH_NEAREST = {"asymmetric": "nearest", "half_pixel": "nearest-exact"}
@@ -62,17 +64,25 @@ def _torch(mode, coordinate, in_hw, out_hw) -> ResizePlan:
     if mode == "bilinear":
         if coordinate == "asymmetric":
             return ResizePlan("gather", reason="torch has no bilinear mode without half-pixel centers")
-        return ResizePlan("native", {"mode": "bilinear", "align_corners": coordinate == "align_corners"},
-                          _scales(coordinate, in_hw, out_hw))
+        scales = _scales(coordinate, in_hw, out_hw)
+        if coordinate == "half_pixel" and not scales:
+            # torch's half-pixel source coordinate drifts from TF's with the image size (measured
+            # 4e-6 relative at 100 -> 700); TF's own taps are exact
+            return ResizePlan("gather", reason="torch's half-pixel grid is TF's only at power-of-two upscales")
+        return ResizePlan("native", {"mode": "bilinear", "align_corners": coordinate == "align_corners"}, scales)
     if coordinate in _TORCH_NEAREST and _same_indices(torch_nearest_indices, coordinate, in_hw, out_hw):
         return ResizePlan("native", {"mode": _TORCH_NEAREST[coordinate]}, _scales(coordinate, in_hw, out_hw))
     return ResizePlan("gather", reason="torch's nearest modes have no align_corners")
 
 
 def _onnx(mode, coordinate, in_hw, out_hw) -> ResizePlan:
-    if mode == "bilinear":  # the lerp weights may differ by float rounding only
-        return ResizePlan("native", {"mode": "linear", "coordinate_transformation_mode": coordinate},
-                          _scales(coordinate, in_hw, out_hw))
+    if mode == "bilinear":
+        scales = _scales(coordinate, in_hw, out_hw)
+        if scales:
+            return ResizePlan("native", {"mode": "linear", "coordinate_transformation_mode": coordinate}, scales)
+        # onnxruntime divides by out/in where TF multiplies by in/out: its source coordinate is off by
+        # an ulp, which grows with the image (measured 1.5e-5 relative at 100 -> 700)
+        return ResizePlan("gather", reason="onnxruntime's linear grid is TF's only at power-of-two upscales")
     if _same_indices(onnxruntime_nearest_indices, coordinate, in_hw, out_hw):
         ctm, rounding = _ONNX_NEAREST[coordinate]
         return ResizePlan("native", {"mode": "nearest", "coordinate_transformation_mode": ctm,
@@ -93,9 +103,9 @@ def _caffe(mode, coordinate, in_hw, out_hw) -> ResizePlan:
         return ResizePlan("repeat", factors=factors)
     if mode == "nearest":
         return ResizePlan("unsupported", reason="BVLC Caffe has no resize layer; only nearest upscaling by "
-                                                "an integer factor (without align_corners) is exact")
-    return ResizePlan("unsupported", reason="BVLC Caffe has no bilinear resize that matches TF at the borders; "
-                                            "convert to tf2onnx/tf2torch/tf2mxnet instead")
+                                                "an integer factor converts")
+    return ResizePlan("unsupported", reason="no BVLC Caffe layer resizes bilinearly on TF's grid "
+                                            "(tf2torch/tf2onnx/tf2mxnet convert it)")
 
 
 _PLANNERS = {"torch": _torch, "onnx": _onnx, "mxnet": _mxnet, "caffe": _caffe}
