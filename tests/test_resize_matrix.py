@@ -70,7 +70,8 @@ def build_pb(case: Case, directory: Path) -> tuple[Path, np.ndarray, np.ndarray]
     with graph.as_default():
         x = tf.compat.v1.placeholder(tf.float32, [1, *case.in_hw, 3], name="x")
         resize = getattr(tf.raw_ops, TF_OPS[case.mode])
-        y = tf.identity(resize(images=x, size=list(case.out_hw), align_corners=align, half_pixel_centers=half), name="y")
+        y = resize(images=x, size=list(case.out_hw), align_corners=align, half_pixel_centers=half)
+        y = tf.identity(y, name="y")
         with tf.compat.v1.Session(graph=graph) as session:
             y_value = session.run(y, {x: x_value})
     pb = directory / f"{case.id}.pb"

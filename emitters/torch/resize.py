@@ -27,7 +27,8 @@ def _gather(ctx: Ctx, out: Lowered) -> None:
     coordinate, x, v = ctx.attrs["coordinate"], ctx.args[0], ctx.var
     rows, cols = ctx.aux("rows"), ctx.aux("cols")
     if ctx.attrs["mode"] == "nearest":
-        out.buffers += [(rows, nearest_indices(in_h, out_h, coordinate)), (cols, nearest_indices(in_w, out_w, coordinate))]
+        out.buffers += [(rows, nearest_indices(in_h, out_h, coordinate)),
+                        (cols, nearest_indices(in_w, out_w, coordinate))]
         out.lines.append(f"{v} = {x}.index_select(2, self.{rows}).index_select(3, self.{cols})")
         return
     (ylo, yhi, wy), (xlo, xhi, wx) = linear_taps(in_h, out_h, coordinate), linear_taps(in_w, out_w, coordinate)

@@ -1,5 +1,5 @@
-"""Resizes (ResizeBilinear, ResizeNearestNeighbor; tf.image.resize and Keras UpSampling2D lower to
-them), DepthToSpace / SpaceToDepth and ArgMax. TF's sampling grid is kept as an IR coordinate rule (convert.sampling); the
+"""Resizes (ResizeBilinear, ResizeNearestNeighbor: what tf.image.resize and Keras UpSampling2D
+lower to), DepthToSpace / SpaceToDepth and ArgMax. TF's sampling grid is kept as an IR coordinate rule (convert.sampling); the
 other resize kernels have no exact form in the targets and are refused naming the op."""
 
 from __future__ import annotations
