@@ -1,6 +1,7 @@
 """Resizes (ResizeBilinear, ResizeNearestNeighbor: what tf.image.resize and Keras UpSampling2D
-lower to), DepthToSpace / SpaceToDepth and ArgMax. TF's sampling grid is kept as an IR coordinate rule (convert.sampling); the
-other resize kernels have no exact form in the targets and are refused naming the op."""
+lower to), DepthToSpace / SpaceToDepth and ArgMax. TF's sampling grid is kept as an IR coordinate
+rule (convert.sampling); the other resize kernels have no exact form in the targets and are
+refused naming the op."""
 
 from __future__ import annotations
 
