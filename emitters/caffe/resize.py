@@ -6,28 +6,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from convert import ir
-from convert.sampling import plan_resize
-from emitters.base import EmitOptions
+from convert.sampling import ResizePlan, plan_resize
+from emitters.base import NodeContext
 
-from .builder import NetBuilder
-from .ops import LIMITS, TABLE
+from .ops import TABLE, Ctx
 
 
-def _plan(g: ir.Graph, node: ir.Node):
-    a = node.attrs
+def _plan(ctx: NodeContext) -> ResizePlan:
+    a, g, node = ctx.attrs, ctx.graph, ctx.node
     return plan_resize("caffe", a["mode"], a["coordinate"], g.shape(node.inputs[0])[2:], g.shape(node.output)[2:])
 
 
-@LIMITS.register("resize")
-def _resize_limits(g: ir.Graph, node: ir.Node) -> str | None:
-    plan = _plan(g, node)
+def _resize_limits(ctx: NodeContext) -> str | None:
+    plan = _plan(ctx)
     return None if plan.kind == "repeat" else plan.reason
 
 
-@TABLE.register("resize")
-def _resize(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
-    (fh, fw), x = _plan(g, node).factors, node.inputs[0]
+@TABLE.register("resize", limit=_resize_limits)
+def _resize(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
+    (fh, fw), x = _plan(ctx).factors, node.inputs[0]
     if (fh, fw) == (1, 1):
         return x
     n, c, h, w = b.shape(x)
@@ -52,7 +50,8 @@ def _block_selector(c_small: int, b: int) -> np.ndarray:
 
 
 @TABLE.register("depth_to_space")
-def _depth_to_space(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _depth_to_space(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     k, x = int(node.attrs["block_size"]), node.inputs[0]
     n, c, h, w = b.shape(x)
     conv = {"num_output": c // (k * k), "bias_term": False, "kernel_h": k, "kernel_w": k, "stride_h": k,
@@ -64,7 +63,8 @@ def _depth_to_space(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOpti
 
 
 @TABLE.register("space_to_depth")
-def _space_to_depth(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _space_to_depth(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     k, x = int(node.attrs["block_size"]), node.inputs[0]
     n, c, h, w = b.shape(x)
     conv = {"num_output": c * k * k, "bias_term": False, "kernel_h": k, "kernel_w": k, "stride_h": k,

@@ -9,7 +9,9 @@ import numpy as np
 
 from convert.sampling import linear_taps, nearest_indices, plan_resize
 
-from .ops import LIMITS, TABLE, Ctx
+from emitters.base import NodeContext
+
+from .ops import TABLE, Ctx
 from .symbol import Fragment, Ref, attr_str
 
 
@@ -74,17 +76,14 @@ def depth_space(ctx: Ctx) -> Fragment:
     return f
 
 
-def _matmul_limits(node, graph) -> str | None:
-    a, b = graph.shape(node.inputs[0]), graph.shape(node.inputs[1])
+def _matmul_limits(ctx: NodeContext) -> str | None:
+    a, b = ctx.graph.shape(ctx.node.inputs[0]), ctx.graph.shape(ctx.node.inputs[1])
     if len(a) != len(b) or tuple(a[:-2]) != tuple(b[:-2]):
         return f"matmul of shapes {tuple(a)} x {tuple(b)}: MXNet's batch_dot needs the same batch axes"
     return None
 
 
-LIMITS["matmul"] = _matmul_limits
-
-
-@TABLE.register("matmul")
+@TABLE.register("matmul", limit=_matmul_limits)
 def matmul(ctx: Ctx) -> Fragment:
     f = Fragment()
     a, b, out = ctx.in_shape(0), ctx.in_shape(1), ctx.out_shape

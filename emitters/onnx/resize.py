@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from convert import ir
 from convert.sampling import linear_taps, nearest_indices, plan_resize
 
 from .context import Builder, Ctx, Emitted
@@ -19,7 +18,8 @@ def _lerp(b: Builder, lo: str, hi: str, weight: str, out: str | None = None) -> 
 
 
 @TABLE.register("resize")
-def resize(node: ir.Node, ctx: Ctx) -> Emitted:
+def resize(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     a = node.attrs
     in_shape, out_shape = ctx.shape(node.inputs[0]), ctx.shape(node.output)
@@ -46,7 +46,8 @@ def resize(node: ir.Node, ctx: Ctx) -> Emitted:
 
 
 @TABLE.register("argmax")
-def argmax(node: ir.Node, ctx: Ctx) -> Emitted:
+def argmax(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     keep = int(bool(node.attrs.get("keepdims")))
     if ctx.dtype(node.output) == np.int64:
@@ -58,21 +59,24 @@ def argmax(node: ir.Node, ctx: Ctx) -> Emitted:
 
 
 @TABLE.register("depth_to_space")
-def depth_to_space(node: ir.Node, ctx: Ctx) -> Emitted:
+def depth_to_space(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("DepthToSpace", [b.x()], b.out, blocksize=int(node.attrs["block_size"]), mode="DCR")
     return b.done()
 
 
 @TABLE.register("space_to_depth")
-def space_to_depth(node: ir.Node, ctx: Ctx) -> Emitted:
+def space_to_depth(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("SpaceToDepth", [b.x()], b.out, blocksize=int(node.attrs["block_size"]))
     return b.done()
 
 
 @TABLE.register("matmul")
-def matmul(node: ir.Node, ctx: Ctx) -> Emitted:
+def matmul(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("MatMul", [b.x(0), b.x(1)], b.out)
     return b.done()
