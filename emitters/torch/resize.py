@@ -35,11 +35,13 @@ def _gather(ctx: Ctx, out: Lowered) -> None:
     wy_name, wx_name = ctx.aux("wy"), ctx.aux("wx")
     out.buffers += [(rows, np.stack([ylo, yhi])), (cols, np.stack([xlo, xhi])),
                     (wy_name, wy.reshape(-1, 1)), (wx_name, wx)]
-    lo_y, hi_y = f"{v}.index_select(2, self.{rows}[0])", f"{v}.index_select(2, self.{rows}[1])"
+    top = ctx.aux("top")
     out.lines += [
+        f"# {v}: TF's bilinear taps and weights ({coordinate} grid), along x, then y",
         f"{v} = {x}.index_select(3, self.{cols}[0])",
         f"{v} = {v} + ({x}.index_select(3, self.{cols}[1]) - {v}) * self.{wx_name}",
-        f"{v} = {lo_y} + ({hi_y} - {lo_y}) * self.{wy_name}",
+        f"{top} = {v}.index_select(2, self.{rows}[0])",
+        f"{v} = {top} + ({v}.index_select(2, self.{rows}[1]) - {top}) * self.{wy_name}",
     ]
 
 
