@@ -138,7 +138,9 @@ def test_up_sampling(keras, tmp_path):
     a = L.UpSampling2D(2)(inp)
     b = L.UpSampling2D((3, 2), interpolation="bilinear")(inp)
     b = L.UpSampling2D((1, 2), interpolation="nearest")(b)
-    graph = check_model(keras.Model(inp, [a, b]), tmp_path, "upsampling")
+    c = L.Resizing(9, 4)(inp)
+    d = L.Resizing(8, 11, interpolation="nearest")(inp)
+    graph = check_model(keras.Model(inp, [a, b, c, d]), tmp_path, "upsampling")
     assert {(n.attrs["mode"], n.attrs["coordinate"]) for n in graph.nodes if n.op == "resize"} == {
         ("nearest", "half_pixel"), ("bilinear", "half_pixel")}
 
