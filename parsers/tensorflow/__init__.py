@@ -43,15 +43,24 @@ def _stamp(path: Path) -> int:
     return 0
 
 
-def _remember(path: Path, frozen) -> None:
-    key = (str(path.resolve()), _stamp(path), tuple(frozen.inputs), tuple(frozen.outputs))
-    _FROZEN_CACHE[key] = frozen
+def _key(path: Path, inputs: list[str], outputs: list[str], settings: dict) -> tuple:
+    return (str(path.resolve()), _stamp(path), tuple(inputs), tuple(outputs), repr(sorted(settings.items())))
+
+
+def _remember(path: Path, frozen, settings: dict) -> None:
+    _FROZEN_CACHE[_key(path, frozen.inputs, frozen.outputs, settings)] = frozen
     while len(_FROZEN_CACHE) > _CACHE_SIZE:
         _FROZEN_CACHE.popitem(last=False)
 
 
-def _cached(path: Path, inputs: list[str], outputs: list[str]):
-    return _FROZEN_CACHE.get((str(path.resolve()), _stamp(path), tuple(inputs), tuple(outputs)))
+def _cached(path: Path, inputs: list[str], outputs: list[str], settings: dict):
+    return _FROZEN_CACHE.get(_key(path, inputs, outputs, settings))
+
+
+def _settings(options: ParseOptions) -> dict:
+    """What, besides inputs/outputs, decides the inference graph (kept in graph.metadata so the
+    reference run rebuilds the same graph)."""
+    return {"set": dict(options.settings), "use_ema": bool(options.use_ema)}
 
 
 def _kind(path: str | Path) -> str:
@@ -88,10 +97,12 @@ def parse(path: str | Path, options: ParseOptions | None = None) -> "Graph":
     path = Path(path)
     kind = _kind(path)
     frozen = load(path, options, kind)
-    _remember(path, frozen)
+    _remember(path, frozen, _settings(options))
     options.notes.extend(frozen.notes)
+    options.records.extend(frozen.records)
     graph = build_graph(frozen, options, _model_name(path, kind), kind)
     graph.metadata["source_path"] = str(path)
+    graph.metadata["tf_settings"] = _settings(options)
     return graph
 
 
@@ -111,7 +122,10 @@ def run_reference(path: str | Path, graph: "Graph", inputs: list[np.ndarray]) ->
 
     src_in = [graph.source_names[n] for n in graph.inputs]
     src_out = [graph.source_names[n] for n in graph.outputs]
-    frozen = _cached(Path(path), src_in, src_out) or load(path, ParseOptions(inputs=src_in, outputs=src_out))
+    settings = graph.metadata.get("tf_settings") or {"set": {}, "use_ema": False}
+    frozen = _cached(Path(path), src_in, src_out, settings) or load(
+        path, ParseOptions(inputs=src_in, outputs=src_out, settings=dict(settings["set"]),
+                           use_ema=bool(settings["use_ema"])))
     tfg = tf.Graph()
     with tfg.as_default():
         tf.import_graph_def(frozen.graph_def, name="")

@@ -18,6 +18,15 @@ def _split(ref: str) -> tuple[str, str]:
     return node, index or "0"
 
 
+def _free_prefix(call: str, taken: set[str]) -> str:
+    """`call/`, or `call/_inlined/` ... when the graph already has nodes under `call/` (v2 cond
+    writes `cond/Identity` beside the call named `cond`)."""
+    prefix = call + "/"
+    while any(name.startswith(prefix) for name in taken):
+        prefix += "_inlined/"
+    return prefix
+
+
 def inline_calls(graph_def: Any, max_depth: int = 10) -> Any:
     """A copy of `graph_def` with every call to a library function inlined (nested calls too)."""
     from tensorflow.core.framework import graph_pb2
@@ -34,13 +43,14 @@ def inline_calls(graph_def: Any, max_depth: int = 10) -> Any:
         result.library.CopyFrom(current.library)
         renames: dict[str, str] = {}  # "call:i" -> inlined tensor
         call_names = {c.name for c in calls}
+        taken = {n.name for n in current.node}
         for call in calls:
             fdef = library[call.attr["f"].func.name]
             body, nested_to_flat = function_def_to_graph_def(fdef)
             args = [a.name for a in fdef.signature.input_arg]
             data_inputs = [i for i in call.input if not i.startswith("^")]
             arg_map = {a: data_inputs[k] for k, a in enumerate(args)}
-            prefix = call.name + "/"
+            prefix = _free_prefix(call.name, taken)
 
             def wire(ref: str, prefix: str = prefix, arg_map: dict = arg_map) -> str:
                 if ref.startswith("^"):
