@@ -88,6 +88,17 @@ def parse_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def parse_settings(values: tuple[str, ...]) -> dict[str, str]:
+    """`--set is_training=false --set keep_prob=1` -> {"is_training": "false", "keep_prob": "1"}."""
+    result = {}
+    for value in values:
+        name, sep, text = value.partition("=")
+        if not sep or not name.strip() or not text.strip():
+            raise UsageError(f"--set {value!r}: expected NAME=VALUE, e.g. --set is_training=false")
+        result[name.strip()] = text.strip()
+    return result
+
+
 def _names(value: str | None) -> list[str] | None:
     return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
@@ -100,6 +111,10 @@ def conversion_options(fn: Callable) -> Callable:
                      help="Input shape in the source layout, e.g. 1,224,224,3 (or NAME:1,224,224,3; repeatable)."),
         click.option("--inputs", help="Input tensor names, comma separated [auto: placeholders]."),
         click.option("--outputs", help="Output tensor names, comma separated, in the order wanted [auto: sinks]."),
+        click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
+                     help="Value of a scalar placeholder such as is_training=false (repeatable) "
+                          "[auto: PlaceholderWithDefault defaults]."),
+        click.option("--use-ema", is_flag=True, help="Take ExponentialMovingAverage shadow variables as weights."),
         click.option("--verify", is_flag=True, help="Run TF and the target runtime on the same input and compare."),
         click.option("--rtol", type=float, default=1e-4, show_default=True,
                      help="Max relative error max|a-b|/max(1,max|ref|) for --verify."),
@@ -113,15 +128,15 @@ def conversion_options(fn: Callable) -> Callable:
     return fn
 
 
-def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, verify, rtol, seed, as_json,
-             keep_ir, force, **emit) -> None:
+def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol,
+             seed, as_json, keep_ir, force, **emit) -> None:
     from convert import pipeline, report
     from emitters.base import EmitOptions
 
     req = pipeline.Request(
         source=src, target=target, out=out, inputs=_names(inputs), outputs=_names(outputs),
         input_shapes=parse_shapes(input_shape), verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir,
-        force=force, options=EmitOptions(**emit),
+        force=force, options=EmitOptions(**emit), settings=parse_settings(settings), use_ema=use_ema,
     )
     try:
         doc = pipeline.run(req)
@@ -199,14 +214,17 @@ def tf2ir(src: Path, **kw: Any) -> None:
 @click.option("--input-shape", "input_shape", multiple=True, help="Input shape in the source layout.")
 @click.option("--inputs", help="Input tensor names.")
 @click.option("--outputs", help="Output tensor names.")
+@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Value of a scalar placeholder.")
+@click.option("--use-ema", is_flag=True, help="ExponentialMovingAverage shadow variables as weights.")
 @click.option("--json", "as_json", is_flag=True, help="Rows as JSON.")
 @guarded
-def inspect_cmd(src: Path, input_shape, inputs, outputs, as_json: bool) -> None:
+def inspect_cmd(src: Path, input_shape, inputs, outputs, settings, use_ema: bool, as_json: bool) -> None:
     """The IR as a table: op, shapes, per-side pads (t,b,l,r) and what each target will do."""
     from convert import inspect, pipeline
 
     req = pipeline.Request(source=src, target="ir", inputs=_names(inputs), outputs=_names(outputs),
-                           input_shapes=parse_shapes(input_shape))
+                           input_shapes=parse_shapes(input_shape), settings=parse_settings(settings),
+                           use_ema=use_ema)
     graph, _, _, notes = pipeline.load_graph(req)
     click.echo(json.dumps(inspect.rows(graph), indent=1) if as_json else inspect.render(graph))
     for note in notes:

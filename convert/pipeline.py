@@ -35,6 +35,8 @@ class Request:
     keep_ir: bool = False
     force: bool = False
     options: Any = None  # emitters.base.EmitOptions
+    settings: dict[str, str] = field(default_factory=dict)  # --set NAME=VALUE (scalar placeholders)
+    use_ema: bool = False  # --use-ema
 
 
 def default_out(source: Path, target: str) -> Path:
@@ -82,8 +84,10 @@ def load_graph(req: Request):
 
     t0 = time.perf_counter()
     kind = parsers.detect(req.source)
-    options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes))
+    options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes),
+                           settings=dict(req.settings), use_ema=req.use_ema)
     graph = parsers.parse(req.source, options)
+    graph.metadata["inference_passes"] = list(options.records)
     t1 = time.perf_counter()
     graph = passes.run_default_passes(graph)
     graph.validate()
@@ -144,6 +148,8 @@ def run(req: Request) -> dict[str, Any]:
             options={"rtol": req.rtol, "seed": req.seed, "input_shapes": {k: list(v) for k, v in req.input_shapes.items()}},
         )
         doc["notes"] = notes
+        doc["inference_passes"] = graph.metadata.get("inference_passes", [])
+        doc["source_settings"] = graph.metadata.get("tf_settings")
         doc["peak_rss_mb"] = peak_rss_mb()
         report.write(doc, tmp / "conversion.json")
         if verified is not None and not verified["passed"]:
@@ -178,6 +184,8 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     if doc["target"] not in emitters.TARGETS:
         raise UsageError(f"{doc_path} records target {doc['target']!r}, which has no runtime to verify")
     graph = report.skeleton_graph(doc)
+    if doc.get("source_settings"):
+        graph.metadata["tf_settings"] = doc["source_settings"]
     tol = rtol if rtol is not None else doc.get("options", {}).get("rtol", 1e-4)
     result = verify.verify(source, graph, emitters.get(doc["target"]), Path(out), rtol=tol,
                            seed=doc.get("options", {}).get("seed", 0))

@@ -70,7 +70,7 @@ def _reader(prefix: Path) -> Any:
     try:
         return tf.train.load_checkpoint(str(prefix))
     except Exception as e:  # noqa: BLE001
-        raise InputError(f"{prefix}: cannot read the weights ({_first_line(e)}); "
+        raise InputError(f"{prefix}: cannot restore the weights ({_first_line(e)}); "
                          "the .index/.data-* files may be corrupt or from another graph") from None
 
 

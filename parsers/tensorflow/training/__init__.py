@@ -76,6 +76,7 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
     flags.apply(view, settings, records)
     view = GraphView(_fold_control_flow(view.graph_def, records))
     ins, outs = io.choose(view, inputs, outputs, notes, default_inputs, default_outputs)
+    io.check_outputs(view, outs)
     live = view.ancestors([node_of(o) for o in outs], stop={node_of(i) for i in ins}, control=False)
     _check_flags(view, live, ins)
     batchnorm.apply(view, live, records)
@@ -83,7 +84,7 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
     ins = prune.cut_inputs(view, ins)
     prune.keep_needed(view, outs)
     variables.freeze(view, reader, prefix, use_ema, records)
-    notes.extend(r["note"] for r in records)
+    notes.extend(r["note"] for r in records if r.get("note"))
     return Prepared(view.graph_def, ins, outs, notes, records)
 
 

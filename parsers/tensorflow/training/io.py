@@ -139,12 +139,38 @@ def canonical_data(ref: str) -> str:
     return f"{name}:{index}"
 
 
+def check_outputs(view: GraphView, outputs: list[str]) -> None:
+    """An output between SpaceToBatchND and BatchToSpaceND (a dilated conv's batch-folded phases)
+    has no equivalent: say which tensor to take instead, before pruning drops the BatchToSpaceND."""
+    consumers = view.consumers()
+    for out in outputs:
+        node = view.nodes[node_of(out)]
+        s2b = view.nodes.get(split_ref(node.input[0])[0]) if node.input else None
+        if s2b is None or s2b.op != "SpaceToBatchND":
+            continue
+        b2s = [c.name for c in consumers.get(node.name, []) if c.op == "BatchToSpaceND"]
+        if b2s:
+            raise UsageError(
+                f"an output lies inside the dilated convolution {s2b.name} -> {node.name} -> {b2s[0]}, "
+                f"whose inner tensors are batch-folded phases with no equivalent; use '{b2s[0]}'")
+
+
 def choose(view: GraphView, inputs: list[str] | None, outputs: list[str] | None,
            notes: list[str], default_inputs=None, default_outputs=None) -> tuple[list[str], list[str]]:
-    outs = check_names(view.graph_def, outputs, "outputs") if outputs else \
-        (default_outputs or find_outputs(view, notes))
-    ins = check_names(view.graph_def, inputs, "inputs") if inputs else \
-        (default_inputs or find_inputs(view, outs, notes))
+    if outputs:
+        outs = check_names(view.graph_def, outputs, "outputs")
+    elif default_outputs:
+        outs = list(default_outputs)
+        notes.append(f"outputs auto-detected: {', '.join(outs)} (the serving signature)")
+    else:
+        outs = find_outputs(view, notes)
+    if inputs:
+        ins = check_names(view.graph_def, inputs, "inputs")
+    elif default_inputs:
+        ins = list(default_inputs)
+        notes.append(f"inputs auto-detected: {', '.join(ins)} (the serving signature)")
+    else:
+        ins = find_inputs(view, outs, notes)
     return ins, outs
 
 

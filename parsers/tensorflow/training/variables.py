@@ -41,7 +41,12 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
         if key not in stored:
             raise InputError(f"{prefix}: the checkpoint has no value for variable '{key}' that the "
                              "outputs need; the .index/.data-* files may be from another graph")
-        value = np.asarray(reader.get_tensor(key))
+        try:
+            value = np.asarray(reader.get_tensor(key))
+        except Exception as e:  # noqa: BLE001 - a truncated or corrupt data shard
+            line = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+            raise InputError(f"{prefix}: cannot restore the weights (variable '{key}': {line}); the "
+                             ".index/.data-* files may be corrupt or from another graph") from None
         make_const(view, name, value)
     if use_ema and not shadows:
         raise UsageError(f"--use-ema: {prefix} holds no ExponentialMovingAverage shadow variables")
@@ -50,8 +55,7 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
             node.op = "Identity"
             node.attr["T"].CopyFrom(attr_value_pb2.AttrValue(type=node.attr["dtype"].type))
             del node.attr["dtype"]
-    note = f"{len(names)} variables read from the checkpoint"
+    record = {"pass": "variables", "count": len(names), "ema": shadows if use_ema else None}
     if use_ema:
-        note += f" ({shadows} ExponentialMovingAverage shadows, --use-ema)"
-    records.append({"pass": "variables", "count": len(names), "ema": shadows if use_ema else None,
-                    "note": note})
+        record["note"] = f"--use-ema: {shadows} of {len(names)} variables taken from their ExponentialMovingAverage"
+    records.append(record)
