@@ -6,7 +6,7 @@ every step succeeded, so a failed run never leaves a half-written OUT behind.
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -40,28 +40,17 @@ class Request:
 
 
 def default_out(source: Path, target: str) -> Path:
-    name = source.name.rstrip("/")
-    for suffix in (".ckpt", ".pb", ".h5", ".keras", ".meta"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return Path.cwd() / f"{name or 'model'}-{target}"
+    from parsers.source import Source
+
+    stem = source.stem if isinstance(source, Source) else Source(Path(source), "").stem
+    return Path.cwd() / f"{stem}-{target}"
 
 
 def sha256_of(path: Path) -> str:
     """Hash of the file, or of every file of a directory / checkpoint prefix, in name order."""
-    digest = hashlib.sha256()
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file())
-    elif path.exists():
-        files = [path]
-    else:  # checkpoint prefix: model.ckpt.{meta,index,data-*}
-        files = sorted(path.parent.glob(path.name + ".*"))
-    for file in files:
-        digest.update(str(file.relative_to(path.parent)).encode())
-        with open(file, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()
+    from parsers.source import open_source
+
+    return open_source(path).sha256
 
 
 def peak_rss_mb() -> float:
@@ -83,10 +72,11 @@ def load_graph(req: Request):
     from . import passes
 
     t0 = time.perf_counter()
-    kind = parsers.detect(req.source)
+    source = parsers.open_source(req.source)  # the kind is recognised once, here
+    kind = source.kind
     options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes),
                            settings=dict(req.settings), use_ema=req.use_ema)
-    graph = parsers.parse(req.source, options)
+    graph = parsers.parse(source, options)
     graph.metadata["inference_passes"] = list(options.records)
     t1 = time.perf_counter()
     graph = passes.run_default_passes(graph)
@@ -102,8 +92,11 @@ def run(req: Request) -> dict[str, Any]:
 
     from . import ir, report, verify
 
+    import parsers
+
     started = time.perf_counter()
-    source = Path(req.source)
+    source = parsers.open_source(req.source)  # built once, passed down
+    req = dataclasses.replace(req, source=source)
     out = Path(req.out) if req.out else default_out(source, req.target)
     if out.exists() and not req.force:
         raise UsageError(f"output directory {out} already exists: remove it or pass --force")
@@ -138,7 +131,7 @@ def run(req: Request) -> dict[str, Any]:
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = report.conversion_doc(
             tool_version=__version__,
-            source={"path": str(source.resolve()), "format": kind, "sha256": sha256_of(source)},
+            source={"path": str(source.path.resolve()), "format": kind, "sha256": source.sha256},
             target=req.target,
             graph=graph,
             emitted=emitted,

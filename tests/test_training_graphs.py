@@ -235,3 +235,23 @@ def teardown_module(module) -> None:
     """The figures for the issue note: max relative error vs TF's inference path per target."""
     for name, errors in ERRORS.items():
         print(f"\n{name:32s} " + "  ".join(f"{t} {e:.2e}" for t, e in errors.items()), end="")
+
+
+def test_keras_2_era_h5_verifies(tmp_path):
+    """Keras 2.0-2.2 named functional models 'Model' in model_config; --verify rebuilds it."""
+    import h5py
+    import keras
+
+    inputs = keras.Input((8, 8, 3), name="img")
+    y = keras.layers.Conv2D(4, 3, strides=2, padding="same", name="conv")(inputs)
+    y = keras.layers.GlobalAveragePooling2D(name="pool")(y)
+    model = keras.Model(inputs, keras.layers.Dense(3, name="dense")(y))
+    path = tmp_path / "old.h5"
+    model.save(path)
+    with h5py.File(path, "r+") as f:
+        config = json.loads(f.attrs["model_config"])
+        config["class_name"] = "Model"
+        f.attrs["model_config"] = json.dumps(config)
+        f.attrs["keras_version"] = "2.0.8"
+    code, _, stderr = run_cli("tf2onnx", path, "-o", tmp_path / "out", "--verify")
+    assert code == 0, stderr

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from parsers.base import ParseOptions
+from parsers.source import Source, open_source
 
 if TYPE_CHECKING:
     from convert.ir import Graph
@@ -36,25 +37,19 @@ _FROZEN_CACHE: "OrderedDict[tuple, object]" = OrderedDict()
 _CACHE_SIZE = 2
 
 
-def _stamp(path: Path) -> int:
-    for candidate in (path / "saved_model.pb", path / "checkpoint", path, Path(str(path) + ".index")):
-        if candidate.is_file():
-            return candidate.stat().st_mtime_ns
-    return 0
+def _key(source: Source, inputs: list[str], outputs: list[str], settings: dict) -> tuple:
+    stamps = tuple((str(f), f.stat().st_mtime_ns) for f in source.files)
+    return (str(source.path.resolve()), stamps, tuple(inputs), tuple(outputs), repr(sorted(settings.items())))
 
 
-def _key(path: Path, inputs: list[str], outputs: list[str], settings: dict) -> tuple:
-    return (str(path.resolve()), _stamp(path), tuple(inputs), tuple(outputs), repr(sorted(settings.items())))
-
-
-def _remember(path: Path, frozen, settings: dict) -> None:
-    _FROZEN_CACHE[_key(path, frozen.inputs, frozen.outputs, settings)] = frozen
+def _remember(source: Source, frozen, settings: dict) -> None:
+    _FROZEN_CACHE[_key(source, frozen.inputs, frozen.outputs, settings)] = frozen
     while len(_FROZEN_CACHE) > _CACHE_SIZE:
         _FROZEN_CACHE.popitem(last=False)
 
 
-def _cached(path: Path, inputs: list[str], outputs: list[str], settings: dict):
-    return _FROZEN_CACHE.get(_key(path, inputs, outputs, settings))
+def _cached(source: Source, inputs: list[str], outputs: list[str], settings: dict):
+    return _FROZEN_CACHE.get(_key(source, inputs, outputs, settings))
 
 
 def _settings(options: ParseOptions) -> dict:
@@ -63,45 +58,27 @@ def _settings(options: ParseOptions) -> dict:
     return {"set": dict(options.settings), "use_ema": bool(options.use_ema)}
 
 
-def _kind(path: str | Path) -> str:
-    from parsers import detect
-
-    return detect(path)
-
-
-def _model_name(path: Path, kind: str) -> str:
-    if kind == "tf_checkpoint":
-        from .source import checkpoint_prefix
-
-        stem = checkpoint_prefix(path).name.split(".ckpt")[0]
-        return stem if stem not in ("model", "") else (path if path.is_dir() else path.parent).name or stem
-    if kind == "saved_model":
-        return path.resolve().name
-    return path.stem
-
-
-def load(path: str | Path, options: ParseOptions, kind: str | None = None):
+def load(path: "str | Path | Source", options: ParseOptions, kind: str | None = None):
     """The source as a frozen GraphDef with its chosen inputs/outputs (see loader.Frozen)."""
     _quiet()
     from .loader import LOADERS
 
-    kind = kind or _kind(path)
-    return LOADERS[kind](Path(path), options)
+    source = open_source(path)
+    return LOADERS[source.kind](source, options)
 
 
-def parse(path: str | Path, options: ParseOptions | None = None) -> "Graph":
+def parse(path: "str | Path | Source", options: ParseOptions | None = None) -> "Graph":
     _quiet()
     from .build import build_graph
 
     options = options or ParseOptions()
-    path = Path(path)
-    kind = _kind(path)
-    frozen = load(path, options, kind)
-    _remember(path, frozen, _settings(options))
+    source = open_source(path)
+    frozen = load(source, options)
+    _remember(source, frozen, _settings(options))
     options.notes.extend(frozen.notes)
     options.records.extend(frozen.records)
-    graph = build_graph(frozen, options, _model_name(path, kind), kind)
-    graph.metadata["source_path"] = str(path)
+    graph = build_graph(frozen, options, source.model_name, source.kind)
+    graph.metadata["source_path"] = str(source.path)
     graph.metadata["tf_settings"] = _settings(options)
     return graph
 
@@ -114,7 +91,7 @@ def _from_source(y: np.ndarray, layout: str) -> np.ndarray:
     return np.transpose(y, (0, 3, 1, 2)) if layout == "NHWC" and y.ndim == 4 else y
 
 
-def run_reference(path: str | Path, graph: "Graph", inputs: list[np.ndarray]) -> list[np.ndarray]:
+def run_reference(path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Run the source in TensorFlow: feed `inputs` (IR layout) by their TF names, return outputs
     in IR layout and in graph.outputs order."""
     _quiet()
@@ -123,8 +100,9 @@ def run_reference(path: str | Path, graph: "Graph", inputs: list[np.ndarray]) ->
     src_in = [graph.source_names[n] for n in graph.inputs]
     src_out = [graph.source_names[n] for n in graph.outputs]
     settings = graph.metadata.get("tf_settings") or {"set": {}, "use_ema": False}
-    frozen = _cached(Path(path), src_in, src_out, settings) or load(
-        path, ParseOptions(inputs=src_in, outputs=src_out, settings=dict(settings["set"]),
+    source = open_source(path)
+    frozen = _cached(source, src_in, src_out, settings) or load(
+        source, ParseOptions(inputs=src_in, outputs=src_out, settings=dict(settings["set"]),
                            use_ema=bool(settings["use_ema"])))
     tfg = tf.Graph()
     with tfg.as_default():

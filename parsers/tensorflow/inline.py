@@ -29,10 +29,26 @@ def _free_prefix(call: str, taken: set[str]) -> str:
 
 def inline_calls(graph_def: Any, max_depth: int = 10) -> Any:
     """A copy of `graph_def` with every call to a library function inlined (nested calls too)."""
+    import tensorflow as tf
+    from tensorflow.core.framework import graph_pb2
+
+    library = {f.signature.name: f for f in graph_def.library.function}
+    if not library:
+        return graph_def
+    # function_def_to_graph_def looks nested calls up in the default graph's library
+    scope = tf.Graph()
+    with scope.as_default():
+        holder = graph_pb2.GraphDef()
+        holder.library.CopyFrom(graph_def.library)
+        tf.import_graph_def(holder, name="")
+    with scope.as_default():
+        return _inline(graph_def, library, max_depth)
+
+
+def _inline(graph_def: Any, library: dict, max_depth: int) -> Any:
     from tensorflow.core.framework import graph_pb2
     from tensorflow.python.framework.function_def_to_graph import function_def_to_graph_def
 
-    library = {f.signature.name: f for f in graph_def.library.function}
     current = graph_def
     for _ in range(max_depth):
         calls = [n for n in current.node if n.op in _CALL_OPS and n.attr["f"].func.name in library]

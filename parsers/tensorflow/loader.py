@@ -12,6 +12,7 @@ from typing import Any
 
 from convert.errors import InputError, UsageError
 from parsers.base import ParseOptions
+from parsers.source import Source
 
 from .graphio import choose_io
 from .inline import inline_calls
@@ -63,7 +64,7 @@ def _read_meta_graph(meta: Path) -> Any:
     return proto
 
 
-def _reader(prefix: Path) -> Any:
+def _reader(prefix: str | Path) -> Any:
     """A reader of the checkpoint bundle itself (no graph, no restore op)."""
     import tensorflow as tf
 
@@ -74,16 +75,17 @@ def _reader(prefix: Path) -> Any:
                          "the .index/.data-* files may be corrupt or from another graph") from None
 
 
-def load_checkpoint(path: Path, options: ParseOptions) -> Frozen:
-    prefix = checkpoint_prefix(path)
+def load_checkpoint(source: Source, options: ParseOptions) -> Frozen:
+    prefix = source.prefix or checkpoint_prefix(source.path)
     check_checkpoint(prefix)
     meta = _read_meta_graph(Path(f"{prefix}.meta"))
     return _inference(meta.graph_def, options, _reader(prefix), str(prefix))
 
 
-def load_frozen_pb(path: Path, options: ParseOptions) -> Frozen:
+def load_frozen_pb(source: Source, options: ParseOptions) -> Frozen:
     from tensorflow.core.framework import graph_pb2
 
+    path = source.path
     graph_def = graph_pb2.GraphDef()
     try:
         graph_def.ParseFromString(Path(path).read_bytes())
@@ -154,8 +156,8 @@ def _load_tf1(directory: Path, options: ParseOptions, why: str = "") -> Frozen:
     return _inference(meta.graph_def, options, reader, str(prefix), default_in, default_out, notes)
 
 
-def load_saved_model(path: Path, options: ParseOptions) -> Frozen:
-    directory = Path(path)
+def load_saved_model(source: Source, options: ParseOptions) -> Frozen:
+    directory = source.path
     check_saved_model(directory)
     if _is_tf2_saved_model(directory):
         return _load_tf2(directory, options)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from convert.errors import UsageError
+
 from .graph import GraphView, split_ref
 
 
@@ -25,9 +27,14 @@ def _signature(view: GraphView, tensor: str) -> tuple[int, Any]:
     keep = view.ancestors([name])
     sub.node.extend(n for n in view.graph_def.node if n.name in keep)
     graph = tf.Graph()
-    with graph.as_default():
-        tf.import_graph_def(sub, name="")
-    t = graph.get_tensor_by_name(tensor)
+    try:
+        with graph.as_default():
+            tf.import_graph_def(sub, name="")
+        t = graph.get_tensor_by_name(tensor)
+    except (ValueError, KeyError) as e:
+        line = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        raise UsageError(f"--inputs {tensor}: cannot cut the graph there ({line}); name a placeholder "
+                         "or a tensor of the forward path") from None
     return t.dtype.as_datatype_enum, t.shape.as_proto()
 
 
