@@ -746,8 +746,8 @@ def test_checkpoint_path_forms(tmp_path, form):
     }[form]
     assert parsers.detect(path) == "tf_checkpoint"
     graph = _check(path)
-    assert graph.name == ("empty" if form.startswith("empty") else "model.ckpt-100" if "dir" not in form
-                          else ("run" if form == "dir" else "moved"))
+    # 'model' prefixes (and empty ones) are named after their directory
+    assert graph.name == ("empty" if form.startswith("empty") else "moved" if form == "moved_dir" else "run")
 
 
 def test_stale_output_shapes_are_dropped(tmp_path):

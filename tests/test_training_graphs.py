@@ -255,3 +255,19 @@ def test_keras_2_era_h5_verifies(tmp_path):
         f.attrs["keras_version"] = "2.0.8"
     code, _, stderr = run_cli("tf2onnx", path, "-o", tmp_path / "out", "--verify")
     assert code == 0, stderr
+
+
+def test_queue_input_pipeline_is_cut(tmp_path):
+    """tf.compat.v1.train.batch: the input is the queue's `batch:0`, cut into a placeholder."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        image = tf.random.uniform([9, 9, 3], seed=1)
+        images, _ = tf.compat.v1.train.batch([image, tf.constant(1, tf.int64)], batch_size=2)
+        w = tf.compat.v1.get_variable("w", [3, 3, 3, 4], initializer=tf.compat.v1.random_normal_initializer(seed=2))
+        tf.reduce_mean(tf.nn.relu(tf.nn.conv2d(images, w, 2, "SAME")), [1, 2], name="logits")
+    prefix = _save(graph, tmp_path / "m")
+    code, _, stderr = run_cli("tf2mxnet", prefix, "-o", tmp_path / "out", "--verify")
+    assert code == 0, stderr
+    assert "inputs auto-detected: batch:0" in stderr and "outputs auto-detected: logits:0" in stderr

@@ -35,7 +35,28 @@ def _signature(view: GraphView, tensor: str) -> tuple[int, Any]:
         line = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
         raise UsageError(f"--inputs {tensor}: cannot cut the graph there ({line}); name a placeholder "
                          "or a tensor of the forward path") from None
-    return t.dtype.as_datatype_enum, t.shape.as_proto()
+    shape = t.shape.as_proto() if t.shape.rank is not None else _queue_shape(view, tensor) or t.shape.as_proto()
+    return t.dtype.as_datatype_enum, shape
+
+
+def _queue_shape(view: GraphView, tensor: str) -> Any:
+    """A queue's dequeue has no inferred shape; the queue's `shapes` attr has it (plus the batch
+    dimension for DequeueMany/UpTo)."""
+    from tensorflow.core.framework import tensor_shape_pb2
+
+    name, index, _ = split_ref(tensor)
+    node = view.nodes[name]
+    if not node.op.startswith("QueueDequeue") or not node.input:
+        return None
+    queue = view.nodes.get(split_ref(node.input[0])[0])
+    shapes = queue.attr["shapes"].list.shape if queue is not None and "shapes" in queue.attr else []
+    if index >= len(shapes):
+        return None
+    shape = tensor_shape_pb2.TensorShapeProto()
+    if "Many" in node.op or "UpTo" in node.op:
+        shape.dim.add(size=-1)
+    shape.dim.extend(shapes[index].dim)
+    return shape
 
 
 def cut_inputs(view: GraphView, inputs: list[str]) -> list[str]:
