@@ -30,6 +30,8 @@ BUILDERS = {
     "slim_resnet_v1": lambda d: tg.build_slim_resnet(d, version=1),
     "slim_resnet_v2": lambda d: tg.build_slim_resnet(d, version=2),
     "slim_cond_ema": lambda d: tg.build_slim_cond(d, v2=False, ema=True),
+    "tf1_ref_vars_cond_keep_prob": lambda d: tg.build_manual_ref_vars(d),
+    "tf1_ref_vars_training_true": lambda d: tg.build_manual_ref_vars(d, python_training=True),
 }
 FLAGS = {"slim_cond_ema": ["--use-ema"]}
 # max relative error vs TF's inference path per graph and target, printed at the end of the module

@@ -207,3 +207,68 @@ def build_slim_resnet(directory: Path, version: int = 1, hw=(35, 35), classes: i
         logits = net(images, is_training)
         prefix = _train_and_save(graph, logits, labels, directory, feed={is_training: True})
     return prefix, _reference(net, prefix, hw, 3)
+
+
+def _manual_bn(x, is_training, name: str):
+    """Batch norm as TF1 scripts wrote it by hand: ref variables, tf.nn.moments, assign_sub updates
+    under a cond (or directly when is_training is the Python bool True)."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    with v1.variable_scope(name):
+        c = x.shape[-1]
+        beta = v1.get_variable("beta", [c], initializer=v1.zeros_initializer(), use_resource=False)
+        gamma = v1.get_variable("gamma", [c], initializer=v1.ones_initializer(), use_resource=False)
+        mm = v1.get_variable("moving_mean", [c], initializer=v1.zeros_initializer(), trainable=False,
+                             use_resource=False)
+        mv = v1.get_variable("moving_variance", [c], initializer=v1.ones_initializer(), trainable=False,
+                             use_resource=False)
+
+        def train():
+            mean, var = tf.nn.moments(x, [0, 1, 2])
+            updates = [v1.assign_sub(mm, (mm - mean) * 0.3), v1.assign_sub(mv, (mv - var) * 0.3)]
+            with tf.control_dependencies(updates):
+                return tf.nn.batch_normalization(x, mean, var, beta, gamma, 1e-3)
+
+        def infer():
+            return tf.nn.batch_normalization(x, mm, mv, beta, gamma, 1e-3)
+
+        if is_training is True or is_training is False:
+            return train() if is_training else infer()
+        return v1.cond(is_training, train, infer)
+
+
+def manual_net(images, is_training, keep_prob, classes: int):
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    init = v1.random_normal_initializer(stddev=0.3, seed=7)
+    w1 = v1.get_variable("conv1/w", [3, 3, 3, 6], initializer=init, use_resource=False)
+    net = tf.nn.relu(_manual_bn(tf.nn.conv2d(images, w1, 2, "SAME"), is_training, "bn1"))
+    net = tf.reduce_mean(net, [1, 2])
+    net = v1.nn.dropout(net, keep_prob=keep_prob)
+    w2 = v1.get_variable("fc/w", [6, classes], initializer=init, use_resource=False)
+    return tf.matmul(net, w2, name="logits")
+
+
+def build_manual_ref_vars(directory: Path, python_training: bool = False, hw=(13, 13), classes: int = 3):
+    """TF1-era ref variables, hand-written batch norm with assign_sub, keep_prob dropout, tf.data,
+    Momentum; is_training a placeholder_with_default (v1 cond) or the Python bool True."""
+    import tensorflow as tf
+
+    def net(images, training):
+        return manual_net(images, training, 0.5 if training is True else 1.0, classes)
+
+    graph = tf.Graph()
+    with control_flow(False), graph.as_default():
+        images, labels = _dataset(hw, 3, classes, seed=5)
+        if python_training:
+            logits, feed = manual_net(images, True, 0.5, classes), None
+        else:
+            is_training = tf.compat.v1.placeholder_with_default(False, [], name="is_training")
+            keep_prob = tf.compat.v1.placeholder_with_default(1.0, [], name="keep_prob")
+            logits = manual_net(images, is_training, keep_prob, classes)
+            feed = {is_training: True, keep_prob: 0.5}
+        prefix = _train_and_save(graph, logits, labels, directory, feed=feed)
+    with control_flow(False):
+        return prefix, _reference(net, prefix, hw, 3)
