@@ -273,3 +273,25 @@ def test_queue_input_pipeline_is_cut(tmp_path):
     code, _, stderr = run_cli("tf2mxnet", prefix, "-o", tmp_path / "out", "--verify")
     assert code == 0, stderr
     assert "inputs auto-detected: batch:0" in stderr and "outputs auto-detected: logits:0" in stderr
+
+
+def test_case_with_a_flag_folds_to_the_chosen_branch(tmp_path):
+    """tf.switch_case (v2 Case) on an int PlaceholderWithDefault: the default or --set picks the branch."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with tg.control_flow(True), graph.as_default():
+        images = tf.compat.v1.placeholder(tf.float32, [1, 6, 6, 3], name="images")
+        mode = tf.compat.v1.placeholder_with_default(1, [], name="mode")
+        w = tf.compat.v1.get_variable("w", [3, 3, 3, 4], initializer=tf.compat.v1.random_normal_initializer(seed=9))
+        y = tf.nn.conv2d(images, w, 1, "SAME")
+        tf.identity(tf.switch_case(mode, [lambda: tf.nn.relu(y), lambda: tf.nn.relu6(y), lambda: tf.tanh(y)]),
+                    name="out")
+    prefix = _save(graph, tmp_path / "m")
+    for value, op in ((None, "clip"), ("2", "tanh")):  # relu6 is a clip in the IR
+        settings = {"mode": value} if value else {}
+        graph_ir, _, _, notes = pipeline.load_graph(pipeline.Request(source=prefix, target="ir", settings=settings))
+        assert any(n.op == op for n in graph_ir.nodes), [n.op for n in graph_ir.nodes]
+        assert any("If/Case nodes with a constant predicate folded" in n for n in notes)
+    code, _, stderr = run_cli("tf2torch", prefix, "-o", tmp_path / "out", "--set", "mode=0", "--verify")
+    assert code == 0, stderr
