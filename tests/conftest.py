@@ -8,6 +8,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+os.environ.setdefault("CONVERT_CHECK_PASSES", "1")  # validate after every IR pass, naming one that breaks it
 
 import pytest  # noqa: E402
 

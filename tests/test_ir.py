@@ -55,3 +55,15 @@ def test_validate_rejects_unknown_op_and_bad_order():
 def test_every_op_is_documented():
     for name, spec in ir.OPS.items():
         assert spec.doc, name
+
+
+def test_every_op_has_a_kind():
+    kinds = {"spatial", "parametric", "shape", "reduction", "binary", "unary", "source"}
+    assert {spec.kind for spec in ir.OPS.values()} == kinds
+    assert "identity" in ir.ops_of_kind("unary") and "conv2d" not in ir.ops_of_kind("unary")
+
+
+def test_public_names():
+    """What parsers, emitters and the tools import from convert.ir."""
+    for name in ("Graph", "Node", "Tensor", "OPS", "OpSpec", "save", "load", "evaluate", "evaluate_node"):
+        assert hasattr(ir, name), name

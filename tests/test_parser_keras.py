@@ -1,7 +1,7 @@
 """parsers.keras: hand-built Keras models (odd sizes, so SAME pads are asymmetric) saved as .h5 and
 .keras, parsed without TensorFlow and checked numerically against Keras.
 
-The IR is run by a tiny test-only interpreter on torch.nn.functional (float64), so these tests do
+The IR is run by the IR's reference evaluator (convert.ir.evaluate) in float64, so these tests do
 not depend on any emitter.
 """
 
@@ -23,142 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 RTOL = 1e-4
 
 
-# ---- a tiny IR interpreter (test only) ------------------------------------------------------
-
-
-def _window_pad(x, pads, value=0.0):
-    import torch.nn.functional as F
-
-    t, b, l, r = pads
-    return F.pad(x, (l, r, t, b), value=value) if any(pads) else x
-
-
-def _conv(node, x):
-    import torch
-    import torch.nn.functional as F
-
-    w = torch.from_numpy(node.params["weight"]).double()
-    b = node.params.get("bias")
-    x = _window_pad(x, node.attrs["pads"])
-    a = node.attrs
-    y = F.conv2d(x, w, stride=a["stride"], dilation=a["dilation"], groups=a["groups"])
-    return y if b is None else y + torch.from_numpy(b).double().view(1, -1, 1, 1)
-
-
-def _deconv(node, x):
-    import torch
-    import torch.nn.functional as F
-
-    a = node.attrs
-    w = torch.from_numpy(node.params["weight"]).double()
-    full = F.conv_transpose2d(x, w, stride=a["stride"], dilation=a["dilation"], groups=a["groups"])
-    (ct, cl), (oh, ow) = a["crop"], a["output_size"]
-    need_h, need_w = ct + oh - full.shape[2], cl + ow - full.shape[3]
-    full = F.pad(full, (0, max(need_w, 0), 0, max(need_h, 0)))
-    y = full[:, :, ct : ct + oh, cl : cl + ow]
-    b = node.params.get("bias")
-    return y if b is None else y + torch.from_numpy(b).double().view(1, -1, 1, 1)
-
-
-def _avg_pool(node, x):
-    import torch
-    import torch.nn.functional as F
-
-    a = node.attrs
-    k, s, pads = a["kernel"], a["stride"], a["pads"]
-    total = F.avg_pool2d(_window_pad(x, pads), k, s) * (k[0] * k[1])
-    ones = torch.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
-    count = F.avg_pool2d(_window_pad(ones, pads), k, s) * (k[0] * k[1])
-    return total / count
-
-
-def _bcast(node, x, key):
-    import torch
-
-    v = torch.from_numpy(node.params[key]).double()
-    shape = [1] * x.dim()
-    shape[node.attrs["axis"]] = -1
-    return v.view(shape)
-
-
-def _layer_norm(node, x):
-    import torch
-
-    axes = tuple(node.attrs["axes"])
-    mean = x.mean(dim=axes, keepdim=True)
-    var = ((x - mean) ** 2).mean(dim=axes, keepdim=True)
-    y = (x - mean) / torch.sqrt(var + node.attrs["epsilon"])
-    if "gamma" in node.params:
-        y = y * torch.from_numpy(node.params["gamma"]).double()
-    if "beta" in node.params:
-        y = y + torch.from_numpy(node.params["beta"]).double()
-    return y
-
-
-def _ops():
-    import torch
-    import torch.nn.functional as F
-
-    def pad(n, x):
-        flat = [p for pair in reversed(n.attrs["pads"]) for p in pair]
-        return F.pad(x, flat, value=n.attrs.get("value", 0.0))
-
-    def slice_(n, x):
-        return x[tuple(slice(b, e) for b, e in zip(n.attrs["begin"], n.attrs["end"]))]
-
-    return {
-        "conv2d": lambda n, x: _conv(n, x),
-        "conv_transpose2d": lambda n, x: _deconv(n, x),
-        "max_pool2d": lambda n, x: F.max_pool2d(
-            _window_pad(x, n.attrs["pads"], float("-inf")), n.attrs["kernel"], n.attrs["stride"]
-        ),
-        "avg_pool2d": lambda n, x: _avg_pool(n, x),
-        "pad": pad,
-        "slice": slice_,
-        "channel_affine": lambda n, x: x * _bcast(n, x, "scale") + _bcast(n, x, "shift"),
-        "layer_norm": lambda n, x: _layer_norm(n, x),
-        "linear": lambda n, x: F.linear(
-            x,
-            torch.from_numpy(n.params["weight"]).double(),
-            None if "bias" not in n.params else torch.from_numpy(n.params["bias"]).double(),
-        ),
-        "reshape": lambda n, x: x.reshape(n.attrs["shape"]),
-        "transpose": lambda n, x: x.permute(*n.attrs["perm"]),
-        "concat": lambda n, *xs: torch.cat(xs, dim=n.attrs["axis"]),
-        "reduce_mean": lambda n, x: x.mean(dim=tuple(n.attrs["axes"]), keepdim=n.attrs["keepdims"]),
-        "reduce_max": lambda n, x: x.amax(dim=tuple(n.attrs["axes"]), keepdim=n.attrs["keepdims"]),
-        "softmax": lambda n, x: torch.softmax(x, dim=n.attrs["axis"]),
-        "add": lambda n, a, b: a + b,
-        "sub": lambda n, a, b: a - b,
-        "mul": lambda n, a, b: a * b,
-        "div": lambda n, a, b: a / b,
-        "maximum": lambda n, a, b: torch.maximum(a, b),
-        "minimum": lambda n, a, b: torch.minimum(a, b),
-        "relu": lambda n, x: torch.relu(x),
-        "clip": lambda n, x: torch.clamp(x, n.attrs["min"], n.attrs["max"]),
-        "leaky_relu": lambda n, x: F.leaky_relu(x, n.attrs["alpha"]),
-        "elu": lambda n, x: F.elu(x, n.attrs["alpha"]),
-        "sigmoid": lambda n, x: torch.sigmoid(x),
-        "hard_sigmoid": lambda n, x: torch.clamp(n.attrs["alpha"] * x + n.attrs["beta"], 0, 1),
-        "tanh": lambda n, x: torch.tanh(x),
-        "swish": lambda n, x: x * torch.sigmoid(x),
-        "hard_swish": lambda n, x: x * torch.clamp(x + 3, 0, 6) / 6,
-        "gelu": lambda n, x: F.gelu(x, approximate=n.attrs["approximate"]),
-        "identity": lambda n, x: x,
-        "const": lambda n: torch.from_numpy(np.asarray(n.params["value"])).double(),
-    }
-
-
 def run_ir(graph: ir.Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    import torch
-
-    ops = _ops()
-    env = {name: torch.from_numpy(x).double() for name, x in zip(graph.inputs, inputs)}
-    with torch.no_grad():
-        for node in graph.nodes:
-            env[node.output] = ops[node.op](node, *(env[i] for i in node.inputs))
-            assert tuple(env[node.output].shape) == graph.shape(node.output), node.name
-    return [env[o].numpy() for o in graph.outputs]
+    """The graph outputs by the reference evaluator, computed in float64 (a tight reference)."""
+    values = ir.evaluate(graph, [np.asarray(x, np.float64) for x in inputs])
+    return [values[o] for o in graph.outputs]
 
 
 def rel_err(a: np.ndarray, ref: np.ndarray) -> float:

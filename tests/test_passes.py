@@ -13,13 +13,18 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import parsers  # noqa: E402
 from convert import ir  # noqa: E402
 from convert.passes import (  # noqa: E402
+    DEFAULT_PASSES,
+    GraphIndex,
+    PassError,
     drop_identities,
     fold_affine_into_conv,
     fold_constants,
     fold_flatten_into_linear,
     fold_pad_into_conv,
+    graph_pass,
     merge_duplicates,
     run_default_passes,
+    run_passes,
     transpose_to_reshape,
 )
 from parsers.base import ParseOptions  # noqa: E402
@@ -28,7 +33,6 @@ from tests.tf_models import (  # noqa: E402
     build_resnet_v1_tiny,
     reference_input,
     rel_err,
-    run_ir,
 )
 
 RTOL = 1e-5
@@ -59,8 +63,9 @@ def test_default_passes_on_networks(models, model):
     ops = [n.op for n in graph.nodes]
     assert "pad" not in ops and "channel_affine" not in ops and "transpose" not in ops
     assert "identity" not in ops
-    for got, r in zip(run_ir(graph, [x]), ref):
-        assert rel_err(got, r) <= RTOL
+    got = ir.evaluate(graph, [x])
+    for name, r in zip(graph.outputs, ref):
+        assert rel_err(got[name], r) <= RTOL
 
 
 def test_fixed_padding_folds_into_conv(models):
@@ -106,9 +111,12 @@ def _conv_graph(pad_attrs=None, consumers=1, after=None):
 
 
 def _same_numbers(before: ir.Graph, after: ir.Graph) -> None:
-    x = reference_input(before.shape(before.inputs[0]))
-    for a, b in zip(run_ir(before, [x]), run_ir(after, [x])):
-        assert rel_err(b, a) <= RTOL
+    """Both graphs give the same outputs (by the IR's reference evaluator) on a random input."""
+    feeds = [reference_input(before.shape(name), seed) for seed, name in enumerate(before.inputs)]
+    want, got = ir.evaluate(before, feeds), ir.evaluate(after, feeds)
+    assert after.outputs == before.outputs
+    for name in before.outputs:
+        assert rel_err(got[name], want[name]) <= RTOL, name
 
 
 def _copy(g: ir.Graph) -> ir.Graph:
@@ -155,7 +163,7 @@ def test_affine_not_folded_when_conv_is_shared():
     assert not fold_affine_into_conv(g)
 
 
-def test_identity_dropped_and_output_name_kept():
+def _graph_identity_dropped_and_output_name_kept() -> ir.Graph:
     g = ir.Graph("t")
     g.add_tensor("x", (1, 2))
     g.inputs.append("x")
@@ -166,6 +174,11 @@ def test_identity_dropped_and_output_name_kept():
     e = g.add_node("identity", "x_out", ["x"], (1, 2))  # input passed straight out: must stay
     g.outputs += [d, e]
     g.source_names.update({d: "out:0", e: "x_out:0"})
+    return g
+
+
+def test_identity_dropped_and_output_name_kept():
+    g = _graph_identity_dropped_and_output_name_kept()
     before = _copy(g)
     run_default_passes(g)
     assert [n.op for n in g.nodes] == ["relu", "sigmoid", "identity"]
@@ -173,12 +186,17 @@ def test_identity_dropped_and_output_name_kept():
     _same_numbers(before, g)
 
 
-def test_transpose_of_unit_axes_is_reshape():
+def _graph_transpose_of_unit_axes_is_reshape() -> ir.Graph:
     g = ir.Graph("t")
     g.add_tensor("x", (1, 5, 1, 1))
     g.inputs.append("x")
     t = g.add_node("transpose", "t", ["x"], (1, 1, 1, 5), {"perm": (0, 2, 3, 1)})
     g.outputs.append(g.add_node("reshape", "r", [t], (1, 5), {"shape": (1, 5)}))
+    return g
+
+
+def test_transpose_of_unit_axes_is_reshape():
+    g = _graph_transpose_of_unit_axes_is_reshape()
     before = _copy(g)
     assert transpose_to_reshape(g)
     assert g.node("t").op == "reshape"
@@ -187,7 +205,7 @@ def test_transpose_of_unit_axes_is_reshape():
     _same_numbers(before, g)
 
 
-def test_flatten_transpose_folds_into_linear():
+def _graph_flatten_transpose_folds_into_linear() -> ir.Graph:
     rng = np.random.default_rng(1)
     g = ir.Graph("t")
     g.add_tensor("x", (2, 3, 4, 5))
@@ -196,6 +214,11 @@ def test_flatten_transpose_folds_into_linear():
     r = g.add_node("reshape", "r", [t], (2, 60), {"shape": (2, 60)})
     g.outputs.append(g.add_node("linear", "fc", [r], (2, 7), {},
                                 {"weight": rng.standard_normal((7, 60)).astype(np.float32)}))
+    return g
+
+
+def test_flatten_transpose_folds_into_linear():
+    g = _graph_flatten_transpose_folds_into_linear()
     before = _copy(g)
     assert fold_flatten_into_linear(g)
     g.prune()
@@ -204,7 +227,7 @@ def test_flatten_transpose_folds_into_linear():
     _same_numbers(before, g)
 
 
-def test_constant_folding():
+def _graph_constant_folding() -> ir.Graph:
     g = ir.Graph("t")
     g.add_tensor("x", (1, 3, 2, 2))
     g.inputs.append("x")
@@ -212,6 +235,11 @@ def test_constant_folding():
     s = g.add_node("rsqrt", "s", [a], (3,))
     r = g.add_node("reshape", "r", [s], (1, 3, 1, 1), {"shape": (1, 3, 1, 1)})
     g.outputs.append(g.add_node("mul", "m", ["x", r], (1, 3, 2, 2)))
+    return g
+
+
+def test_constant_folding():
+    g = _graph_constant_folding()
     before = _copy(g)
     assert fold_constants(g)
     g.prune()
@@ -220,7 +248,7 @@ def test_constant_folding():
     _same_numbers(before, g)
 
 
-def test_swish_fused_and_neutral_mul_dropped():
+def _graph_swish_fused_and_neutral_mul_dropped() -> ir.Graph:
     g = ir.Graph("t")
     g.add_tensor("x", (1, 3, 2, 2))
     g.inputs.append("x")
@@ -228,6 +256,11 @@ def test_swish_fused_and_neutral_mul_dropped():
     xb = g.add_node("mul", "xb", ["x", one], (1, 3, 2, 2))
     s = g.add_node("sigmoid", "s", [xb], (1, 3, 2, 2))
     g.outputs.append(g.add_node("mul", "sw", ["x", s], (1, 3, 2, 2)))
+    return g
+
+
+def test_swish_fused_and_neutral_mul_dropped():
+    g = _graph_swish_fused_and_neutral_mul_dropped()
     before = _copy(g)
     run_default_passes(g)
     assert [n.op for n in g.nodes] == ["swish"] and g.outputs == ["sw"]
@@ -240,13 +273,18 @@ def test_drop_identity_keeps_graph_valid_when_unused():
     g.validate()
 
 
-def test_reduce_then_reshape_becomes_keepdims():
+def _graph_reduce_then_reshape_becomes_keepdims() -> ir.Graph:
     g = ir.Graph("t")
     g.add_tensor("x", (1, 3, 4, 5))
     g.inputs.append("x")
     m = g.add_node("reduce_mean", "m", ["x"], (1, 3), {"axes": (2, 3), "keepdims": False})
     r = g.add_node("reshape", "r", [m], (1, 3, 1, 1), {"shape": (1, 3, 1, 1)})
     g.outputs.append(g.add_node("mul", "out", ["x", r], (1, 3, 4, 5)))
+    return g
+
+
+def test_reduce_then_reshape_becomes_keepdims():
+    g = _graph_reduce_then_reshape_becomes_keepdims()
     before = _copy(g)
     run_default_passes(g)
     assert [n.op for n in g.nodes] == ["reduce_mean", "mul"]
@@ -254,8 +292,7 @@ def test_reduce_then_reshape_becomes_keepdims():
     _same_numbers(before, g)
 
 
-@pytest.mark.parametrize("spelling", ["div", "mul"])
-def test_hard_swish_fused(spelling):
+def _graph_hard_swish_fused(spelling) -> ir.Graph:
     g = ir.Graph("t")
     g.add_tensor("x", (1, 3, 2, 2))
     g.inputs.append("x")
@@ -267,13 +304,19 @@ def test_hard_swish_fused(spelling):
     c = g.add_node("clip", "c", [a], shape, {"min": 0.0, "max": 6.0})
     h = g.add_node(spelling, "h", [c, six], shape)
     g.outputs.append(g.add_node("mul", "hs", ["x", h], shape))
+    return g
+
+
+@pytest.mark.parametrize("spelling", ["div", "mul"])
+def test_hard_swish_fused(spelling):
+    g = _graph_hard_swish_fused(spelling)
     before = _copy(g)
     run_default_passes(g)
     assert [n.op for n in g.nodes] == ["hard_swish"] and g.outputs == ["hs"]
     _same_numbers(before, g)
 
 
-def test_mul_add_per_channel_becomes_affine():
+def _graph_mul_add_per_channel_becomes_affine() -> ir.Graph:
     rng = np.random.default_rng(3)
     g = ir.Graph("t")
     g.add_tensor("x", (1, 3, 4, 4))
@@ -283,14 +326,18 @@ def test_mul_add_per_channel_becomes_affine():
     b = g.add_node("const", "b", [], (3, 1, 1), params={"value": rng.standard_normal((3, 1, 1)).astype(np.float32)})
     m = g.add_node("mul", "m", [s, r], (1, 3, 4, 4))
     g.outputs.append(g.add_node("add", "bn", [m, b], (1, 3, 4, 4)))
+    return g
+
+
+def test_mul_add_per_channel_becomes_affine():
+    g = _graph_mul_add_per_channel_becomes_affine()
     before = _copy(g)
     run_default_passes(g)
     assert [n.op for n in g.nodes] == ["relu", "channel_affine"] and g.outputs == ["bn"]
     _same_numbers(before, g)
 
 
-def test_dense_per_pixel_becomes_1x1_conv_and_transposes_cancel():
-    """The Keras Dense-on-4D chain the TF parser emits (Tensordot): no transpose survives."""
+def _graph_dense_per_pixel_becomes_1x1_conv_and_transposes_cancel() -> ir.Graph:
     rng = np.random.default_rng(4)
     g = ir.Graph("t")
     g.add_tensor("x", (1, 3, 4, 5))
@@ -303,6 +350,12 @@ def test_dense_per_pixel_becomes_1x1_conv_and_transposes_cancel():
     act = g.add_node("gelu", "act", [back], (1, 4, 5, 6), {"approximate": "none"})
     nchw = g.add_node("transpose", "nchw", [act], (1, 6, 4, 5), {"perm": (0, 3, 1, 2)})
     g.outputs.append(g.add_node("relu", "out", [nchw], (1, 6, 4, 5)))
+    return g
+
+
+def test_dense_per_pixel_becomes_1x1_conv_and_transposes_cancel():
+    """The Keras Dense-on-4D chain the TF parser emits (Tensordot): no transpose survives."""
+    g = _graph_dense_per_pixel_becomes_1x1_conv_and_transposes_cancel()
     before = _copy(g)
     run_default_passes(g)
     assert [n.op for n in g.nodes] == ["conv2d", "gelu", "relu"] and g.outputs == ["out"]
@@ -318,9 +371,7 @@ def test_parsed_and_optimised_graph_survives_ir_save_load(models, tmp_path):
     _same_numbers(graph, loaded)
 
 
-@pytest.mark.parametrize("affine", [True, False])
-def test_layer_norm_fused(affine):
-    """Keras 3's LayerNormalization over channels, as the TF parser emits it."""
+def _graph_layer_norm_fused(affine) -> ir.Graph:
     rng = np.random.default_rng(5)
     g = ir.Graph("t")
     shape, red = (1, 4, 3, 2), (1, 1, 3, 2)
@@ -344,6 +395,13 @@ def test_layer_norm_fused(affine):
     if affine:
         centred = g.add_node("add", "shift", [centred, const("beta", rng.standard_normal((1, 4, 1, 1)))], shape)
     g.outputs.append(g.add_node("add", "ln", [scaled, centred], shape))
+    return g
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_fused(affine):
+    """Keras 3's LayerNormalization over channels, as the TF parser emits it."""
+    g = _graph_layer_norm_fused(affine)
     before = _copy(g)
     run_default_passes(g)
     assert [n.op for n in g.nodes] == ["layer_norm"] and g.outputs == ["ln"]
@@ -390,7 +448,7 @@ def test_duplicates_merged_numbers_unchanged_in_torch(tmp_path):
     assert rel_err(got, ref[0]) <= RTOL
 
 
-def test_duplicates_differing_or_outputs_not_merged():
+def _graph_duplicates_differing_or_outputs_not_merged() -> ir.Graph:
     g = ir.Graph("t")
     g.add_tensor("x", (1, 2, 3, 3))
     g.inputs.append("x")
@@ -410,6 +468,11 @@ def test_duplicates_differing_or_outputs_not_merged():
     s = g.add_node("add", "s2", [s, c4], (1, 2, 3, 3))
     s = g.add_node("add", "s3", [s, m2], (1, 2, 3, 3))
     g.outputs += [s, r2]
+    return g
+
+
+def test_duplicates_differing_or_outputs_not_merged():
+    g = _graph_duplicates_differing_or_outputs_not_merged()
     before = _copy(g)
     assert merge_duplicates(g)
     g.validate()
@@ -418,3 +481,97 @@ def test_duplicates_differing_or_outputs_not_merged():
     assert g.node("m1").inputs == ["c1", "k1"] and g.outputs == ["s3", "r2"]
     assert not merge_duplicates(g)
     _same_numbers(before, g)
+
+
+# ---- every pass keeps the evaluator's output, on every small graph ------------------------------------
+
+ZERO_PAD = {"pads": ((0, 0), (0, 0), (1, 2), (0, 1)), "mode": "constant", "value": 0.0}
+GRAPHS = {
+    "pad_conv": lambda: _conv_graph(ZERO_PAD),
+    "pad_conv_shared": lambda: _conv_graph(ZERO_PAD, consumers=2),
+    "reflect_pad_conv": lambda: _conv_graph({**ZERO_PAD, "mode": "reflect"}),
+    "conv_affine": lambda: _conv_graph(after="affine"),
+    "conv_affine_shared": lambda: _conv_graph(after="affine", consumers=2),
+    "conv_mul": lambda: _conv_graph(after="mul"),
+    "conv_add": lambda: _conv_graph(after="add"),
+    "conv_sub": lambda: _conv_graph(after="sub"),
+    "identities": _graph_identity_dropped_and_output_name_kept,
+    "unit_transpose": _graph_transpose_of_unit_axes_is_reshape,
+    "flatten_linear": _graph_flatten_transpose_folds_into_linear,
+    "constants": _graph_constant_folding,
+    "swish_neutral_mul": _graph_swish_fused_and_neutral_mul_dropped,
+    "reduce_reshape": _graph_reduce_then_reshape_becomes_keepdims,
+    "hard_swish_div": lambda: _graph_hard_swish_fused("div"),
+    "hard_swish_mul": lambda: _graph_hard_swish_fused("mul"),
+    "mul_add_affine": _graph_mul_add_per_channel_becomes_affine,
+    "dense_per_pixel": _graph_dense_per_pixel_becomes_1x1_conv_and_transposes_cancel,
+    "layer_norm": lambda: _graph_layer_norm_fused(True),
+    "layer_norm_plain": lambda: _graph_layer_norm_fused(False),
+    "duplicates": _graph_duplicates_differing_or_outputs_not_merged,
+}
+
+
+@pytest.mark.parametrize("graph_name", sorted(GRAPHS))
+@pytest.mark.parametrize("one_pass", DEFAULT_PASSES, ids=lambda p: p.__name__)
+def test_every_pass_keeps_the_evaluators_output(one_pass, graph_name):
+    g = GRAPHS[graph_name]()
+    before = _copy(g)
+    run_passes(g, [one_pass], check=True)  # that pass alone, to its fixed point, validated after each run
+    _same_numbers(before, g)
+
+
+@pytest.mark.parametrize("graph_name", sorted(GRAPHS))
+def test_default_passes_keep_the_evaluators_output(graph_name):
+    g = GRAPHS[graph_name]()
+    before = _copy(g)
+    run_default_passes(g, check=True)
+    _same_numbers(before, g)
+
+
+# ---- check mode names the pass that broke the graph; the index stays exact ---------------------------
+
+
+def drop_first_node_badly(graph: ir.Graph) -> bool:
+    """A deliberately broken pass: removes a node its readers still need."""
+    graph.nodes.pop(0)
+    return True
+
+
+@graph_pass
+def rewire_behind_the_index(ix: GraphIndex) -> bool:
+    """A deliberately broken pass: edits inputs directly, so the shared index goes stale."""
+    node = next(n for n in ix.graph.nodes if len(n.inputs) == 1 and n.inputs != ix.graph.inputs)
+    node.inputs = list(ix.graph.inputs)
+    return False
+
+
+@pytest.mark.parametrize("broken", [drop_first_node_badly, rewire_behind_the_index], ids=lambda p: p.__name__)
+def test_check_mode_names_the_broken_pass(broken):
+    g = _conv_graph(ZERO_PAD, after="affine")
+    with pytest.raises(PassError, match=f"IR pass '{broken.__name__}' broke the graph") as info:
+        run_passes(g, [fold_constants, broken, fold_pad_into_conv], check=True)
+    assert info.value.pass_name == broken.__name__
+
+
+def test_check_mode_from_the_environment(monkeypatch):
+    monkeypatch.setenv("CONVERT_CHECK_PASSES", "0")
+    monkeypatch.delenv("CONVERT_DEBUG", raising=False)
+    run_passes(_conv_graph(after="affine"), [rewire_behind_the_index])  # unchecked: goes unnoticed
+    monkeypatch.setenv("CONVERT_DEBUG", "1")
+    with pytest.raises(PassError, match="rewire_behind_the_index"):
+        run_passes(_conv_graph(after="affine"), [rewire_behind_the_index])
+
+
+def test_index_follows_rewrites():
+    g = _graph_identity_dropped_and_output_name_kept()
+    ix = GraphIndex(g)
+    assert ix.producer("a").name == "a" and [n.name for n in ix.readers("a")] == ["b"]
+    ix.bypass(g.node("b"), "a")
+    assert [n.name for n in ix.readers("a")] == ["c"] and ix.producer("b") is None
+    assert ix.single_reader("c") is g.node("out")
+    ix.remove_after(g.node("c"), g.node("out"))  # out is a graph output: c takes its name
+    assert ix.producer("out").op == "sigmoid" and ix.single_reader("a") is ix.producer("out")
+    ix.verify()
+    ix.flush()
+    assert [n.name for n in g.nodes] == ["a", "out", "x_out"]
+    g.validate()

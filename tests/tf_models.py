@@ -184,112 +184,12 @@ def reference_input(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
-# ---- a reference interpreter for IR graphs (torch functional ops), used by the parser/pass tests ----
-
-
 def run_ir(graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Evaluate an IR graph with torch.nn.functional, following each op's doc in convert.ir.OPS."""
-    import torch
-    import torch.nn.functional as F
+    """The graph outputs for `inputs` (in `graph.inputs` order), by the IR's reference evaluator."""
+    from convert.ir import evaluate
 
-    env = {name: torch.from_numpy(np.ascontiguousarray(x)) for name, x in zip(graph.inputs, inputs)}
-
-    def t(a):
-        return torch.from_numpy(np.array(a))  # a contiguous copy; keeps 0-d arrays 0-d
-
-    def conv2d(n, x):
-        t_, b_, l_, r_ = n.attrs["pads"]
-        x = F.pad(x, (l_, r_, t_, b_))
-        bias = t(n.params["bias"]) if "bias" in n.params else None
-        return F.conv2d(x, t(n.params["weight"]), bias, tuple(n.attrs["stride"]), 0,
-                        tuple(n.attrs["dilation"]), n.attrs["groups"])
-
-    def conv_t(n, x):
-        bias = t(n.params["bias"]) if "bias" in n.params else None
-        full = F.conv_transpose2d(x, t(n.params["weight"]), None, tuple(n.attrs["stride"]), 0, 0,
-                                  n.attrs["groups"], tuple(n.attrs["dilation"]))
-        (ct, cl), (oh, ow) = n.attrs["crop"], n.attrs["output_size"]
-        full = F.pad(full, (0, max(0, cl + ow - full.shape[3]), 0, max(0, ct + oh - full.shape[2])))
-        y = full[:, :, ct:ct + oh, cl:cl + ow]
-        return y + bias.view(1, -1, 1, 1) if bias is not None else y
-
-    def max_pool(n, x):
-        t_, b_, l_, r_ = n.attrs["pads"]
-        return F.max_pool2d(F.pad(x, (l_, r_, t_, b_), value=float("-inf")), n.attrs["kernel"], n.attrs["stride"])
-
-    def avg_pool(n, x):
-        t_, b_, l_, r_ = n.attrs["pads"]
-        k, s = n.attrs["kernel"], n.attrs["stride"]
-        total = F.avg_pool2d(F.pad(x, (l_, r_, t_, b_)), k, s) * (k[0] * k[1])
-        if n.attrs["count_include_pad"]:
-            return total / (k[0] * k[1])
-        ones = F.pad(torch.ones_like(x[:1, :1]), (l_, r_, t_, b_))
-        return total / (F.avg_pool2d(ones, k, s) * (k[0] * k[1]))
-
-    def pad(n, x):
-        flat = [p for pair in reversed(n.attrs["pads"]) for p in pair]
-        mode = {"constant": "constant", "reflect": "reflect", "symmetric": "symmetric"}[n.attrs["mode"]]
-        if mode == "symmetric":
-            arr = np.pad(x.numpy(), n.attrs["pads"], mode="symmetric")
-            return t(arr)
-        if mode == "reflect":
-            return t(np.pad(x.numpy(), n.attrs["pads"], mode="reflect"))
-        return F.pad(x, flat, value=float(n.attrs["value"]))
-
-    def affine(n, x):
-        shape = [1] * x.dim()
-        shape[n.attrs["axis"]] = -1
-        return x * t(n.params["scale"]).view(shape) + t(n.params["shift"]).view(shape)
-
-    def layer_norm(n, x):
-        axes = tuple(n.attrs["axes"])
-        mean = x.mean(dim=axes, keepdim=True)
-        var = ((x - mean) ** 2).mean(dim=axes, keepdim=True)
-        y = (x - mean) / torch.sqrt(var + n.attrs["epsilon"])
-        y = y * t(n.params["gamma"]) if "gamma" in n.params else y
-        return y + t(n.params["beta"]) if "beta" in n.params else y
-
-    def linear(n, x):
-        return F.linear(x, t(n.params["weight"]), t(n.params["bias"]) if "bias" in n.params else None)
-
-    unary = {
-        "relu": F.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "exp": torch.exp,
-        "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "square": lambda x: x * x, "neg": torch.neg,
-        "identity": lambda x: x, "swish": lambda x: x * torch.sigmoid(x),
-        "hard_swish": lambda x: x * F.relu6(x + 3) / 6,
-    }
-    binary = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
-              "maximum": torch.maximum, "minimum": torch.minimum}
-    other = {
-        "conv2d": conv2d, "conv_transpose2d": conv_t, "max_pool2d": max_pool, "avg_pool2d": avg_pool,
-        "pad": pad, "channel_affine": affine, "linear": linear, "layer_norm": layer_norm,
-        "clip": lambda n, x: torch.clamp(x, n.attrs["min"], n.attrs["max"]),
-        "leaky_relu": lambda n, x: F.leaky_relu(x, n.attrs["alpha"]),
-        "elu": lambda n, x: F.elu(x, n.attrs["alpha"]),
-        "hard_sigmoid": lambda n, x: torch.clamp(n.attrs["alpha"] * x + n.attrs["beta"], 0, 1),
-        "gelu": lambda n, x: F.gelu(x, approximate=n.attrs["approximate"]),
-        "softmax": lambda n, x: torch.softmax(x, n.attrs["axis"]),
-        "reshape": lambda n, x: x.reshape(tuple(n.attrs["shape"])),
-        "transpose": lambda n, x: x.permute(*n.attrs["perm"]),
-        "slice": lambda n, x: x[tuple(slice(b, e) for b, e in zip(n.attrs["begin"], n.attrs["end"]))],
-        "reduce_mean": lambda n, x: x.mean(dim=tuple(n.attrs["axes"]), keepdim=n.attrs["keepdims"]),
-        "reduce_max": lambda n, x: x.amax(dim=tuple(n.attrs["axes"]), keepdim=n.attrs["keepdims"]),
-    }
-    for n in graph.nodes:
-        args = [env[i] for i in n.inputs]
-        if n.op == "const":
-            y = t(n.params["value"])
-        elif n.op == "concat":
-            y = torch.cat(args, n.attrs["axis"])
-        elif n.op in unary:
-            y = unary[n.op](args[0])
-        elif n.op in binary:
-            y = binary[n.op](args[0], args[1])
-        else:
-            y = other[n.op](n, *args)
-        assert tuple(y.shape) == tuple(graph.shape(n.output)), (n.name, tuple(y.shape), graph.shape(n.output))
-        env[n.output] = y
-    return [env[o].numpy() for o in graph.outputs]
+    values = evaluate(graph, inputs)
+    return [values[o] for o in graph.outputs]
 
 
 def rel_err(a: np.ndarray, ref: np.ndarray) -> float:

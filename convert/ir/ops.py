@@ -1,0 +1,115 @@
+"""The op catalog: every IR op, its attributes, its parameters (weights) and what it computes.
+
+The doc strings are the contract; `convert.ir.reference` implements each one in numpy (one function
+per op) and its tests check that implementation against TensorFlow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class OpSpec:
+    attrs: tuple[str, ...]
+    params: tuple[str, ...]
+    doc: str
+    # spatial | parametric | shape | reduction | binary (broadcasting) | unary (elementwise,
+    # shape-preserving) | source (no inputs)
+    kind: str
+
+
+# name -> spec. attrs marked with '?' are optional.
+OPS: dict[str, OpSpec] = {
+    # ---- spatial ------------------------------------------------------------------------------
+    "conv2d": OpSpec(
+        ("kernel", "stride", "dilation", "groups", "pads"),
+        ("weight", "bias?"),
+        "2-D cross-correlation. weight OIHW. pads=(t,b,l,r) zero padding. "
+        "Depthwise is groups == in_channels (channel multiplier = out / in).",
+        "spatial",
+    ),
+    "conv_transpose2d": OpSpec(
+        ("kernel", "stride", "dilation", "groups", "crop", "output_size"),
+        ("weight", "bias?"),
+        "Transposed conv. weight IOHW. Compute the full output (n-1)*s + e per axis with no padding, "
+        "then keep rows [crop_top, crop_top + out_h) and cols [crop_left, crop_left + out_w) where "
+        "crop=(top, left) and output_size=(out_h, out_w). Rows past the full output are zeros "
+        "(before the bias is added). See padding.transposed_conv_crop.",
+        "spatial",
+    ),
+    "max_pool2d": OpSpec(
+        ("kernel", "stride", "pads"),
+        (),
+        "Max pooling; padded elements are ignored (as if -inf). Output size floor((n+pt+pb-k)/s)+1.",
+        "spatial",
+    ),
+    "avg_pool2d": OpSpec(
+        ("kernel", "stride", "pads", "count_include_pad"),
+        (),
+        "Average pooling. count_include_pad=False (TF): divide by the number of real (unpadded) "
+        "elements in each window. Output size floor((n+pt+pb-k)/s)+1.",
+        "spatial",
+    ),
+    "pad": OpSpec(
+        ("pads", "mode", "value"),
+        (),
+        "Pad. pads is a list of (before, after) per axis, in IR axis order. "
+        "mode in {'constant', 'reflect', 'symmetric'}; value is used by 'constant'.",
+        "spatial",
+    ),
+    # ---- per-channel / normalisation ---------------------------------------------------------
+    "channel_affine": OpSpec(
+        ("axis",),
+        ("scale", "shift"),
+        "y = x * scale + shift, scale and shift 1-D over `axis` (1 for NCHW; last for 2-D). "
+        "Inference batch norm folds into this.",
+        "parametric",
+    ),
+    "layer_norm": OpSpec(
+        ("axes", "epsilon"),
+        ("gamma?", "beta?"),
+        "Normalise over `axes` (IR axes): (x-mean)/sqrt(var+eps)*gamma+beta; gamma/beta shaped for "
+        "broadcasting against x.",
+        "parametric",
+    ),
+    # ---- dense / shape -----------------------------------------------------------------------
+    "linear": OpSpec((), ("weight", "bias?"), "y = x @ weight.T + bias, weight (out, in); x 2-D.", "parametric"),
+    "reshape": OpSpec(("shape",), (), "Row-major reshape to `shape` (IR layout, full static shape).", "shape"),
+    "transpose": OpSpec(("perm",), (), "numpy.transpose(x, perm).", "shape"),
+    "concat": OpSpec(("axis",), (), "Concatenate inputs along IR axis.", "shape"),
+    "slice": OpSpec(("begin", "end"), (), "x[begin[i]:end[i]] on every axis (static, step 1).", "shape"),
+    "reduce_mean": OpSpec(("axes", "keepdims"), (), "Mean over IR axes.", "reduction"),
+    "reduce_max": OpSpec(("axes", "keepdims"), (), "Max over IR axes.", "reduction"),
+    "softmax": OpSpec(("axis",), (), "Softmax over IR axis.", "reduction"),
+    # ---- elementwise -------------------------------------------------------------------------
+    "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary"),
+    "sub": OpSpec((), (), "a - b, numpy broadcasting.", "binary"),
+    "mul": OpSpec((), (), "a * b, numpy broadcasting.", "binary"),
+    "div": OpSpec((), (), "a / b, numpy broadcasting.", "binary"),
+    "maximum": OpSpec((), (), "max(a, b), numpy broadcasting.", "binary"),
+    "minimum": OpSpec((), (), "min(a, b), numpy broadcasting.", "binary"),
+    "relu": OpSpec((), (), "max(x, 0).", "unary"),
+    "clip": OpSpec(("min", "max"), (), "min(max(x, min), max). ReLU6 is clip(0, 6).", "unary"),
+    "leaky_relu": OpSpec(("alpha",), (), "x if x >= 0 else alpha * x.", "unary"),
+    "elu": OpSpec(("alpha",), (), "x if x > 0 else alpha * (exp(x) - 1).", "unary"),
+    "sigmoid": OpSpec((), (), "1 / (1 + exp(-x)).", "unary"),
+    "hard_sigmoid": OpSpec(
+        ("alpha", "beta"), (), "clip(alpha * x + beta, 0, 1) (Keras 3: alpha=1/6, beta=0.5).", "unary"
+    ),
+    "tanh": OpSpec((), (), "tanh(x).", "unary"),
+    "swish": OpSpec((), (), "x * sigmoid(x).", "unary"),
+    "hard_swish": OpSpec((), (), "x * relu6(x + 3) / 6.", "unary"),
+    "gelu": OpSpec(("approximate",), (), "GELU; approximate in {'none', 'tanh'}.", "unary"),
+    "exp": OpSpec((), (), "exp(x).", "unary"),
+    "sqrt": OpSpec((), (), "sqrt(x).", "unary"),
+    "rsqrt": OpSpec((), (), "1 / sqrt(x).", "unary"),
+    "square": OpSpec((), (), "x * x.", "unary"),
+    "neg": OpSpec((), (), "-x.", "unary"),
+    "identity": OpSpec((), (), "y = x (kept only where a graph output needs its own name).", "unary"),
+    "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source"),
+}
+
+
+def ops_of_kind(kind: str) -> frozenset[str]:
+    """The names of the catalog's ops of one kind (e.g. "unary")."""
+    return frozenset(name for name, spec in OPS.items() if spec.kind == kind)

@@ -1,0 +1,414 @@
+"""The numpy reference evaluator: what every IR op computes, one function per op.
+
+This is the executable form of the op catalog (`ops.OPS`) and follows TensorFlow's semantics:
+explicit per-side pads, max pooling that ignores padded elements, average pooling that divides by
+the number of real elements unless ``count_include_pad``, transposed convolution computed in full
+and then cropped to ``output_size``. Constant folding uses it, the pass tests compare graphs with it,
+and its tests check it against TensorFlow op by op.
+
+Arithmetic follows numpy's type rules on the arrays given: float32 feeds compute in float32 (as
+the targets do), float64 feeds in float64 (a tighter reference).
+
+    evaluate(graph, feeds)            -> {output name: array}
+    evaluate_node(node, [x, ...])     -> array
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .graph import Graph, Node
+
+OpFunction = Callable[..., np.ndarray]  # fn(node, *inputs) -> output
+
+REFERENCE: dict[str, OpFunction] = {}
+
+
+class EvaluationError(ValueError):
+    """The graph cannot be evaluated as declared (missing feed, op without a function, wrong shape)."""
+
+
+def reference_op(*names: str) -> Callable[[OpFunction], OpFunction]:
+    """Register `fn(node, *inputs) -> ndarray` as the meaning of the IR op(s) `names`."""
+
+    def register(fn: OpFunction) -> OpFunction:
+        for name in names:
+            if name in REFERENCE:
+                raise ValueError(f"IR op {name!r} already has a reference function")
+            REFERENCE[name] = fn
+        return fn
+
+    return register
+
+
+def evaluate_node(node: Node, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The output of one node given its input values (in `node.inputs` order)."""
+    fn = REFERENCE.get(node.op)
+    if fn is None:
+        raise EvaluationError(f"node {node.name}: IR op {node.op!r} has no reference function")
+    with np.errstate(over="ignore", under="ignore"):  # exp overflow in sigmoid etc. is meant
+        return np.asarray(fn(node, *inputs))
+
+
+def evaluate(
+    graph: Graph,
+    feeds: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+    outputs: Sequence[str] | None = None,
+    keep_all: bool = False,
+) -> dict[str, np.ndarray]:
+    """Run `graph` on `feeds` (by input name, or a list in `graph.inputs` order).
+
+    Returns the values of `outputs` (default: the graph outputs), or of every tensor computed when
+    `keep_all`. Only the nodes the requested tensors depend on run. Each result's shape is checked
+    against the graph's declaration."""
+    if not isinstance(feeds, Mapping):
+        feeds = dict(zip(graph.inputs, feeds))
+    wanted = list(graph.outputs if outputs is None else outputs)
+    env: dict[str, np.ndarray] = {name: np.asarray(value) for name, value in feeds.items()}
+    needed = _needed_nodes(graph, wanted, env)
+    remaining = _reader_counts(needed)
+    keep = set(wanted)
+    for node in needed:
+        try:
+            args = [env[i] for i in node.inputs]
+        except KeyError as missing:
+            raise EvaluationError(f"node {node.name}: input {missing.args[0]!r} is neither fed nor computed") from None
+        value = evaluate_node(node, args)
+        declared = graph.tensors[node.output].shape if node.output in graph.tensors else None
+        if declared is not None and tuple(value.shape) != tuple(declared):
+            raise EvaluationError(
+                f"node {node.name} ({node.op}): computed shape {tuple(value.shape)}, graph declares {tuple(declared)}"
+            )
+        env[node.output] = value
+        if not keep_all:  # free what no later node reads
+            for i in node.inputs:
+                remaining[i] -= 1
+                if remaining[i] == 0 and i not in keep and i not in feeds:
+                    env.pop(i, None)
+    missing = [name for name in wanted if name not in env]
+    if missing:
+        raise EvaluationError(f"tensor(s) {missing} are neither fed nor produced by the graph")
+    return dict(env) if keep_all else {name: env[name] for name in wanted}
+
+
+def _needed_nodes(graph: Graph, wanted: Sequence[str], fed: Mapping[str, np.ndarray]) -> list[Node]:
+    producers = graph.producers()
+    live: set[int] = set()
+    stack = [t for t in wanted if t not in fed]
+    seen: set[str] = set()
+    while stack:
+        tensor = stack.pop()
+        if tensor in seen:
+            continue
+        seen.add(tensor)
+        node = producers.get(tensor)
+        if node is not None:
+            live.add(id(node))
+            stack.extend(i for i in node.inputs if i not in fed)
+    return [n for n in graph.nodes if id(n) in live]
+
+
+def _reader_counts(nodes: Sequence[Node]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node in nodes:
+        for i in node.inputs:
+            counts[i] = counts.get(i, 0) + 1
+    return counts
+
+
+# ---- spatial -------------------------------------------------------------------------------------
+
+
+def _pad_hw(x: np.ndarray, pads: Sequence[int], value: float = 0.0) -> np.ndarray:
+    top, bottom, left, right = (int(p) for p in pads)
+    if not (top or bottom or left or right):
+        return x
+    return np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
+
+
+def _windows(x: np.ndarray, kernel, stride, dilation=(1, 1)) -> np.ndarray:
+    """(N, C, OH, OW, kh, kw) view of every window of the (already padded) NCHW `x`."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    view = sliding_window_view(x, (eh, ew), axis=(2, 3))
+    return view[:, :, ::sh, ::sw, ::dh, ::dw]
+
+
+@reference_op("conv2d")
+def conv2d(node: Node, x: np.ndarray) -> np.ndarray:
+    a = node.attrs
+    weight = np.asarray(node.params["weight"])
+    groups = int(a["groups"])
+    win = _windows(_pad_hw(x, a["pads"]), a["kernel"], a["stride"], a["dilation"])
+    n, c, oh, ow, kh, kw = win.shape
+    out_c, cg = weight.shape[0], c // groups
+    cols = win.reshape(n, groups, cg, oh, ow, kh, kw).transpose(0, 1, 3, 4, 2, 5, 6)
+    cols = cols.reshape(n, groups, oh * ow, cg * kh * kw)
+    kernels = weight.reshape(groups, out_c // groups, cg * kh * kw).transpose(0, 2, 1)
+    y = np.matmul(cols, kernels)  # (n, groups, oh*ow, out_c / groups)
+    y = y.transpose(0, 1, 3, 2).reshape(n, out_c, oh, ow)
+    if "bias" in node.params:
+        y = y + np.asarray(node.params["bias"]).reshape(1, -1, 1, 1)
+    return y
+
+
+@reference_op("conv_transpose2d")
+def conv_transpose2d(node: Node, x: np.ndarray) -> np.ndarray:
+    a = node.attrs
+    weight = np.asarray(node.params["weight"])  # IOHW: (in, out / groups, kh, kw)
+    groups = int(a["groups"])
+    (kh, kw), (sh, sw), (dh, dw) = a["kernel"], a["stride"], a["dilation"]
+    n, c, h, w = x.shape
+    cg, og = c // groups, weight.shape[1]
+    full_h, full_w = (h - 1) * sh + (kh - 1) * dh + 1, (w - 1) * sw + (kw - 1) * dw + 1
+    full = np.zeros((n, groups * og, full_h, full_w), np.result_type(x, weight))
+    xs = x.reshape(n, groups, cg, h * w)
+    ws = weight.reshape(groups, cg, og, kh, kw)
+    for i in range(kh):
+        for j in range(kw):
+            part = np.matmul(ws[:, :, :, i, j].transpose(0, 2, 1), xs)  # (n, groups, og, h*w)
+            full[:, :, i * dh:i * dh + (h - 1) * sh + 1:sh, j * dw:j * dw + (w - 1) * sw + 1:sw] += (
+                part.reshape(n, groups * og, h, w)
+            )
+    (ct, cl), (oh, ow) = a["crop"], a["output_size"]
+    # rows or columns asked for past the full output are zeros (before the bias)
+    full = np.pad(full, ((0, 0), (0, 0), (0, max(0, ct + oh - full_h)), (0, max(0, cl + ow - full_w))))
+    y = full[:, :, ct:ct + oh, cl:cl + ow]
+    if "bias" in node.params:
+        y = y + np.asarray(node.params["bias"]).reshape(1, -1, 1, 1)
+    return y
+
+
+@reference_op("max_pool2d")
+def max_pool2d(node: Node, x: np.ndarray) -> np.ndarray:
+    a = node.attrs  # padded elements never win: pad with -inf
+    return _windows(_pad_hw(x, a["pads"], -np.inf), a["kernel"], a["stride"]).max(axis=(-2, -1))
+
+
+@reference_op("avg_pool2d")
+def avg_pool2d(node: Node, x: np.ndarray) -> np.ndarray:
+    a = node.attrs
+    kernel, stride = a["kernel"], a["stride"]
+    total = _windows(_pad_hw(x, a["pads"]), kernel, stride).sum(axis=(-2, -1))
+    if a.get("count_include_pad"):
+        return total / x.dtype.type(kernel[0] * kernel[1])
+    real = np.ones((1, 1) + x.shape[2:], x.dtype)
+    counts = _windows(_pad_hw(real, a["pads"]), kernel, stride).sum(axis=(-2, -1))
+    return total / counts
+
+
+@reference_op("pad")
+def pad(node: Node, x: np.ndarray) -> np.ndarray:
+    a = node.attrs
+    widths = [tuple(int(p) for p in pair) for pair in a["pads"]]
+    mode = a.get("mode", "constant")
+    if mode == "constant":
+        return np.pad(x, widths, constant_values=x.dtype.type(a.get("value", 0.0)))
+    if mode in ("reflect", "symmetric"):
+        return np.pad(x, widths, mode=mode)
+    raise EvaluationError(f"node {node.name}: unknown pad mode {mode!r}")
+
+
+# ---- per-channel, normalisation, dense ---------------------------------------------------------
+
+
+@reference_op("channel_affine")
+def channel_affine(node: Node, x: np.ndarray) -> np.ndarray:
+    shape = [1] * x.ndim
+    shape[node.attrs["axis"]] = -1
+    scale, shift = (np.asarray(node.params[k]).reshape(shape) for k in ("scale", "shift"))
+    return x * scale + shift
+
+
+@reference_op("layer_norm")
+def layer_norm(node: Node, x: np.ndarray) -> np.ndarray:
+    axes = tuple(node.attrs["axes"])
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + x.dtype.type(node.attrs["epsilon"]))
+    if "gamma" in node.params:
+        y = y * np.asarray(node.params["gamma"])
+    if "beta" in node.params:
+        y = y + np.asarray(node.params["beta"])
+    return y
+
+
+@reference_op("linear")
+def linear(node: Node, x: np.ndarray) -> np.ndarray:
+    y = x @ np.asarray(node.params["weight"]).T
+    return y + np.asarray(node.params["bias"]) if "bias" in node.params else y
+
+
+# ---- shape ---------------------------------------------------------------------------------------
+
+
+@reference_op("reshape")
+def reshape(node: Node, x: np.ndarray) -> np.ndarray:
+    return x.reshape(node.attrs["shape"])
+
+
+@reference_op("transpose")
+def transpose(node: Node, x: np.ndarray) -> np.ndarray:
+    return np.transpose(x, node.attrs["perm"])
+
+
+@reference_op("concat")
+def concat(node: Node, *xs: np.ndarray) -> np.ndarray:
+    return np.concatenate(xs, axis=node.attrs["axis"])
+
+
+@reference_op("slice")
+def slice_(node: Node, x: np.ndarray) -> np.ndarray:
+    return x[tuple(slice(b, e) for b, e in zip(node.attrs["begin"], node.attrs["end"]))]
+
+
+# ---- reductions ----------------------------------------------------------------------------------
+
+
+@reference_op("reduce_mean")
+def reduce_mean(node: Node, x: np.ndarray) -> np.ndarray:
+    return x.mean(axis=tuple(node.attrs["axes"]), keepdims=bool(node.attrs["keepdims"]))
+
+
+@reference_op("reduce_max")
+def reduce_max(node: Node, x: np.ndarray) -> np.ndarray:
+    return x.max(axis=tuple(node.attrs["axes"]), keepdims=bool(node.attrs["keepdims"]))
+
+
+@reference_op("softmax")
+def softmax(node: Node, x: np.ndarray) -> np.ndarray:
+    axis = node.attrs["axis"]
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+# ---- elementwise ---------------------------------------------------------------------------------
+
+
+@reference_op("add")
+def add(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a + b
+
+
+@reference_op("sub")
+def sub(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a - b
+
+
+@reference_op("mul")
+def mul(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a * b
+
+
+@reference_op("div")
+def div(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a / b
+
+
+@reference_op("maximum")
+def maximum(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.maximum(a, b)
+
+
+@reference_op("minimum")
+def minimum(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.minimum(a, b)
+
+
+@reference_op("relu")
+def relu(node: Node, x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0)
+
+
+@reference_op("clip")
+def clip(node: Node, x: np.ndarray) -> np.ndarray:
+    return np.clip(x, node.attrs["min"], node.attrs["max"])
+
+
+@reference_op("leaky_relu")
+def leaky_relu(node: Node, x: np.ndarray) -> np.ndarray:
+    return np.where(x >= 0, x, x * node.attrs["alpha"])
+
+
+@reference_op("elu")
+def elu(node: Node, x: np.ndarray) -> np.ndarray:
+    return np.where(x > 0, x, np.expm1(np.minimum(x, 0)) * node.attrs["alpha"])
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+@reference_op("sigmoid")
+def sigmoid(node: Node, x: np.ndarray) -> np.ndarray:
+    return _sigmoid(x)
+
+
+@reference_op("hard_sigmoid")
+def hard_sigmoid(node: Node, x: np.ndarray) -> np.ndarray:
+    return np.clip(x * node.attrs["alpha"] + node.attrs["beta"], 0, 1)
+
+
+@reference_op("tanh")
+def tanh(node: Node, x: np.ndarray) -> np.ndarray:
+    return np.tanh(x)
+
+
+@reference_op("swish")
+def swish(node: Node, x: np.ndarray) -> np.ndarray:
+    return x * _sigmoid(x)
+
+
+@reference_op("hard_swish")
+def hard_swish(node: Node, x: np.ndarray) -> np.ndarray:
+    return x * np.clip(x + 3, 0, 6) / 6
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is exact to double precision
+
+
+@reference_op("gelu")
+def gelu(node: Node, x: np.ndarray) -> np.ndarray:
+    if node.attrs.get("approximate", "none") == "tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    erf = np.asarray(_erf(x / math.sqrt(2)), np.float64).astype(x.dtype)
+    return 0.5 * x * (1 + erf)
+
+
+@reference_op("exp")
+def exp(node: Node, x: np.ndarray) -> np.ndarray:
+    return np.exp(x)
+
+
+@reference_op("sqrt")
+def sqrt(node: Node, x: np.ndarray) -> np.ndarray:
+    return np.sqrt(x)
+
+
+@reference_op("rsqrt")
+def rsqrt(node: Node, x: np.ndarray) -> np.ndarray:
+    return 1 / np.sqrt(x)
+
+
+@reference_op("square")
+def square(node: Node, x: np.ndarray) -> np.ndarray:
+    return x * x
+
+
+@reference_op("neg")
+def neg(node: Node, x: np.ndarray) -> np.ndarray:
+    return -x
+
+
+@reference_op("identity")
+def identity(node: Node, x: np.ndarray) -> np.ndarray:
+    return x
+
+
+@reference_op("const")
+def const(node: Node) -> np.ndarray:
+    return np.asarray(node.params["value"])

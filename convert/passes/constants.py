@@ -1,0 +1,35 @@
+"""Constant folding: a node whose inputs are all constants becomes a constant, computed by the IR's
+reference evaluator (so folding means exactly what the op means)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import evaluate_node
+from .index import GraphIndex, graph_pass
+
+# Only cheap, value-preserving ops are folded: folding a conv or a pad on a constant would bake a
+# possibly large tensor into the model, which the targets compute just as well.
+FOLDABLE = frozenset({
+    "add", "sub", "mul", "div", "maximum", "minimum", "relu", "clip", "sigmoid", "tanh", "exp", "sqrt",
+    "rsqrt", "square", "neg", "identity", "transpose", "reshape", "concat",
+})
+
+
+@graph_pass
+def fold_constants(ix: GraphIndex) -> bool:
+    graph = ix.graph
+    changed = False
+    values = {n.output: n.params["value"] for n in graph.nodes if n.op == "const" and ix.alive(n)}
+    for node in graph.nodes:
+        if node.op == "const" or node.op not in FOLDABLE or not node.inputs or not ix.alive(node):
+            continue
+        if not all(i in values for i in node.inputs):
+            continue
+        dtype = graph.tensors[node.output].dtype
+        value = evaluate_node(node, [values[i] for i in node.inputs]).astype(dtype)
+        ix.set_inputs(node, [])
+        node.op, node.attrs, node.params = "const", {}, {"value": np.asarray(value)}
+        values[node.output] = value
+        changed = True
+    return changed

@@ -1,0 +1,27 @@
+"""Pad folding: a constant-zero spatial pad read only by a conv2d becomes the conv's own pads
+(TF ResNet's conv2d_fixed_padding: tf.pad then a VALID conv)."""
+
+from __future__ import annotations
+
+from .index import GraphIndex, graph_pass
+
+
+@graph_pass
+def fold_pad_into_conv(ix: GraphIndex) -> bool:
+    graph = ix.graph
+    changed = False
+    for pad in list(graph.nodes):
+        if pad.op != "pad" or pad.attrs.get("mode") != "constant" or float(pad.attrs.get("value", 0)) != 0:
+            continue
+        pads = [tuple(p) for p in pad.attrs["pads"]]
+        if len(pads) != 4 or pads[0] != (0, 0) or pads[1] != (0, 0) or min(min(p) for p in pads) < 0:
+            continue  # spatial axes (IR 2, 3) only
+        conv = ix.single_reader(pad.output)
+        if conv is None or conv.op != "conv2d":
+            continue
+        t, b, l, r = conv.attrs["pads"]
+        conv.attrs["pads"] = (t + pads[2][0], b + pads[2][1], l + pads[3][0], r + pads[3][1])
+        conv.source_op = f"{pad.source_op}+{conv.source_op}".strip("+")
+        ix.bypass(pad, pad.inputs[0])
+        changed = True
+    return changed
