@@ -295,3 +295,23 @@ def test_case_with_a_flag_folds_to_the_chosen_branch(tmp_path):
         assert any("If/Case nodes with a constant predicate folded" in n for n in notes)
     code, _, stderr = run_cli("tf2torch", prefix, "-o", tmp_path / "out", "--set", "mode=0", "--verify")
     assert code == 0, stderr
+
+
+@pytest.mark.parametrize("v2", [False, True])
+@pytest.mark.parametrize("a, b, op", [("true", "false", "clip"), ("true", "true", "relu"), ("false", "true", "tanh")])
+def test_nested_conds_fold(tmp_path, v2, a, b, op):
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with tg.control_flow(v2), graph.as_default():
+        images = tf.compat.v1.placeholder(tf.float32, [1, 5, 5, 3], name="images")
+        fa = tf.compat.v1.placeholder_with_default(False, [], name="a")
+        fb = tf.compat.v1.placeholder_with_default(False, [], name="b")
+        w = tf.compat.v1.get_variable("w", [3, 3, 3, 2], initializer=tf.compat.v1.random_normal_initializer(seed=9))
+        y = tf.nn.conv2d(images, w, 1, "SAME")
+        inner = lambda: tf.compat.v1.cond(fb, lambda: tf.nn.relu(y), lambda: tf.nn.relu6(y))  # noqa: E731
+        tf.identity(tf.compat.v1.cond(fa, inner, lambda: tf.tanh(y)), name="out")
+    prefix = _save(graph, tmp_path / "m")
+    graph_ir, _, _, _ = pipeline.load_graph(pipeline.Request(source=prefix, target="ir", settings={"a": a, "b": b}))
+    ops = {n.op for n in graph_ir.nodes}
+    assert op in ops and not ({"tanh", "relu", "clip"} - {op}) & ops, ops

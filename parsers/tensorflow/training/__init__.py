@@ -26,7 +26,7 @@ from ..inline import inline_calls
 from . import batchnorm, cond_v1, cond_v2, dropout, flags, io, prune, variables
 from .graph import GraphView, split_ref
 
-_MAX_ROUNDS = 10
+_MAX_ROUNDS = 64  # nesting depth of conds
 
 
 @dataclass
@@ -39,13 +39,33 @@ class Prepared:
 
 
 def _fold_control_flow(graph_def: Any, records: list[dict]) -> Any:
+    rounds: list[dict] = []
     for _ in range(_MAX_ROUNDS):
         view = GraphView(graph_def)
-        cond_v1.apply(view, records)
-        if not cond_v2.apply(view, records):
-            return view.graph_def
-        graph_def = inline_calls(view.graph_def)
+        folded_v1 = cond_v1.apply(view, rounds)
+        folded_v2 = cond_v2.apply(view, rounds)
+        if not folded_v1 and not folded_v2:
+            break
+        graph_def = inline_calls(view.graph_def) if folded_v2 else view.graph_def
+    records.extend(_summed(rounds))
     return graph_def
+
+
+def _summed(rounds: list[dict]) -> list[dict]:
+    """One record per kind of cond, however many rounds nesting took."""
+    v1 = [r for r in rounds if r["pass"] == "cond_v1"]
+    v2 = [r for r in rounds if r["pass"] == "cond_v2"]
+    result = []
+    if v1:
+        switches, removed = sum(r["switches"] for r in v1), sum(r["removed"] for r in v1)
+        result.append({"pass": "cond_v1", "switches": switches, "merges": sum(r["merges"] for r in v1),
+                       "removed": removed, "note": f"v1 cond: {switches} Switch nodes with a constant "
+                                                   f"predicate folded, {removed} nodes of untaken branches removed"})
+    if v2:
+        folded = sum(r["folded"] for r in v2)
+        result.append({"pass": "cond_v2", "folded": folded,
+                       "note": f"v2 cond: {folded} If/Case nodes with a constant predicate folded"})
+    return result
 
 
 def _check_flags(view: GraphView, live: set[str], inputs: list[str]) -> None:

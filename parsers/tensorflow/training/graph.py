@@ -95,11 +95,16 @@ class GraphView:
 
     def rewire(self, old: str, new: str) -> None:
         """Every data use of tensor `old` ('n:k') now reads `new`."""
-        old = canonical(old)
+        self.rewire_many({old: new})
+
+    def rewire_many(self, mapping: dict[str, str]) -> None:
+        """Every data use of each tensor `old` now reads `mapping[old]`, in one sweep."""
+        wanted = {canonical(old): new for old, new in mapping.items()}
+        names = {split_ref(old)[0] for old in wanted}
         for n in self.graph_def.node:
             for k, ref in enumerate(n.input):
-                if not ref.startswith("^") and canonical(ref) == old:
-                    n.input[k] = new
+                if not ref.startswith("^") and split_ref(ref)[0] in names and canonical(ref) in wanted:
+                    n.input[k] = wanted[canonical(ref)]
 
     def add(self, name: str, op: str, inputs: list[str] = (), **attrs: Any) -> Any:
         node = self.graph_def.node.add()
