@@ -50,16 +50,18 @@ def apply(view: GraphView, records: list[dict]) -> int:
 
     view.rewire_many({f"{name}:{port}": source(view.nodes[name].input[0])
                       for name, port in live_port.items() if name not in dead})
+    value_index: dict[str, str] = {}  # merge:1 (which input arrived) -> a constant
     for name, branch in merges.items():
         node = view.nodes[name]
         kept = [r for r in node.input if not r.startswith("^")][branch]
         index_name = view.unique(f"{name}/value_index")
         make_const(view, index_name, np.asarray(branch, np.int32))
-        view.rewire(f"{name}:1", index_name)
+        value_index[f"{name}:1"] = index_name
         node.op = "Identity"
         del node.input[:]
         node.input.append(kept)
         node.attr.pop("N", None)
+    view.rewire_many(value_index)
     view.remove(dead | set(live_port))
     records.append({"pass": "cond_v1", "switches": len(live_port), "merges": len(merges),
                     "removed": len(dead),
