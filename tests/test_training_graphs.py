@@ -315,3 +315,19 @@ def test_nested_conds_fold(tmp_path, v2, a, b, op):
     graph_ir, _, _, _ = pipeline.load_graph(pipeline.Request(source=prefix, target="ir", settings={"a": a, "b": b}))
     ops = {n.op for n in graph_ir.nodes}
     assert op in ops and not ({"tanh", "relu", "clip"} - {op}) & ops, ops
+
+
+def test_placeholder_with_default_over_the_pipeline_is_the_input(tmp_path):
+    """images = placeholder_with_default(IteratorGetNext, ...): the placeholder is the one input."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        batch, _ = tg._dataset((9, 9), 3, 2, seed=4)
+        images = tf.compat.v1.placeholder_with_default(batch, [None, 9, 9, 3], name="images")
+        w = tf.compat.v1.get_variable("w", [3, 3, 3, 4], initializer=tf.compat.v1.random_normal_initializer(seed=2))
+        tf.reduce_mean(tf.nn.relu(tf.nn.conv2d(images, w, 2, "SAME")), [1, 2], name="logits")
+    prefix = _save(graph, tmp_path / "m")
+    code, _, stderr = run_cli("tf2caffe", prefix, "-o", tmp_path / "out", "--verify")
+    assert code == 0, stderr
+    assert "inputs auto-detected: images:0 (" in stderr

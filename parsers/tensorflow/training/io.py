@@ -119,14 +119,17 @@ def find_outputs(view: GraphView, notes: list[str]) -> list[str]:
 
 
 def find_inputs(view: GraphView, outputs: list[str], notes: list[str]) -> list[str]:
-    needed = view.ancestors([node_of(o) for o in outputs], control=False)
+    # stop at sources: images = placeholder_with_default(IteratorGetNext, ...) is the input, not both
+    all_sources = sources(view)
+    needed = view.ancestors([node_of(o) for o in outputs], stop={node_of(t) for t in all_sources}, control=False)
+    needed -= {node_of(t) for t in all_sources}
     refs = {canonical_data(r) for n in needed for r in view.nodes[n].input if not r.startswith("^")}
     refs |= {tensor_name(o) for o in outputs}
-    ins = [t for t in sources(view) if t in refs]
+    ins = [t for t in all_sources if t in refs]
     if not ins:
         raise UsageError("the outputs depend on no placeholder or input pipeline; name the input "
                          "tensor with --inputs")
-    dangling = [t for t in sources(view) if t not in refs and view.nodes[node_of(t)].op == "Placeholder"]
+    dangling = [t for t in all_sources if t not in refs and view.nodes[node_of(t)].op == "Placeholder"]
     why = "the data sources the outputs depend on"
     if dangling:
         why += f"; unused placeholders ignored: {', '.join(dangling[:5])}"
