@@ -5,13 +5,15 @@ Run in this order (each one module):
   2. flags                     scalar PlaceholderWithDefault -> its default, or the --set value
   3. cond_v1 / cond_v2         Switch/Merge and If/Case with a constant predicate -> branch taken
                                (repeated with inlining until nothing changes: branches nest)
-  4. io.choose                 outputs, then the inputs they depend on (or the user's names)
+  4. io.choose                 outputs, then the inputs they depend on (or the user's names);
+                               a plain scalar placeholder the outputs need asks for --set
   5. batchnorm                 training-mode batch norm -> moving statistics
   6. dropout                   training-form dropout -> identity
   7. prune.cut_inputs          non-placeholder inputs (IteratorGetNext:0, batch:0) -> placeholders
   8. prune.keep_needed         only what the outputs need; optimizer, summaries, savers, pipeline go
   9. variables.freeze          variables -> constants from the checkpoint files (--use-ema)
-Nothing here runs the graph in a TF session.
+Nothing here runs the graph in a TF session (TF is used for its protos, its checkpoint reader,
+function-body expansion and, for a cut at a non-placeholder tensor, shape inference).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from convert.errors import UsageError
 from ..graphio import node_of
 from ..inline import inline_calls
 from . import batchnorm, cond_v1, cond_v2, dropout, flags, io, prune, variables
-from .graph import GraphView, split_ref
+from .graph import GraphView
 
 _MAX_ROUNDS = 64  # nesting depth of conds
 
@@ -108,4 +110,4 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
     return Prepared(view.graph_def, ins, outs, notes, records)
 
 
-__all__ = ["prepare", "Prepared", "split_ref"]
+__all__ = ["prepare", "Prepared"]
