@@ -130,6 +130,8 @@ def test_set_training_true_still_gives_inference(trained, tmp_path):
     passes = [r["pass"] for r in doc["inference_passes"]]
     assert passes.count("batchnorm") == 2 and "dropout" in passes
     assert doc["source_settings"]["set"] == {"is_training": "true", "keep_prob": "0.5"}
+    code, _, stderr = run_cli("verify", out)  # the recorded --set values rebuild the same reference
+    assert code == 0, stderr
 
 
 def test_bad_set_values(trained):
