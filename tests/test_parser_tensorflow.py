@@ -850,3 +850,35 @@ def test_saved_model_falls_back_to_tf1_serve_graph(tmp_path):
     options = ParseOptions()
     _check(directory, options)
     assert any("TF1 'serve' meta graph" in n for n in options.notes)
+
+
+@pytest.mark.parametrize("scale_after", [True, False])
+def test_batch_norm_with_global_normalization_of_old_graphs(tmp_path, scale_after):
+    """TF 0.x/1.0 graphs (GraphDef producer < 9) hold BatchNormWithGlobalNormalization, which
+    current TF refuses in a newer graph: rewritten as FusedBatchNorm."""
+    from tensorflow.core.framework import attr_value_pb2
+
+    rng = np.random.default_rng(8)
+    m, beta = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    v, gamma = rng.uniform(0.5, 2, 3).astype(np.float32), rng.uniform(0.5, 2, 3).astype(np.float32)
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.placeholder(tf.float32, [1, 5, 5, 3], name="input")
+        for name, value in (("m", m), ("v", v), ("beta", beta), ("gamma", gamma)):
+            tf.constant(value, name=name)
+    graph_def = graph.as_graph_def()
+    graph_def.versions.producer = 8
+    node = graph_def.node.add(name="bn", op="BatchNormWithGlobalNormalization",
+                              input=["input", "m", "v", "beta", "gamma"])
+    node.attr["T"].CopyFrom(attr_value_pb2.AttrValue(type=1))
+    node.attr["variance_epsilon"].CopyFrom(attr_value_pb2.AttrValue(f=1e-3))
+    node.attr["scale_after_normalization"].CopyFrom(attr_value_pb2.AttrValue(b=scale_after))
+    path = tmp_path / "old.pb"
+    path.write_bytes(graph_def.SerializeToString())
+    options = ParseOptions()
+    parsed = parsers.parse(path, options)
+    assert any("BatchNormWithGlobalNormalization bn (removed from TF) -> FusedBatchNorm" in n for n in options.notes)
+    x = rng.standard_normal((1, 5, 5, 3)).astype(np.float32)
+    expected = (x - m) / np.sqrt(v + np.float32(1e-3)) * (gamma if scale_after else 1) + beta
+    got = run_ir(parsed, [np.transpose(x, (0, 3, 1, 2))])[0]
+    assert rel_err(np.transpose(got, (0, 2, 3, 1)), expected) <= 1e-5

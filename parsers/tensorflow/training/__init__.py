@@ -1,7 +1,8 @@
 """Training graph -> inference graph, on the GraphDef, by passes this project owns.
 
 Run in this order (each one module):
-  1. prune.drop_hints          stale `_output_shapes` and `_class` colocation hints go
+  1. prune.drop_hints          stale `_output_shapes` and `_class` colocation hints go;
+     deprecated                ops current TF removed -> their equivalent (BatchNormWithGlobalNormalization)
   2. flags                     scalar PlaceholderWithDefault -> its default, or the --set value
   3. cond_v1 / cond_v2         Switch/Merge and If/Case with a constant predicate -> branch taken
                                (repeated with inlining until nothing changes: branches nest)
@@ -25,7 +26,7 @@ from convert.errors import UsageError
 
 from ..graphio import node_of
 from ..inline import inline_calls
-from . import batchnorm, cond_v1, cond_v2, dropout, flags, io, prune, variables
+from . import batchnorm, cond_v1, cond_v2, deprecated, dropout, flags, io, prune, variables
 from .graph import GraphView
 
 _MAX_ROUNDS = 64  # nesting depth of conds
@@ -95,6 +96,7 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
     notes: list[str] = []
     prune.drop_hints(work)
     view = GraphView(work)
+    deprecated.apply(view, records)
     flags.apply(view, settings, records)
     view = GraphView(_fold_control_flow(view.graph_def, records))
     ins, outs = io.choose(view, inputs, outputs, notes, default_inputs, default_outputs)
