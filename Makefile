@@ -13,12 +13,13 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: install mxnet-env demo test test-full zoo zoo-tf2onnx bench clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: install mxnet-env demo test test-full test-report zoo zoo-tf2onnx bench clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
 	@echo "make test       set up and run the test suite (about 5 min on 2 cores, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
+	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side"
@@ -46,6 +47,11 @@ test: install mxnet-env
 
 test-full: install mxnet-env
 	CONVERT_FULL_MATRIX=1 $(PY) -m pytest -q -n $(JOBS) tests -m "slow or not slow"
+
+# The per-layer report in a real browser: Debian's chromium, headless (too heavy for `make test`)
+test-report: install mxnet-env
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+	CONVERT_BROWSER_TEST=1 $(PY) -m pytest -q -p no:xdist tests/test_report_browser.py
 
 zoo: install mxnet-env
 	$(PY) -m zoo.run --cache $(CACHE)/zoo --report zoo-report.md --jobs $(JOBS)

@@ -234,14 +234,39 @@ def inspect_cmd(src: Path, input_shape, inputs, outputs, settings, use_ema: bool
 @main.command("verify")
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--rtol", type=float, default=None, help="Override the recorded tolerance.")
+@click.option("--layers", is_flag=True,
+              help="Compare every intermediate tensor with TF: max_rel, border vs interior, first divergence.")
+@click.option("--json", "as_json", is_flag=True, help="With --layers: the per-layer document as JSON.")
+@click.option("--report", "report_path", type=click.Path(path_type=Path),
+              help="With --layers: also write one self-contained HTML report (table, pad plans, heat maps).")
 @guarded
-def verify_cmd(out: Path, rtol: float | None) -> None:
-    """Re-run the check recorded in OUT/conversion.json."""
+def verify_cmd(out: Path, rtol: float | None, layers: bool, as_json: bool, report_path: Path | None) -> None:
+    """Re-run the check recorded in OUT/conversion.json (--layers: find where it diverges)."""
     from convert import pipeline, report
 
+    if layers or report_path:
+        _verify_layers(out, rtol, as_json, report_path)
+        return
+    if as_json:
+        raise UsageError("--json needs --layers (the plain check prints one line)")
     result = pipeline.reverify(out, rtol)
     snr = "exact" if result["snr_db"] is None else f"SNR {result['snr_db']:.1f} dB"
     click.echo(f"OK max_rel {report.fmt_error(result['max_rel'])} ({snr})")
+
+
+def _verify_layers(out: Path, rtol: float | None, as_json: bool, report_path: Path | None) -> None:
+    from convert import diagnose
+    from convert.diagnose import layers
+    from convert.errors import VerifyError
+
+    conversion, doc, graph = diagnose.diagnose(out, rtol)
+    if report_path:
+        from convert.diagnose import html
+
+        html.write(report_path, conversion, doc, graph)
+    click.echo(json.dumps(layers.public(doc), indent=1) if as_json else layers.render(doc))
+    if doc["first_divergence"] is not None:
+        raise VerifyError(f"per-layer check beyond rtol {doc['rtol']:g}: {layers.divergence_line(doc)}")
 
 
 def _register_batch() -> None:

@@ -69,7 +69,7 @@ def load_graph(req: Request):
     import parsers
     from parsers.base import ParseOptions
 
-    from . import passes
+    from .diagnose import mapping
 
     t0 = time.perf_counter()
     source = parsers.open_source(req.source)  # the kind is recognised once, here
@@ -79,7 +79,7 @@ def load_graph(req: Request):
     graph = parsers.parse(source, options)
     graph.metadata["inference_passes"] = list(options.records)
     t1 = time.perf_counter()
-    graph = passes.run_default_passes(graph)
+    graph = mapping.run_passes(graph)  # the default passes, keeping track of each tensor's TF source
     graph.validate()
     t2 = time.perf_counter()
     return graph, kind, {"parse": round(t1 - t0, 3), "passes": round(t2 - t1, 3)}, list(options.notes)
@@ -88,11 +88,10 @@ def load_graph(req: Request):
 def run(req: Request) -> dict[str, Any]:
     """Convert `req.source` for `req.target`; returns the conversion.json document."""
     import emitters
+    import parsers
     from emitters.base import EmitOptions
 
     from . import ir, report, verify
-
-    import parsers
 
     started = time.perf_counter()
     source = parsers.open_source(req.source)  # built once, passed down
@@ -146,9 +145,12 @@ def run(req: Request) -> dict[str, Any]:
         doc["peak_rss_mb"] = peak_rss_mb()
         report.write(doc, tmp / "conversion.json")
         if verified is not None and not verified["passed"]:
+            from .diagnose import explain
+
+            where = explain(source, graph, emitter, tmp, emitted.tensor_names, req.rtol, req.seed)
             raise VerifyError(
                 f"verification failed for {req.target}: max relative error {verified['max_rel']:.3g} "
-                f"> rtol {req.rtol:g} (output '{verified['worst_output']}')",
+                f"> rtol {req.rtol:g} (output '{verified['worst_output']}')" + (f"; {where}" if where else ""),
                 doc=doc,
             )
         if out.exists():
@@ -183,8 +185,12 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     result = verify.verify(source, graph, emitters.get(doc["target"]), Path(out), rtol=tol,
                            seed=doc.get("options", {}).get("seed", 0))
     if not result["passed"]:
+        from .diagnose import explain_out
+
+        where = explain_out(Path(out), tol)
         raise VerifyError(
             f"verification failed for {doc['target']}: max relative error {result['max_rel']:.3g} > rtol {tol:g}"
+            + (f"; {where} (details: convert verify {out} --layers)" if where else "")
         )
     return result
 

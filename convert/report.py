@@ -48,12 +48,27 @@ def conversion_doc(
         # SAME pads with stride > 1 depend on the spatial size: these are the shapes they were baked for
         "pads_computed_for": {graph.source_names.get(n, n): _source_shape(graph, n) for n in graph.inputs},
         "pad_layers": list(emitted.pad_layers) if emitted else [],
+        "tensors": tensor_map(graph, emitted.tensor_names if emitted else {}),
         "warnings": list(emitted.warnings) if emitted else [],
         "verify": verified,
         "seconds": seconds,
         "options": options,
         "graph": {"nodes": len(graph.nodes), "ops": sorted({n.op for n in graph.nodes})},
     }
+
+
+def tensor_map(graph: Graph, target_names: dict[str, str]) -> list[dict[str, Any]]:
+    """Per IR node in graph order: its tensor, the TF tensor holding the same value, its target name."""
+    sources = graph.metadata.get("source_tensors") or {}
+    rows = []
+    for node in graph.nodes:
+        if node.op == "const":
+            continue
+        source = sources.get(node.output)
+        rows.append({"node": node.name, "op": node.op, "ir": node.output,
+                     "source": source["tensor"] if isinstance(source, dict) else None,
+                     "target": target_names.get(node.output)})
+    return rows
 
 
 def _source_shape(graph: Graph, name: str) -> list[int]:

@@ -26,6 +26,9 @@ class EmitResult:
     # per graph input/output, in order: {"name": name in the target, "shape": [...], "layout": "NCHW"}
     inputs: list[dict[str, Any]] = field(default_factory=list)
     outputs: list[dict[str, Any]] = field(default_factory=list)
+    # IR tensor -> the name its value has in the target (torch forward local, ONNX value, Caffe blob,
+    # MXNet internal output), for the per-layer diff (`convert verify --layers`)
+    tensor_names: dict[str, str] = field(default_factory=dict)
 
 
 def unsupported_nodes(

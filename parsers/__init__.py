@@ -136,3 +136,14 @@ def run_reference(path: "str | Path | Source", graph: "Graph", inputs: list[np.n
     source = open_source(path)
     module = _module(source.kind)
     return module.run_reference(source if source.kind in TF_KINDS else source.path, graph, inputs)
+
+
+def run_reference_tensors(
+    path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray], names: list[str]
+) -> dict[str, np.ndarray]:
+    """Intermediate source tensors `names` (source layout) on IR-layout inputs, for the per-layer
+    diff; {} for a source kind that cannot expose them."""
+    source = open_source(path)
+    module = _module(source.kind)
+    fetch = getattr(module, "run_tensors", None)
+    return fetch(source if source.kind in TF_KINDS else source.path, graph, inputs, names) if fetch else {}

@@ -65,6 +65,7 @@ def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions) -> EmitResult:
     result = EmitResult(files=[PROTOTXT, CAFFEMODEL], pad_layers=b.pad_layers, warnings=b.warnings)
     result.inputs = [{"name": t, "shape": list(graph.shape(t)), "layout": "NCHW"} for t in graph.inputs]
     result.outputs = [{"name": t, "shape": list(b.shape(t)), "layout": "NCHW"} for t in graph.outputs]
+    result.tensor_names = {n.output: n.output for n in graph.nodes if n.op != "const" and n.output in b.shapes}
     return result
 
 
@@ -96,3 +97,23 @@ def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
         net.setInput(np.ascontiguousarray(value, dtype=np.float32), name)
     outs = net.forward(io["outputs"])
     return [np.asarray(o) for o in outs]
+
+
+def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> dict[str, np.ndarray]:
+    """The blobs `names` on `inputs` (OpenCV keeps every blob it is asked for out of its fusions).
+
+    OpenCV addresses outputs by layer: "<layer>" for its first top, "<layer>.<i>" for the others."""
+    from google.protobuf import text_format
+
+    from .proto import messages
+
+    out_dir = Path(out_dir)
+    structure = text_format.Parse((out_dir / PROTOTXT).read_text(), messages()["NetParameter"]())
+    pins = {top: layer.name if i == 0 else f"{layer.name}.{i}"
+            for layer in structure.layer for i, top in enumerate(layer.top)}
+    net = load(out_dir)
+    for name, value in zip(_io(out_dir)["inputs"], inputs):
+        net.setInput(np.ascontiguousarray(value, dtype=np.float32), name)
+    wanted = [n for n in dict.fromkeys(names) if n in pins]
+    outs = net.forward([pins[n] for n in wanted]) if wanted else []
+    return {n: np.asarray(o) for n, o in zip(wanted, outs)}

@@ -13,14 +13,14 @@ from convert.errors import Unsupported, UnsupportedError
 from emitters.base import EmitOptions, EmitResult, unsupported_nodes
 
 from .ops import LIMITS, TABLE, Ctx
-from .runtime import evaluate, mxnet_python, mxnet_tojson, nd_load, nd_save_bytes, run, run_many
+from .runtime import evaluate, mxnet_python, mxnet_tojson, nd_load, nd_save_bytes, run, run_internals, run_many
 from .symbol import Fragment, Ref, SymbolGraph, safe_name
 
 TARGET = "mxnet"
 SYMBOL_FILE = "model-symbol.json"
 PARAMS_FILE = "model-0000.params"
 
-__all__ = ["TARGET", "unsupported", "emit", "run", "run_many", "evaluate", "mxnet_python",
+__all__ = ["TARGET", "unsupported", "emit", "run", "run_internals", "run_many", "evaluate", "mxnet_python",
            "nd_load", "nd_save_bytes", "mxnet_tojson"]
 
 
@@ -86,6 +86,8 @@ def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions | None = None) -> 
         heads.append(ref)
         result.outputs.append({"name": f"{ref.node}_output", "shape": list(graph.shape(tensor)),
                                "layout": _layout(graph.shape(tensor))})
+    result.tensor_names = {n.output: f"{env[n.output].node}_output" for n in graph.nodes
+                           if env[n.output].node not in variables and env[n.output].index == 0}
     sg.write(heads, out_dir / SYMBOL_FILE, out_dir / PARAMS_FILE)
     result.files = [SYMBOL_FILE, PARAMS_FILE]
     return result

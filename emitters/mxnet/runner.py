@@ -7,12 +7,15 @@ JOBS.json is a list of jobs; one JSON line per job is appended to RESULTS.jsonl 
 (so a crash in one model loses nothing before it):
   {"kind": "run", "prefix": ".../model", "inputs": "in.npz", "out": ".../out", "modes": ["gluon", "module"],
    "bench": 0}        -> {"ok": true, "outputs": {"gluon": "out-gluon.npz", ...}, "ms": {...}}
+  {"kind": "internals", "prefix": ..., "inputs": "in.npz", "names": [...], "out": "x.npz"}
+                      -> {"names": [the ones found]}, their values (module-style bind) in x.npz in order
   {"kind": "load", "path": "x.params", "out": "x.npz"}   -> mx.nd.load, arrays saved as npz
   {"kind": "save", "arrays": "x.npz", "out": "x.params"} -> mx.nd.save of the npz's arrays (in order)
   {"kind": "tojson", "path": "model-symbol.json", "out": "x.json"} -> mx.sym.load(path).tojson()
 """
 
 import json
+import os
 import sys
 import time
 import traceback
@@ -117,7 +120,39 @@ def _tojson(job):
     return {}
 
 
-KINDS = {"run": _run, "load": _load, "save": _save, "tojson": _tojson}
+def _internals(job):
+    """Every requested internal output (`<node>_output`) of one forward pass, via get_internals()."""
+    with np.load(job["inputs"]) as f:
+        arrays = [f[f"arr_{i}"] for i in range(len(f.files))]
+    sym, arg_params, aux_params = mx.model.load_checkpoint(job["prefix"], 0)
+    internals = sym.get_internals()
+    available = set(internals.list_outputs())
+    names = [n for n in job["names"] if n in available]
+    if not names:
+        np.savez(job["out"])
+        return {"names": []}
+    group = mx.sym.Group([internals[n] for n in names])
+    args = dict(arg_params)
+    args.update({n: mx.nd.array(a, dtype=a.dtype) for n, a in _fed(job["prefix"], sym, arrays)})
+    needed = group.list_arguments()
+    # MKLDNN's conv+relu fusion hands out the conv's values as the relu's once both are heads
+    # (measured on 1.9.1): bind the exposed graph without subgraph fusion
+    previous = os.environ.get("MXNET_SUBGRAPH_BACKEND")
+    os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
+    try:
+        exe = group.bind(mx.cpu(), args={n: args[n] for n in needed},
+                         aux_states={n: aux_params[n] for n in group.list_auxiliary_states()}, grad_req="null")
+        outs = exe.forward(is_train=False)
+    finally:
+        if previous is None:
+            os.environ.pop("MXNET_SUBGRAPH_BACKEND")
+        else:
+            os.environ["MXNET_SUBGRAPH_BACKEND"] = previous
+    np.savez(job["out"], *[o.asnumpy() for o in outs])
+    return {"names": names}
+
+
+KINDS = {"internals": _internals, "run": _run, "load": _load, "save": _save, "tojson": _tojson}
 
 
 def main(jobs_path, results_path):

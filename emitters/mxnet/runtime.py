@@ -109,6 +109,20 @@ def run(out_dir: str | Path, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     return gluon
 
 
+def run_internals(out_dir: str | Path, inputs: Sequence[np.ndarray], names: Sequence[str]) -> dict[str, np.ndarray]:
+    """The internal outputs `names` (`<node>_output`, see get_internals()) of the model in `out_dir`."""
+    with tempfile.TemporaryDirectory(prefix="convert-mxnet-") as tmp_name:
+        tmp = Path(tmp_name)
+        np.savez(tmp / "in.npz", *[np.ascontiguousarray(x, np.float32) for x in inputs])
+        job = {"kind": "internals", "prefix": str(Path(out_dir).resolve() / "model"),
+               "inputs": str(tmp / "in.npz"), "names": list(names), "out": str(tmp / "o.npz")}
+        (raw,) = call_runner([job], tmp)
+        if not raw["ok"]:
+            raise MXNetRunError(f"MXNet failed on {out_dir}: {raw['error']}")
+        with np.load(tmp / "o.npz") as f:
+            return {n: f[f"arr_{i}"] for i, n in enumerate(raw["names"])}
+
+
 def nd_load(path: str | Path) -> dict[str, np.ndarray]:
     """`mx.nd.load(path)` as numpy arrays (for checking the .params writer)."""
     with tempfile.TemporaryDirectory(prefix="convert-mxnet-") as tmp_name:

@@ -63,6 +63,7 @@ def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions) -> EmitResult:
             {"name": vi.name, "shape": list(graph.shape(t)), "layout": _layout(graph.shape(t))}
             for vi, t in zip(model_graph.output, graph.outputs)
         ],
+        tensor_names={n.output: built.names[n.output] for n in graph.nodes if n.op != "const"},
     )
 
 
@@ -86,3 +87,21 @@ def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
         spec.name: np.ascontiguousarray(x, dtype=_ORT_DTYPES.get(spec.type, None)) for spec, x in zip(specs, inputs)
     }
     return [np.asarray(y) for y in session.run(None, feed)]
+
+
+def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> dict[str, np.ndarray]:
+    """The ONNX values `names` on `inputs`: each made an extra graph output, one onnxruntime run."""
+    import onnx
+    import onnxruntime as ort
+
+    from .model import MODEL_FILE
+
+    model = onnx.load(str(Path(out_dir) / MODEL_FILE))
+    produced = {o for node in model.graph.node for o in node.output}
+    present = {o.name for o in model.graph.output}
+    wanted = [n for n in dict.fromkeys(names) if n in produced]
+    model.graph.output.extend(onnx.ValueInfoProto(name=n) for n in wanted if n not in present)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    feed = {spec.name: np.ascontiguousarray(x, dtype=_ORT_DTYPES.get(spec.type, None))
+            for spec, x in zip(session.get_inputs(), inputs)}
+    return dict(zip(wanted, (np.asarray(y) for y in session.run(wanted, feed))))

@@ -46,6 +46,7 @@ def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions | None = None) -> 
         pad_layers=gen.pad_layers,
         inputs=gen.inputs,
         outputs=gen.outputs,
+        tensor_names=gen.tensor_names,
     )
 
 
@@ -53,3 +54,10 @@ def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
     from .runner import run as _run
 
     return _run(Path(out_dir), inputs)
+
+
+def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> dict[str, np.ndarray]:
+    """The values of forward()'s locals `names` (NCHW) on `inputs`."""
+    from .runner import run_internals as _run_internals
+
+    return _run_internals(Path(out_dir), inputs, names)

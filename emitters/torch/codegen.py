@@ -25,6 +25,7 @@ class Generated:
     pad_layers: list[dict[str, Any]] = field(default_factory=list)
     inputs: list[dict[str, Any]] = field(default_factory=list)
     outputs: list[dict[str, Any]] = field(default_factory=list)
+    tensor_names: dict[str, str] = field(default_factory=dict)  # IR tensor -> local in forward()
 
 
 def _reserved_module_names() -> set[str]:
@@ -102,6 +103,7 @@ def generate(graph: ir.Graph, nhwc: bool = False) -> Generated:
         gen.state.update({key: _as_stored(value) for key, value in result.state.items()})
         gen.state.update({name: _as_stored(value) for name, value in result.buffers})
         gen.pad_layers += result.pad_layers
+    gen.tensor_names = {t: e for t, e in exprs.items() if t not in graph.inputs and e.isidentifier()}
     gen.source = _render(graph, args, init, forward, results, gen)
     return gen
 

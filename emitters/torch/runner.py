@@ -52,3 +52,40 @@ def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
         ]
     finally:
         sys.modules.pop(module.__name__, None)
+
+
+def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> dict[str, np.ndarray]:
+    """Run the model once and read the locals `names` of its forward() as it returns (NCHW).
+
+    A trace function on forward's frame sees every intermediate without touching model.py."""
+    import torch
+
+    _set_threads(torch)
+    module = import_model(out_dir)
+    captured: dict[str, object] = {}
+    code = module.Model.forward.__code__
+
+    def on_forward(frame, event, arg):
+        if event == "return":
+            captured.update(frame.f_locals)
+        return on_forward
+
+    def on_call(frame, event, arg):
+        return on_forward if frame.f_code is code else None
+
+    try:
+        model = module.load(str(Path(out_dir) / "model.pt"))
+        tensors = []
+        for x, layout in zip(inputs, module.Model.input_layouts):
+            t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+            tensors.append(t.permute(0, 2, 3, 1) if layout == "NHWC" else t)
+        previous = sys.gettrace()
+        sys.settrace(on_call)
+        try:
+            with torch.no_grad():
+                model(*tensors)
+        finally:
+            sys.settrace(previous)
+    finally:
+        sys.modules.pop(module.__name__, None)
+    return {n: captured[n].contiguous().numpy() for n in names if isinstance(captured.get(n), torch.Tensor)}

@@ -58,6 +58,27 @@ def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -
     return out
 
 
+def run_tensors(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray], names: list[str]) -> dict[str, np.ndarray]:
+    """The outputs of the Keras layers `names` (Keras layout, NHWC), in one call of the model."""
+    import os
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras
+
+    model = _load(path, keras)
+    known = {layer.name for layer in model.layers}
+    wanted = [n for n in dict.fromkeys(names) if n in known]
+    if not wanted:
+        return {}
+    feed = [
+        np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
+        for name, x in zip(graph.inputs, inputs)
+    ]
+    probe = keras.Model(model.inputs, [layer_of(model, n) for n in wanted])
+    values = _as_list(probe(feed if len(feed) > 1 else feed[0], training=False))
+    return {n: np.asarray(v) for n, v in zip(wanted, values)}
+
+
 def _load(path: str | Path, keras):
     if sniff(path) != "keras_h5":
         return keras.models.load_model(str(path), compile=False, custom_objects=_custom_objects())

@@ -119,10 +119,21 @@ class Builder:
         if self.options.outputs:
             outputs, names = self._select_outputs(self.options.outputs)
         self._set_outputs(outputs, names)
+        self.graph.metadata["source_tensors"] = self._source_tensors()
         self.graph.prune()
         self.graph.metadata["source_format"] = self.source.kind
         self.graph.validate()
         return self.graph
+
+    def _source_tensors(self) -> dict[str, list]:
+        """Top-level layer -> [IR tensor, perm (IR = transpose(keras, perm)), IR shape], for the
+        per-layer diff (convert verify --layers); layers with one rank-2 or rank-4 output only."""
+        found = {}
+        for name, outs in self.top_outputs.items():
+            if len(outs) == 1 and outs[0] in self.graph.tensors and len(self.graph.shape(outs[0])) in (2, 4):
+                shape = list(self.graph.shape(outs[0]))
+                found[name] = [outs[0], list(layout.TO_NCHW) if len(shape) == 4 else None, shape]
+        return found
 
     # ---- inputs / outputs ------------------------------------------------------------------
     def _input_specs(self, cfg: dict[str, Any]) -> list[tuple[str, list]]:

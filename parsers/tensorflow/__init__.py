@@ -91,19 +91,24 @@ def _from_source(y: np.ndarray, layout: str) -> np.ndarray:
     return np.transpose(y, (0, 3, 1, 2)) if layout == "NHWC" and y.ndim == 4 else y
 
 
-def run_reference(path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Run the source in TensorFlow: feed `inputs` (IR layout) by their TF names, return outputs
-    in IR layout and in graph.outputs order."""
+def _frozen_for(source: Source, graph: "Graph"):
+    """The frozen source `graph` was parsed from (same inputs, outputs and --set/--use-ema)."""
+    src_in = [graph.source_names[n] for n in graph.inputs]
+    src_out = [graph.source_names[n] for n in graph.outputs]
+    settings = graph.metadata.get("tf_settings") or {"set": {}, "use_ema": False}
+    return _cached(source, src_in, src_out, settings) or load(
+        source, ParseOptions(inputs=src_in, outputs=src_out, settings=dict(settings["set"]),
+                             use_ema=bool(settings["use_ema"])))
+
+
+def _session_run(path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray],
+                 fetch: list[str]) -> list[np.ndarray]:
+    """One TF session run of the frozen source: feed IR-layout inputs, fetch tensors by TF name."""
     _quiet()
     import tensorflow as tf
 
     src_in = [graph.source_names[n] for n in graph.inputs]
-    src_out = [graph.source_names[n] for n in graph.outputs]
-    settings = graph.metadata.get("tf_settings") or {"set": {}, "use_ema": False}
-    source = open_source(path)
-    frozen = _cached(source, src_in, src_out, settings) or load(
-        source, ParseOptions(inputs=src_in, outputs=src_out, settings=dict(settings["set"]),
-                           use_ema=bool(settings["use_ema"])))
+    frozen = _frozen_for(open_source(path), graph)
     tfg = tf.Graph()
     with tfg.as_default():
         tf.import_graph_def(frozen.graph_def, name="")
@@ -114,7 +119,25 @@ def run_reference(path: "str | Path | Source", graph: "Graph", inputs: list[np.n
     from .build import session_config
 
     with tf.compat.v1.Session(graph=tfg, config=session_config()) as sess:
-        values = sess.run([tfg.get_tensor_by_name(t) for t in src_out], feed_dict=feed)
+        return sess.run([tfg.get_tensor_by_name(t) for t in fetch], feed_dict=feed)
+
+
+def run_tensors(path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray],
+                names: list[str]) -> dict[str, np.ndarray]:
+    """The TF tensors `names` (TF's own layout) in the same run as run_reference; names the frozen
+    graph does not hold are left out."""
+    src_in = [graph.source_names[n] for n in graph.inputs]
+    frozen = _frozen_for(open_source(path), graph)
+    nodes = {n.name for n in frozen.graph_def.node}
+    fed = set(src_in)
+    wanted = [t for t in dict.fromkeys(names) if t.rsplit(":", 1)[0] in nodes and t not in fed]
+    return {t: np.asarray(v) for t, v in zip(wanted, _session_run(path, graph, inputs, wanted))}
+
+
+def run_reference(path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run the source in TensorFlow: feed `inputs` (IR layout) by their TF names, return outputs
+    in IR layout and in graph.outputs order."""
+    values = _session_run(path, graph, inputs, [graph.source_names[n] for n in graph.outputs])
     return [
         np.asarray(_from_source(v, graph.source_layouts.get(n, "")))
         for n, v in zip(graph.outputs, values)

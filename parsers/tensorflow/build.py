@@ -203,6 +203,7 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     _add_inputs(ctx, signatures, placeholders, fmt)
     _convert_ops(ctx, live_ops)
     _add_outputs(ctx, frozen.outputs, out_tensors)
+    graph.metadata["source_tensors"] = source_tensors(ctx)
     graph.prune()
     unknown = [t for t in graph.tensors.values() if any(d < 0 for d in t.shape)]
     if unknown:
@@ -215,6 +216,15 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     })
     graph.validate()
     return graph
+
+
+def source_tensors(ctx: Context) -> dict[str, list]:
+    """TF tensor name -> [IR tensor, perm (IR = tf.transpose(perm)) or None, IR shape], in TF's op
+    order: what the per-layer diff (convert verify --layers) fetches from TF for each IR tensor."""
+    return {
+        tf_name: [v.ir, list(v.perm) if v.perm is not None else None, list(ctx.graph.shape(v.ir))]
+        for tf_name, v in ctx.vals.items() if v.ir in ctx.graph.tensors
+    }
 
 
 def session_config():
