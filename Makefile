@@ -13,12 +13,13 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: install mxnet-env demo test test-full test-report zoo zoo-tf2onnx bench clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: fuzz install mxnet-env demo test test-full test-report zoo zoo-tf2onnx bench clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
 	@echo "make test       set up and run the test suite (about 5 min on 2 cores, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
+	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
 	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
@@ -44,6 +45,10 @@ demo: install mxnet-env
 
 test: install mxnet-env
 	$(PY) -m pytest -q -n $(JOBS) --durations=15 tests
+
+# the long corrupt-input fuzz (issue 16): ~450 mutants of every source form, fixed seed
+fuzz: install mxnet-env
+	CONVERT_FUZZ_FULL=1 $(PY) -m pytest -q -n $(JOBS) tests/test_fuzz_inputs.py -m "slow or not slow"
 
 test-full: install mxnet-env
 	CONVERT_FULL_MATRIX=1 $(PY) -m pytest -q -n $(JOBS) tests -m "slow or not slow"

@@ -8,22 +8,26 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
 from convert import __version__
-from convert.errors import ConvertError, UsageError
+from convert.errors import ConvertError, Interrupted, UsageError
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 converted (and verified, if asked); 2 bad usage or unreadable input; "
-    "3 the graph uses something the target cannot express; 4 verification beyond tolerance; "
+    "Exit codes: 0 converted (and verified, if asked); 2 bad usage, unreadable input or a system error "
+    "(disk full, permissions); 3 the graph uses something the target cannot express; 4 verification beyond "
+    "tolerance; 124 --timeout ran out; 128+N ended by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); "
     "1 internal error (a bug)."
 )
+MAX_LINE = 300  # characters of an error line; longer embedded texts are cut in the middle
 
 
 def _quiet_frameworks() -> None:
@@ -32,10 +36,17 @@ def _quiet_frameworks() -> None:
     # TF's plain (Eigen) CPU kernels as the reference; oneDNN's also print a banner on every start
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    # TF and Keras log through Python's logging (absl), some with tracebacks (a corrupt fingerprint.pb):
+    # a failure must stay one line, so only our own messages reach the terminal
+    for name in ("absl", "tensorflow", "h5py"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _err(message: str) -> None:
-    click.echo(f"convert: error: {message}", err=True)
+    line = f"convert: error: {' '.join(str(message).split())}"
+    if len(line) > MAX_LINE:  # keep the start (what, where) and the end (what to do)
+        line = f"{line[:MAX_LINE - 95]} [...] {line[-88:]}"
+    click.echo(line, err=True)
 
 
 def guarded(fn: Callable) -> Callable:
@@ -43,21 +54,30 @@ def guarded(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from convert import interrupts
+
         _quiet_frameworks()
         try:
-            return fn(*args, **kwargs)
+            with interrupts.handled(kwargs.get("timeout")), warnings.catch_warnings(record=True) as caught:
+                result = fn(*args, **kwargs)
+            for w in caught:  # framework warnings only after a success: a failure stays one line
+                click.echo(f"warning: {w.message}", err=True)
+            return result
         except ConvertError as exc:
-            _err(str(exc).replace("\n", " "))
+            _err(str(exc))
+            sys.exit(exc.exit_code)
+        except Interrupted as exc:
+            _err(str(exc))
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             _err("interrupted")
             sys.exit(130)
         except click.exceptions.Exit:
             raise
-        except OSError as exc:  # the machine, not the model: disk full, permissions, ...
-            where = f" ({exc.filename})" if exc.filename else ""
-            _err(f"{exc.strerror or exc}{where}: check the paths, permissions and free disk space")
-            sys.exit(1)
+        except OSError as exc:  # the machine, not the model: disk full, permissions, ... (exit 2, not a bug)
+            where = f"{exc.filename}: " if exc.filename else ""
+            _err(f"{where}{exc.strerror or exc}: check the paths, permissions and free disk space")
+            sys.exit(2)
         except Exception as exc:  # a bug: say where, and how to report it
             if os.environ.get("CONVERT_DEBUG"):
                 traceback.print_exc()
@@ -121,7 +141,13 @@ def conversion_options(fn: Callable) -> Callable:
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the verification input."),
         click.option("--json", "as_json", is_flag=True, help="Print conversion.json instead of a summary line."),
         click.option("--keep-ir", is_flag=True, help="Also write the IR (OUT/ir/graph.json + weights.npz)."),
-        click.option("--force", is_flag=True, help="Replace OUT if it exists."),
+        click.option("--force", is_flag=True,
+                     help="Replace OUT if it is a previous output of convert (the old one is removed last)."),
+        click.option("--timeout", type=click.FloatRange(0, min_open=True), default=None,
+                     help="Give up after this many seconds (exit 124, nothing written)."),
+        click.option("--max-memory", "max_memory", metavar="SIZE",
+                     help="Refuse models whose declared shapes need more memory than this, e.g. 8G "
+                          "[80% of RAM]."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -129,17 +155,18 @@ def conversion_options(fn: Callable) -> Callable:
 
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol,
-             seed, as_json, keep_ir, force, **emit) -> None:
-    from convert import pipeline, report
+             seed, as_json, keep_ir, force, timeout=None, max_memory=None, **emit) -> None:
+    from convert import memory, pipeline, report
     from emitters.base import EmitOptions
 
     req = pipeline.Request(
         source=src, target=target, out=out, inputs=_names(inputs), outputs=_names(outputs),
         input_shapes=parse_shapes(input_shape), verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir,
         force=force, options=EmitOptions(**emit), settings=parse_settings(settings), use_ema=use_ema,
+        max_memory=memory.parse_size(max_memory) if max_memory else None,
     )
     try:
-        doc = pipeline.run(req)
+        doc = pipeline.run(req).check()
     except ConvertError as exc:
         if as_json:
             click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
@@ -269,15 +296,118 @@ def _verify_layers(out: Path, rtol: float | None, as_json: bool, report_path: Pa
         raise VerifyError(f"per-layer check beyond rtol {doc['rtol']:g}: {layers.divergence_line(doc)}")
 
 
-def _register_batch() -> None:
+BATCH_EPILOG = (
+    "Exit codes: 0 every conversion passed (or was skipped as unchanged); 2, 3 or 4 when every failing "
+    "conversion failed that way (bad input / unsupported / verification); 1 otherwise (mixed failures, "
+    "an internal error, a crash or a timeout); 2 also for an invalid manifest (then nothing runs), "
+    "an unreachable --scheduler, or without Dask distributed installed."
+)
+
+
+def _parse_shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
+    from convert.batch.manifest import parse_shard
+
+    if value is None:
+        return None
     try:
-        from convert import batch  # noqa: F401  (defines its click command lazily)
-    except ImportError:
-        return
-    main.add_command(batch.command, "batch")
+        return parse_shard(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc).replace("--shard ", "")) from None
 
 
-_register_batch()
+@main.command("batch", epilog=BATCH_EPILOG)
+@click.argument("manifest", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("-j", "--jobs", type=click.IntRange(1), default=None,
+              help="Local worker processes [number of cores]. Each imports TensorFlow once and converts many models.")
+@click.option("--scheduler", envvar="DASK_SCHEDULER_ADDRESS", metavar="ADDRESS",
+              help="Run on this Dask scheduler's workers (e.g. tcp://head:8786) instead of local ones "
+                   "[$DASK_SCHEDULER_ADDRESS]. Sources and outputs must be paths the workers can reach.")
+@click.option("--worker-memory", metavar="SIZE",
+              help="Memory limit of each local worker, e.g. 8GB; past it the worker is restarted and its "
+                   "conversion reported as an error [memory / --jobs].")
+@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=1800.0, show_default=True,
+              help="Seconds per conversion (entry x target); an overrunning one is cancelled and its worker restarted.")
+@click.option("--report", type=click.Path(path_type=Path, dir_okay=False), default=Path("batch-report.json"),
+              show_default=True, help="Where to write the JSON report.")
+@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False),
+              help="Also write JUnit XML: one test case per entry x target.")
+@click.option("--shard", callback=_parse_shard, metavar="I/N",
+              help="Run only shard I of N (entries sorted by name, every N-th); shards 1..N cover all once.")
+@click.option("--changed-only", is_flag=True,
+              help="Skip conversions whose source hash, options and tool version match the previous report.")
+@click.option("--previous", type=click.Path(path_type=Path, dir_okay=False),
+              help="The report --changed-only compares with [the --report file].")
+@click.option("--out-root", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True,
+              help="Where entries without `out` go: OUT_ROOT/<name>-<target>/. Every `out` must lie inside it.")
+@click.option("--allow-outside-out-root", "allow_outside_root", is_flag=True,
+              help="Let manifest `out` paths lie outside --out-root (they are still checked like -o).")
+@click.option("--only", metavar="NAME[,NAME]", help="Only these entries (shell globs allowed).")
+@click.option("--targets", metavar="T[,T]", help="Only these targets of each entry.")
+@click.option("--dry-run", is_flag=True, help="Validate the manifest and list the conversions; run nothing.")
+@click.option("--no-memo", is_flag=True,
+              help="Parse the source and run TensorFlow again for every target (default: once per source and worker).")
+@click.option("--max-tasks-per-worker", type=click.IntRange(0), default=0, show_default=True,
+              help="Restart a worker after this many conversions (0: never); bounds memory a framework leaks.")
+@click.option("--discard-outputs/--keep-outputs", default=False,
+              help="Delete each converted model once it is verified and reported (checks only; saves disk) "
+                   "[--keep-outputs].")
+@click.option("-q", "--quiet", is_flag=True, help="No progress output; only the final summary line.")
+def batch_cmd(manifest: Path, jobs: int | None, scheduler: str | None, worker_memory: str | None, timeout: float,
+              report: Path, junit: Path | None, shard: tuple[int, int] | None, changed_only: bool,
+              previous: Path | None, out_root: Path, only: str | None, targets: str | None, dry_run: bool,
+              no_memo: bool, max_tasks_per_worker: int, discard_outputs: bool, quiet: bool,
+              allow_outside_root: bool) -> None:
+    """Convert every model of MANIFEST (TOML or YAML) on Dask workers and write a report for CI.
+
+    \b
+    MANIFEST (TOML; YAML takes the same keys under `defaults:` and `model:`):
+      [defaults]                        # optional; applies to every [[model]]
+      targets = ["torch", "onnx"]
+      rtol = 1e-4
+      [[model]]
+      name = "mobilenet_v2"             # unique; names the output directory
+      source = "models/mobilenet_v2.keras"   # relative to the manifest; ${VAR} expands
+      input_shape = [1, 224, 224, 3]    # or "1,224,224,3", or {input = [1,224,224,3], ...}
+      inputs = ["input"]                # optional, as --inputs; outputs likewise
+      out = "build/{name}/{target}"     # optional [OUT_ROOT/<name>-<target>]
+      verify = true                     # default true; also: seed, timeout, keep_ir, opset, caffe_pad, nhwc
+    """
+    _quiet_frameworks()
+    from convert import batch
+
+    options = batch.BatchOptions(
+        timeout=timeout, report=report, junit=junit, changed_only=changed_only, previous=previous, shard=shard,
+        quiet=quiet, memo=not no_memo, max_tasks_per_worker=max_tasks_per_worker, discard_outputs=discard_outputs,
+        scheduler=scheduler or None, worker_memory=worker_memory)
+    if jobs:
+        options.jobs = jobs
+    try:
+        code = batch.main(manifest, options, out_root=out_root, only=only, targets=targets, dry_run=dry_run,
+                          allow_outside_root=allow_outside_root)
+    except batch.ManifestError as exc:
+        for problem in exc.problems:
+            click.echo(problem, err=True)
+        _err(f"{len(exc.problems)} problem(s) in {manifest}; nothing was converted")
+        code = 2
+    except (batch.DaskMissing, batch.SchedulerUnreachable) as exc:
+        _err(str(exc))
+        code = 2
+    except KeyboardInterrupt:
+        _err("interrupted")
+        code = 130
+    except OSError as exc:  # the machine, not the models: disk full, permissions, ...
+        _err(f"{exc.strerror or exc}{f' ({exc.filename})' if exc.filename else ''}: check the paths, "
+             f"permissions and free disk space")
+        code = 1
+    except Exception as exc:  # a bug in batch itself: one line, like the other commands
+        from convert.batch.report import internal_error_line
+
+        if os.environ.get("CONVERT_DEBUG"):
+            traceback.print_exc()
+        _err(internal_error_line(exc))
+        code = 1
+    sys.exit(code)
+
 
 if __name__ == "__main__":
     main()

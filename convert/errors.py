@@ -46,11 +46,28 @@ class UnsupportedError(ConvertError):
 
 
 class VerifyError(ConvertError):
-    """Verification found a difference beyond tolerance (exit 4). `doc` is the conversion.json
-    document of the failed run (with its metrics), for reports such as `convert batch`'s."""
+    """Verification found a difference beyond tolerance (exit 4). pipeline.run returns it inside
+    its Conversion (with the metrics) rather than raising it."""
 
     exit_code = 4
 
-    def __init__(self, message: str, doc: dict | None = None):
-        super().__init__(message)
-        self.doc = doc
+class Interrupted(BaseException):
+    """A signal ended the run (exit 128 + signal number). A BaseException, like KeyboardInterrupt,
+    so that no `except Exception` on the way up turns it into an input error."""
+
+    def __init__(self, signum: int, message: str = ""):
+        import signal
+
+        self.signum = signum
+        self.exit_code = 128 + signum
+        super().__init__(message or f"interrupted by {signal.Signals(signum).name}")
+
+
+class TimedOut(Interrupted):
+    """--timeout ran out (exit 124, as coreutils' `timeout`)."""
+
+    def __init__(self, seconds: float):
+        import signal
+
+        super().__init__(signal.SIGALRM, f"timed out after {seconds:g} s (--timeout); nothing was written")
+        self.exit_code = 124

@@ -1,21 +1,21 @@
 """parse -> passes -> emit -> verify -> write, atomically.
 
 The output directory is built under a temporary name beside OUT and renamed into place only when
-every step succeeded, so a failed run never leaves a half-written OUT behind.
+every step succeeded, so a failed run never leaves a half-written OUT behind (convert/outdir.py says
+where OUT may be and how it replaces a previous output).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .cache import Cache, parse_key, reference_key
 from .errors import ConvertError, UnsupportedError, UsageError, VerifyError
 
 SOURCE_TARGETS = {"tf2torch": "torch", "tf2caffe": "caffe", "tf2mxnet": "mxnet", "tf2onnx": "onnx"}
@@ -37,6 +37,7 @@ class Request:
     options: Any = None  # emitters.base.EmitOptions
     settings: dict[str, str] = field(default_factory=dict)  # --set NAME=VALUE (scalar placeholders)
     use_ema: bool = False  # --use-ema
+    max_memory: int | None = None  # bytes; None: 80% of the machine's RAM (convert/memory.py)
 
 
 def default_out(source: Path, target: str) -> Path:
@@ -60,8 +61,8 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def load_graph(req: Request):
-    """Parse the source and run the default passes.
+def load_graph(req: Request, cache: Cache | None = None):
+    """Parse the source (or take it from `cache`) and run the default passes.
 
     Returns (graph, source kind, seconds, notes); notes say what was auto-detected. They are
     printed only once the whole run succeeded, so a failure stays a single line.
@@ -69,6 +70,7 @@ def load_graph(req: Request):
     import parsers
     from parsers.base import ParseOptions
 
+    from . import memory
     from .diagnose import mapping
 
     t0 = time.perf_counter()
@@ -76,7 +78,17 @@ def load_graph(req: Request):
     kind = source.kind
     options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes),
                            settings=dict(req.settings), use_ema=req.use_ema)
-    graph = parsers.parse(source, options)
+    key = parse_key(source, options) if cache is not None else None
+    hit = cache.get(key) if key is not None else None
+    if hit is not None:
+        graph = hit[0]
+        options.notes.extend(hit[1])
+        options.records.extend(hit[2])
+    else:
+        graph = parsers.parse(source, options)
+        memory.check(graph, req.max_memory, str(source))  # before passes or emitters allocate anything
+        if key is not None:
+            cache.put(key, (graph, list(options.notes), list(options.records)))
     graph.metadata["inference_passes"] = list(options.records)
     t1 = time.perf_counter()
     graph = mapping.run_passes(graph)  # the default passes, keeping track of each tensor's TF source
@@ -85,26 +97,61 @@ def load_graph(req: Request):
     return graph, kind, {"parse": round(t1 - t0, 3), "passes": round(t2 - t1, 3)}, list(options.notes)
 
 
-def run(req: Request) -> dict[str, Any]:
-    """Convert `req.source` for `req.target`; returns the conversion.json document."""
+@dataclass
+class Conversion:
+    """What run() returns: the conversion.json document (its metrics also when verification
+    failed) and the error that makes it a failure (then nothing was written to OUT)."""
+
+    doc: dict[str, Any]
+    error: VerifyError | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None
+
+    def check(self) -> dict[str, Any]:
+        """The document, or raise the failure (exit 4)."""
+        if self.error is not None:
+            raise self.error
+        return self.doc
+
+
+def _reference(cache: Cache | None):
+    """parsers.run_reference, through `cache` when there is one."""
+    import parsers
+
+    if cache is None:
+        return parsers.run_reference
+
+    def run_reference(source, graph, inputs):
+        key = reference_key(source, graph, inputs)
+        hit = cache.get(key)
+        if hit is None:
+            hit = parsers.run_reference(source, graph, inputs)
+            cache.put(key, hit)
+        return hit
+
+    return run_reference
+
+
+def run(req: Request, cache: Cache | None = None) -> Conversion:
+    """Convert `req.source` for `req.target`; `cache` (optional) holds parses and TF outputs to reuse."""
     import emitters
     import parsers
     from emitters.base import EmitOptions
 
-    from . import ir, report, verify
+    from . import ir, outdir, report, verify
 
     started = time.perf_counter()
     source = parsers.open_source(req.source)  # built once, passed down
     req = dataclasses.replace(req, source=source)
     out = Path(req.out) if req.out else default_out(source, req.target)
-    if out.exists() and not req.force:
-        raise UsageError(f"output directory {out} already exists: remove it or pass --force")
+    outdir.check_out(out, source, force=req.force)
     if req.target != "ir" and req.target not in emitters.TARGETS:
         raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
 
-    graph, kind, seconds, notes = load_graph(req)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    graph, kind, seconds, notes = load_graph(req, cache)
+    tmp = outdir.temp_dir(out)
     try:
         if req.target == "ir":
             ir.save(graph, tmp)
@@ -125,7 +172,8 @@ def run(req: Request) -> dict[str, Any]:
         verified = None
         if req.verify and emitted is not None:
             t0 = time.perf_counter()
-            verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed)
+            verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed,
+                                     run_reference=_reference(cache))
             seconds["verify"] = round(time.perf_counter() - t0, 3)
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = report.conversion_doc(
@@ -148,18 +196,18 @@ def run(req: Request) -> dict[str, Any]:
             from .diagnose import explain
 
             where = explain(source, graph, emitter, tmp, emitted.tensor_names, req.rtol, req.seed)
-            raise VerifyError(
+            shutil.rmtree(tmp, ignore_errors=True)
+            return Conversion(doc, VerifyError(
                 f"verification failed for {req.target}: max relative error {verified['max_rel']:.3g} "
-                f"> rtol {req.rtol:g} (output '{verified['worst_output']}')" + (f"; {where}" if where else ""),
-                doc=doc,
-            )
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+                f"> rtol {req.rtol:g} (output '{verified['worst_output']}')" + (f"; {where}" if where else "")))
+        outdir.commit(tmp, out, force=req.force)
         doc["out"] = str(out)
-        return doc
-    except BaseException:
+        return Conversion(doc)
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        failed_write = outdir.as_os_error(exc, out) if not isinstance(exc, ConvertError) else None
+        if failed_write is not None and failed_write is not exc:
+            raise failed_write from None
         raise
 
 
@@ -195,4 +243,4 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     return result
 
 
-__all__ = ["Request", "run", "reverify", "load_graph", "default_out", "ConvertError", "SOURCE_TARGETS"]
+__all__ = ["Request", "Conversion", "run", "reverify", "load_graph", "default_out", "ConvertError", "SOURCE_TARGETS"]

@@ -66,8 +66,8 @@ def _check_h5(p: Path) -> str:
     try:
         with h5py.File(p, "r") as f:
             has_config = "model_config" in f.attrs
-    except OSError as e:
-        raise InputError(f"{p}: corrupt HDF5 file ({str(e).splitlines()[0]}); {_WHAT_TO_PASS}") from None
+    except Exception as e:  # noqa: BLE001 - OSError, or h5py's RuntimeError on a corrupt header
+        raise InputError(f"{p}: corrupt HDF5 file ({(str(e).splitlines() or [''])[0]}); {_WHAT_TO_PASS}") from None
     if not has_config:
         raise InputError(
             f"{p}: HDF5 file without a model_config attribute (weights only, no architecture); "

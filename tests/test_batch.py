@@ -16,10 +16,11 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 import cli
-from convert import batch_report
+from convert.batch import report as batch_report
 
 CONVERT = str(Path(sys.executable).with_name("convert"))
 REPO = Path(__file__).resolve().parent.parent
@@ -214,6 +215,34 @@ def check_changed_only(root: Path, manifest: Path, models: dict) -> None:
     assert third["results"][0]["verify"]["passed"] and not (root / "out" / "good_pb-torch").exists()
 
 
+def test_pipeline_reuses_an_explicit_cache_and_returns_failed_checks(tmp_path):
+    """No patching: pipeline.run takes the worker's cache; a failed check is a returned value."""
+    from convert import pipeline
+    from convert.batch.cache import MemoryCache
+
+    source = Path(save_model(tmp_path / "conv", _conv_net, 0)["pb"])
+    cache = MemoryCache()
+    request = dict(source=source, input_shapes={"": tuple(SHAPE)}, verify=True, force=True)
+    first = pipeline.run(pipeline.Request(target="torch", out=tmp_path / "torch", **request), cache=cache)
+    assert first.passed and first.check()["verify"]["passed"] and cache.hits == {"parse": 0, "reference": 0}
+    failed = pipeline.run(pipeline.Request(target="onnx", out=tmp_path / "onnx", rtol=0, **request), cache=cache)
+    assert cache.hits == {"parse": 1, "reference": 1}, "the second target reused the parse and TF's outputs"
+    assert not failed.passed and failed.doc["verify"]["max_rel"] > 0 and not (tmp_path / "onnx").exists()
+    assert failed.error.exit_code == 4 and "rtol 0" in str(failed.error)
+
+
+def test_batch_without_distributed_says_how_to_install_it(tmp_path):
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('[[model]]\nname = "a"\nsource = "a.pb"\ntargets = ["torch"]\n')
+    code = ("import sys; sys.modules['distributed'] = None; import cli; "
+            f"cli.main(['batch', {str(manifest)!r}])")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == ("convert: error: convert batch runs on Dask distributed: "
+                                                   "pip install 'tf-convert[batch]' (or pip install distributed)")
+    assert not (tmp_path / "batch-report.json").exists()
+
+
 # ---- manifest validation and shards (no framework needed) --------------------------------------------
 
 
@@ -334,47 +363,155 @@ def test_help_stays_light():
 
 
 def test_zoo_manifest_matches_zoo_models():
-    from convert import batch_manifest
+    from convert.batch import manifest as batch_manifest
     from zoo import models, run
 
     assert (REPO / "zoo" / "manifest.toml").read_text() == run.manifest_text(), \
         "regenerate it: python -m zoo.run --write-manifest zoo/manifest.toml"
-    entries = batch_manifest.load(REPO / "zoo" / "manifest.toml", env={"ZOO_CACHE": "/cache"})
+    entries = batch_manifest.load(REPO / "zoo" / "manifest.toml", out_root=Path("/cache/out"),
+                                  env={"ZOO_CACHE": "/cache"})
     assert len(entries) == sum(len(m.sizes) for m in models.MODELS) * len(run.FORMS)
     assert all(str(e.source).startswith("/cache/") for e in entries)
 
 
-# ---- the worker pool ---------------------------------------------------------------------------
+# ---- the Dask runner ---------------------------------------------------------------------------
 
 
 def sleep_task(seconds: float) -> dict:
-    """Pool test task (runs in a worker): sleeps, then succeeds."""
+    """Cluster test task (runs in a worker): sleeps, then succeeds."""
     time.sleep(seconds)
     return {"status": "ok", "exit_code": 0, "error": None, "pid": os.getpid()}
 
 
 def crash_task() -> dict:
+    print("about to crash", flush=True)
     os.abort()  # the worker dies as if TensorFlow segfaulted
 
 
-def test_pool_survives_hangs_and_crashes():
-    from convert.batch_pool import Pool, Task
+def test_local_cluster_survives_hangs_and_crashes():
+    """A hung task is cancelled and its worker restarted; a crashed worker fails only its own task."""
+    from convert.batch.cluster import Cluster, Task
 
     tasks = [Task(0, "tests.test_batch:sleep_task", {"seconds": 60}, timeout=1.0, label="hang"),
              Task(1, "tests.test_batch:crash_task", {}, label="crash"),
-             *[Task(i, "tests.test_batch:sleep_task", {"seconds": 0.01}, label=f"ok{i}") for i in range(2, 6)]]
+             *[Task(i, "tests.test_batch:sleep_task", {"seconds": 0.01}, label=f"ok{i}", memory=1 << 20)
+               for i in range(2, 6)]]
     results: dict[int, dict] = {}
-    pool = Pool(2, warm=[])
     t0 = time.monotonic()
-    try:
-        pool.run(tasks, on_done=lambda task, result: results.__setitem__(task.id, result))
-    finally:
-        pool.close()
-    assert time.monotonic() - t0 < 60, "a hung task must not hold the pool up"
+    with Cluster(2, warm=[]) as cluster:
+        cluster.run(tasks, on_done=lambda task, result: results.__setitem__(task.id, result))
+    assert time.monotonic() - t0 < 60, "a hung task must not hold the cluster up"
+    assert sorted(results) == list(range(6)), "every task is reported exactly once"
     assert results[0]["status"] == "timeout" and "timed out after 1 s" in results[0]["error"]
-    assert results[1]["status"] == "error" and "worker process died (signal 6)" in results[1]["error"]
-    assert all(results[i]["status"] == "ok" for i in range(2, 6))
+    assert results[1]["status"] == "error" and "worker process died" in results[1]["error"]
+    assert results[1]["error"].endswith("last output: about to crash"), "the worker's output, not the CI log"
+    assert all(results[i]["status"] == "ok" for i in range(2, 6)), results
     assert all(results[i]["peak_rss_mb"] > 0 and results[i]["seconds"] >= 0.01 for i in range(2, 6))
+    assert all(results[i]["worker"].startswith("tcp://127.0.0.1:") for i in range(6))
+
+
+def test_local_cluster_restarts_workers_and_caps_memory_requests():
+    """--max-tasks-per-worker: a fresh worker process after N tasks; a task asking for more memory
+    than any worker has runs on the largest one instead of waiting forever."""
+    from convert.batch.cluster import Cluster, Task
+
+    tasks = [Task(i, "tests.test_batch:sleep_task", {"seconds": 0.01}, label=f"t{i}",
+                  memory=1 << 50 if i == 2 else 1 << 20) for i in range(3)]
+    results: dict[int, dict] = {}
+    with Cluster(1, warm=[], max_tasks=2, worker_memory="2GB") as cluster:
+        assert cluster.largest_memory() == 2e9
+        cluster.run(tasks, on_done=lambda task, result: results.__setitem__(task.id, result))
+    assert [results[i]["status"] for i in range(3)] == ["ok"] * 3
+    assert results[0]["pid"] == results[1]["pid"] != results[2]["pid"], "restarted after 2 tasks"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen:
+    """A process in its own session (so that stopping it stops its children too)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3",
+           "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
+    return subprocess.Popen(args, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    import signal
+
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait(timeout=30)
+
+
+CLUSTER_MANIFEST = """[defaults]
+targets = ["torch", "onnx"]
+input_shape = [1, 17, 17, 3]
+out = "out/{{name}}-{{target}}"
+""" + "".join(f"""
+[[model]]
+name = "m{i}"
+source = "m{i}.pb"
+""" for i in range(5))
+
+
+def test_batch_on_a_real_scheduler_survives_a_killed_worker(tmp_path):
+    """`dask scheduler` + two `dask worker` processes on 127.0.0.1, run through --scheduler: both
+    workers convert, and killing one mid-run loses no conversion."""
+    from distributed import Client
+
+    dask = str(Path(sys.executable).with_name("dask"))
+    conv = save_model(tmp_path / "conv", _conv_net, 0)
+    for i in range(5):  # a source each: every entry is parsed and run in TensorFlow
+        shutil.copy(conv["pb"], tmp_path / f"m{i}.pb")
+    manifest = tmp_path / "cluster.toml"
+    manifest.write_text(CLUSTER_MANIFEST.format())
+    # workers that import the frameworks before they join (as `dask worker --preload` does on a real
+    # cluster), so that both are ready when the batch starts and both get work
+    preload = tmp_path / "warm.py"
+    preload.write_text("import tensorflow, torch, onnxruntime  # noqa\n")
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    processes = [_start([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                        tmp_path / "scheduler.log")]
+    worker_ports = [_free_port(), _free_port()]
+    try:
+        for i, worker_port in enumerate(worker_ports):
+            processes.append(_start([dask, "worker", address, "--host", "127.0.0.1", "--worker-port", str(worker_port),
+                                     "--nthreads", "1", "--memory-limit", "4GB", "--no-dashboard", "--name", f"w{i}",
+                                     "--preload", str(preload)],
+                                    tmp_path / f"worker{i}.log"))
+        with Client(address, timeout="60s") as client:
+            client.wait_for_workers(2, timeout=120)
+        victim = f"tcp://127.0.0.1:{worker_ports[0]}"
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "DASK_SCHEDULER_ADDRESS": address}
+        batch = subprocess.Popen([CONVERT, "batch", str(manifest)], cwd=tmp_path, env=env, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        lines, killed_after = [], None
+        for line in batch.stderr:
+            lines.append(line)
+            if killed_after is None and line.startswith("[") and f"on {victim}]" in line:
+                _stop(processes[1])  # the worker and its nanny, mid-run
+                killed_after = len([x for x in lines if x.startswith("[")])
+        batch.wait(timeout=240)
+        assert killed_after is not None and killed_after < 10, "".join(lines)
+        report = json.loads((tmp_path / "batch-report.json").read_text())
+        got = {(r["name"], r["target"]): r for r in report["results"]}
+        assert set(got) == {(f"m{i}", t) for i in range(5) for t in ("torch", "onnx")}, "".join(lines)
+        assert all(r["status"] in ("ok", "error") for r in got.values()), "".join(lines)
+        assert sum(r["status"] == "ok" for r in got.values()) >= 9, "".join(lines)
+        workers = {r["worker"] for r in got.values()}
+        assert victim in workers and f"tcp://127.0.0.1:{worker_ports[1]}" in workers, "both workers converted"
+        assert report["scheduler"] == address and batch.returncode in (0, 1)
+    finally:
+        for process in reversed(processes):
+            _stop(process)
 
 
 def test_progress_on_a_terminal_is_one_updating_line():
@@ -394,3 +531,28 @@ def test_progress_on_a_terminal_is_one_updating_line():
     assert "\n" in text and text.count("\n") == 1, "only the failure gets a line of its own"
     assert "[2/3] unsupported   b -> onnx: exit 3: 1 unsupported node(s)" in text
     assert "2/3 (1 failed)" in text and text.endswith("\r\x1b[K")
+
+
+# ---- output safety: a manifest `out` may never point at what convert did not write -----------------
+
+UNSAFE_OUTS = {
+    "dot": ('"."', "not inside --out-root"),
+    "source": ('"m.pb"', "is the source itself"),
+    "escapes": ('"{name}/../../elsewhere/{target}"', "not inside --out-root"),
+    "absolute": ('"/tmp/convert-batch-abs/{target}"', "not inside --out-root"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNSAFE_OUTS))
+def test_unsafe_manifest_out_is_refused_before_anything_runs(tmp_path, case):
+    out, why = UNSAFE_OUTS[case]
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "m.pb").write_bytes(b"keep me")
+    (work / "precious.txt").write_text("keep")
+    manifest = work / "models.toml"
+    manifest.write_text(f'[[model]]\nname = "m"\nsource = "m.pb"\ntargets = ["onnx"]\nout = {out}\n')
+    code, _, stderr = run_cli("batch", manifest, "--out-root", work)
+    assert code == 2 and why in stderr, stderr
+    assert (work / "m.pb").read_bytes() == b"keep me" and (work / "precious.txt").exists()
+    assert sorted(p.name for p in work.iterdir()) == ["m.pb", "models.toml", "precious.txt"]

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from convert.batch_pool import cores
+from convert.batch.cluster import cores
 from zoo import fixtures, models
 
 MANIFEST = Path(__file__).with_name("manifest.toml")
@@ -65,7 +65,7 @@ def manifest_text() -> str:
     return "\n".join(lines) + "\n"
 
 
-# ---- fixtures (built in the batch worker pool: each worker imports TensorFlow once) ----------------
+# ---- fixtures (built on the batch's Dask workers: each worker imports TensorFlow once) ----------------
 
 
 def build_fixture(name: str, size: int, cache: str) -> dict[str, Any]:
@@ -77,7 +77,7 @@ def build_fixture(name: str, size: int, cache: str) -> dict[str, Any]:
 def build_fixtures(wanted: list[tuple[str, int]], cache: Path, jobs: int,
                    timeout: float) -> dict[tuple[str, int], dict]:
     """(model, size) -> {status, seconds, peak_rss_mb, error}; already-built fixtures are reused."""
-    from convert.batch_pool import Pool, Task
+    from convert.batch.cluster import Cluster, Task
 
     done: dict[tuple[str, int], dict] = {}
     tasks = []
@@ -99,11 +99,8 @@ def build_fixtures(wanted: list[tuple[str, int]], cache: Path, jobs: int,
         print(f"zoo: fixtures {task.label}: {result['status']} {what} {result.get('error') or ''}".rstrip(),
               file=sys.stderr, flush=True)
 
-    pool = Pool(min(jobs, len(tasks)), warm=["tensorflow", "keras"])
-    try:
-        pool.run(tasks, on_done=finished)
-    finally:
-        pool.close()
+    with Cluster(min(jobs, len(tasks)), warm=["tensorflow", "keras"]) as cluster:
+        cluster.run(tasks, on_done=finished)
     return done
 
 
@@ -223,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--forms", default=",".join(FORMS), help=f"source forms [{','.join(FORMS)}]")
     ap.add_argument("--targets", help="targets [every importable one]")
     ap.add_argument("--jobs", type=int, default=cores())
+    ap.add_argument("--scheduler", default=os.environ.get("DASK_SCHEDULER_ADDRESS"),
+                    help="convert on this Dask scheduler's workers (fixtures are still built locally) "
+                         "[$DASK_SCHEDULER_ADDRESS; default: --jobs local workers]")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per conversion and per fixture build")
     ap.add_argument("--junit", type=Path, help="also write JUnit XML")
     ap.add_argument("--keep-outputs", action="store_true",
@@ -240,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    from convert import batch, batch_manifest
+    from convert import batch
+    from convert.batch import manifest as batch_manifest
 
     t0 = time.monotonic()
     cache = args.cache.resolve()
@@ -261,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     built = build_fixtures(wanted, cache, args.jobs, args.timeout)
     ready = {k for k, r in built.items() if r["status"] in ("ok", "cached")}
 
-    entries = batch_manifest.load(MANIFEST, env={**os.environ, "ZOO_CACHE": str(cache)})
+    entries = batch_manifest.load(MANIFEST, out_root=cache / "out", env={**os.environ, "ZOO_CACHE": str(cache)})
     names = {entry_name(m, s, f): (m, s, f) for (m, s) in wanted if (m, s) in ready for f in forms}
     if missing := sorted(set(names) - {e.name for e in entries}):
         print(f"zoo: error: {MANIFEST} lacks {missing[:3]}...: run `python -m zoo.run --write-manifest {MANIFEST}`",
@@ -271,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     options = batch.BatchOptions(jobs=args.jobs, timeout=args.timeout, report=cache / "zoo-batch-report.json",
                                  junit=args.junit, changed_only=args.changed_only, manifest=MANIFEST,
                                  max_tasks_per_worker=args.max_tasks_per_worker,
-                                 discard_outputs=not args.keep_outputs)
+                                 discard_outputs=not args.keep_outputs, scheduler=args.scheduler)
     print(f"zoo: {len(entries)} source(s) x {len(targets)} target(s) with {args.jobs} worker(s)", file=sys.stderr)
     doc = batch.run_batch(entries, options)
     rows = []

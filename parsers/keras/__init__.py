@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from convert import ir
-from convert.errors import InputError
+from convert.errors import ConvertError, InputError
 from parsers.base import ParseOptions
 
 # importing the handler modules registers them in TABLE
@@ -30,7 +30,12 @@ def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
     """Read a Keras model file into an IR graph (NCHW), without importing TensorFlow."""
     options = options or ParseOptions()
     with KerasSource(path) as source:
-        return Builder(source, options).build()
+        try:
+            return Builder(source, options).build()
+        except (ConvertError, MemoryError):
+            raise
+        except Exception as err:  # noqa: BLE001 - the config is not the shape Keras writes: a corrupt file
+            raise InputError(f"{path}: malformed Keras model config ({type(err).__name__}: {err})") from None
 
 
 def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -40,7 +45,13 @@ def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import keras
 
-    model = _load(path, keras)
+    try:
+        model = _load(path, keras)
+    except (ConvertError, MemoryError):
+        raise
+    except Exception as err:  # noqa: BLE001 - Keras refuses the file: so do we, in one line
+        first = str(err).strip().splitlines()[0][:150] if str(err).strip() else ""
+        raise InputError(f"{path}: Keras itself cannot load this model ({type(err).__name__}: {first})") from None
     feed = [
         np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
         for name, x in zip(graph.inputs, inputs)

@@ -6,10 +6,10 @@ import difflib
 from typing import Any
 
 from convert import ir
-from convert.errors import InputError, Unsupported, UnsupportedError, UsageError
+from convert.errors import ConvertError, InputError, Unsupported, UnsupportedError, UsageError
 from parsers.base import ParseOptions
 
-from . import layout
+from . import layout, weights
 from .call import Call, TensorRef
 from .source import KerasSource
 from .table import TABLE, table_key
@@ -264,6 +264,12 @@ class Builder:
         inputs = _flat_tensors(args)
         if is_model(layer):
             return self._run_model(layer, inputs, path + (name,), f"{prefix}{tag}/")
+        handler = TABLE.get(table_key(layer))
+        if handler is None:  # already listed by check_classes
+            return [POISON] * 8
+        named = self.source.weights.get(path + (name,))
+        kin = layout.keras_shape(self.graph.shape(inputs[0])) if inputs else None
+        weights.check(self.source.path, prefix + name, table_key(layer), layer.get("config", {}), kin, named)
         call = Call(
             graph=self.graph,
             name=self.graph.unique_name(prefix + tag),
@@ -273,16 +279,15 @@ class Builder:
             inputs=inputs,
             args=args,
             kwargs={k2: v for k2, v in kwargs.items() if v is not None},
-            weights=self.source.weights.get(path + (name,)),
+            weights=[array for _, array in named],
         )
-        handler = TABLE.get(table_key(layer))
-        if handler is None:  # already listed by check_classes
-            return [POISON] * 8
         try:
             return list(handler(call))
         except UnsupportedError as err:
             self.errors.extend(err.items)
             return [POISON] * 8
-        except (IndexError, KeyError, ValueError) as err:
+        except (ConvertError, MemoryError):
+            raise
+        except Exception as err:  # noqa: BLE001 - a config the handler cannot use: the file is corrupt
             where = f"{self.source.path}: layer '{call.layer}' ({call.class_name})"
-            raise InputError(f"{where}: {err!r}") from None
+            raise InputError(f"{where}: the layer config cannot be used ({type(err).__name__}: {err})") from None

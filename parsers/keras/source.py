@@ -21,8 +21,16 @@ HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 ZIP_MAGIC = b"PK\x03\x04"
 
 
+# a .keras is a zip the user gave us: cap what inflating it may cost (zip bombs)
+MAX_MEMBER_BYTES = 4 << 30
+MAX_CONFIG_BYTES = 64 << 20
+MAX_RATIO = 200  # uncompressed / compressed; weights barely compress, JSON about 10x
+
+Named = list[tuple["str | None", np.ndarray]]  # (name in the file, if it names them; array)
+
+
 class WeightStore(Protocol):
-    def get(self, path: tuple[str, ...]) -> list[np.ndarray]: ...
+    def get(self, path: tuple[str, ...]) -> Named: ...
 
 
 def sniff(path: str | Path) -> str | None:
@@ -42,7 +50,7 @@ def sniff(path: str | Path) -> str | None:
             with zipfile.ZipFile(path) as z:
                 names = set(z.namelist())
             return "keras_v3" if "config.json" in names and "model.weights.h5" in names else None
-    except (OSError, zipfile.BadZipFile, ValueError):
+    except Exception:  # noqa: BLE001 - h5py raises RuntimeError too on corrupt headers: not a model
         return None
     return None
 
@@ -57,7 +65,7 @@ class H5LegacyStore:
     def __init__(self, group):
         self._group = group
 
-    def get(self, path: tuple[str, ...]) -> list[np.ndarray]:
+    def get(self, path: tuple[str, ...]) -> Named:
         if path[0] not in self._group:
             return []
         layer = self._group[path[0]]
@@ -65,7 +73,11 @@ class H5LegacyStore:
         if len(path) > 1:
             # nested model: keep the weights whose scope names the inner layers in order
             names = [n for n in names if _is_subsequence(path[1:], n.split("/")[:-1])]
-        return [np.asarray(layer[n]) for n in names]
+        for n in names:
+            if n not in layer:
+                raise InputError(f"layer '{'/'.join(path)}': weight '{n}' is listed but not in the file; "
+                                 "the file is corrupt")
+        return [(n, read_dataset(layer[n], f"{'/'.join(path)}/{n}")) for n in names]
 
 
 def _is_subsequence(needle: tuple[str, ...], hay: list[str]) -> bool:
@@ -84,18 +96,67 @@ class V3Store:
     def _walk(self, group, prefix: tuple[str, ...]) -> None:
         if "layers" not in group:
             return
+        if len(prefix) > 64:  # hard links can make a cycle
+            raise InputError("model.weights.h5 nests layers more than 64 deep; the file is corrupt")
         for key, child in group["layers"].items():
             name = key
             if "vars" in child:
                 name = _decode(child["vars"].attrs.get("name", key))
                 arrays = child["vars"]
                 self._vars[prefix + (name,)] = [
-                    np.asarray(arrays[i]) for i in sorted(arrays, key=lambda s: int(s))
+                    (None, read_dataset(arrays[i], f"{key}/vars/{i}")) for i in sorted(arrays, key=_index)
                 ]
             self._walk(child, prefix + (name,))
 
-    def get(self, path: tuple[str, ...]) -> list[np.ndarray]:
+    def get(self, path: tuple[str, ...]) -> Named:
         return self._vars.get(path, [])
+
+
+def _index(key: str) -> int:
+    if not key.isdigit():
+        raise InputError(f"weight '{key}' of model.weights.h5 is not numbered; the file is corrupt")
+    return int(key)
+
+
+def read_dataset(dataset, label: str) -> np.ndarray:
+    """The array of one HDF5 dataset, refusing storage outside the file the user gave."""
+    import h5py
+
+    if not isinstance(dataset, h5py.Dataset):
+        raise InputError(f"weight '{label}' is not a dataset; the file is corrupt")
+    if dataset.external:
+        raise InputError(f"weight '{label}' is stored in an external file ({dataset.external[0][0]!r}); "
+                         "refusing to read outside the model file")
+    if dataset.is_virtual:
+        raise InputError(f"weight '{label}' is a virtual dataset mapping other files; "
+                         "refusing to read outside the model file")
+    return np.asarray(dataset)
+
+
+def refuse_links(group, where) -> None:
+    """Refuse external links anywhere in the file: they make h5py open other files."""
+    import h5py
+
+    def visit(name: str, link):
+        return (name, link.filename) if isinstance(link, h5py.ExternalLink) else None  # non-None stops
+
+    found = group.visititems_links(visit)
+    if found:  # raising inside the callback would leave h5py's lock in a bad state
+        raise InputError(f"{where}: '{found[0]}' is an external link to {found[1]!r}; "
+                         "refusing to read outside the model file")
+
+
+def read_member(z: zipfile.ZipFile, name: str, limit: int, where) -> bytes:
+    """A zip member, refusing one that would inflate beyond `limit` or MAX_RATIO (a zip bomb)."""
+    info = z.getinfo(name)
+    if info.file_size > limit or info.file_size > MAX_RATIO * max(info.compress_size, 1024):
+        raise InputError(f"{where}: zip member {name} inflates to {info.file_size} bytes from "
+                         f"{info.compress_size}; refusing (limit {limit} bytes, ratio {MAX_RATIO})")
+    with z.open(name) as handle:
+        data = handle.read(limit + 1)  # the header may lie: never read past the limit
+    if len(data) > limit:
+        raise InputError(f"{where}: zip member {name} inflates beyond {limit} bytes; refusing")
+    return data
 
 
 class KerasSource:
@@ -108,23 +169,51 @@ class KerasSource:
         self.kind = sniff(self.path)
         if self.kind is None:
             raise InputError(f"{self.path}: not a Keras model (.h5 with model_config or .keras zip)")
+        self._h5 = None
         try:
             if self.kind == "keras_h5":
                 self._h5 = h5py.File(self.path, "r")
+                refuse_links(self._h5, self.path)
                 self.config = json.loads(_decode(self._h5.attrs["model_config"]))
                 group = self._h5["model_weights"] if "model_weights" in self._h5 else self._h5
                 self.weights: WeightStore = H5LegacyStore(group)
             else:
                 with zipfile.ZipFile(self.path) as z:
-                    self.config = json.loads(z.read("config.json"))
-                    blob = z.read("model.weights.h5")
+                    self.config = json.loads(read_member(z, "config.json", MAX_CONFIG_BYTES, self.path))
+                    blob = read_member(z, "model.weights.h5", MAX_MEMBER_BYTES, self.path)
                 self._h5 = h5py.File(io.BytesIO(blob), "r")
+                refuse_links(self._h5, self.path)
                 self.weights = V3Store(self._h5)
-        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as err:
-            raise InputError(f"{self.path}: cannot read Keras model ({err})") from None
+        except InputError as err:
+            self.close()
+            raise InputError(f"{self.path}: {err}" if str(self.path) not in str(err) else str(err)) from None
+        except Exception as err:  # noqa: BLE001 - h5py, zlib, json, zipfile: any failure is a corrupt file
+            self.close()
+            raise InputError(f"{self.path}: cannot read Keras model ({type(err).__name__}: {err})") from None
+        if not isinstance(self.config, dict):
+            self.close()
+            raise InputError(f"{self.path}: the Keras config is a {type(self.config).__name__}, not a model; "
+                             "the file is corrupt")
+        if self.kind == "keras_h5":
+            self._refuse_foreign_weights()
+
+    def _refuse_foreign_weights(self) -> None:
+        """Weights for a layer the config does not have: a file from another model (Keras refuses it too)."""
+        try:
+            known = {str(l.get("name") or l["config"]["name"]) for l in self.config["config"]["layers"]}
+        except (AttributeError, KeyError, TypeError):
+            return  # a malformed config: the builder refuses it, naming what is wrong
+        group = self.weights._group
+        for name in (_decode(n) for n in group.attrs.get("layer_names", [])):
+            if name not in known and name in group and len(group[name].attrs.get("weight_names", [])):
+                self.close()
+                raise InputError(f"{self.path}: the file holds weights for layer '{name}', which its config "
+                                 "does not have; the weights are from another model")
 
     def close(self) -> None:
-        self._h5.close()
+        if self._h5 is not None:
+            self._h5.close()
+            self._h5 = None
 
     def __enter__(self) -> "KerasSource":
         return self

@@ -16,6 +16,7 @@ from parsers.source import Source
 
 from .graphio import choose_io
 from .inline import inline_calls
+from .safety import check_graph
 from .source import check_checkpoint, check_saved_model, checkpoint_prefix
 
 @dataclass
@@ -37,16 +38,18 @@ def _first_line(e: BaseException) -> str:
     return line if len(line) <= _MAX_ERROR else line[:_MAX_ERROR] + "..."
 
 
-def _inference(graph_def: Any, options: ParseOptions, reader: Any = None, prefix: str = "",
+def _inference(graph_def: Any, options: ParseOptions, where: Any, reader: Any = None, prefix: str = "",
                default_inputs: list[str] | None = None, default_outputs: list[str] | None = None,
                notes: list[str] | None = None) -> Frozen:
-    """The training -> inference passes, then function calls inlined."""
+    """The training -> inference passes (on the proto, nothing runs), the safety check of what is
+    left, then function calls inlined."""
     from .training import prepare
 
     prepared = prepare(graph_def, inputs=options.inputs, outputs=options.outputs,
                        settings=options.settings, use_ema=options.use_ema, reader=reader, prefix=prefix,
                        default_inputs=default_inputs, default_outputs=default_outputs)
-    return Frozen(inline_calls(prepared.graph_def), prepared.inputs, prepared.outputs,
+    checked = check_graph(prepared.graph_def, prepared.outputs, where)  # before anything runs
+    return Frozen(inline_calls(checked), prepared.inputs, prepared.outputs,
                   (notes or []) + prepared.notes, prepared.records)
 
 
@@ -79,7 +82,7 @@ def load_checkpoint(source: Source, options: ParseOptions) -> Frozen:
     prefix = source.prefix or checkpoint_prefix(source.path)
     check_checkpoint(prefix)
     meta = _read_meta_graph(Path(f"{prefix}.meta"))
-    return _inference(meta.graph_def, options, _reader(prefix), str(prefix))
+    return _inference(meta.graph_def, options, f"{prefix}.meta", _reader(prefix), str(prefix))
 
 
 def load_frozen_pb(source: Source, options: ParseOptions) -> Frozen:
@@ -92,7 +95,7 @@ def load_frozen_pb(source: Source, options: ParseOptions) -> Frozen:
     except Exception as e:  # noqa: BLE001
         raise InputError(f"{path}: corrupt GraphDef ({_first_line(e)})") from None
     try:
-        return _inference(graph_def, options)
+        return _inference(graph_def, options, path)
     except InputError as e:
         raise InputError(f"{path}: {e}") from None
 
@@ -107,6 +110,7 @@ def _is_tf2_saved_model(directory: Path) -> bool:
         raise InputError(f"{directory / 'saved_model.pb'}: corrupt SavedModel ({_first_line(e)})") from None
     if not sm.meta_graphs:
         raise InputError(f"{directory / 'saved_model.pb'}: the SavedModel holds no graph")
+    check_graph(sm, (), directory)  # before TensorFlow loads it (that runs its restore and init ops)
     return len(sm.meta_graphs[0].object_graph_def.nodes) > 0
 
 
@@ -134,7 +138,7 @@ def _load_tf2(directory: Path, options: ParseOptions) -> Frozen:
     default_out = [t.name for t in frozen_fn.outputs]
     notes = [f"SavedModel signature '{key}'"]
     ins, outs = choose_io(graph_def, options.inputs, options.outputs, notes, default_in, default_out)
-    return Frozen(graph_def, ins, outs, notes)
+    return Frozen(check_graph(graph_def, outs, directory), ins, outs, notes)
 
 
 def _load_tf1(directory: Path, options: ParseOptions, why: str = "") -> Frozen:
@@ -153,7 +157,7 @@ def _load_tf1(directory: Path, options: ParseOptions, why: str = "") -> Frozen:
         notes.append("SavedModel signature 'serving_default'")
     prefix = directory / "variables" / "variables"
     reader = _reader(prefix) if Path(f"{prefix}.index").exists() else None
-    return _inference(meta.graph_def, options, reader, str(prefix), default_in, default_out, notes)
+    return _inference(meta.graph_def, options, directory, reader, str(prefix), default_in, default_out, notes)
 
 
 def load_saved_model(source: Source, options: ParseOptions) -> Frozen:

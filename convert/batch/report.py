@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any, TextIO
 from xml.etree import ElementTree as ET
@@ -92,6 +93,8 @@ def line(result: dict[str, Any], done: int, total: int) -> str:
         extra.append(f"{result['seconds']:.1f} s")
     if result.get("peak_rss_mb") and result["status"] != "skipped":
         extra.append(f"{result['peak_rss_mb']:.0f} MB")
+    if result.get("worker") and result["status"] != "skipped":
+        extra.append(f"on {result['worker']}")
     tail = f" [{', '.join(extra)}]" if extra else ""
     return (f"[{done:>{width}}/{total}] {result['status']:<13} {result['name']} -> {result['target']}: "
             f"{describe(result)}{tail}")
@@ -180,8 +183,17 @@ def write_junit(path: Path, results: list[dict[str, Any]], wall_seconds: float, 
                                                   r.get("traceback") or "", *r.get("notes", [])]))
         out = ET.SubElement(case, "system-out")
         out.text = json.dumps({k: r.get(k) for k in ("source", "out", "verify", "pad_layers", "seconds",
-                                                     "peak_rss_mb")}, default=str)
+                                                     "peak_rss_mb", "worker")}, default=str)
     tree = ET.ElementTree(root)
     ET.indent(tree)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def internal_error_line(exc: BaseException) -> str:
+    """The CLI's one line for a bug: where, what, how to report it."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno} ({frames[-1].name})" if frames else "?"
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return (f"internal error in {where}: {type(exc).__name__}: {text} -- this is a bug; please report it "
+            f"with the manifest entry and `convert --version`")

@@ -313,8 +313,29 @@ def _normalise(raw: dict[str, Any], where: int | str, lines: LineMap, path: Path
     return values
 
 
-def load(path: Path, out_root: Path = Path("."), env: dict[str, str] | None = None) -> list[Entry]:
-    """Read and validate the manifest at `path`; raise ManifestError listing every problem."""
+def _unsafe_out(out: Path, source: Path, root: Path, allow_outside_root: bool) -> str | None:
+    """Why writing `out` could touch files convert did not write, or None when it is safe."""
+    from convert import outdir
+    from convert.errors import UsageError
+
+    where = out.resolve()
+    if not allow_outside_root and (where == root or root not in where.parents):
+        return (f"output directory {out} is not inside --out-root {root}; move it there or pass "
+                "--allow-outside-out-root")
+    try:
+        outdir.check_out(out, source, force=True)  # batch replaces its own previous outputs
+    except UsageError as exc:
+        return str(exc)
+    return None
+
+
+def load(path: Path, out_root: Path = Path("."), env: dict[str, str] | None = None,
+         allow_outside_root: bool = False) -> list[Entry]:
+    """Read and validate the manifest at `path`; raise ManifestError listing every problem.
+
+    Every output directory is checked like `-o` before anything runs (never the source, the current
+    directory or a parent of it; only a previous output of convert is replaced) and must lie inside
+    `out_root` unless `allow_outside_root`."""
     path = Path(path)
     env = dict(os.environ if env is None else env)
     try:
@@ -383,6 +404,9 @@ def load(path: Path, out_root: Path = Path("."), env: dict[str, str] | None = No
             other = seen_outs.setdefault(out.resolve(), f"{name}/{target}")
             if other != f"{name}/{target}":
                 problems.append(f"{path}:{line}: {label}: output directory {out} is also used by {other}")
+            problem = _unsafe_out(out, source, out_root.resolve(), allow_outside_root)
+            if problem:
+                problems.append(f"{path}:{line}: {label}: {problem}")
         entries.append(Entry(
             name=name, source=source, targets=values["targets"], line=line,
             input_shapes=values.get("input_shape", {}), inputs=values.get("inputs"),
