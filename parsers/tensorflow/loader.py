@@ -47,9 +47,9 @@ def _inference(graph_def: Any, options: ParseOptions, where: Any, reader: Any = 
 
     prepared = prepare(graph_def, inputs=options.inputs, outputs=options.outputs,
                        settings=options.settings, use_ema=options.use_ema, reader=reader, prefix=prefix,
-                       default_inputs=default_inputs, default_outputs=default_outputs)
-    checked = check_graph(prepared.graph_def, prepared.outputs, where)  # before anything runs
-    return Frozen(inline_calls(checked), prepared.inputs, prepared.outputs,
+                       default_inputs=default_inputs, default_outputs=default_outputs,
+                       check=lambda gd, outs: check_graph(gd, outs, where))  # before anything runs
+    return Frozen(inline_calls(prepared.graph_def), prepared.inputs, prepared.outputs,
                   (notes or []) + prepared.notes, prepared.records)
 
 

@@ -10,7 +10,8 @@ Run in this order (each one module):
                                a plain scalar placeholder the outputs need asks for --set
   5. batchnorm                 training-mode batch norm -> moving statistics
   6. dropout                   training-form dropout -> identity
-  7. prune.cut_inputs          non-placeholder inputs (IteratorGetNext:0, batch:0) -> placeholders
+  7. prune.cut_inputs          non-placeholder inputs (IteratorGetNext:0, batch:0) -> placeholders;
+                               then `check` (the loader's safety check) sees what the outputs need
   8. prune.keep_needed         only what the outputs need; optimizer, summaries, savers, pipeline go
   9. variables.freeze          variables -> constants from the checkpoint files (--use-ema)
 Nothing here runs the graph in a TF session (TF is used for its protos, its checkpoint reader,
@@ -86,7 +87,8 @@ def _check_flags(view: GraphView, live: set[str], inputs: list[str]) -> None:
 
 def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | None,
             settings: dict[str, str], use_ema: bool = False, reader: Any = None, prefix: str = "",
-            default_inputs: list[str] | None = None, default_outputs: list[str] | None = None) -> Prepared:
+            default_inputs: list[str] | None = None, default_outputs: list[str] | None = None,
+            check: Any = None) -> Prepared:
     """The inference graph of `graph_def` (a copy): passes 1-9 above."""
     from tensorflow.core.framework import graph_pb2
 
@@ -106,6 +108,8 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
     batchnorm.apply(view, live, records)
     dropout.apply(view, live, records)
     ins = prune.cut_inputs(view, ins)
+    if check is not None:  # the safety check sees the control edges keep_needed drops
+        view = GraphView(check(view.graph_def, outs))
     prune.keep_needed(view, outs)
     variables.freeze(view, reader, prefix, use_ema, records)
     notes.extend(r["note"] for r in records if r.get("note"))

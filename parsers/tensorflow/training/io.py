@@ -21,7 +21,7 @@ PIPELINE = ("IteratorGetNext", "IteratorGetNextSync", "QueueDequeueV2", "QueueDe
             "QueueDequeueUpToV2", "QueueDequeue", "QueueDequeueMany", "QueueDequeueUpTo")
 _LOSS_OPS = ("SparseSoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", "L2Loss")
 _BOOKKEEPING = {
-    "NoOp", "Assert", "SaveV2", "RestoreV2", "MergeV2Checkpoints", "Print", "PrintV2", "StringJoin",
+    "NoOp", "Assert", "SaveV2", "RestoreV2", "MergeV2Checkpoints", "PrintV2", "StringJoin",
     "ShardedFilename", "Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "VarHandleOp",
     "ReadVariableOp", "Shape", "ShapeN", "Size", "Rank", "VarIsInitializedOp", "IsVariableInitialized",
     "ScalarSummary", "HistogramSummary", "ImageSummary", "MergeSummary", "TensorSummaryV2",
