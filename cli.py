@@ -1,4 +1,4 @@
-"""The `convert` command. Thin: parses options, calls convert.pipeline, prints one line per result.
+"""The `convert` command. Thin: parses options, calls the Python API (convert/api.py), prints one line per result.
 
 Nothing heavy is imported here: TensorFlow, torch and friends load inside the pipeline, so
 `convert --help` stays fast.
@@ -20,6 +20,7 @@ import click
 
 from convert import __version__
 from convert.errors import ConvertError, Interrupted, UsageError
+from emitters.options import OPTIONS, TARGETS, option_specs  # light: no framework
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 converted (and verified, if asked); 2 bad usage, unreadable input or a system error "
@@ -95,32 +96,16 @@ def guarded(fn: Callable) -> Callable:
 
 def parse_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
     """--input-shape 1,224,224,3  or  --input-shape name:1,224,224,3 (repeatable)."""
+    from convert.api import parse_shape
+
     shapes: dict[str, tuple[int, ...]] = {}
     for value in values:
         name, _, dims = value.rpartition(":")
         try:
-            shape = tuple(int(d) for d in dims.replace("x", ",").split(",") if d.strip())
-        except ValueError:
-            raise UsageError(f"--input-shape {value!r} is not a list of integers: use e.g. 1,224,224,3") from None
-        if not shape or any(d <= 0 for d in shape):
-            raise UsageError(f"--input-shape {value!r} must list positive sizes, e.g. 1,224,224,3")
-        shapes[name] = shape
+            shapes[name] = parse_shape(dims)
+        except UsageError:
+            raise UsageError(f"--input-shape {value!r} must list positive integers, e.g. 1,224,224,3") from None
     return shapes
-
-
-def parse_settings(values: tuple[str, ...]) -> dict[str, str]:
-    """`--set is_training=false --set keep_prob=1` -> {"is_training": "false", "keep_prob": "1"}."""
-    result = {}
-    for value in values:
-        name, sep, text = value.partition("=")
-        if not sep or not name.strip() or not text.strip():
-            raise UsageError(f"--set {value!r}: expected NAME=VALUE, e.g. --set is_training=false")
-        result[name.strip()] = text.strip()
-    return result
-
-
-def _names(value: str | None) -> list[str] | None:
-    return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
 
 def conversion_options(fn: Callable) -> Callable:
@@ -154,19 +139,14 @@ def conversion_options(fn: Callable) -> Callable:
     return fn
 
 
-def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol,
-             seed, as_json, keep_ir, force, timeout=None, max_memory=None, **emit) -> None:
-    from convert import memory, pipeline, report
-    from emitters.base import EmitOptions
+def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
+             as_json, keep_ir, force, timeout=None, max_memory=None, **target_options) -> None:
+    from convert import api, report
 
-    req = pipeline.Request(
-        source=src, target=target, out=out, inputs=_names(inputs), outputs=_names(outputs),
-        input_shapes=parse_shapes(input_shape), verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir,
-        force=force, options=EmitOptions(**emit), settings=parse_settings(settings), use_ema=use_ema,
-        max_memory=memory.parse_size(max_memory) if max_memory else None,
-    )
     try:
-        doc = pipeline.run(req).check()
+        doc = api.convert(src, target, out, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
+                          verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
+                          max_memory=max_memory, settings=settings, use_ema=use_ema, **target_options)
     except ConvertError as exc:
         if as_json:
             click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
@@ -175,6 +155,24 @@ def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, setti
         for note in doc.get("notes", []):
             click.echo(note, err=True)
     click.echo(json.dumps(doc, indent=2) if as_json else report.summary_line(doc))
+
+
+def target_flags(targets: tuple[str, ...]) -> Callable:
+    """The flags of `targets`' options, generated from their dataclasses (emitters/options.py)."""
+
+    def decorate(fn: Callable) -> Callable:
+        for target in reversed(targets):
+            for spec in reversed(option_specs(target)):
+                if spec.type is bool:
+                    opt = click.option(spec.flag, is_flag=True, default=spec.default, help=spec.help)
+                else:
+                    kind = (click.Choice(list(spec.choices)) if spec.choices else
+                            click.IntRange(*spec.range) if spec.range else spec.type)
+                    opt = click.option(spec.flag, type=kind, default=spec.default, show_default=True, help=spec.help)
+                fn = opt(fn)
+        return fn
+
+    return decorate
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
@@ -191,40 +189,20 @@ def main() -> None:
     """
 
 
-@main.command("tf2torch", epilog=EXIT_CODES_HELP)
-@conversion_options
-@click.option("--nhwc", is_flag=True, help="Keep TF's NHWC layout at the model's inputs and outputs.")
-@guarded
-def tf2torch(src: Path, nhwc: bool, **kw: Any) -> None:
-    """Write model.py (an nn.Module) + model.pt (its state_dict)."""
-    _convert("torch", src, nhwc=nhwc, **kw)
+def _target_command(target: str) -> None:
+    """`convert tf2<target>`: the shared conversion flags plus the target's own options."""
+
+    @guarded
+    def command(src: Path, **kw: Any) -> None:
+        _convert(target, src, **kw)
+
+    command.__doc__ = OPTIONS[target].COMMAND_HELP
+    command.__name__ = f"tf2{target}"
+    main.command(f"tf2{target}", epilog=EXIT_CODES_HELP)(conversion_options(target_flags((target,))(command)))
 
 
-@main.command("tf2caffe", epilog=EXIT_CODES_HELP)
-@conversion_options
-@click.option("--caffe-pad", type=click.Choice(["layer", "kernel"]), default="layer", show_default=True,
-              help="Asymmetric pads: a pad layer group, or zero taps added to the kernel (conv only).")
-@guarded
-def tf2caffe(src: Path, caffe_pad: str, **kw: Any) -> None:
-    """Write deploy.prototxt + model.caffemodel (BVLC layers; verified in OpenCV DNN)."""
-    _convert("caffe", src, caffe_pad=caffe_pad, **kw)
-
-
-@main.command("tf2mxnet", epilog=EXIT_CODES_HELP)
-@conversion_options
-@guarded
-def tf2mxnet(src: Path, **kw: Any) -> None:
-    """Write model-symbol.json + model-0000.params (MXNet 1.x)."""
-    _convert("mxnet", src, **kw)
-
-
-@main.command("tf2onnx", epilog=EXIT_CODES_HELP)
-@conversion_options
-@click.option("--opset", type=click.IntRange(13, 21), default=17, show_default=True, help="ONNX opset.")
-@guarded
-def tf2onnx(src: Path, opset: int, **kw: Any) -> None:
-    """Write model.onnx."""
-    _convert("onnx", src, opset=opset, **kw)
+for _target in TARGETS:
+    _target_command(_target)
 
 
 @main.command("tf2ir", epilog=EXIT_CODES_HELP)
@@ -243,17 +221,19 @@ def tf2ir(src: Path, **kw: Any) -> None:
 @click.option("--outputs", help="Output tensor names.")
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Value of a scalar placeholder.")
 @click.option("--use-ema", is_flag=True, help="ExponentialMovingAverage shadow variables as weights.")
-@click.option("--json", "as_json", is_flag=True, help="Rows as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Rows as JSON (per target: plan, pad_layer, details).")
+@target_flags(TARGETS)
 @guarded
-def inspect_cmd(src: Path, input_shape, inputs, outputs, settings, use_ema: bool, as_json: bool) -> None:
-    """The IR as a table: op, shapes, per-side pads (t,b,l,r) and what each target will do."""
-    from convert import inspect, pipeline
+def inspect_cmd(src: Path, input_shape, inputs, outputs, settings, use_ema: bool, as_json: bool,
+                **target_options: Any) -> None:
+    """The IR as a table: op, shapes, per-side pads (t,b,l,r) and what each target will do
+    (with the given target options, e.g. --caffe-pad kernel)."""
+    from convert import api, inspect
 
-    req = pipeline.Request(source=src, target="ir", inputs=_names(inputs), outputs=_names(outputs),
-                           input_shapes=parse_shapes(input_shape), settings=parse_settings(settings),
-                           use_ema=use_ema)
-    graph, _, _, notes = pipeline.load_graph(req)
-    click.echo(json.dumps(inspect.rows(graph), indent=1) if as_json else inspect.render(graph))
+    graph, notes = api.load(src, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
+                            settings=settings, use_ema=use_ema)
+    rows = inspect.rows(graph, target_options)
+    click.echo(json.dumps(rows, indent=1) if as_json else inspect.render(graph, target_options, rows))
     for note in notes:
         click.echo(note, err=True)
 
@@ -269,14 +249,14 @@ def inspect_cmd(src: Path, input_shape, inputs, outputs, settings, use_ema: bool
 @guarded
 def verify_cmd(out: Path, rtol: float | None, layers: bool, as_json: bool, report_path: Path | None) -> None:
     """Re-run the check recorded in OUT/conversion.json (--layers: find where it diverges)."""
-    from convert import pipeline, report
+    from convert import api, report
 
     if layers or report_path:
         _verify_layers(out, rtol, as_json, report_path)
         return
     if as_json:
         raise UsageError("--json needs --layers (the plain check prints one line)")
-    result = pipeline.reverify(out, rtol)
+    result = api.verify(out, rtol)
     snr = "exact" if result["snr_db"] is None else f"SNR {result['snr_db']:.1f} dB"
     click.echo(f"OK max_rel {report.fmt_error(result['max_rel'])} ({snr})")
 

@@ -18,8 +18,6 @@ from . import __version__
 from .cache import Cache, parse_key, reference_key
 from .errors import ConvertError, UnsupportedError, UsageError, VerifyError
 
-SOURCE_TARGETS = {"tf2torch": "torch", "tf2caffe": "caffe", "tf2mxnet": "mxnet", "tf2onnx": "onnx"}
-
 
 @dataclass
 class Request:
@@ -34,7 +32,7 @@ class Request:
     seed: int = 0
     keep_ir: bool = False
     force: bool = False
-    options: Any = None  # emitters.base.EmitOptions
+    options: Any = None  # the target's options (emitters.options), or None for its defaults
     settings: dict[str, str] = field(default_factory=dict)  # --set NAME=VALUE (scalar placeholders)
     use_ema: bool = False  # --use-ema
     max_memory: int | None = None  # bytes; None: 80% of the machine's RAM (convert/memory.py)
@@ -138,7 +136,6 @@ def run(req: Request, cache: Cache | None = None) -> Conversion:
     """Convert `req.source` for `req.target`; `cache` (optional) holds parses and TF outputs to reuse."""
     import emitters
     import parsers
-    from emitters.base import EmitOptions
 
     from . import ir, outdir, report, verify
 
@@ -159,11 +156,11 @@ def run(req: Request, cache: Cache | None = None) -> Conversion:
             files = ["graph.json", "weights.npz"]
         else:
             emitter = emitters.get(req.target)
-            problems = emitter.unsupported(graph)
+            problems = emitter.unsupported(graph, req.options)
             if problems:
                 raise UnsupportedError(problems, req.target)
             t0 = time.perf_counter()
-            emitted = emitter.emit(graph, tmp, req.options or EmitOptions())
+            emitted = emitter.emit(graph, tmp, req.options)
             seconds["emit"] = round(time.perf_counter() - t0, 3)
             files = list(emitted.files)
             if req.keep_ir:
@@ -243,4 +240,4 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     return result
 
 
-__all__ = ["Request", "Conversion", "run", "reverify", "load_graph", "default_out", "ConvertError", "SOURCE_TARGETS"]
+__all__ = ["Request", "Conversion", "run", "reverify", "load_graph", "default_out", "ConvertError"]

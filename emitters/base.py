@@ -1,19 +1,34 @@
-"""What every emitter takes and returns."""
+"""What every emitter takes and returns, and the one handler contract all four share.
+
+A handler lowers one IR node: `handler(ctx) -> <the target's fragment>`, where `ctx` is the
+target's subclass of `NodeContext` (node, graph, the target's options -- opset included -- plus
+what that target's builder needs). A limit check, for nodes a handler cannot express, is
+registered with its handler and has one signature: `limit(ctx: NodeContext) -> hint | None`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Container
+from typing import Any, Callable, TypeVar
 
 from convert.errors import Unsupported
 from convert.ir import Graph, Node
+from convert.registry import OpTable
+
+from .options import CaffeOptions, OnnxOptions, TargetOptions, TorchOptions, options_for
+
+F = TypeVar("F", bound=Callable)
 
 
 @dataclass
 class EmitOptions:
-    nhwc: bool = False  # keep TF's NHWC layout at the model's inputs/outputs (torch)
-    caffe_pad: str = "layer"  # Caffe asymmetric pads: 'layer' (pad layer group) or 'kernel'
-    opset: int = 17  # ONNX opset
+    """Every target's options in one bag (the batch worker and older callers build this); emitters
+    take `options_for(target, ...)` of it. The per-target dataclasses in emitters/options.py are
+    the definition (defaults included)."""
+
+    nhwc: bool = TorchOptions.nhwc
+    caffe_pad: str = CaffeOptions.caffe_pad
+    opset: int = OnnxOptions.opset
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -31,13 +46,58 @@ class EmitResult:
     tensor_names: dict[str, str] = field(default_factory=dict)
 
 
-def unsupported_nodes(
-    graph: Graph, handled: Container[str], no_handler_hint: str, limit: Callable[[Node], str | None]
-) -> list[Unsupported]:
-    """Every node a target cannot express: its op has no handler, or `limit(node)` gives a hint."""
-    found = []
-    for node in graph.nodes:
-        hint = no_handler_hint if node.op not in handled else limit(node)
-        if hint:
-            found.append(Unsupported(node.op, node.name, hint))
-    return found
+@dataclass(frozen=True)
+class NodeContext:
+    """What a handler and a limit check see of one node."""
+
+    node: Node
+    graph: Graph
+    options: TargetOptions
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self.node.attrs
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.node.params
+
+    def plan(self):
+        """The target's padding plan for this node (the one `convert inspect` shows)."""
+        from convert.padding import plan
+
+        return plan(self.node, self.graph, self.options)
+
+
+Limit = Callable[[NodeContext], "str | None"]
+
+
+class HandlerTable(OpTable):
+    """One handler per IR op, each registered with its optional limit check."""
+
+    def __init__(self, target: str, no_handler_hint: str):
+        super().__init__(target)
+        self.target = target
+        self.no_handler_hint = no_handler_hint
+        self._limits: dict[str, Limit] = {}
+
+    def register(self, *ops: str, limit: Limit | None = None) -> Callable[[F], F]:
+        decorate = super().register(*ops)
+        if limit is not None:
+            self._limits.update({op: limit for op in ops})
+        return decorate
+
+    def limit(self, ctx: NodeContext) -> str | None:
+        check = self._limits.get(ctx.node.op)
+        return check(ctx) if check else None
+
+    def unsupported(self, graph: Graph, options: Any = None) -> list[Unsupported]:
+        """Every node the target cannot express (with `options`, e.g. the ONNX opset): no handler
+        for its op, or its limit check gives a hint."""
+        options = options_for(self.target, options)
+        found = []
+        for node in graph.nodes:
+            hint = self.no_handler_hint if node.op not in self else self.limit(NodeContext(node, graph, options))
+            if hint:
+                found.append(Unsupported(node.op, node.name, hint))
+        return found

@@ -1,10 +1,13 @@
-"""convert.inspect: the per-target plan columns come from each target's padding plan."""
+"""convert.inspect: the per-target plan columns come from each target's padding plan -- the one its
+emitter follows, so the nodes inspect says get a separate pad layer are exactly `pad_layers`."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from convert import inspect, ir
+from tests.ir_cases import matrix
 
 
 def graph_with_asymmetric_pads() -> ir.Graph:
@@ -35,3 +38,86 @@ def test_render_counts_asymmetric_nodes():
     text = inspect.render(graph_with_asymmetric_pads())
     assert text.splitlines()[0].split()[:5] == ["node", "op", "in", "out", "pads"]
     assert "3 with asymmetric pads" in text.splitlines()[-1]
+
+
+# ---- inspect vs. the emitted conversion: the same plan, so the same pad layers ----------------
+
+TARGET_OPTIONS = [  # every target, and every option that changes a plan
+    ("torch", {}), ("caffe", {"caffe_pad": "layer"}), ("caffe", {"caffe_pad": "kernel"}),
+    ("mxnet", {}), ("onnx", {"opset": 17}), ("onnx", {"opset": 13}),
+]
+
+
+def _emitted_pad_layers(graph: ir.Graph, target: str, values: dict, out) -> list[tuple[str, list[int]]]:
+    import emitters
+    from emitters.options import options_for
+
+    out.mkdir()
+    result = emitters.get(target).emit(graph, out, options_for(target, values))
+    return [(e["node"], e["pads"]) for e in result.pad_layers]
+
+
+def _inspected_pad_layers(graph: ir.Graph, target: str, values: dict) -> list[tuple[str, list[int]]]:
+    table = inspect.rows(graph, values)
+    return [(r["node"], pads) for r in table for pads in r["targets"].get(target, {}).get("pad_layers", [])]
+
+
+def assert_inspect_matches_emitters(graph: ir.Graph, tmp_path) -> None:
+    for i, (target, values) in enumerate(TARGET_OPTIONS):
+        inspected = _inspected_pad_layers(graph, target, values)
+        assert [n for n, _ in inspected] == inspect.pad_layer_nodes(inspect.rows(graph, values), target)
+        assert inspected == _emitted_pad_layers(graph, target, values, tmp_path / f"{i}-{target}"), (target, values)
+
+
+def transposed_same_k1_s2() -> ir.Graph:
+    """SAME transposed conv, k=1, s=2, 4 -> 8: TF's output reaches one row past the full
+    transposed output, which Caffe gets with an appended zero input row (a pad group) + Slice."""
+    g = ir.Graph(name="t")
+    g.inputs = [g.add_tensor("x", (1, 3, 4, 4))]
+    w = np.ones((3, 2, 1, 1), np.float32)
+    y = g.add_node("conv_transpose2d", "up", ["x"], (1, 2, 8, 8),
+                   {"kernel": (1, 1), "stride": (2, 2), "dilation": (1, 1), "groups": 1,
+                    "crop": (0, 0), "output_size": (8, 8)}, {"weight": w})
+    g.outputs = [y]
+    return g
+
+
+def test_transposed_k1_s2_caffe_writes_a_pad_group(tmp_path):
+    g = transposed_same_k1_s2()
+    [row] = inspect.rows(g)
+    assert row["targets"]["caffe"]["pad_layer"] is True
+    assert row["plan"]["caffe"] == "pad group + slice"
+    assert row["targets"]["torch"]["pad_layer"] is False and row["plan"]["torch"] == "in layer"
+    assert_inspect_matches_emitters(g, tmp_path)
+
+
+def test_options_reach_the_plans():
+    rows = {r["node"]: r for r in inspect.rows(graph_with_asymmetric_pads(), {"caffe_pad": "kernel"})}
+    assert rows["conv"]["plan"]["caffe"] == "kernel taps"
+    assert rows["conv"]["targets"]["caffe"]["pad_layer"] is False
+
+
+def test_asymmetric_graph_matches_emitters(tmp_path):
+    assert_inspect_matches_emitters(graph_with_asymmetric_pads(), tmp_path)
+
+
+@pytest.fixture(scope="module")
+def parsed(tmp_path_factory):
+    """case -> IR graph through parser and passes, as tests/test_padding_matrix.py converts it."""
+    import parsers
+    from convert import passes
+    from parsers.base import ParseOptions
+    from tests.tf_cases import build_pb
+
+    directory = tmp_path_factory.mktemp("pbs")
+
+    def get(case):
+        graph = parsers.parse(build_pb(case, directory).pb, ParseOptions())
+        return passes.run_default_passes(graph)
+
+    return get
+
+
+@pytest.mark.parametrize("case", matrix(), ids=lambda c: c.id)
+def test_inspect_matches_pad_layers_on_the_padding_matrix(case, parsed, tmp_path):
+    assert_inspect_matches_emitters(parsed(case), tmp_path)

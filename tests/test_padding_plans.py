@@ -53,3 +53,64 @@ def test_transposed_plan_covers_the_tf_window(n, k, s):
     assert produced - plan.crop.top - plan.crop.bottom == o
     assert ph + plan.crop.top == crop[0]
     assert 0 <= oph < s or oph == 0
+
+
+# ---- plan(node, graph, options): one Plan per target, what emitters and inspect both follow -----
+
+
+def _node(op: str, in_hw=(8, 8), **attrs):
+    from convert import ir
+
+    g = ir.Graph(name="g")
+    g.inputs = [g.add_tensor("x", (1, 3, *in_hw))]
+    params = {}
+    if op in ("conv2d", "conv_transpose2d"):
+        k = attrs["kernel"]
+        params["weight"] = np.ones((3, 3, *k) if op == "conv_transpose2d" else (3, 3 // attrs["groups"], *k), np.float32)
+    out = attrs.pop("out")
+    y = g.add_node(op, "y", ["x"], (1, 3, *out), attrs, params)
+    g.outputs = [y]
+    return g.nodes[-1], g
+
+
+CONV = dict(kernel=(3, 3), stride=(2, 2), dilation=(1, 1), groups=1, pads=(0, 1, 0, 1), out=(4, 4))
+AVG = dict(kernel=(3, 3), stride=(2, 2), pads=(0, 1, 0, 1), count_include_pad=False, out=(4, 4))
+UP = dict(kernel=(1, 1), stride=(2, 2), dilation=(1, 1), groups=1, crop=(0, 0), output_size=(8, 8), out=(8, 8))
+
+
+@pytest.mark.parametrize("op,attrs,in_hw,target,values,summary,pad_layer,size_dependent", [
+    ("conv2d", CONV, (8, 8), "torch", {}, "pad layer", True, False),
+    ("conv2d", {**CONV, "padding": "SAME"}, (8, 8), "torch", {}, "pad layer", True, True),  # recorded SAME
+    ("conv2d", CONV, (8, 8), "onnx", {}, "in layer", False, False),
+    ("conv2d", CONV, (8, 8), "mxnet", {}, "pad layer", True, False),
+    ("conv2d", CONV, (8, 8), "caffe", {}, "pad group", True, False),
+    ("conv2d", CONV, (8, 8), "caffe", {"caffe_pad": "kernel"}, "kernel taps", False, False),
+    ("avg_pool2d", AVG, (8, 8), "torch", {}, "pad layer + divisor map", True, True),
+    ("avg_pool2d", AVG, (8, 8), "onnx", {}, "in layer", False, False),
+    ("avg_pool2d", AVG, (8, 8), "mxnet", {}, "aligned pad + slice", True, True),
+    ("conv_transpose2d", UP, (4, 4), "torch", {}, "in layer", False, True),
+    ("conv_transpose2d", UP, (4, 4), "caffe", {}, "pad group + slice", True, True),
+])
+def test_plan_per_target(op, attrs, in_hw, target, values, summary, pad_layer, size_dependent):
+    from convert.padding import Plan, plan
+    from emitters.options import options_for
+
+    node, graph = _node(op, in_hw, **dict(attrs))
+    p = plan(node, graph, options_for(target, values))
+    assert isinstance(p, Plan) and p.target == target
+    assert p.summary() == summary
+    assert p.separate_pad_layer is pad_layer
+    assert p.size_dependent is size_dependent
+    assert p.as_dict()["pad_layer"] is pad_layer
+
+
+def test_ops_without_padding_get_an_empty_plan():
+    from convert import ir
+    from convert.padding import plan
+    from emitters.options import TorchOptions
+
+    g = ir.Graph(name="g")
+    g.inputs = [g.add_tensor("x", (1, 3))]
+    g.outputs = [g.add_node("relu", "r", ["x"], (1, 3))]
+    p = plan(g.nodes[-1], g, TorchOptions())
+    assert p.summary() == "-" and not p.separate_pad_layer

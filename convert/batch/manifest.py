@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from emitters import options as target_options
+from emitters.options import OptionSpec
+
 ENTRY_LISTS = ("model", "models")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -131,16 +134,20 @@ def _timeout(value: Any) -> float:
     return float(value)
 
 
-def _opset(value: Any) -> int:
-    if _int(value) not in range(13, 22):
-        raise ValueError(f"opset must be between 13 and 21, got {value!r}")
-    return value
+def _target_option(spec: OptionSpec) -> Callable[[Any], Any]:
+    """The manifest key of one target option (nhwc, caffe_pad, opset): the same type, choices and
+    range as its `tf2<target>` flag, from the target's options dataclass."""
+    normalise = {bool: _bool, int: _int, str: _text}[spec.type]
 
+    def check(value: Any) -> Any:
+        value = normalise(value)
+        try:
+            target_options.check(spec, value)
+        except ValueError as exc:
+            raise ValueError(f"{spec.name}: {str(exc).replace(spec.flag + ' ', '', 1)}") from None
+        return value
 
-def _caffe_pad(value: Any) -> str:
-    if value not in ("layer", "kernel"):
-        raise ValueError(f"caffe_pad must be 'layer' or 'kernel', got {value!r}")
-    return value
+    return check
 
 
 def _text(value: Any) -> str:
@@ -169,10 +176,9 @@ FIELDS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "keep_ir": (_bool, "keep_ir"),
     "timeout": (_timeout, "timeout"),
     "out": (_text, "out"),
-    "nhwc": (_bool, "emit"),
-    "caffe_pad": (_caffe_pad, "emit"),
-    "opset": (_opset, "emit"),
 }
+EMIT_KEYS = tuple(target_options.all_option_specs())
+FIELDS.update({name: (_target_option(spec), "emit") for name, spec in target_options.all_option_specs().items()})
 REQUIRED = ("name", "source", "targets")
 NOT_IN_DEFAULTS = ("name", "source")
 
@@ -412,7 +418,7 @@ def load(path: Path, out_root: Path = Path("."), env: dict[str, str] | None = No
             input_shapes=values.get("input_shape", {}), inputs=values.get("inputs"),
             outputs=values.get("outputs"), rtol=values.get("rtol", 1e-4), verify=values.get("verify", True),
             seed=values.get("seed", 0), keep_ir=values.get("keep_ir", False), timeout=values.get("timeout"),
-            emit={k: values[k] for k in ("nhwc", "caffe_pad", "opset") if k in values}, outs=outs,
+            emit={k: values[k] for k in EMIT_KEYS if k in values}, outs=outs,
         ))
     if problems:
         raise ManifestError(sorted(problems, key=_line_of))

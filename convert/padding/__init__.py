@@ -1,13 +1,16 @@
-"""All padding decisions: TF's rules (rules.py) and how each target reproduces them (plans.py,
-plus a plan module per target whose layers have rules of their own, e.g. caffe.py)."""
+"""All padding decisions: TF's rules (rules.py) and how each target reproduces them.
+
+`plan(node, graph, options) -> Plan` (targets.py, one function per target) is the only entry the
+emitters and `convert inspect` use; plan_type.py defines `Plan`; plans.py, mxnet.py and caffe.py hold
+the per-target recipes it is built from."""
 
 from .caffe import CaffePlan, caffe_plan_conv, caffe_plan_pool, caffe_plan_transposed
 from .mxnet import AvgPoolPlan as MXNetAvgPoolPlan, plan_avg_pool as mxnet_plan_avg_pool, pool_full_hw as mxnet_pool_full_hw
+from .plan_type import PadLayer, PadRecord, Plan
 from .plans import (
     MXNET,
     ONNX,
     TORCH,
-    PadLayer,
     TargetCaps,
     TransposedPlan,
     WindowPlan,
@@ -29,6 +32,7 @@ from .rules import (
     transposed_full_size,
     window_counts_1d,
 )
+from .targets import PADDED_OPS, plan
 from .space_to_batch import SpaceToBatchConv, space_to_batch_conv
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,6 +1,6 @@
-"""Lowering plans: how a target reproduces an IR node's explicit pads exactly.
-
-Emitters never reason about TF padding; they ask for a plan and follow it. A plan is one of:
+"""Lowering recipes shared by the targets whose layers pad like torch/ONNX/MXNet: how to reproduce an
+IR node's explicit pads exactly. targets.py turns them into each target's `Plan`; emitters never
+call these directly. A plan is one of:
 fold the pads into the layer, put a separate pad layer in front and run the layer unpadded,
 and/or the target-specific exact extras (divisor map for average pooling, crop after the layer).
 Targets whose layers only pad symmetrically describe that in their `TargetCaps`; targets with
@@ -14,6 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .plan_type import PadLayer
 from .rules import NO_PADS, Pads, avg_pool_real_counts, output_hw, transposed_full_size
 
 
@@ -28,14 +29,6 @@ class TargetCaps:
 TORCH = TargetCaps("torch", asymmetric=False, pool_pad_at_most_half_kernel=True, avg_excludes_pad=True)
 ONNX = TargetCaps("onnx", asymmetric=True, pool_pad_at_most_half_kernel=False, avg_excludes_pad=True)
 MXNET = TargetCaps("mxnet", asymmetric=False, pool_pad_at_most_half_kernel=False, avg_excludes_pad=True)
-
-
-@dataclass(frozen=True)
-class PadLayer:
-    """A separate constant pad in front of the op."""
-
-    pads: Pads
-    value: float  # 0.0, or -inf in front of max pooling
 
 
 @dataclass(frozen=True)

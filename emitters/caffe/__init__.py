@@ -14,10 +14,11 @@ import numpy as np
 
 from convert import ir
 from convert.errors import Unsupported
-from emitters.base import EmitOptions, EmitResult, unsupported_nodes
+from emitters.base import EmitResult
+from emitters.options import options_for
 
 from .builder import NetBuilder
-from .ops import LIMITS, TABLE
+from .ops import TABLE, Ctx
 
 TARGET = "caffe"
 PROTOTXT = "deploy.prototxt"
@@ -25,22 +26,19 @@ CAFFEMODEL = "model.caffemodel"
 _IO_TAG = "# convert-io: "
 
 
-def unsupported(graph: ir.Graph) -> list[Unsupported]:
-    return unsupported_nodes(
-        graph, TABLE, "no Caffe (BVLC) equivalent",
-        lambda node: (check := LIMITS.get(node.op)) and check(graph, node),
-    )
+def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
+    return TABLE.unsupported(graph, options)
 
 
-def build(graph: ir.Graph, options: EmitOptions | None = None) -> NetBuilder:
-    """The Caffe net for `graph` (in memory)."""
-    options = options or EmitOptions()
+def build(graph: ir.Graph, options=None) -> NetBuilder:
+    """The Caffe net for `graph` (in memory); `options`: CaffeOptions (or what options_for accepts)."""
+    options = options_for(TARGET, options)
     b = NetBuilder(graph.name)
     b.reserve(list(graph.tensors), [n.name for n in graph.nodes] + list(graph.inputs))
     for name in graph.inputs:
         b.input(name, graph.shape(name))
     for node in graph.nodes:
-        blob = TABLE.get(node.op)(b, graph, node, options)
+        blob = TABLE.get(node.op)(Ctx(node, graph, options, b))
         if blob is None:
             continue
         b.finish(node.name, node.output, blob)
@@ -48,7 +46,7 @@ def build(graph: ir.Graph, options: EmitOptions | None = None) -> NetBuilder:
     return b
 
 
-def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions) -> EmitResult:
+def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
     from google.protobuf import text_format
 
     out_dir = Path(out_dir)

@@ -109,9 +109,6 @@ class NetBuilder:
     def mark_external(self, blob: str) -> None:
         self._external.add(blob)
 
-    def record_pad(self, node: str, pads: Sequence[int], reason: str) -> None:
-        self.pad_layers.append({"node": node, "pads": [int(p) for p in pads], "reason": reason})
-
     # ---- small recipes ---------------------------------------------------------------------
     def input(self, name: str, shape: Sequence[int]) -> None:
         layer = self.add("Input", f"{name}/input", [], [name], [shape], input_param={"shape": [{"dim": list(shape)}]})

@@ -1,26 +1,33 @@
 """One handler per IR op: each appends the Caffe layers for one node and returns its result blob.
 
-TABLE maps op -> handler(builder, graph, node, options) -> blob. LIMITS maps op -> check(graph,
-node) -> hint or None, for ops Caffe can express only in some configurations.
-Padding decisions come from convert.padding (caffe_plan_*); handlers only follow the plan.
+TABLE maps op -> handler(ctx) -> blob (ctx: node, graph, CaffeOptions and the NetBuilder); a
+handler's limit check(ctx) -> hint or None, for ops Caffe can express only in some
+configurations, is registered with it. Padding decisions come from `ctx.plan()` (convert.padding);
+handlers only follow the plan.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from convert import ir
-from convert.padding import Pads, caffe_plan_conv, caffe_plan_pool, caffe_plan_transposed, output_hw
+from convert.padding import Pads, Plan, output_hw
 from convert.padding.caffe import caffe_pool_out_1d  # Caffe's own (ceil-rounded) pooling size
-from convert.registry import OpTable
-from emitters.base import EmitOptions
+from convert.padding.targets import caffe_transposed_kernel
+from emitters.base import HandlerTable, NodeContext
 
 from .builder import NetBuilder, POOL, broadcast_span
 
-TABLE = OpTable("caffe")
-LIMITS = OpTable("caffe-limits")
+TABLE = HandlerTable("caffe", "no Caffe (BVLC) equivalent")
+
+
+@dataclass(frozen=True)
+class Ctx(NodeContext):
+    builder: NetBuilder
+
 
 BINARY = ("add", "sub", "mul", "div", "maximum", "minimum")
 
@@ -36,20 +43,25 @@ def _axis(axis: int, rank: int) -> int:
 # ---- spatial -----------------------------------------------------------------------------------
 
 
+def _pad_group(ctx: Ctx, plan: Plan, x: str) -> str:
+    """The plan's pad layer group in front of the layer (if any), recorded in `pad_layers`."""
+    if plan.pad_layer is None:
+        return x
+    ctx.builder.pad_layers += [r.entry(ctx.node.name) for r in plan.records]
+    return ctx.builder.pad_group(f"{ctx.node.name}/pad", x, plan.pad_layer.pads, plan.pad_layer.value)
+
+
 @TABLE.register("conv2d")
-def _conv2d(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _conv2d(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     a = node.attrs
     x = node.inputs[0]
-    in_c, out_c = b.shape(x)[1], node.params["weight"].shape[0]
-    depthwise = a["groups"] == in_c == out_c and in_c > 1
-    plan = caffe_plan_conv(a["pads"], a["dilation"], options.caffe_pad, a["kernel"], depthwise)
-    if plan.pad_group is not None:
-        x = b.pad_group(f"{node.name}/pad", x, plan.pad_group, plan.pad_value)
-        b.record_pad(node.name, plan.pad_group, plan.reason)
+    plan = ctx.plan()
+    x = _pad_group(ctx, plan, x)
     taps = plan.kernel_taps
     weight = np.pad(node.params["weight"], ((0, 0), (0, 0), (taps.top, taps.bottom), (taps.left, taps.right)))
     out_c, _, kh, kw = weight.shape
-    (dh, dw), (sh, sw), (ph, pw) = a["dilation"], a["stride"], plan.layer_pad
+    (dh, dw), (sh, sw), (ph, pw) = a["dilation"], a["stride"], (plan.layer_pads.top, plan.layer_pads.left)
     n, _, h, w = b.shape(x)
     oh, ow = output_hw((h, w), (kh, kw), (sh, sw), (dh, dw), Pads(ph, ph, pw, pw))
     bias = node.params.get("bias")
@@ -66,29 +78,18 @@ def _conv2d(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> 
 
 
 @TABLE.register("conv_transpose2d")
-def _conv_transpose2d(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _conv_transpose2d(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     a = node.attrs
     x = node.inputs[0]
-    in_hw = _hw(b.shape(x))
-    weight = node.params["weight"]
-    dh, dw = a.get("dilation", (1, 1))
-    if (dh, dw) != (1, 1):
-        # OpenCV's Deconvolution ignores dilation (measured: wrong output size); a kernel with the
-        # holes written out as zeros is the same operator.
-        i, o, kh, kw = weight.shape
-        dilated = np.zeros((i, o, (kh - 1) * dh + 1, (kw - 1) * dw + 1), weight.dtype)
-        dilated[:, :, ::dh, ::dw] = weight
-        weight = dilated
-    kernel = weight.shape[2:]
-    plan = caffe_plan_transposed(in_hw, kernel, a["stride"], (1, 1), a["crop"], a["output_size"], options.caffe_pad)
-    if plan.pad_group is not None:
-        x = b.pad_group(f"{node.name}/pad", x, plan.pad_group, 0.0)
-        b.record_pad(node.name, plan.pad_group, plan.reason)
+    plan = ctx.plan()
+    weight = caffe_transposed_kernel(node)
+    x = _pad_group(ctx, plan, x)
     taps = plan.kernel_taps
     weight = np.pad(weight, ((0, 0), (0, 0), (taps.top, taps.bottom), (taps.left, taps.right)))
     _, out_per_group, kh, kw = weight.shape
     groups = a["groups"]
-    (sh, sw), (ph, pw) = a["stride"], plan.layer_pad
+    (sh, sw), (ph, pw) = a["stride"], (plan.layer_pads.top, plan.layer_pads.left)
     n, _, h, w = b.shape(x)
     oh, ow = (h - 1) * sh + kh - 2 * ph, (w - 1) * sw + kw - 2 * pw
     bias = node.params.get("bias")
@@ -100,19 +101,17 @@ def _conv_transpose2d(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOp
     top = b.unique(f"{node.name}/deconv")
     b.add("Deconvolution", f"{node.name}/deconv", [x], [top], [(n, out_per_group * groups, oh, ow)], blobs,
           convolution_param=conv)
-    return b.trim(f"{node.name}/crop", top, plan.trim)
+    return b.trim(f"{node.name}/crop", top, plan.crop)
 
 
 @TABLE.register("max_pool2d", "avg_pool2d")
-def _pool(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _pool(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     a = node.attrs
     x = node.inputs[0]
-    plan = caffe_plan_pool(node.op, _hw(b.shape(x)), a["kernel"], a["stride"], a["pads"],
-                           bool(a.get("count_include_pad", False)))
-    if plan.pad_group is not None:
-        x = b.pad_group(f"{node.name}/pad", x, plan.pad_group, plan.pad_value)
-        b.record_pad(node.name, plan.pad_group, plan.reason)
-    (kh, kw), (sh, sw), (ph, pw) = a["kernel"], a["stride"], plan.layer_pad
+    plan = ctx.plan()
+    x = _pad_group(ctx, plan, x)
+    (kh, kw), (sh, sw), (ph, pw) = a["kernel"], a["stride"], (plan.layer_pads.top, plan.layer_pads.left)
     n, c, h, w = b.shape(x)
     shape = (n, c, caffe_pool_out_1d(h, kh, sh, ph), caffe_pool_out_1d(w, kw, sw, pw))
     pool = {
@@ -121,17 +120,17 @@ def _pool(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> st
     }
     top = b.unique(f"{node.name}/pool")
     b.add("Pooling", f"{node.name}/pool", [x], [top], [shape], pooling_param=pool)
-    top = b.trim(f"{node.name}/trim", top, plan.trim)
-    if plan.scale_map is not None:
+    top = b.trim(f"{node.name}/trim", top, plan.crop)
+    if plan.divisor_map is not None:
         out = b.unique(f"{node.name}/divisor")
-        b.add("Scale", f"{node.name}/divisor", [top], [out], [b.shape(top)], [plan.scale_map],
+        b.add("Scale", f"{node.name}/divisor", [top], [out], [b.shape(top)], [plan.divisor_map],
               scale_param={"axis": 2, "num_axes": 2, "bias_term": False})
         top = out
     return top
 
 
-@LIMITS.register("pad")
-def _pad_limits(g: ir.Graph, node: ir.Node) -> str | None:
+def _pad_limits(ctx: NodeContext) -> str | None:
+    node = ctx.node
     if node.attrs["mode"] not in ("constant", "reflect", "symmetric"):
         return f"pad mode {node.attrs['mode']!r}"
     if any(p < 0 for pair in node.attrs["pads"] for p in pair):
@@ -139,13 +138,13 @@ def _pad_limits(g: ir.Graph, node: ir.Node) -> str | None:
     return None
 
 
-@TABLE.register("pad")
-def _pad(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+@TABLE.register("pad", limit=_pad_limits)
+def _pad(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     x = node.inputs[0]
     mode, value = node.attrs["mode"], float(node.attrs.get("value", 0.0))
     pads = [tuple(p) for p in node.attrs["pads"]]
-    if len(pads) == 4:
-        b.record_pad(node.name, [*pads[2], *pads[3]], f"TF Pad ({mode}); pad layer group")
+    b.pad_layers += [r.entry(node.name) for r in ctx.plan().records]  # a 4-D pad: one pad layer group
     for axis, (before, after) in enumerate(pads):
         x = b.pad_axis(f"{node.name}/pad{axis}", x, axis, before, after, mode, value)
     return x
@@ -155,7 +154,8 @@ def _pad(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str
 
 
 @TABLE.register("channel_affine")
-def _channel_affine(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _channel_affine(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     x = node.inputs[0]
     axis = _axis(node.attrs.get("axis", 1), len(b.shape(x)))
     top = b.unique(f"{node.name}/scale")
@@ -164,8 +164,8 @@ def _channel_affine(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOpti
     return top
 
 
-@LIMITS.register("layer_norm")
-def _layer_norm_limits(g: ir.Graph, node: ir.Node) -> str | None:
+def _layer_norm_limits(ctx: NodeContext) -> str | None:
+    g, node = ctx.graph, ctx.node
     rank = len(g.shape(node.inputs[0]))
     axes = tuple(_axis(a, rank) for a in node.attrs["axes"])
     if axes != (1,) or rank not in (2, 4):
@@ -173,8 +173,9 @@ def _layer_norm_limits(g: ir.Graph, node: ir.Node) -> str | None:
     return None
 
 
-@TABLE.register("layer_norm")
-def _layer_norm(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+@TABLE.register("layer_norm", limit=_layer_norm_limits)
+def _layer_norm(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     # mean/var over channels, replicated on every channel by a 1x1 conv (or InnerProduct) whose
     # weights are all 1/C; Caffe's MVN layer adds eps to the std, not the variance (inexact).
     x = node.inputs[0]
@@ -205,7 +206,8 @@ def _layer_norm(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions)
 
 
 @TABLE.register("linear")
-def _linear(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _linear(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     x = node.inputs[0]
     weight, bias = node.params["weight"], node.params.get("bias")
     top = b.unique(f"{node.name}/fc")
@@ -216,7 +218,8 @@ def _linear(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> 
 
 
 @TABLE.register("reshape")
-def _reshape(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _reshape(ctx: Ctx) -> str:
+    b, g, node = ctx.builder, ctx.graph, ctx.node
     return b.reshape(f"{node.name}/reshape", node.inputs[0], g.shape(node.output))
 
 
@@ -225,20 +228,22 @@ def _moves_only_unit_axes(shape, perm) -> bool:
     return order == sorted(order)
 
 
-@LIMITS.register("transpose")
-def _transpose_limits(g: ir.Graph, node: ir.Node) -> str | None:
+def _transpose_limits(ctx: NodeContext) -> str | None:
+    g, node = ctx.graph, ctx.node
     if not _moves_only_unit_axes(g.shape(node.inputs[0]), node.attrs["perm"]):
         return "BVLC Caffe has no Permute layer; only transposes that move size-1 axes are expressible"
     return None
 
 
-@TABLE.register("transpose")
-def _transpose(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+@TABLE.register("transpose", limit=_transpose_limits)
+def _transpose(ctx: Ctx) -> str:
+    b, g, node = ctx.builder, ctx.graph, ctx.node
     return b.reshape(f"{node.name}/reshape", node.inputs[0], g.shape(node.output))
 
 
 @TABLE.register("concat")
-def _concat(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _concat(ctx: Ctx) -> str:
+    b, g, node = ctx.builder, ctx.graph, ctx.node
     axis = _axis(node.attrs["axis"], len(g.shape(node.output)))
     top = b.unique(f"{node.name}/concat")
     b.add("Concat", top, list(node.inputs), [top], [g.shape(node.output)], concat_param={"axis": axis})
@@ -246,7 +251,8 @@ def _concat(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> 
 
 
 @TABLE.register("slice")
-def _slice(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _slice(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     x = node.inputs[0]
     for axis, (begin, end) in enumerate(zip(node.attrs["begin"], node.attrs["end"])):
         size = b.shape(x)[axis]
@@ -256,25 +262,25 @@ def _slice(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> s
 
 
 @TABLE.register("softmax")
-def _softmax(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _softmax(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     x = node.inputs[0]
     top = b.unique(f"{node.name}/softmax")
     b.add("Softmax", top, [x], [top], [b.shape(x)], softmax_param={"axis": _axis(node.attrs["axis"], len(b.shape(x)))})
     return top
 
 
-def _spatial_reduce(g: ir.Graph, node: ir.Node) -> str | None:
+def _spatial_reduce(ctx: NodeContext) -> str | None:
+    g, node = ctx.graph, ctx.node
     rank = len(g.shape(node.inputs[0]))
     if rank != 4 or sorted(_axis(a, 4) for a in node.attrs["axes"]) != [2, 3]:
         return "only reductions over the spatial axes H, W of a 4-D tensor (global pooling)"
     return None
 
 
-LIMITS.register("reduce_mean", "reduce_max")(_spatial_reduce)
-
-
-@TABLE.register("reduce_mean", "reduce_max")
-def _reduce(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+@TABLE.register("reduce_mean", "reduce_max", limit=_spatial_reduce)
+def _reduce(ctx: Ctx) -> str:
+    b, g, node = ctx.builder, ctx.graph, ctx.node
     x = node.inputs[0]
     n, c, _, _ = b.shape(x)
     top = b.unique(f"{node.name}/pool")
@@ -289,7 +295,8 @@ def _reduce(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> 
 
 
 def _simple(type_: str):
-    def handler(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+    def handler(ctx: Ctx) -> str:
+        b, node = ctx.builder, ctx.node
         x = node.inputs[0]
         top = b.unique(f"{node.name}/{type_.lower()}")
         b.add(type_, top, [x], [top], [b.shape(x)])
@@ -304,17 +311,20 @@ TABLE.register("exp")(_simple("Exp"))
 
 
 @TABLE.register("relu")
-def _relu(b, g, node, options) -> str:
+def _relu(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     return b.relu(f"{node.name}/relu", node.inputs[0])
 
 
 @TABLE.register("leaky_relu")
-def _leaky_relu(b, g, node, options) -> str:
+def _leaky_relu(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     return b.relu(f"{node.name}/relu", node.inputs[0], float(node.attrs["alpha"]))
 
 
 @TABLE.register("elu")
-def _elu(b, g, node, options) -> str:
+def _elu(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     x = node.inputs[0]
     top = b.unique(f"{node.name}/elu")
     b.add("ELU", top, [x], [top], [b.shape(x)], elu_param={"alpha": float(node.attrs.get("alpha", 1.0))})
@@ -335,19 +345,22 @@ def clip(b: NetBuilder, name: str, x: str, lo: float, hi: float) -> str:
 
 
 @TABLE.register("clip")
-def _clip(b, g, node, options) -> str:
+def _clip(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     return clip(b, node.name, node.inputs[0], float(node.attrs["min"]), float(node.attrs["max"]))
 
 
 @TABLE.register("hard_sigmoid")
-def _hard_sigmoid(b, g, node, options) -> str:
+def _hard_sigmoid(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     a = node.attrs
     x = b.power(f"{node.name}/affine", node.inputs[0], scale=float(a["alpha"]), shift=float(a["beta"]))
     return clip(b, node.name, x, 0.0, 1.0)
 
 
 @TABLE.register("swish")
-def _swish(b, g, node, options) -> str:
+def _swish(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     x = node.inputs[0]
     sig = b.unique(f"{node.name}/sigmoid")
     b.add("Sigmoid", sig, [x], [sig], [b.shape(x)])
@@ -355,7 +368,8 @@ def _swish(b, g, node, options) -> str:
 
 
 @TABLE.register("hard_swish")
-def _hard_swish(b, g, node, options) -> str:
+def _hard_swish(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     x = node.inputs[0]
     r = clip(b, f"{node.name}/relu6", b.power(f"{node.name}/add3", x, shift=3.0), 0.0, 6.0)
     prod = b.eltwise(f"{node.name}/mul", [x, r], "PROD")
@@ -387,7 +401,8 @@ def _gelu_erf(b: NetBuilder, name: str, x: str) -> str:
 
 
 @TABLE.register("gelu")
-def _gelu(b, g, node, options) -> str:
+def _gelu(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     x = node.inputs[0]
     if node.attrs.get("approximate", "none") != "tanh":
         b.warnings.append(f"{node.name}: GELU's erf built from standard layers (A&S 7.1.26, |err| <= 1.5e-7)")
@@ -404,65 +419,49 @@ def _gelu(b, g, node, options) -> str:
 
 
 @TABLE.register("sqrt")
-def _sqrt(b, g, node, options) -> str:
+def _sqrt(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     return b.power(f"{node.name}/pow", node.inputs[0], power=0.5)
 
 
 @TABLE.register("rsqrt")
-def _rsqrt(b, g, node, options) -> str:
+def _rsqrt(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     return b.power(f"{node.name}/pow", node.inputs[0], power=-0.5)
 
 
 @TABLE.register("square")
-def _square(b, g, node, options) -> str:
+def _square(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     return b.power(f"{node.name}/pow", node.inputs[0], power=2.0)
 
 
 @TABLE.register("neg")
-def _neg(b, g, node, options) -> str:
+def _neg(ctx: Ctx) -> str:
+    b, node = ctx.builder, ctx.node
     return b.power(f"{node.name}/neg", node.inputs[0], scale=-1.0)
 
 
 @TABLE.register("identity")
-def _identity(b, g, node, options) -> str:
+def _identity(ctx: Ctx) -> str:
+    node = ctx.node
     return node.inputs[0]  # `finish` writes an identity Power named after the node
 
 
-@LIMITS.register("const")
-def _const_limits(g: ir.Graph, node: ir.Node) -> str | None:
+def _const_limits(ctx: NodeContext) -> str | None:
+    g, node = ctx.graph, ctx.node
     users = g.consumers().get(node.output, [])
     if node.output in g.outputs or any(u.op not in BINARY for u in users):
         return "Caffe has no constant layer; constants can only feed add/sub/mul/div/maximum/minimum"
     return None
 
 
-@TABLE.register("const")
-def _const(b, g, node, options) -> str | None:
+@TABLE.register("const", limit=_const_limits)
+def _const(ctx: Ctx) -> str | None:
     return None  # folded into the consumer (Scale / Power blobs)
 
 
 # ---- binary ------------------------------------------------------------------------------------
-
-
-@LIMITS.register(*BINARY)
-def _binary_limits(g: ir.Graph, node: ir.Node) -> str | None:
-    a, c = node.inputs
-    ca, cc = g.const_value(a), g.const_value(c)
-    out = tuple(g.shape(node.output))
-    if ca is not None and cc is not None:
-        return "both operands are constants (fold them before converting)"
-    tensors = [t for t, v in ((a, ca), (c, cc)) if v is None]
-    if all(tuple(g.shape(t)) != out for t in tensors):
-        return "neither operand has the output's shape (two-sided broadcasting)"
-    for t in (a, c):
-        small = g.shape(t) if g.const_value(t) is None else np.shape(g.const_value(t))
-        if len(small) > len(out):
-            return "operand of higher rank than the output"
-        axis, end = broadcast_span(out, [small])
-        aligned = (1,) * (len(out) - len(small)) + tuple(small)
-        if g.const_value(t) is None and any(aligned[i] != out[i] for i in range(axis, end)):
-            return "broadcast in the middle of a tensor operand (Caffe's Scale needs a contiguous span)"
-    return None
 
 
 def _const_affine(op: str, const_first: bool, c: np.ndarray):
@@ -504,8 +503,30 @@ def _expand(b: NetBuilder, name: str, small: str, like: str) -> str:
     return _scale_by(b, name, ones, small)
 
 
-@TABLE.register(*BINARY)
-def _binary(b: NetBuilder, g: ir.Graph, node: ir.Node, options: EmitOptions) -> str:
+def _binary_limits(ctx: NodeContext) -> str | None:
+    g, node = ctx.graph, ctx.node
+    a, c = node.inputs
+    ca, cc = g.const_value(a), g.const_value(c)
+    out = tuple(g.shape(node.output))
+    if ca is not None and cc is not None:
+        return "both operands are constants (fold them before converting)"
+    tensors = [t for t, v in ((a, ca), (c, cc)) if v is None]
+    if all(tuple(g.shape(t)) != out for t in tensors):
+        return "neither operand has the output's shape (two-sided broadcasting)"
+    for t in (a, c):
+        small = g.shape(t) if g.const_value(t) is None else np.shape(g.const_value(t))
+        if len(small) > len(out):
+            return "operand of higher rank than the output"
+        axis, end = broadcast_span(out, [small])
+        aligned = (1,) * (len(out) - len(small)) + tuple(small)
+        if g.const_value(t) is None and any(aligned[i] != out[i] for i in range(axis, end)):
+            return "broadcast in the middle of a tensor operand (Caffe's Scale needs a contiguous span)"
+    return None
+
+
+@TABLE.register(*BINARY, limit=_binary_limits)
+def _binary(ctx: Ctx) -> str:
+    b, g, node = ctx.builder, ctx.graph, ctx.node
     a, c = node.inputs
     ca, cc = g.const_value(a), g.const_value(c)
     name, op = node.name, node.op

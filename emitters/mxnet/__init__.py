@@ -10,9 +10,10 @@ from pathlib import Path
 
 from convert import ir
 from convert.errors import Unsupported, UnsupportedError
-from emitters.base import EmitOptions, EmitResult, unsupported_nodes
+from emitters.base import EmitResult
+from emitters.options import MxnetOptions, options_for
 
-from .ops import LIMITS, TABLE, Ctx
+from .ops import TABLE, Ctx
 from .runtime import evaluate, mxnet_python, mxnet_tojson, nd_load, nd_save_bytes, run, run_internals, run_many
 from .symbol import Fragment, Ref, SymbolGraph, safe_name
 
@@ -24,35 +25,33 @@ __all__ = ["TARGET", "unsupported", "emit", "run", "run_internals", "run_many", 
            "nd_load", "nd_save_bytes", "mxnet_tojson"]
 
 
-def unsupported(graph: ir.Graph) -> list[Unsupported]:
+def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     """Every node MXNet cannot express: no handler, or beyond a handler's limits."""
     items = [Unsupported("input", t, f"dtype {graph.tensors[t].dtype}: the MXNet target writes float32 models")
              for t in graph.inputs if graph.tensors[t].dtype != "float32"]
-    return items + unsupported_nodes(
-        graph, TABLE, "no MXNet lowering for this IR op",
-        lambda node: (check := LIMITS.get(node.op)) and check(node, graph),
-    )
+    return items + TABLE.unsupported(graph, options)
 
 
 def _layout(shape: tuple[int, ...]) -> str:
     return "NCHW" if len(shape) == 4 else ""
 
 
-def _lower(graph: ir.Graph, node: ir.Node, sg: SymbolGraph, inputs: list[Ref], options: EmitOptions):
+def _lower(graph: ir.Graph, node: ir.Node, sg: SymbolGraph, inputs: list[Ref], options: MxnetOptions):
     """Run the node's handler with a base name whose symbol nodes do not clash with earlier ones."""
     base = safe_name(node.name)
     candidate, i = base, 0
     while True:
-        fragment = TABLE.get(node.op)(Ctx(graph, node, inputs, candidate, options))
+        fragment = TABLE.get(node.op)(Ctx(node, graph, options, inputs, candidate))
         if not any(sg.taken(n.name) for n in fragment.nodes):
             return fragment
         i += 1
         candidate = f"{base}_{i}"
 
 
-def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions | None = None) -> EmitResult:
-    options = options or EmitOptions()
-    problems = unsupported(graph)
+def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
+    """`options`: MxnetOptions (or anything emitters.options.options_for accepts)."""
+    options = options_for(TARGET, options)
+    problems = unsupported(graph, options)
     if problems:
         raise UnsupportedError(problems, TARGET)
     out_dir = Path(out_dir)

@@ -1,42 +1,32 @@
 """One handler per IR op: IR node -> MXNet symbol nodes + parameter values (a `Fragment`).
 
-Handlers are pure: they read the node, its input refs and the graph, and return what to add;
-the emitter collects the fragments. Padding decisions come from `convert.padding` only.
+Handlers are pure: `handler(ctx)` reads the node, its input refs, the graph and the MXNet options,
+and returns what to add; the emitter collects the fragments. A handler's limit check(ctx) is
+registered with it. Padding decisions come from `ctx.plan()` (convert.padding) only.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
 
 import numpy as np
 
-from convert import ir
-from convert.padding import (
-    MXNET, Pads, mxnet_pool_full_hw, plan_transposed, plan_window, transposed_full_size,
-)
-from convert.padding.mxnet import plan_avg_pool
-from convert.registry import OpTable
-from emitters.base import EmitOptions
+from convert.padding import Pads, Plan
+from emitters.base import HandlerTable, NodeContext
 
 from .symbol import Fragment, Ref
 
-TABLE = OpTable("mxnet")
-# op -> function(node, graph) returning a hint when this node is beyond what MXNet can express
-LIMITS: dict[str, Callable[[ir.Node, ir.Graph], str]] = {}
+TABLE = HandlerTable("mxnet", "no MXNet lowering for this IR op")
 
 # BatchNorm as an exact affine map: moving_var + eps == 1 exactly in float32, so y = x * gamma + beta
 BN_EPS = 2.0**-10
 
 
 @dataclass(frozen=True)
-class Ctx:
-    graph: ir.Graph
-    node: ir.Node
+class Ctx(NodeContext):
     inputs: list[Ref]  # symbol refs of node.inputs, in order
     name: str  # unique MXNet-safe base name for this node's symbol nodes
-    options: EmitOptions
 
     def in_shape(self, i: int = 0) -> tuple[int, ...]:
         return self.graph.shape(self.node.inputs[i])
@@ -45,16 +35,15 @@ class Ctx:
     def out_shape(self) -> tuple[int, ...]:
         return self.graph.shape(self.node.output)
 
-    @property
-    def attrs(self) -> dict[str, Any]:
-        return self.node.attrs
 
-
-def _pad_layer(f: Fragment, ctx: Ctx, x: Ref, pads: Pads, value: float, reason: str) -> Ref:
-    """A separate constant `pad` operator (`<node>_pad`) in front of a layer that runs unpadded."""
+def _pad_layer(f: Fragment, ctx: Ctx, x: Ref, plan: Plan) -> Ref:
+    """The plan's separate constant `pad` operator (`<node>_pad`) in front of a layer run unpadded."""
+    if plan.pad_layer is None:
+        return x
     name = f"{ctx.name}_pad"
-    f.pad_layers.append({"node": ctx.node.name, "pads": list(pads), "reason": f"{reason} (Pad operator {name})"})
-    return f.op("Pad", name, [x], mode="constant", pad_width=(0, 0, 0, 0, *pads), constant_value=value)
+    f.pad_layers += [r.entry(ctx.node.name, f"Pad operator {name}") for r in plan.records]
+    return f.op("Pad", name, [x], mode="constant", pad_width=(0, 0, 0, 0, *plan.pad_layer.pads),
+                constant_value=plan.pad_layer.value)
 
 
 def _crop(f: Fragment, name: str, x: Ref, shape: tuple[int, ...], begin: tuple[int, ...], size: tuple[int, ...]) -> Ref:
@@ -65,22 +54,32 @@ def _crop(f: Fragment, name: str, x: Ref, shape: tuple[int, ...], begin: tuple[i
     return f.op("slice", name, [x], begin=b, end=e)
 
 
+def _cropped(f: Fragment, ctx: Ctx, y: Ref, plan: Plan, what: str) -> None:
+    """Slice the plan's crop away from the layer's output `y` (its full size: output + crop)."""
+    c, (oh, ow) = plan.crop, ctx.out_shape[2:]
+    f.pad_layers += [r.entry(ctx.node.name, what) for r in plan.records]
+    full = (oh + c.top + c.bottom, ow + c.left + c.right)
+    _crop(f, ctx.name, y, (*ctx.out_shape[:2], *full), (c.top, c.left), (oh, ow))
+
+
+def _hw(pads: Pads) -> tuple[int, int]:
+    return pads.top, pads.left  # MXNet layers pad symmetrically
+
+
 # ---- spatial ---------------------------------------------------------------------------------
 
 
 @TABLE.register("conv2d")
 def conv2d(ctx: Ctx) -> Fragment:
     a, p, f = ctx.attrs, ctx.node.params, Fragment()
-    plan = plan_window("conv2d", ctx.in_shape()[2:], a["kernel"], a["stride"], a["pads"], MXNET)
-    x = ctx.inputs[0]
-    if plan.pad_layer is not None:
-        x = _pad_layer(f, ctx, x, plan.pad_layer.pads, 0.0, plan.reason)
+    plan = ctx.plan()
+    x = _pad_layer(f, ctx, ctx.inputs[0], plan)
     weight = np.asarray(p["weight"], np.float32)
     ins = [x, f.var(f"{ctx.name}_weight", weight)]
     if p.get("bias") is not None:
         ins.append(f.var(f"{ctx.name}_bias", p["bias"]))
     f.op("Convolution", ctx.name, ins, kernel=a["kernel"], stride=a["stride"], dilate=a["dilation"],
-         pad=(plan.layer_pads.top, plan.layer_pads.left), num_filter=weight.shape[0],
+         pad=_hw(plan.layer_pads), num_filter=weight.shape[0],
          num_group=a["groups"], no_bias=len(ins) == 2)
     return f
 
@@ -88,46 +87,42 @@ def conv2d(ctx: Ctx) -> Fragment:
 @TABLE.register("max_pool2d")
 def max_pool2d(ctx: Ctx) -> Fragment:
     a, f = ctx.attrs, Fragment()
-    plan = plan_window("max_pool2d", ctx.in_shape()[2:], a["kernel"], a["stride"], a["pads"], MXNET)
-    x = ctx.inputs[0]
-    if plan.pad_layer is not None:
-        x = _pad_layer(f, ctx, x, plan.pad_layer.pads, float("-inf"), plan.reason)
+    plan = ctx.plan()
+    x = _pad_layer(f, ctx, ctx.inputs[0], plan)
     f.op("Pooling", ctx.name, [x], pool_type="max", kernel=a["kernel"], stride=a["stride"],
-         pad=(plan.layer_pads.top, plan.layer_pads.left), pooling_convention="valid")
+         pad=_hw(plan.layer_pads), pooling_convention="valid")
     return f
 
 
 @TABLE.register("avg_pool2d")
 def avg_pool2d(ctx: Ctx) -> Fragment:
     a, f = ctx.attrs, Fragment()
-    in_hw = ctx.in_shape()[2:]
-    x = ctx.inputs[0]
+    plan = ctx.plan()
     if a.get("count_include_pad", False):
         # padded zeros count: a zero pad operator then a plain average is exactly that
-        plan = plan_window("avg_pool2d", in_hw, a["kernel"], a["stride"], a["pads"], MXNET, True)
-        if plan.pad_layer is not None:
-            x = _pad_layer(f, ctx, x, plan.pad_layer.pads, 0.0, plan.reason)
+        x = _pad_layer(f, ctx, ctx.inputs[0], plan)
         f.op("Pooling", ctx.name, [x], pool_type="avg", kernel=a["kernel"], stride=a["stride"],
-             pad=(plan.layer_pads.top, plan.layer_pads.left), pooling_convention="valid",
-             count_include_pad=True)
+             pad=_hw(plan.layer_pads), pooling_convention="valid", count_include_pad=True)
         return f
-    plan = plan_avg_pool(in_hw, a["kernel"], a["stride"], a["pads"])
-    pool_name = f"{ctx.name}_full" if plan.keep else ctx.name
-    y = f.op("Pooling", pool_name, [x], pool_type="avg", kernel=a["kernel"], stride=a["stride"],
-             pad=plan.layer_pads, pooling_convention=plan.convention, count_include_pad=False)
-    if plan.keep:
-        f.pad_layers.append({"node": ctx.node.name, "pads": list(a["pads"]), "kind": "crop",
-                             "reason": f"{plan.reason} (Pooling {pool_name} + slice {ctx.name})"})
-        full = mxnet_pool_full_hw(in_hw, a["kernel"], a["stride"], plan.layer_pads)
-        _crop(f, ctx.name, y, (*ctx.out_shape[:2], *full), plan.keep, plan.out_hw)
+    pool_name = f"{ctx.name}_full" if not plan.crop.zero else ctx.name
+    y = f.op("Pooling", pool_name, [ctx.inputs[0]], pool_type="avg", kernel=a["kernel"], stride=a["stride"],
+             pad=_hw(plan.layer_pads), pooling_convention=plan.convention, count_include_pad=False)
+    if not plan.crop.zero:
+        _cropped(f, ctx, y, plan, f"Pooling {pool_name} + slice {ctx.name}")
     return f
 
 
-@TABLE.register("conv_transpose2d")
+def _transposed_limit(ctx: NodeContext) -> str | None:
+    plan = ctx.plan()
+    if any(adj >= s for adj, s in zip(plan.output_padding, ctx.attrs["stride"])):
+        return "needs Deconvolution adj >= stride (dilated transposed conv), which MXNet rejects"
+    return None
+
+
+@TABLE.register("conv_transpose2d", limit=_transposed_limit)
 def conv_transpose2d(ctx: Ctx) -> Fragment:
     a, p, f = ctx.attrs, ctx.node.params, Fragment()
-    in_hw = ctx.in_shape()[2:]
-    plan = plan_transposed(in_hw, a["kernel"], a["stride"], a["dilation"], a["crop"], a["output_size"])
+    plan = ctx.plan()
     weight = np.asarray(p["weight"], np.float32)  # IOHW == MXNet's Deconvolution layout
     ins = [ctx.inputs[0], f.var(f"{ctx.name}_weight", weight)]
     if p.get("bias") is not None:
@@ -135,31 +130,19 @@ def conv_transpose2d(ctx: Ctx) -> Fragment:
     name = f"{ctx.name}_full" if not plan.crop.zero else ctx.name
     # no_bias is always explicit: Deconvolution defaults to no_bias=True
     y = f.op("Deconvolution", name, ins, kernel=a["kernel"], stride=a["stride"], dilate=a["dilation"],
-             pad=plan.layer_pad, adj=plan.output_padding, num_filter=weight.shape[1] * a["groups"],
+             pad=_hw(plan.layer_pads), adj=plan.output_padding, num_filter=weight.shape[1] * a["groups"],
              num_group=a["groups"], no_bias=len(ins) == 2)
     if not plan.crop.zero:
-        full = tuple(
-            transposed_full_size(n, k, s, d) - 2 * pad + adj
-            for n, k, s, d, pad, adj in zip(in_hw, a["kernel"], a["stride"], a["dilation"], plan.layer_pad, plan.output_padding)
-        )
-        f.pad_layers.append({"node": ctx.node.name, "pads": list(plan.crop), "kind": "crop",
-                             "reason": f"{plan.reason} (slice {ctx.name} after Deconvolution {name})"})
-        _crop(f, ctx.name, y, (*ctx.out_shape[:2], *full), (plan.crop.top, plan.crop.left), tuple(a["output_size"]))
+        _cropped(f, ctx, y, plan, f"slice {ctx.name} after Deconvolution {name}")
     return f
 
 
-def _transposed_limit(node: ir.Node, graph: ir.Graph) -> str:
-    a = node.attrs
-    plan = plan_transposed(graph.shape(node.inputs[0])[2:], a["kernel"], a["stride"], a["dilation"], a["crop"], a["output_size"])
-    if any(adj >= s for adj, s in zip(plan.output_padding, a["stride"])):
-        return "needs Deconvolution adj >= stride (dilated transposed conv), which MXNet rejects"
-    return ""
+def _pad_limit(ctx: NodeContext) -> str | None:
+    mode = ctx.attrs.get("mode", "constant")
+    return None if mode in ("constant", "reflect", "symmetric") else f"pad mode {mode!r}"
 
 
-LIMITS["conv_transpose2d"] = _transposed_limit
-
-
-@TABLE.register("pad")
+@TABLE.register("pad", limit=_pad_limit)
 def pad(ctx: Ctx) -> Fragment:
     a, f = ctx.attrs, Fragment()
     pads = [tuple(int(v) for v in pw) for pw in a["pads"]]
@@ -197,12 +180,6 @@ def pad(ctx: Ctx) -> Fragment:
     return f
 
 
-def _pad_limit(node: ir.Node, graph: ir.Graph) -> str:
-    mode = node.attrs.get("mode", "constant")
-    return "" if mode in ("constant", "reflect", "symmetric") else f"pad mode {mode!r}"
-
-
-LIMITS["pad"] = _pad_limit
 
 
 # ---- per-channel / normalisation -----------------------------------------------------------

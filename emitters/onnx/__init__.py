@@ -1,4 +1,4 @@
-"""ONNX target: `model.onnx` (opset 17 by default, 13..21), run with onnxruntime on the CPU.
+"""ONNX target: `model.onnx` (opset range and default: emitters/options.py), run with onnxruntime on the CPU.
 
 ONNX layers take per-side pads natively and AveragePool(count_include_pad=0) is TF's rule, so the
 IR's explicit pads map straight into the layers: no pad layer (see ops.py for the handlers).
@@ -12,42 +12,42 @@ import numpy as np
 
 from convert import ir
 from convert.errors import Unsupported, UnsupportedError, UsageError
-from emitters.base import EmitOptions, EmitResult, unsupported_nodes
+from emitters.base import EmitResult
+from emitters.options import options_for, validate
 
 TARGET = "onnx"
-MIN_OPSET, MAX_OPSET = 13, 21
 
 
 def _layout(shape: tuple[int, ...]) -> str:
     return "NCHW" if len(shape) == 4 else ""
 
 
-def unsupported(graph: ir.Graph, opset: int = 17) -> list[Unsupported]:
-    """Every node ONNX (at `opset`) cannot express, with a hint."""
-    from .ops import LIMITS, TABLE
+def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
+    """Every node ONNX (at `options.opset`) cannot express, with a hint."""
+    from .ops import TABLE
 
-    found = unsupported_nodes(
-        graph, TABLE, "no ONNX lowering for this IR op",
-        lambda node: (check := LIMITS.get(node.op)) and check(node, graph, opset),
-    )
+    found = TABLE.unsupported(graph, options)
     for t in list(graph.inputs) + list(graph.outputs):
         if graph.tensors[t].dtype not in ("float32", "float16", "float64", "int32", "int64"):
             found.append(Unsupported("dtype", t, f"tensor dtype {graph.tensors[t].dtype} at the model boundary"))
     return found
 
 
-def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions) -> EmitResult:
+def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
+    """`options`: OnnxOptions (or anything emitters.options.options_for accepts)."""
     from .model import EXTERNAL_DATA_THRESHOLD, build, save_checked
 
-    opset = int(options.opset)
-    if not MIN_OPSET <= opset <= MAX_OPSET:
-        raise UsageError(f"--opset {opset}: choose an ONNX opset from {MIN_OPSET} to {MAX_OPSET}")
+    options = options_for(TARGET, options)
+    try:
+        validate(options)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     graph.validate()
-    problems = unsupported(graph, opset)
+    problems = unsupported(graph, options)
     if problems:
         raise UnsupportedError(problems, TARGET)
     out_dir = Path(out_dir)
-    built = build(graph, opset)
+    built = build(graph, options)
     # `onnx_external_data_threshold` (bytes of weights) exists so tests can force the > 2 GB branch.
     threshold = int(options.extra.get("onnx_external_data_threshold", EXTERNAL_DATA_THRESHOLD))
     files = save_checked(built, graph, out_dir, threshold)

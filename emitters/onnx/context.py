@@ -1,6 +1,6 @@
 """What an ONNX op handler sees (Ctx) and what it gives back (Emitted).
 
-Handlers are pure: each builds its nodes and initializers in a local `Builder` and returns them;
+Handlers are pure: `handler(ctx)` builds its nodes and initializers in a local `Builder` and returns them;
 the caller (model.py) collects everything into one GraphProto.
 
 Naming: IR tensor names are sanitised (characters outside [A-Za-z0-9_./-] become '_', clashes get
@@ -18,6 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from convert import ir
+from emitters.base import NodeContext
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_./\-]")
 
@@ -44,10 +45,14 @@ def tensor_names(graph: ir.Graph) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Ctx:
-    graph: ir.Graph
-    opset: int
+class Ctx(NodeContext):
+    """One node's context: node, graph, OnnxOptions, plus the IR -> ONNX tensor names."""
+
     names: Mapping[str, str]
+
+    @property
+    def opset(self) -> int:
+        return int(self.options.opset)
 
     def shape(self, tensor: str) -> tuple[int, ...]:
         return self.graph.shape(tensor)
@@ -113,8 +118,9 @@ class Builder:
         self._emitted.nodes.append(self._helper.make_node(op_type, inputs, [out], name=name, **attrs))
         return out
 
-    def pad_layer(self, pads: Any, reason: str) -> None:
-        self._emitted.pad_layers.append({"node": self.node.name, "pads": [int(p) for p in pads], "reason": reason})
+    def pad_layers(self, records: Any) -> None:
+        """Record the plan's separate layers (convert.padding.PadRecord) in `pad_layers`."""
+        self._emitted.pad_layers += [r.entry(self.node.name) for r in records]
 
     def done(self) -> Emitted:
         return self._emitted

@@ -11,6 +11,7 @@ import numpy as np
 
 from convert import ir
 
+from ..options import OnnxOptions
 from .context import Ctx, Emitted, tensor_names
 from .ops import TABLE
 
@@ -35,15 +36,14 @@ def _value_info(name: str, tensor: ir.Tensor) -> Any:
     return helper.make_tensor_value_info(name, elem, list(tensor.shape))
 
 
-def build(graph: ir.Graph, opset: int) -> Built:
+def build(graph: ir.Graph, options: OnnxOptions) -> Built:
     """Run every node's handler and collect the results into one model."""
     from onnx import helper
 
     names = tensor_names(graph)
-    ctx = Ctx(graph, opset, names)
     collected = Emitted()
     for node in graph.nodes:
-        part = TABLE.get(node.op)(node, ctx)
+        part = TABLE.get(node.op)(Ctx(node, graph, options, names))
         collected.nodes.extend(part.nodes)
         collected.initializers.extend(part.initializers)
         collected.pad_layers.extend(part.pad_layers)
@@ -66,7 +66,7 @@ def build(graph: ir.Graph, opset: int) -> Built:
         outputs,
         initializer=collected.initializers,
     )
-    opsets = [helper.make_opsetid("", opset)]
+    opsets = [helper.make_opsetid("", int(options.opset))]
     model = helper.make_model(
         onnx_graph,
         opset_imports=opsets,

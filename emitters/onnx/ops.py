@@ -1,12 +1,12 @@
-"""One handler per IR op: `handler(node, ctx) -> Emitted` (see context.py).
+"""One handler per IR op: `handler(ctx) -> Emitted` (see context.py), the same contract as every emitter.
 
 Padding follows `convert.padding` plans; ONNX takes per-side pads ``[t, l, b, r]`` natively, so
 the plans fold everything into the layer and no pad layer appears unless a plan asks for one.
 Opset differences handled here: ReduceMean/ReduceMax take `axes` as an input from opset 18,
 LayerNormalization exists from 17, HardSwish from 14, Gelu from 20 (older: exact decompositions).
 
-`LIMITS` holds optional per-op checks `check(node, graph, opset) -> hint | None` for nodes an op's
-handler cannot express; `unsupported()` in __init__.py runs them.
+A handler's optional limit check `check(ctx) -> hint | None` (nodes it cannot express, at
+`ctx.options.opset`) is registered with it; `unsupported()` in __init__.py runs them.
 """
 
 from __future__ import annotations
@@ -17,15 +17,14 @@ from typing import Any, Callable
 import numpy as np
 
 from convert import ir
-from convert.padding import ONNX, Pads, plan_transposed, plan_window
-from convert.registry import OpTable
+from convert.padding import Pads
+from emitters.base import HandlerTable, NodeContext
 
 from .context import Builder, Ctx, Emitted
 
-TABLE = OpTable("onnx")
-LIMITS = OpTable("onnx-limits")
+TABLE = HandlerTable("onnx", "no ONNX lowering for this IR op")
 
-Handler = Callable[[ir.Node, Ctx], Emitted]
+Handler = Callable[[Ctx], Emitted]
 
 
 def onnx_pads(pads: Pads) -> list[int]:
@@ -47,15 +46,13 @@ def _reduce(b: Builder, op_type: str, x: str, axes: list[int], keepdims: bool, o
 # ---- spatial ---------------------------------------------------------------------------------
 
 
-def _window(b: Builder, op_type: str, inputs: list[str], count_include_pad: bool, **attrs: Any) -> Emitted:
+def _window(b: Builder, op_type: str, inputs: list[str], **attrs: Any) -> Emitted:
     """Conv / MaxPool / AveragePool following the ONNX padding plan (pad layer, layer pads, divisor).
 
     With ONNX's caps the plan always folds the pads into the layer; the other branches are kept so
     that a stricter plan (a future padding change) is still followed exactly."""
     node = b.node
-    in_hw = b.ctx.shape(node.inputs[0])[2:]
-    a = node.attrs
-    plan = plan_window(node.op, in_hw, a["kernel"], a["stride"], a["pads"], ONNX, count_include_pad)
+    plan = b.ctx.plan()
     x = inputs[0]
     if plan.pad_layer is not None:
         p = plan.pad_layer.pads
@@ -68,7 +65,7 @@ def _window(b: Builder, op_type: str, inputs: list[str], count_include_pad: bool
             ],
             mode="constant",
         )
-        b.pad_layer(p, plan.reason)
+        b.pad_layers(plan.records)
     if op_type == "AveragePool":
         attrs["count_include_pad"] = int(plan.count_include_pad)
     out = None if plan.divisor_map is not None else b.out
@@ -86,8 +83,20 @@ def _window(b: Builder, op_type: str, inputs: list[str], count_include_pad: bool
     return b.done()
 
 
-@LIMITS.register("max_pool2d", "avg_pool2d")
-def pool_limits(node: ir.Node, graph: ir.Graph, opset: int) -> str | None:
+@TABLE.register("conv2d")
+def conv2d(ctx: Ctx) -> Emitted:
+    node = ctx.node
+    b = Builder(ctx, node)
+    inputs = [b.x(), b.const("weight", node.params["weight"])]
+    if node.params.get("bias") is not None:
+        inputs.append(b.const("bias", node.params["bias"]))
+    return _window(
+        b, "Conv", inputs, dilations=list(node.attrs["dilation"]), group=int(node.attrs["groups"])
+    )
+
+
+def pool_limits(ctx: NodeContext) -> str | None:
+    node = ctx.node
     # A pad >= kernel leaves a window with no real element: TF never makes one, and onnxruntime
     # refuses such pools ("Pad should be smaller than kernel").
     (kh, kw), p = node.attrs["kernel"], Pads(*node.attrs["pads"])
@@ -96,39 +105,42 @@ def pool_limits(node: ir.Node, graph: ir.Graph, opset: int) -> str | None:
     return None
 
 
-@TABLE.register("conv2d")
-def conv2d(node: ir.Node, ctx: Ctx) -> Emitted:
+@TABLE.register("max_pool2d", limit=pool_limits)
+def max_pool2d(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
-    inputs = [b.x(), b.const("weight", node.params["weight"])]
-    if node.params.get("bias") is not None:
-        inputs.append(b.const("bias", node.params["bias"]))
-    return _window(
-        b, "Conv", inputs, False, dilations=list(node.attrs["dilation"]), group=int(node.attrs["groups"])
-    )
+    return _window(b, "MaxPool", [b.x()])
 
 
-@TABLE.register("max_pool2d")
-def max_pool2d(node: ir.Node, ctx: Ctx) -> Emitted:
+@TABLE.register("avg_pool2d", limit=pool_limits)
+def avg_pool2d(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
-    return _window(b, "MaxPool", [b.x()], False)
+    return _window(b, "AveragePool", [b.x()])
 
 
-@TABLE.register("avg_pool2d")
-def avg_pool2d(node: ir.Node, ctx: Ctx) -> Emitted:
-    b = Builder(ctx, node)
-    return _window(b, "AveragePool", [b.x()], bool(node.attrs.get("count_include_pad", False)))
+def conv_transpose2d_limits(ctx: NodeContext) -> str | None:
+    node = ctx.node
+    # TF's sizes always need output_padding < stride. onnxruntime refuses more: it checks that the
+    # forward conv of the output gives the input size back, which only output_padding < stride
+    # does (even where the ONNX spec allows up to max(stride, dilation) - 1).
+    a = node.attrs
+    plan = ctx.plan()
+    if any(op >= s for op, s in zip(plan.output_padding, a["stride"])):
+        return f"output_size {tuple(a['output_size'])} reaches past what the transposed conv can produce"
+    return None
 
 
-@TABLE.register("conv_transpose2d")
-def conv_transpose2d(node: ir.Node, ctx: Ctx) -> Emitted:
+@TABLE.register("conv_transpose2d", limit=conv_transpose2d_limits)
+def conv_transpose2d(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     a = node.attrs
-    in_hw = ctx.shape(node.inputs[0])[2:]
-    plan = plan_transposed(in_hw, a["kernel"], a["stride"], a["dilation"], a["crop"], a["output_size"])
+    plan = ctx.plan()
     inputs = [b.x(), b.const("weight", node.params["weight"])]  # IOHW is ONNX's layout too
     if node.params.get("bias") is not None:
         inputs.append(b.const("bias", node.params["bias"]))
-    ph, pw = plan.layer_pad
+    ph, pw = plan.layer_pads.top, plan.layer_pads.left
     y = b.op(
         "ConvTranspose",
         inputs,
@@ -146,19 +158,6 @@ def conv_transpose2d(node: ir.Node, ctx: Ctx) -> Emitted:
         starts, ends = b.ints("starts", [c.top, c.left]), b.ints("ends", [c.top + oh, c.left + ow])
         b.op("Slice", [y, starts, ends, b.ints("axes", [2, 3])], b.out)
     return b.done()
-
-
-@LIMITS.register("conv_transpose2d")
-def conv_transpose2d_limits(node: ir.Node, graph: ir.Graph, opset: int) -> str | None:
-    # TF's sizes always need output_padding < stride. onnxruntime refuses more: it checks that the
-    # forward conv of the output gives the input size back, which only output_padding < stride
-    # does (even where the ONNX spec allows up to max(stride, dilation) - 1).
-    a = node.attrs
-    in_hw = graph.shape(node.inputs[0])[2:]
-    plan = plan_transposed(in_hw, a["kernel"], a["stride"], a["dilation"], a["crop"], a["output_size"])
-    if any(op >= s for op, s in zip(plan.output_padding, a["stride"])):
-        return f"output_size {tuple(a['output_size'])} reaches past what the transposed conv can produce"
-    return None
 
 
 def _symmetric_indices(n: int, before: int, after: int) -> np.ndarray:
@@ -192,8 +191,24 @@ def _zero_pad_by_concat(b: Builder, pads: list[tuple[int, int]], dtype: np.dtype
         shape[axis] += before + after
 
 
-@TABLE.register("pad")
-def pad(node: ir.Node, ctx: Ctx) -> Emitted:
+def pad_limits(ctx: NodeContext) -> str | None:
+    node, graph = ctx.node, ctx.graph
+    mode = node.attrs.get("mode", "constant")
+    shape = graph.shape(node.inputs[0])
+    pads = [(int(p[0]), int(p[1])) for p in node.attrs["pads"]]
+    if mode not in ("constant", "reflect", "symmetric"):
+        return f"pad mode {mode!r} is not one of constant/reflect/symmetric"
+    if any(p0 < 0 or p1 < 0 for p0, p1 in pads):
+        return "negative pads (crop) are not supported; express them as a slice"
+    limit = {"reflect": 0, "symmetric": 1}.get(mode)
+    if limit is not None and any(max(p) > n - 1 + limit for p, n in zip(pads, shape)):
+        return f"{mode} pad wider than the input (TF rejects it too)"
+    return None
+
+
+@TABLE.register("pad", limit=pad_limits)
+def pad(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     pads = [(int(p[0]), int(p[1])) for p in node.attrs["pads"]]
     mode = node.attrs.get("mode", "constant")
@@ -221,26 +236,12 @@ def pad(node: ir.Node, ctx: Ctx) -> Emitted:
     return b.done()
 
 
-@LIMITS.register("pad")
-def pad_limits(node: ir.Node, graph: ir.Graph, opset: int) -> str | None:
-    mode = node.attrs.get("mode", "constant")
-    shape = graph.shape(node.inputs[0])
-    pads = [(int(p[0]), int(p[1])) for p in node.attrs["pads"]]
-    if mode not in ("constant", "reflect", "symmetric"):
-        return f"pad mode {mode!r} is not one of constant/reflect/symmetric"
-    if any(p0 < 0 or p1 < 0 for p0, p1 in pads):
-        return "negative pads (crop) are not supported; express them as a slice"
-    limit = {"reflect": 0, "symmetric": 1}.get(mode)
-    if limit is not None and any(max(p) > n - 1 + limit for p, n in zip(pads, shape)):
-        return f"{mode} pad wider than the input (TF rejects it too)"
-    return None
-
-
 # ---- per-channel / normalisation -------------------------------------------------------------
 
 
 @TABLE.register("channel_affine")
-def channel_affine(node: ir.Node, ctx: Ctx) -> Emitted:
+def channel_affine(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     rank = len(ctx.shape(node.inputs[0]))
     axis = _axis(int(node.attrs.get("axis", 1)), rank)
@@ -266,7 +267,8 @@ def _suffix_param(value: np.ndarray | None, shape: tuple[int, ...], axis: int) -
 
 
 @TABLE.register("layer_norm")
-def layer_norm(node: ir.Node, ctx: Ctx) -> Emitted:
+def layer_norm(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     shape = ctx.shape(node.inputs[0])
     rank = len(shape)
@@ -301,8 +303,15 @@ def layer_norm(node: ir.Node, ctx: Ctx) -> Emitted:
 # ---- dense / shape ---------------------------------------------------------------------------
 
 
-@TABLE.register("linear")
-def linear(node: ir.Node, ctx: Ctx) -> Emitted:
+def linear_limits(ctx: NodeContext) -> str | None:
+    node, graph = ctx.node, ctx.graph
+    rank = len(graph.shape(node.inputs[0]))
+    return None if rank == 2 else f"linear on a rank-{rank} input (IR expects 2-D)"
+
+
+@TABLE.register("linear", limit=linear_limits)
+def linear(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     inputs = [b.x(), b.const("weight", node.params["weight"])]
     if node.params.get("bias") is not None:
@@ -311,35 +320,33 @@ def linear(node: ir.Node, ctx: Ctx) -> Emitted:
     return b.done()
 
 
-@LIMITS.register("linear")
-def linear_limits(node: ir.Node, graph: ir.Graph, opset: int) -> str | None:
-    rank = len(graph.shape(node.inputs[0]))
-    return None if rank == 2 else f"linear on a rank-{rank} input (IR expects 2-D)"
-
-
 @TABLE.register("reshape")
-def reshape(node: ir.Node, ctx: Ctx) -> Emitted:
+def reshape(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("Reshape", [b.x(), b.ints("shape", node.attrs["shape"])], b.out)
     return b.done()
 
 
 @TABLE.register("transpose")
-def transpose(node: ir.Node, ctx: Ctx) -> Emitted:
+def transpose(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("Transpose", [b.x()], b.out, perm=[int(p) for p in node.attrs["perm"]])
     return b.done()
 
 
 @TABLE.register("concat")
-def concat(node: ir.Node, ctx: Ctx) -> Emitted:
+def concat(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("Concat", [ctx.names[i] for i in node.inputs], b.out, axis=int(node.attrs["axis"]))
     return b.done()
 
 
 @TABLE.register("slice")
-def slice_(node: ir.Node, ctx: Ctx) -> Emitted:
+def slice_(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     shape = ctx.shape(node.inputs[0])
     starts, ends, axes = [], [], []
@@ -355,7 +362,8 @@ def slice_(node: ir.Node, ctx: Ctx) -> Emitted:
 
 
 def _reduction(op_type: str) -> Handler:
-    def handler(node: ir.Node, ctx: Ctx) -> Emitted:
+    def handler(ctx: Ctx) -> Emitted:
+        node = ctx.node
         b = Builder(ctx, node)
         rank = len(ctx.shape(node.inputs[0]))
         axes = [_axis(int(a), rank) for a in node.attrs["axes"]]
@@ -370,7 +378,8 @@ TABLE.register("reduce_max")(_reduction("ReduceMax"))
 
 
 @TABLE.register("softmax")
-def softmax(node: ir.Node, ctx: Ctx) -> Emitted:
+def softmax(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("Softmax", [b.x()], b.out, axis=int(node.attrs["axis"]))  # single-axis semantics from opset 13
     return b.done()
@@ -380,7 +389,8 @@ def softmax(node: ir.Node, ctx: Ctx) -> Emitted:
 
 
 def _simple(op_type: str, n_inputs: int = 1, **fixed: Any) -> Handler:
-    def handler(node: ir.Node, ctx: Ctx) -> Emitted:
+    def handler(ctx: Ctx) -> Emitted:
+        node = ctx.node
         b = Builder(ctx, node)
         b.op(op_type, [b.x(i) for i in range(n_inputs)], b.out, **fixed)
         return b.done()
@@ -398,7 +408,8 @@ for _ir, _onnx in {
 
 
 @TABLE.register("clip")
-def clip(node: ir.Node, ctx: Ctx) -> Emitted:
+def clip(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     lo, hi = node.attrs.get("min"), node.attrs.get("max")
     inputs = [b.x(), "" if lo is None else b.const("min", float(lo)), "" if hi is None else b.const("max", float(hi))]
@@ -409,35 +420,40 @@ def clip(node: ir.Node, ctx: Ctx) -> Emitted:
 
 
 @TABLE.register("leaky_relu")
-def leaky_relu(node: ir.Node, ctx: Ctx) -> Emitted:
+def leaky_relu(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("LeakyRelu", [b.x()], b.out, alpha=float(node.attrs["alpha"]))
     return b.done()
 
 
 @TABLE.register("elu")
-def elu(node: ir.Node, ctx: Ctx) -> Emitted:
+def elu(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("Elu", [b.x()], b.out, alpha=float(node.attrs.get("alpha", 1.0)))
     return b.done()
 
 
 @TABLE.register("hard_sigmoid")
-def hard_sigmoid(node: ir.Node, ctx: Ctx) -> Emitted:
+def hard_sigmoid(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("HardSigmoid", [b.x()], b.out, alpha=float(node.attrs["alpha"]), beta=float(node.attrs["beta"]))
     return b.done()
 
 
 @TABLE.register("swish")
-def swish(node: ir.Node, ctx: Ctx) -> Emitted:
+def swish(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("Mul", [b.x(), b.op("Sigmoid", [b.x()])], b.out)
     return b.done()
 
 
 @TABLE.register("hard_swish")
-def hard_swish(node: ir.Node, ctx: Ctx) -> Emitted:
+def hard_swish(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     if ctx.opset >= 14:
         b.op("HardSwish", [b.x()], b.out)
@@ -446,8 +462,15 @@ def hard_swish(node: ir.Node, ctx: Ctx) -> Emitted:
     return b.done()
 
 
-@TABLE.register("gelu")
-def gelu(node: ir.Node, ctx: Ctx) -> Emitted:
+def gelu_limits(ctx: NodeContext) -> str | None:
+    node = ctx.node
+    approximate = node.attrs.get("approximate", "none")
+    return None if approximate in ("none", "tanh") else f"gelu approximate={approximate!r}"
+
+
+@TABLE.register("gelu", limit=gelu_limits)
+def gelu(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     approximate = node.attrs.get("approximate", "none")
     if ctx.opset >= 20:
@@ -465,28 +488,25 @@ def gelu(node: ir.Node, ctx: Ctx) -> Emitted:
     return b.done()
 
 
-@LIMITS.register("gelu")
-def gelu_limits(node: ir.Node, graph: ir.Graph, opset: int) -> str | None:
-    approximate = node.attrs.get("approximate", "none")
-    return None if approximate in ("none", "tanh") else f"gelu approximate={approximate!r}"
-
-
 @TABLE.register("rsqrt")
-def rsqrt(node: ir.Node, ctx: Ctx) -> Emitted:
+def rsqrt(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("Reciprocal", [b.op("Sqrt", [b.x()])], b.out)
     return b.done()
 
 
 @TABLE.register("square")
-def square(node: ir.Node, ctx: Ctx) -> Emitted:
+def square(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     b.op("Mul", [b.x(), b.x()], b.out)
     return b.done()
 
 
 @TABLE.register("const")
-def const(node: ir.Node, ctx: Ctx) -> Emitted:
+def const(ctx: Ctx) -> Emitted:
+    node = ctx.node
     b = Builder(ctx, node)
     dtype = ctx.dtype(node.output)
     value = np.asarray(node.params["value"], dtype=dtype)

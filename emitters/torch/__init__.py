@@ -12,32 +12,30 @@ import numpy as np
 from convert import ir
 from convert.errors import Unsupported
 
-from ..base import EmitOptions, EmitResult, unsupported_nodes
+from ..base import EmitResult
+from ..options import options_for
 
 TARGET = "torch"
 MODEL_FILE = "model.py"
 WEIGHTS_FILE = "model.pt"
 
 
-def unsupported(graph: ir.Graph) -> list[Unsupported]:
+def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     """Every node torch cannot express: no handler for its op, or a handler-specific limit."""
-    from . import ops  # noqa: F401  (fills the tables)
-    from .lowering import LIMITS, TABLE
+    from . import ops  # noqa: F401  (fills the table)
+    from .lowering import TABLE
 
-    return unsupported_nodes(
-        graph, TABLE, "no PyTorch lowering for this IR op",
-        lambda node: (check := LIMITS.get(node.op)) and check(node, graph),
-    )
+    return TABLE.unsupported(graph, options)
 
 
-def emit(graph: ir.Graph, out_dir: Path, options: EmitOptions | None = None) -> EmitResult:
+def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
+    """`options`: TorchOptions (or anything emitters.options.options_for accepts)."""
     import torch
 
     from .codegen import generate
 
-    options = options or EmitOptions()
     out_dir = Path(out_dir)
-    gen = generate(graph, nhwc=options.nhwc)
+    gen = generate(graph, options_for(TARGET, options))
     (out_dir / MODEL_FILE).write_text(gen.source)
     state = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in gen.state.items()}
     torch.save(state, out_dir / WEIGHTS_FILE)

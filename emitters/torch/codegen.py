@@ -10,6 +10,8 @@ import numpy as np
 
 from convert import ir
 
+from ..options import TorchOptions
+
 from . import ops  # noqa: F401  (fills TABLE)
 from .lowering import AUX_SUFFIXES, TABLE, Ctx, Lowered
 from .names import Namer, common_scope
@@ -58,7 +60,8 @@ def _buffer_source(name: str, value: np.ndarray) -> str:
     return f'self.register_buffer("{name}", torch.zeros({shape}{dtype}))'
 
 
-def generate(graph: ir.Graph, nhwc: bool = False) -> Generated:
+def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
+    nhwc = options.nhwc
     namer = Namer(_reserved_module_names(), AUX_SUFFIXES, common_scope(n.name for n in graph.nodes))
     exprs: dict[str, str] = {}
     args, prologue = [], []
@@ -78,6 +81,7 @@ def generate(graph: ir.Graph, nhwc: bool = False) -> Generated:
         ctx = Ctx(
             node=node,
             graph=graph,
+            options=options,
             args=tuple(exprs[i] for i in node.inputs),
             in_shapes=tuple(graph.shape(i) for i in node.inputs),
             out_shape=graph.shape(node.output),

@@ -1,7 +1,7 @@
 """The handler contract of the PyTorch emitter.
 
-A handler is a pure function of one IR node (plus the graph, for shapes and constants): it gets a
-`Ctx` and returns a `Lowered` -- the submodules and buffers the node adds to `Model.__init__`, the
+A handler is a pure function of one IR node (plus the graph, for shapes and constants, and the
+target's options): it gets a `Ctx` (emitters.base.NodeContext) and returns a `Lowered` -- the submodules and buffers the node adds to `Model.__init__`, the
 lines it adds to `forward`, the state_dict entries of its submodules and the pad layers it inserted.
 The caller (codegen.py) owns naming and collects the results; handlers never share state.
 """
@@ -15,12 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from convert import ir
-from convert.registry import OpTable
+from ..base import HandlerTable, NodeContext
 
-TABLE = OpTable("torch")
-# Optional per-op checks: fn(node, graph) -> hint str when torch cannot express this node, else None.
-LIMITS = OpTable("torch-limits")
+TABLE = HandlerTable("torch", "no PyTorch lowering for this IR op")
 
 # Suffixes a handler may append to its node's name for extra submodules/buffers. The namer
 # reserves `<base>_<suffix>` for every node so these never collide with other nodes' names.
@@ -28,21 +25,11 @@ AUX_SUFFIXES = ("pad", "full", "divisor", "scale", "shift", "gamma", "beta")
 
 
 @dataclass(frozen=True)
-class Ctx:
-    node: ir.Node
-    graph: ir.Graph
+class Ctx(NodeContext):
     args: tuple[str, ...]  # Python expressions of the node's inputs inside forward()
     in_shapes: tuple[tuple[int, ...], ...]
     out_shape: tuple[int, ...]
     var: str  # the node's identifier: its output variable and its main submodule/buffer
-
-    @property
-    def attrs(self) -> dict[str, Any]:
-        return self.node.attrs
-
-    @property
-    def params(self) -> dict[str, np.ndarray]:
-        return self.node.params
 
     def aux(self, suffix: str) -> str:
         if suffix not in AUX_SUFFIXES:

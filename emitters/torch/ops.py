@@ -10,10 +10,9 @@ from typing import Callable
 
 import numpy as np
 
-from convert import ir
-
+from ..base import NodeContext
 from . import spatial  # noqa: F401  (registers the spatial handlers)
-from .lowering import LIMITS, TABLE, Ctx, Lowered, call, ints, lit
+from .lowering import TABLE, Ctx, Lowered, call, ints, lit
 
 # ---- constants, per-channel, normalisation, dense ----------------------------------------------
 
@@ -272,14 +271,14 @@ def hard_sigmoid(ctx: Ctx) -> str:
     return f"torch.clamp({ctx.args[0]} * {lit(alpha)} + {lit(beta)}, 0.0, 1.0)"
 
 
-@TABLE.register("gelu")
+def gelu_limits(ctx: NodeContext) -> str | None:
+    approximate = str(ctx.attrs.get("approximate", "none"))
+    return None if approximate in ("none", "tanh") else f"gelu approximate={approximate!r}"
+
+
+@TABLE.register("gelu", limit=gelu_limits)
 @_assign
 def gelu(ctx: Ctx) -> str:
     approximate = str(ctx.attrs.get("approximate", "none"))
     return call("torch.nn.functional.gelu", ctx.args[0], approximate=None if approximate == "none" else repr(approximate))
 
-
-@LIMITS.register("gelu")
-def gelu_limits(node: ir.Node, graph: ir.Graph) -> str | None:
-    approximate = str(node.attrs.get("approximate", "none"))
-    return None if approximate in ("none", "tanh") else f"gelu approximate={approximate!r}"

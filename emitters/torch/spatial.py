@@ -1,7 +1,7 @@
 """Handlers for the spatial ops: conv2d, conv_transpose2d, max/avg pooling and pad.
 
-Every padding decision comes from convert.padding (plan_window / plan_transposed); this module
-only turns a plan into layers: symmetric pads in the layer, otherwise a `<layer>_pad` layer in
+Every padding decision comes from convert.padding.plan (via `ctx.plan()`); this module only turns
+the plan into layers: symmetric pads in the layer, otherwise a `<layer>_pad` layer in
 front, a divisor-map buffer for average pooling, a slice after a transposed conv.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convert import ir
-from convert.padding import TORCH, Pads, WindowPlan, plan_transposed, plan_window
+from convert.padding import Pads, Plan
 
-from .lowering import LIMITS, TABLE, Ctx, Lowered, call, lit, pair
+from ..base import NodeContext
+from .lowering import TABLE, Ctx, Lowered, call, lit, pair
 
 
 def _pad_tuple(pads: Pads) -> str:
@@ -20,7 +20,7 @@ def _pad_tuple(pads: Pads) -> str:
     return f"({pads.left}, {pads.right}, {pads.top}, {pads.bottom})"
 
 
-def _pad_layer(ctx: Ctx, plan: WindowPlan, x: str, out: Lowered) -> str:
+def _pad_layer(ctx: Ctx, plan: Plan, x: str, out: Lowered) -> str:
     """Add the plan's separate pad layer (if any); returns the expression the layer reads."""
     if plan.pad_layer is None:
         return x
@@ -29,7 +29,7 @@ def _pad_layer(ctx: Ctx, plan: WindowPlan, x: str, out: Lowered) -> str:
     layer = f"nn.ZeroPad2d({_pad_tuple(pads)})" if value == 0.0 else f"nn.ConstantPad2d({_pad_tuple(pads)}, {lit(value)})"
     out.modules.append((name, f"{layer}  # {plan.reason}" if plan.reason else layer))
     out.lines.append(f"{name} = self.{name}({x})")
-    out.pad_layers.append({"node": ctx.node.name, "pads": list(pads), "reason": plan.reason})
+    out.pad_layers += [r.entry(ctx.node.name) for r in plan.records]
     return name
 
 
@@ -37,15 +37,10 @@ def _layer_padding(pads: Pads) -> str | None:
     return None if pads.zero else pair((pads.top, pads.left))
 
 
-def _window_plan(ctx: Ctx, op: str, count_include_pad: bool = False) -> WindowPlan:
-    a = ctx.attrs
-    return plan_window(op, ctx.in_shapes[0][2:4], a["kernel"], a["stride"], a["pads"], TORCH, count_include_pad)
-
-
 @TABLE.register("conv2d")
 def conv2d(ctx: Ctx) -> Lowered:
     a, weight, bias = ctx.attrs, ctx.params["weight"], ctx.params.get("bias")
-    plan = _window_plan(ctx, "conv2d")
+    plan = ctx.plan()
     out = Lowered()
     x = _pad_layer(ctx, plan, ctx.args[0], out)
     groups = int(a.get("groups", 1))
@@ -71,7 +66,7 @@ def conv2d(ctx: Ctx) -> Lowered:
 @TABLE.register("max_pool2d")
 def max_pool2d(ctx: Ctx) -> Lowered:
     a = ctx.attrs
-    plan = _window_plan(ctx, "max_pool2d")
+    plan = ctx.plan()
     out = Lowered()
     x = _pad_layer(ctx, plan, ctx.args[0], out)
     layer = call("nn.MaxPool2d", pair(a["kernel"]), pair(a["stride"]), padding=_layer_padding(plan.layer_pads))
@@ -83,7 +78,7 @@ def max_pool2d(ctx: Ctx) -> Lowered:
 @TABLE.register("avg_pool2d")
 def avg_pool2d(ctx: Ctx) -> Lowered:
     a = ctx.attrs
-    plan = _window_plan(ctx, "avg_pool2d", bool(a.get("count_include_pad", False)))
+    plan = ctx.plan()
     out = Lowered()
     x = _pad_layer(ctx, plan, ctx.args[0], out)
     padding = _layer_padding(plan.layer_pads)
@@ -106,18 +101,19 @@ def avg_pool2d(ctx: Ctx) -> Lowered:
     return out
 
 
-def _transposed_plan(node: ir.Node, graph: ir.Graph):
-    a = node.attrs
-    in_hw = graph.shape(node.inputs[0])[2:4]
-    return plan_transposed(
-        in_hw, a["kernel"], a["stride"], a.get("dilation", (1, 1)), a["crop"], a["output_size"]
-    )
+def conv_transpose2d_limits(ctx: NodeContext) -> str | None:
+    plan = ctx.plan()
+    s, d = ctx.attrs["stride"], ctx.attrs.get("dilation", (1, 1))
+    for axis in (0, 1):
+        if plan.output_padding[axis] >= max(s[axis], d[axis]):
+            return "needs an output_padding larger than torch allows"
+    return None
 
 
-@TABLE.register("conv_transpose2d")
+@TABLE.register("conv_transpose2d", limit=conv_transpose2d_limits)
 def conv_transpose2d(ctx: Ctx) -> Lowered:
     a, weight, bias = ctx.attrs, ctx.params["weight"], ctx.params.get("bias")
-    plan = _transposed_plan(ctx.node, ctx.graph)
+    plan = ctx.plan()
     groups = int(a.get("groups", 1))
     dilation = tuple(a.get("dilation", (1, 1)))
     out = Lowered()
@@ -129,7 +125,7 @@ def conv_transpose2d(ctx: Ctx) -> Lowered:
         str(weight.shape[1] * groups),
         kernel_size=pair(a["kernel"]),
         stride=None if tuple(a["stride"]) == (1, 1) else pair(a["stride"]),
-        padding=None if tuple(plan.layer_pad) == (0, 0) else pair(plan.layer_pad),
+        padding=_layer_padding(plan.layer_pads),
         output_padding=None if tuple(plan.output_padding) == (0, 0) else pair(plan.output_padding),
         groups=None if groups == 1 else str(groups),
         bias=None if bias is not None else "False",
@@ -144,20 +140,8 @@ def conv_transpose2d(ctx: Ctx) -> Lowered:
         oh, ow = ctx.out_shape[2:4]
         t, left = plan.crop.top, plan.crop.left
         out.lines.append(f"{ctx.var} = {name}[:, :, {t}:{t + oh}, {left}:{left + ow}]")
-        out.pad_layers.append(
-            {"node": ctx.node.name, "pads": list(plan.crop), "reason": plan.reason, "kind": "crop"}
-        )
+        out.pad_layers += [r.entry(ctx.node.name) for r in plan.records]
     return out
-
-
-@LIMITS.register("conv_transpose2d")
-def conv_transpose2d_limits(node: ir.Node, graph: ir.Graph) -> str | None:
-    plan = _transposed_plan(node, graph)
-    s, d = node.attrs["stride"], node.attrs.get("dilation", (1, 1))
-    for axis in (0, 1):
-        if plan.output_padding[axis] >= max(s[axis], d[axis]):
-            return "needs an output_padding larger than torch allows"
-    return None
 
 
 # ---- standalone pad -------------------------------------------------------------------------------
@@ -189,7 +173,20 @@ def _spatial_only(pads: Sequence[Sequence[int]]) -> bool:
     return len(pads) == 4 and not any(pads[0]) and not any(pads[1])
 
 
-@TABLE.register("pad")
+def pad_limits(ctx: NodeContext) -> str | None:
+    node, graph = ctx.node, ctx.graph
+    mode = node.attrs.get("mode", "constant")
+    if mode not in ("constant", "reflect", "symmetric"):
+        return f"pad mode {mode!r} is not one of constant/reflect/symmetric"
+    limit = {"reflect": -1, "symmetric": 0}.get(mode)
+    if limit is not None:
+        for n, (before, after) in zip(graph.shape(node.inputs[0]), node.attrs["pads"]):
+            if max(before, after) > n + limit:
+                return f"{mode} pad of {max(before, after)} on an axis of size {n} (TF rejects it too)"
+    return None
+
+
+@TABLE.register("pad", limit=pad_limits)
 def pad(ctx: Ctx) -> Lowered:
     pads = [tuple(int(v) for v in p) for p in ctx.attrs["pads"]]
     mode, value = ctx.attrs.get("mode", "constant"), float(ctx.attrs.get("value", 0.0) or 0.0)
@@ -218,16 +215,3 @@ def pad(ctx: Ctx) -> Lowered:
         return out
     out.lines += _mirror_lines(ctx.var, x, pads, ctx.in_shapes[0], symmetric=(mode == "symmetric"))
     return out
-
-
-@LIMITS.register("pad")
-def pad_limits(node: ir.Node, graph: ir.Graph) -> str | None:
-    mode = node.attrs.get("mode", "constant")
-    if mode not in ("constant", "reflect", "symmetric"):
-        return f"pad mode {mode!r} is not one of constant/reflect/symmetric"
-    limit = {"reflect": -1, "symmetric": 0}.get(mode)
-    if limit is not None:
-        for n, (before, after) in zip(graph.shape(node.inputs[0]), node.attrs["pads"]):
-            if max(before, after) > n + limit:
-                return f"{mode} pad of {max(before, after)} on an axis of size {n} (TF rejects it too)"
-    return None

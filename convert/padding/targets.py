@@ -1,0 +1,178 @@
+"""One plan function per target: `plan(node, graph, options) -> Plan`.
+
+Emitters and `convert inspect` both call `plan`, so what inspect says a target does is what the
+target's emitter writes (tests/test_inspect.py checks it against `pad_layers` on the padding
+matrix). The target is the options' `TARGET` (emitters.options); the per-target recipes live in
+plans.py (torch/ONNX/MXNet windows and transposed convs), mxnet.py and caffe.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from .caffe import CaffePlan, caffe_plan_conv, caffe_plan_pool, caffe_plan_transposed
+from .mxnet import plan_avg_pool, pool_full_hw
+from .plan_type import PadLayer, PadRecord, Plan
+from .plans import MXNET, ONNX, TORCH, TargetCaps, plan_transposed, plan_window
+from .rules import Pads
+
+if TYPE_CHECKING:
+    from convert.ir import Graph, Node
+
+# IR ops whose lowering involves padding; every other op gets an empty plan.
+PADDED_OPS = ("conv2d", "max_pool2d", "avg_pool2d", "conv_transpose2d", "pad")
+WINDOW_OPS = ("conv2d", "max_pool2d", "avg_pool2d")
+
+PlanFn = Callable[["Node", "Graph", Any], Plan]
+_PLANNERS: dict[str, PlanFn] = {}
+
+
+def _planner(target: str) -> Callable[[PlanFn], PlanFn]:
+    def register(fn: PlanFn) -> PlanFn:
+        _PLANNERS[target] = fn
+        return fn
+
+    return register
+
+
+def plan(node: Node, graph: Graph, options: Any) -> Plan:
+    """How `options.TARGET` lowers `node`'s padding (emitters.options: TorchOptions, CaffeOptions, ...)."""
+    target = options.TARGET
+    if node.op not in PADDED_OPS:
+        return Plan(target, node.op)
+    result = _PLANNERS[target](node, graph, options)
+    if node.attrs.get("padding") == "SAME" and not result.size_dependent:
+        # pads a parser derived from TF SAME follow the input size (for parsers that record it)
+        result = dataclasses.replace(result, size_dependent=True)
+    return result
+
+
+def _in_hw(node: Node, graph: Graph) -> tuple[int, int]:
+    shape = graph.shape(node.inputs[0])
+    return int(shape[2]), int(shape[3])
+
+
+# ---- torch / ONNX / MXNet: shared window and transposed recipes -------------------------------
+
+
+def _window(node: Node, graph: Graph, caps: TargetCaps, count_include_pad: bool | None = None) -> Plan:
+    a = node.attrs
+    cip = bool(a.get("count_include_pad", False)) if count_include_pad is None else count_include_pad
+    w = plan_window(node.op, _in_hw(node, graph), a["kernel"], a["stride"], a["pads"], caps, cip)
+    records = () if w.pad_layer is None else (PadRecord(tuple(w.pad_layer.pads), w.reason),)
+    return Plan(caps.name, node.op, pad_layer=w.pad_layer, layer_pads=w.layer_pads,
+                count_include_pad=w.count_include_pad, divisor_map=w.divisor_map, records=records,
+                size_dependent=w.divisor_map is not None, reason=w.reason)
+
+
+def _transposed(node: Node, graph: Graph, target: str, record_crop: bool) -> Plan:
+    a = node.attrs
+    t = plan_transposed(_in_hw(node, graph), a["kernel"], a["stride"], a.get("dilation", (1, 1)),
+                        a["crop"], a["output_size"])
+    ph, pw = t.layer_pad
+    records = (PadRecord(tuple(t.crop), t.reason, "crop"),) if record_crop and not t.crop.zero else ()
+    return Plan(target, node.op, layer_pads=Pads(ph, ph, pw, pw), output_padding=tuple(t.output_padding),
+                crop=t.crop, records=records, size_dependent=True, reason=t.reason)
+
+
+@_planner("torch")
+def torch_plan(node: Node, graph: Graph, options: Any) -> Plan:
+    if node.op in WINDOW_OPS:
+        return _window(node, graph, TORCH)
+    if node.op == "conv_transpose2d":
+        return _transposed(node, graph, "torch", record_crop=True)
+    return Plan("torch", node.op)  # a TF Pad is a pad layer of the source, not one we add
+
+
+@_planner("onnx")
+def onnx_plan(node: Node, graph: Graph, options: Any) -> Plan:
+    if node.op in WINDOW_OPS:
+        return _window(node, graph, ONNX)
+    if node.op == "conv_transpose2d":
+        return _transposed(node, graph, "onnx", record_crop=False)
+    return Plan("onnx", node.op)
+
+
+@_planner("mxnet")
+def mxnet_plan(node: Node, graph: Graph, options: Any) -> Plan:
+    a = node.attrs
+    if node.op == "conv_transpose2d":
+        return _transposed(node, graph, "mxnet", record_crop=True)
+    if node.op in ("conv2d", "max_pool2d") or (node.op == "avg_pool2d" and a.get("count_include_pad", False)):
+        return _window(node, graph, MXNET)
+    if node.op != "avg_pool2d":
+        return Plan("mxnet", node.op)
+    # Zero-padding first would be counted by the average: aligned symmetric pad, 'full'
+    # convention, exclude the pad, then slice (convert/padding/mxnet.py).
+    in_hw = _in_hw(node, graph)
+    p = plan_avg_pool(in_hw, a["kernel"], a["stride"], a["pads"])
+    layer_pads = Pads(p.layer_pads[0], p.layer_pads[0], p.layer_pads[1], p.layer_pads[1])
+    if p.keep is None:
+        return Plan("mxnet", node.op, layer_pads=layer_pads, reason=p.reason)
+    full = pool_full_hw(in_hw, a["kernel"], a["stride"], p.layer_pads)
+    (kh, kw), (oh, ow) = p.keep, p.out_hw
+    crop = Pads(kh, full[0] - kh - oh, kw, full[1] - kw - ow)
+    return Plan("mxnet", node.op, layer_pads=layer_pads, convention=p.convention, crop=crop,
+                records=(PadRecord(tuple(a["pads"]), p.reason, "crop"),), size_dependent=True, reason=p.reason)
+
+
+# ---- Caffe: its own rules (convert/padding/caffe.py) -------------------------------------------
+
+
+def caffe_depthwise(node: Node, graph: Graph) -> bool:
+    """groups == in == out channels (> 1): OpenCV runs such convs on a path of its own."""
+    in_c = graph.shape(node.inputs[0])[1]
+    return node.attrs["groups"] == in_c == node.params["weight"].shape[0] and in_c > 1
+
+
+def caffe_transposed_kernel(node: Node) -> np.ndarray:
+    """The Deconvolution weight: OpenCV's Deconvolution ignores dilation (measured: wrong output
+    size), so a dilated kernel is written out with its holes as zeros -- the same operator."""
+    weight = node.params["weight"]
+    dh, dw = node.attrs.get("dilation", (1, 1))
+    if (dh, dw) == (1, 1):
+        return weight
+    i, o, kh, kw = weight.shape
+    dilated = np.zeros((i, o, (kh - 1) * dh + 1, (kw - 1) * dw + 1), weight.dtype)
+    dilated[:, :, ::dh, ::dw] = weight
+    return dilated
+
+
+def _from_caffe(node: Node, c: CaffePlan, size_dependent: bool) -> Plan:
+    group = None if c.pad_group is None else PadLayer(Pads(*c.pad_group), c.pad_value)
+    records = () if c.pad_group is None else (PadRecord(tuple(c.pad_group), c.reason),)
+    (ph, pw) = c.layer_pad
+    return Plan("caffe", node.op, pad_layer=group, layer_pads=Pads(ph, ph, pw, pw), kernel_taps=c.kernel_taps,
+                crop=c.trim, divisor_map=c.scale_map, records=records, size_dependent=size_dependent,
+                reason=c.reason)
+
+
+@_planner("caffe")
+def caffe_plan(node: Node, graph: Graph, options: Any) -> Plan:
+    a = node.attrs
+    if node.op == "conv2d":
+        c = caffe_plan_conv(a["pads"], a["dilation"], options.caffe_pad, a["kernel"], caffe_depthwise(node, graph))
+        return _from_caffe(node, c, size_dependent=False)
+    if node.op in ("max_pool2d", "avg_pool2d"):
+        c = caffe_plan_pool(node.op, _in_hw(node, graph), a["kernel"], a["stride"], a["pads"],
+                            bool(a.get("count_include_pad", False)))
+        return _from_caffe(node, c, size_dependent=True)
+    if node.op == "conv_transpose2d":
+        kernel = caffe_transposed_kernel(node).shape[2:]
+        c = caffe_plan_transposed(_in_hw(node, graph), kernel, a["stride"], (1, 1), a["crop"], a["output_size"],
+                                  options.caffe_pad)
+        return _from_caffe(node, c, size_dependent=True)
+    # node.op == "pad": Caffe has no pad layer; a 4-D TF Pad becomes a pad layer group
+    pads = [tuple(int(v) for v in p) for p in a["pads"]]
+    if len(pads) != 4:
+        return Plan("caffe", node.op)
+    mode = a["mode"]
+    record = PadRecord((*pads[2], *pads[3]), f"TF Pad ({mode}); pad layer group")
+    return Plan("caffe", node.op, records=(record,), reason=record.reason)
+
+
+__all__ = ["PADDED_OPS", "plan", "torch_plan", "onnx_plan", "mxnet_plan", "caffe_plan", "caffe_depthwise",
+           "caffe_transposed_kernel"]

@@ -1,0 +1,132 @@
+"""Each target's options, one dataclass per target: the single definition the `tf2<target>` flags,
+the batch manifest keys and the emitters all read. Light on purpose (no framework imports), so that
+`convert --help` can build its flags from here.
+
+A field becomes a CLI flag `--<name with dashes>`; its metadata gives the help text and, where
+they apply, `choices` or an inclusive `range`. Fields with `cli=False` are test hooks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+MIN_OPSET, MAX_OPSET, DEFAULT_OPSET = 13, 21, 17
+
+
+def option(default: Any, help: str, *, choices: tuple[str, ...] | None = None,
+           range: tuple[int, int] | None = None, cli: bool = True) -> Any:
+    """A dataclass field with what the CLI and the manifest need to know about it."""
+    meta = {"help": help, "choices": choices, "range": range, "cli": cli}
+    if isinstance(default, (dict, list)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    TARGET: ClassVar[str] = ""
+    COMMAND_HELP: ClassVar[str] = ""  # what `convert tf2<target>` writes
+    # Test hooks not worth a flag ('onnx_external_data_threshold', 'mxnet_affine').
+    extra: dict = option({}, "test hooks", cli=False)
+
+
+@dataclass(frozen=True)
+class TorchOptions(TargetOptions):
+    TARGET: ClassVar[str] = "torch"
+    COMMAND_HELP: ClassVar[str] = "Write model.py (an nn.Module) + model.pt (its state_dict)."
+    nhwc: bool = option(False, "Keep TF's NHWC layout at the model's inputs and outputs.")
+
+
+@dataclass(frozen=True)
+class CaffeOptions(TargetOptions):
+    TARGET: ClassVar[str] = "caffe"
+    COMMAND_HELP: ClassVar[str] = "Write deploy.prototxt + model.caffemodel (BVLC layers; verified in OpenCV DNN)."
+    caffe_pad: str = option("layer", "Asymmetric pads: a pad layer group, or zero taps added to the kernel (conv only).",
+                            choices=("layer", "kernel"))
+
+
+@dataclass(frozen=True)
+class MxnetOptions(TargetOptions):
+    TARGET: ClassVar[str] = "mxnet"
+    COMMAND_HELP: ClassVar[str] = "Write model-symbol.json + model-0000.params (MXNet 1.x)."
+
+
+@dataclass(frozen=True)
+class OnnxOptions(TargetOptions):
+    TARGET: ClassVar[str] = "onnx"
+    COMMAND_HELP: ClassVar[str] = "Write model.onnx."
+    opset: int = option(DEFAULT_OPSET, "ONNX opset.", range=(MIN_OPSET, MAX_OPSET))
+
+
+OPTIONS: dict[str, type[TargetOptions]] = {
+    cls.TARGET: cls for cls in (TorchOptions, CaffeOptions, MxnetOptions, OnnxOptions)
+}
+TARGETS: tuple[str, ...] = tuple(OPTIONS)  # the one list of targets
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One user-facing option of a target: what a flag or a manifest key needs."""
+
+    name: str  # field name (manifest key); the flag is --name-with-dashes
+    type: type
+    default: Any
+    help: str
+    choices: tuple[str, ...] | None = None
+    range: tuple[int, int] | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+def option_specs(target: str) -> list[OptionSpec]:
+    """The user-facing options of `target` (names, types, defaults, choices/ranges, help)."""
+    cls = OPTIONS[target]
+    types = {"bool": bool, "int": int, "str": str, "float": float}
+    specs = []
+    for f in dataclasses.fields(cls):
+        if not f.metadata.get("cli", False):
+            continue
+        specs.append(OptionSpec(f.name, types[str(f.type)], f.default, f.metadata["help"],
+                                f.metadata.get("choices"), f.metadata.get("range")))
+    return specs
+
+
+def all_option_specs() -> dict[str, OptionSpec]:
+    """Every target's options by name (flat, as the batch manifest keys them: nhwc, caffe_pad, opset)."""
+    return {spec.name: spec for target in TARGETS for spec in option_specs(target)}
+
+
+def check(spec: OptionSpec, value: Any) -> None:
+    """Raise ValueError (one line, what to do) when `value` is outside the option's choices/range."""
+    if spec.choices is not None and value not in spec.choices:
+        raise ValueError(f"{spec.flag} {value!r}: choose one of {', '.join(spec.choices)}")
+    if spec.range is not None and not spec.range[0] <= int(value) <= spec.range[1]:
+        raise ValueError(f"{spec.flag} {value}: choose a value from {spec.range[0]} to {spec.range[1]}")
+
+
+def validate(options: TargetOptions) -> None:
+    """Raise ValueError when a field is outside its choices/range (the CLI checks these itself)."""
+    for spec in option_specs(options.TARGET):
+        check(spec, getattr(options, spec.name))
+
+
+def options_for(target: str, values: Any = None) -> TargetOptions:
+    """`target`'s options from None (defaults), a mapping, its own dataclass, or any object with
+    matching attributes (the all-targets `EmitOptions` the batch worker builds); other targets'
+    keys are ignored."""
+    cls = OPTIONS[target]
+    if isinstance(values, cls):
+        return values
+    if values is None:
+        return cls()
+    get = values.get if isinstance(values, Mapping) else (lambda k, d=None: getattr(values, k, d))
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        value = get(f.name, None)
+        if value is not None:
+            kwargs[f.name] = dict(value) if f.name == "extra" else value
+    return cls(**kwargs)
