@@ -116,6 +116,10 @@ def conversion_options(fn: Callable) -> Callable:
                      help="Input shape in the source layout, e.g. 1,224,224,3 (or NAME:1,224,224,3; repeatable)."),
         click.option("--inputs", help="Input tensor names, comma separated [auto: placeholders]."),
         click.option("--outputs", help="Output tensor names, comma separated, in the order wanted [auto: sinks]."),
+        click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
+                     help="Value of a scalar placeholder such as is_training=false (repeatable) "
+                          "[auto: PlaceholderWithDefault defaults]."),
+        click.option("--use-ema", is_flag=True, help="Take ExponentialMovingAverage shadow variables as weights."),
         click.option("--verify", is_flag=True, help="Run TF and the target runtime on the same input and compare."),
         click.option("--rtol", type=float, default=1e-4, show_default=True,
                      help="Max relative error max|a-b|/max(1,max|ref|) for --verify."),
@@ -135,14 +139,14 @@ def conversion_options(fn: Callable) -> Callable:
     return fn
 
 
-def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, verify, rtol, seed, as_json,
-             keep_ir, force, timeout=None, max_memory=None, **target_options) -> None:
+def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
+             as_json, keep_ir, force, timeout=None, max_memory=None, **target_options) -> None:
     from convert import api, report
 
     try:
         doc = api.convert(src, target, out, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
                           verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
-                          max_memory=max_memory, **target_options)
+                          max_memory=max_memory, settings=settings, use_ema=use_ema, **target_options)
     except ConvertError as exc:
         if as_json:
             click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
@@ -215,15 +219,19 @@ def tf2ir(src: Path, **kw: Any) -> None:
 @click.option("--input-shape", "input_shape", multiple=True, help="Input shape in the source layout.")
 @click.option("--inputs", help="Input tensor names.")
 @click.option("--outputs", help="Output tensor names.")
+@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Value of a scalar placeholder.")
+@click.option("--use-ema", is_flag=True, help="ExponentialMovingAverage shadow variables as weights.")
 @click.option("--json", "as_json", is_flag=True, help="Rows as JSON (per target: plan, pad_layer, details).")
 @target_flags(TARGETS)
 @guarded
-def inspect_cmd(src: Path, input_shape, inputs, outputs, as_json: bool, **target_options: Any) -> None:
+def inspect_cmd(src: Path, input_shape, inputs, outputs, settings, use_ema: bool, as_json: bool,
+                **target_options: Any) -> None:
     """The IR as a table: op, shapes, per-side pads (t,b,l,r) and what each target will do
     (with the given target options, e.g. --caffe-pad kernel)."""
     from convert import api, inspect
 
-    graph, notes = api.load(src, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs)
+    graph, notes = api.load(src, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
+                            settings=settings, use_ema=use_ema)
     rows = inspect.rows(graph, target_options)
     click.echo(json.dumps(rows, indent=1) if as_json else inspect.render(graph, target_options, rows))
     for note in notes:

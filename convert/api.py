@@ -57,13 +57,30 @@ def names(value: Names) -> list[str] | None:
     return cleaned or None
 
 
+def settings_of(value: Union[None, Mapping[str, Any], Sequence[str]]) -> dict[str, str]:
+    """`{"is_training": False}` or `["is_training=false"]` (--set) -> {"is_training": "false"}."""
+    if not value:
+        return {}
+    if isinstance(value, Mapping):
+        return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+    result = {}
+    for item in value:
+        name, sep, text = str(item).partition("=")
+        if not sep or not name.strip() or not text.strip():
+            raise UsageError(f"--set {item!r}: expected NAME=VALUE, e.g. --set is_training=false")
+        result[name.strip()] = text.strip()
+    return result
+
+
 def convert(source: str | PathLike, target: str, out: str | PathLike | None = None, *,
             input_shape: InputShape = None, inputs: Names = None, outputs: Names = None,
             verify: bool = False, rtol: float = 1e-4, seed: int = 0, keep_ir: bool = False,
-            force: bool = False, max_memory: int | str | None = None, **target_options: Any) -> dict[str, Any]:
+            force: bool = False, max_memory: int | str | None = None, settings: Any = None,
+            use_ema: bool = False, **target_options: Any) -> dict[str, Any]:
     """Convert `source` for `target` ('torch', 'caffe', 'mxnet', 'onnx' or 'ir') into `out`
     (default ./<model>-<target>/); `target_options` are that target's options (nhwc, caffe_pad,
-    opset, ...). Returns the conversion record; raises ConvertError (with `exit_code`)."""
+    opset, ...); `settings` give scalar placeholders a value (--set), `use_ema` takes moving-average
+    weights. Returns the conversion record; raises ConvertError (with `exit_code`)."""
     from emitters.options import TARGETS, option_specs, options_for, validate
 
     from . import memory, pipeline
@@ -89,7 +106,7 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
         source=Path(source), target=target, out=Path(out) if out is not None else None,
         inputs=names(inputs), outputs=names(outputs), input_shapes=input_shapes(input_shape),
         verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force, options=options,
-        max_memory=max_memory,
+        max_memory=max_memory, settings=settings_of(settings), use_ema=use_ema,
     )
     return pipeline.run(req).check()
 
@@ -120,12 +137,13 @@ def tf2ir(source: str | PathLike, out: str | PathLike | None = None, **kwargs: A
 
 
 def load(source: str | PathLike, *, input_shape: InputShape = None, inputs: Names = None,
-         outputs: Names = None) -> tuple[Any, list[str]]:
+         outputs: Names = None, settings: Any = None, use_ema: bool = False) -> tuple[Any, list[str]]:
     """The IR graph of `source` after the default passes, and the notes on what was auto-detected."""
     from . import pipeline
 
     req = pipeline.Request(source=Path(source), target="ir", inputs=names(inputs), outputs=names(outputs),
-                           input_shapes=input_shapes(input_shape))
+                           input_shapes=input_shapes(input_shape), settings=settings_of(settings),
+                           use_ema=use_ema)
     graph, _, _, notes = pipeline.load_graph(req)
     return graph, notes
 
