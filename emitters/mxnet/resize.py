@@ -1,4 +1,5 @@
-"""resize and argmax. The sampling decision is convert.sampling.plan_resize's: plain `repeat` where
+"""resize, plus the other ops of dense-prediction nets (depth_to_space, space_to_depth, argmax,
+matmul). The sampling decision is convert.sampling.plan_resize's: plain `repeat` where
 TF's resize is repetition by integer factors, else `take` with TF's indices (and, for bilinear, the
 two taps lerped with TF's weights, along x first, then y). MXNet's own BilinearResize2D/UpSampling
 are not used: their grids are not TF's."""

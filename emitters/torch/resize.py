@@ -1,4 +1,5 @@
-"""resize and argmax. The sampling decision is convert.sampling.plan_resize's: torch's own
+"""resize, plus the other ops of dense-prediction nets (depth_to_space, space_to_depth, argmax,
+matmul). The sampling decision is convert.sampling.plan_resize's: torch's own
 F.interpolate where one of its modes is TF's grid, else index_select with the indices (and lerp
 weights) TF uses, precomputed as buffers."""
 
