@@ -1,6 +1,7 @@
-"""resize and depth_to_space / space_to_depth. BVLC Caffe has no resize layer; where TF's resize is repetition by integer factors
-(nearest upscaling, convert.sampling.plan_resize) a grouped Deconvolution with kernel = stride =
-factor and unit weights is exactly that. Everything else is refused with the plan's reason."""
+"""resize and depth_to_space / space_to_depth. BVLC Caffe has no resize layer; where TF's resize
+is repetition by integer factors (nearest upscaling, convert.sampling.plan_resize) a grouped
+Deconvolution with kernel = stride = factor and unit weights is exactly that. Everything else is
+refused with the plan's reason."""
 
 from __future__ import annotations
 
