@@ -214,13 +214,7 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
 
     from . import report, verify
 
-    doc_path = Path(out) / "conversion.json"
-    if not doc_path.is_file():
-        raise UsageError(f"{doc_path} not found: pass a directory written by `convert tf2<target>`")
-    doc = report.read(doc_path)
-    source = Path(doc["source"]["path"])
-    if not (source.exists() or any(source.parent.glob(source.name + ".*"))):
-        raise UsageError(f"source {source} recorded in {doc_path} no longer exists: re-run the conversion")
+    doc, doc_path, source = report.read_recorded(out)
     if doc["target"] not in emitters.TARGETS:
         raise UsageError(f"{doc_path} records target {doc['target']!r}, which has no runtime to verify")
     graph = report.skeleton_graph(doc)
