@@ -17,7 +17,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
-	@echo "make test       set up and run the test suite (about 5 min on 2 cores, set-up included)"
+	@echo "make test       set up and run the test suite (about 8 min on 2 cores, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
 	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
 	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"

@@ -1,4 +1,4 @@
-"""The `convert` command. Thin: parses options, calls convert.pipeline, prints one line per result.
+"""The `convert` command. Thin: parses options, calls the Python API (convert/api.py), prints one line per result.
 
 Nothing heavy is imported here: TensorFlow, torch and friends load inside the pipeline, so
 `convert --help` stays fast.
@@ -96,21 +96,16 @@ def guarded(fn: Callable) -> Callable:
 
 def parse_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
     """--input-shape 1,224,224,3  or  --input-shape name:1,224,224,3 (repeatable)."""
+    from convert.api import parse_shape
+
     shapes: dict[str, tuple[int, ...]] = {}
     for value in values:
         name, _, dims = value.rpartition(":")
         try:
-            shape = tuple(int(d) for d in dims.replace("x", ",").split(",") if d.strip())
-        except ValueError:
-            raise UsageError(f"--input-shape {value!r} is not a list of integers: use e.g. 1,224,224,3") from None
-        if not shape or any(d <= 0 for d in shape):
-            raise UsageError(f"--input-shape {value!r} must list positive sizes, e.g. 1,224,224,3")
-        shapes[name] = shape
+            shapes[name] = parse_shape(dims)
+        except UsageError:
+            raise UsageError(f"--input-shape {value!r} must list positive integers, e.g. 1,224,224,3") from None
     return shapes
-
-
-def _names(value: str | None) -> list[str] | None:
-    return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
 
 def conversion_options(fn: Callable) -> Callable:
@@ -121,6 +116,10 @@ def conversion_options(fn: Callable) -> Callable:
                      help="Input shape in the source layout, e.g. 1,224,224,3 (or NAME:1,224,224,3; repeatable)."),
         click.option("--inputs", help="Input tensor names, comma separated [auto: placeholders]."),
         click.option("--outputs", help="Output tensor names, comma separated, in the order wanted [auto: sinks]."),
+        click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
+                     help="Value of a scalar placeholder such as is_training=false (repeatable) "
+                          "[auto: PlaceholderWithDefault defaults]."),
+        click.option("--use-ema", is_flag=True, help="Take ExponentialMovingAverage shadow variables as weights."),
         click.option("--verify", is_flag=True, help="Run TF and the target runtime on the same input and compare."),
         click.option("--rtol", type=float, default=1e-4, show_default=True,
                      help="Max relative error max|a-b|/max(1,max|ref|) for --verify."),
@@ -140,19 +139,14 @@ def conversion_options(fn: Callable) -> Callable:
     return fn
 
 
-def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, verify, rtol, seed, as_json,
-             keep_ir, force, timeout=None, max_memory=None, **emit) -> None:
-    from convert import memory, pipeline, report
-    from emitters.options import options_for
+def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
+             as_json, keep_ir, force, timeout=None, max_memory=None, **target_options) -> None:
+    from convert import api, report
 
-    req = pipeline.Request(
-        source=src, target=target, out=out, inputs=_names(inputs), outputs=_names(outputs),
-        input_shapes=parse_shapes(input_shape), verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir,
-        force=force, options=options_for(target, emit) if target != "ir" else None,
-        max_memory=memory.parse_size(max_memory) if max_memory else None,
-    )
     try:
-        doc = pipeline.run(req).check()
+        doc = api.convert(src, target, out, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
+                          verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
+                          max_memory=max_memory, settings=settings, use_ema=use_ema, **target_options)
     except ConvertError as exc:
         if as_json:
             click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
@@ -225,17 +219,19 @@ def tf2ir(src: Path, **kw: Any) -> None:
 @click.option("--input-shape", "input_shape", multiple=True, help="Input shape in the source layout.")
 @click.option("--inputs", help="Input tensor names.")
 @click.option("--outputs", help="Output tensor names.")
+@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Value of a scalar placeholder.")
+@click.option("--use-ema", is_flag=True, help="ExponentialMovingAverage shadow variables as weights.")
 @click.option("--json", "as_json", is_flag=True, help="Rows as JSON (per target: plan, pad_layer, details).")
 @target_flags(TARGETS)
 @guarded
-def inspect_cmd(src: Path, input_shape, inputs, outputs, as_json: bool, **target_options: Any) -> None:
+def inspect_cmd(src: Path, input_shape, inputs, outputs, settings, use_ema: bool, as_json: bool,
+                **target_options: Any) -> None:
     """The IR as a table: op, shapes, per-side pads (t,b,l,r) and what each target will do
     (with the given target options, e.g. --caffe-pad kernel)."""
-    from convert import inspect, pipeline
+    from convert import api, inspect
 
-    req = pipeline.Request(source=src, target="ir", inputs=_names(inputs), outputs=_names(outputs),
-                           input_shapes=parse_shapes(input_shape))
-    graph, _, _, notes = pipeline.load_graph(req)
+    graph, notes = api.load(src, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
+                            settings=settings, use_ema=use_ema)
     rows = inspect.rows(graph, target_options)
     click.echo(json.dumps(rows, indent=1) if as_json else inspect.render(graph, target_options, rows))
     for note in notes:
@@ -253,14 +249,14 @@ def inspect_cmd(src: Path, input_shape, inputs, outputs, as_json: bool, **target
 @guarded
 def verify_cmd(out: Path, rtol: float | None, layers: bool, as_json: bool, report_path: Path | None) -> None:
     """Re-run the check recorded in OUT/conversion.json (--layers: find where it diverges)."""
-    from convert import pipeline, report
+    from convert import api, report
 
     if layers or report_path:
         _verify_layers(out, rtol, as_json, report_path)
         return
     if as_json:
         raise UsageError("--json needs --layers (the plain check prints one line)")
-    result = pipeline.reverify(out, rtol)
+    result = api.verify(out, rtol)
     snr = "exact" if result["snr_db"] is None else f"SNR {result['snr_db']:.1f} dB"
     click.echo(f"OK max_rel {report.fmt_error(result['max_rel'])} ({snr})")
 

@@ -44,7 +44,7 @@ def source_stamp(path: str | Path) -> tuple:
 def parse_key(source: str | Path, options: "ParseOptions") -> tuple:
     """Key of (graph, notes) parsed from `source` with `options`."""
     return ("parse", source_stamp(source), repr(options.inputs), repr(options.outputs),
-            repr(sorted(options.input_shapes.items())))
+            repr(sorted(options.input_shapes.items())), repr(sorted(options.settings.items())), options.use_ema)
 
 
 def reference_key(source: str | Path, graph: "Graph", inputs: "list[np.ndarray]") -> tuple:
@@ -57,5 +57,5 @@ def reference_key(source: str | Path, graph: "Graph", inputs: "list[np.ndarray]"
         digest.update(f"{x.dtype}{x.shape}".encode())
         digest.update(x.tobytes())
     names = tuple(graph.inputs) + ("->",) + tuple(graph.outputs)
-    return ("reference", source_stamp(source), names,
+    return ("reference", source_stamp(source), names, repr(graph.metadata.get("tf_settings")),
             tuple((graph.source_names.get(n), graph.source_layouts.get(n)) for n in names), digest.hexdigest())

@@ -7,7 +7,7 @@ where OUT may be and how it replaces a previous output).
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -33,32 +33,23 @@ class Request:
     keep_ir: bool = False
     force: bool = False
     options: Any = None  # the target's options (emitters.options), or None for its defaults
+    settings: dict[str, str] = field(default_factory=dict)  # --set NAME=VALUE (scalar placeholders)
+    use_ema: bool = False  # --use-ema
     max_memory: int | None = None  # bytes; None: 80% of the machine's RAM (convert/memory.py)
 
 
 def default_out(source: Path, target: str) -> Path:
-    name = source.name.rstrip("/")
-    for suffix in (".ckpt", ".pb", ".h5", ".keras", ".meta"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return Path.cwd() / f"{name or 'model'}-{target}"
+    from parsers.source import Source
+
+    stem = source.stem if isinstance(source, Source) else Source(Path(source), "").stem
+    return Path.cwd() / f"{stem}-{target}"
 
 
 def sha256_of(path: Path) -> str:
     """Hash of the file, or of every file of a directory / checkpoint prefix, in name order."""
-    digest = hashlib.sha256()
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file())
-    elif path.exists():
-        files = [path]
-    else:  # checkpoint prefix: model.ckpt.{meta,index,data-*}
-        files = sorted(path.parent.glob(path.name + ".*"))
-    for file in files:
-        digest.update(str(file.relative_to(path.parent)).encode())
-        with open(file, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()
+    from parsers.source import open_source
+
+    return open_source(path).sha256
 
 
 def peak_rss_mb() -> float:
@@ -81,18 +72,22 @@ def load_graph(req: Request, cache: Cache | None = None):
     from .diagnose import mapping
 
     t0 = time.perf_counter()
-    kind = parsers.detect(req.source)
-    options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes))
-    key = parse_key(req.source, options) if cache is not None else None
+    source = parsers.open_source(req.source)  # the kind is recognised once, here
+    kind = source.kind
+    options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes),
+                           settings=dict(req.settings), use_ema=req.use_ema)
+    key = parse_key(source, options) if cache is not None else None
     hit = cache.get(key) if key is not None else None
     if hit is not None:
         graph = hit[0]
         options.notes.extend(hit[1])
+        options.records.extend(hit[2])
     else:
-        graph = parsers.parse(req.source, options)
-        memory.check(graph, req.max_memory, str(req.source))  # before passes or emitters allocate anything
+        graph = parsers.parse(source, options)
+        memory.check(graph, req.max_memory, str(source))  # before passes or emitters allocate anything
         if key is not None:
-            cache.put(key, (graph, list(options.notes)))
+            cache.put(key, (graph, list(options.notes), list(options.records)))
+    graph.metadata["inference_passes"] = list(options.records)
     t1 = time.perf_counter()
     graph = mapping.run_passes(graph)  # the default passes, keeping track of each tensor's TF source
     graph.validate()
@@ -140,11 +135,13 @@ def _reference(cache: Cache | None):
 def run(req: Request, cache: Cache | None = None) -> Conversion:
     """Convert `req.source` for `req.target`; `cache` (optional) holds parses and TF outputs to reuse."""
     import emitters
+    import parsers
 
     from . import ir, outdir, report, verify
 
     started = time.perf_counter()
-    source = Path(req.source)
+    source = parsers.open_source(req.source)  # built once, passed down
+    req = dataclasses.replace(req, source=source)
     out = Path(req.out) if req.out else default_out(source, req.target)
     outdir.check_out(out, source, force=req.force)
     if req.target != "ir" and req.target not in emitters.TARGETS:
@@ -178,7 +175,7 @@ def run(req: Request, cache: Cache | None = None) -> Conversion:
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = report.conversion_doc(
             tool_version=__version__,
-            source={"path": str(source.resolve()), "format": kind, "sha256": sha256_of(source)},
+            source={"path": str(source.path.resolve()), "format": kind, "sha256": source.sha256},
             target=req.target,
             graph=graph,
             emitted=emitted,
@@ -188,6 +185,8 @@ def run(req: Request, cache: Cache | None = None) -> Conversion:
             options={"rtol": req.rtol, "seed": req.seed, "input_shapes": {k: list(v) for k, v in req.input_shapes.items()}},
         )
         doc["notes"] = notes
+        doc["inference_passes"] = graph.metadata.get("inference_passes", [])
+        doc["source_settings"] = graph.metadata.get("tf_settings")
         doc["peak_rss_mb"] = peak_rss_mb()
         report.write(doc, tmp / "conversion.json")
         if verified is not None and not verified["passed"]:
@@ -215,16 +214,12 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
 
     from . import report, verify
 
-    doc_path = Path(out) / "conversion.json"
-    if not doc_path.is_file():
-        raise UsageError(f"{doc_path} not found: pass a directory written by `convert tf2<target>`")
-    doc = report.read(doc_path)
-    source = Path(doc["source"]["path"])
-    if not (source.exists() or any(source.parent.glob(source.name + ".*"))):
-        raise UsageError(f"source {source} recorded in {doc_path} no longer exists: re-run the conversion")
+    doc, doc_path, source = report.read_recorded(out)
     if doc["target"] not in emitters.TARGETS:
         raise UsageError(f"{doc_path} records target {doc['target']!r}, which has no runtime to verify")
     graph = report.skeleton_graph(doc)
+    if doc.get("source_settings"):
+        graph.metadata["tf_settings"] = doc["source_settings"]
     tol = rtol if rtol is not None else doc.get("options", {}).get("rtol", 1e-4)
     result = verify.verify(source, graph, emitters.get(doc["target"]), Path(out), rtol=tol,
                            seed=doc.get("options", {}).get("seed", 0),

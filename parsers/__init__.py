@@ -17,6 +17,7 @@ import numpy as np
 from convert.errors import InputError
 
 from .base import ParseOptions
+from .source import Source, open_source
 
 if TYPE_CHECKING:
     from convert.ir import Graph
@@ -32,12 +33,15 @@ _WHAT_TO_PASS = (
 _CKPT_SUFFIXES = (".meta", ".index")
 
 
+def _is_checkpoint_file(p: Path) -> bool:
+    """model.ckpt.meta / .index / .data-*, also with an empty prefix (files named '.meta')."""
+    return p.name.endswith(_CKPT_SUFFIXES) or ".data-" in p.name
+
+
 def _checkpoint_prefix_of(p: Path) -> Path | None:
     """The checkpoint prefix when `p` is a prefix or one of its files (.meta/.index/.data-*)."""
-    if p.suffix in _CKPT_SUFFIXES:
-        return p.with_suffix("")
-    if ".data-" in p.name:
-        return p.with_name(p.name.split(".data-")[0])
+    if _is_checkpoint_file(p):
+        return p
     siblings = [Path(str(p) + s) for s in _CKPT_SUFFIXES]
     if any(s.exists() for s in siblings) or list(p.parent.glob(p.name + ".data-*")):
         return p
@@ -105,7 +109,7 @@ def detect(path: str | Path) -> str:
         raise InputError(
             f"{p}: directory holds neither saved_model.pb nor a 'checkpoint' file; {_WHAT_TO_PASS}"
         )
-    if p.is_file() and p.suffix not in _CKPT_SUFFIXES and ".data-" not in p.name:
+    if p.is_file() and not _is_checkpoint_file(p):
         return _detect_file(p)
     if _checkpoint_prefix_of(p) is not None:
         return "tf_checkpoint"
@@ -120,23 +124,26 @@ def _module(kind: str) -> ModuleType:
     raise InputError(f"unknown source kind {kind!r}")
 
 
-def parse(path: str | Path, options: ParseOptions | None = None) -> "Graph":
-    """Parse the source at `path` into an IR graph (NCHW, explicit pads)."""
-    kind = detect(path)
-    return _module(kind).parse(path, options or ParseOptions())
+def parse(path: "str | Path | Source", options: ParseOptions | None = None) -> "Graph":
+    """Parse the source at `path` (or an opened Source) into an IR graph (NCHW, explicit pads)."""
+    source = open_source(path)
+    module = _module(source.kind)
+    return module.parse(source if source.kind in TF_KINDS else source.path, options or ParseOptions())
 
 
-def run_reference(path: str | Path, graph: "Graph", inputs: list[np.ndarray]) -> list[np.ndarray]:
+def run_reference(path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Run the source itself (in TensorFlow) on IR-layout inputs; outputs in IR layout."""
-    kind = detect(path)
-    return _module(kind).run_reference(path, graph, inputs)
+    source = open_source(path)
+    module = _module(source.kind)
+    return module.run_reference(source if source.kind in TF_KINDS else source.path, graph, inputs)
 
 
 def run_reference_tensors(
-    path: str | Path, graph: "Graph", inputs: list[np.ndarray], names: list[str]
+    path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray], names: list[str]
 ) -> dict[str, np.ndarray]:
     """Intermediate source tensors `names` (source layout) on IR-layout inputs, for the per-layer
     diff; {} for a source kind that cannot expose them."""
-    module = _module(detect(path))
+    source = open_source(path)
+    module = _module(source.kind)
     fetch = getattr(module, "run_tensors", None)
-    return fetch(path, graph, inputs, names) if fetch else {}
+    return fetch(source if source.kind in TF_KINDS else source.path, graph, inputs, names) if fetch else {}

@@ -13,5 +13,11 @@ class ParseOptions:
     # Shape per input in the *source* layout (e.g. NHWC (1, 224, 224, 3)). A single entry with
     # key "" applies to the only input. Unknown batch defaults to 1.
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # `--set NAME=VALUE`: values for scalar placeholders (training flags such as is_training).
+    settings: dict[str, str] = field(default_factory=dict)
+    # `--use-ema`: ExponentialMovingAverage shadow variables instead of the raw weights.
+    use_ema: bool = False
+    # Filled in by the parser: what each training -> inference pass did (for conversion.json).
+    records: list[dict] = field(default_factory=list)
     # Filled in by the parser for the CLI to print (e.g. "inputs auto-detected: input:0").
     notes: list[str] = field(default_factory=list)

@@ -452,7 +452,14 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
     r = add("layer_norm", (1, 4), [r], {"axes": (1,), "epsilon": 1e-5}, {"gamma": rand(4), "beta": rand(4)})
     ln = add("layer_norm", (1, 4, 6, 6), [mp], {"axes": (2, 3), "epsilon": 1e-5},
              {"gamma": rand(1, 4, 1, 1), "beta": rand(1, 4, 1, 1)})  # the spelled-out form
-    g.outputs = [t, r, ln]
+    z = add("resize", (1, 4, 9, 8), [mp], {"mode": "bilinear", "coordinate": "asymmetric", "size": (9, 8)})  # gather
+    z = add("resize", (1, 4, 18, 16), [z], {"mode": "nearest", "coordinate": "half_pixel", "size": (18, 16)})
+    z = add("depth_to_space", (1, 4, 18, 16), [add("space_to_depth", (1, 16, 9, 8), [z], {"block_size": 2})],
+            {"block_size": 2})
+    z = add("matmul", (1, 4, 18, 18), [z, add("transpose", (1, 4, 16, 18), [z], {"perm": (0, 1, 3, 2)})])
+    am = g.add_node("argmax", g.unique_name("chain/argmax/Op"), [z], (1, 18, 18), {"axis": 1, "keepdims": False},
+                    out_dtype="int64")
+    g.outputs = [t, r, ln, am]
     return g, np.abs(rand(1, 3, 8, 9))
 
 

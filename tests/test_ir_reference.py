@@ -101,6 +101,18 @@ def _tf_layer_norm(tf, x, axes, eps, gamma, beta):
     return (x - mean) * tf.math.rsqrt(var + eps) * gamma + beta
 
 
+def _nhwc(fn, x, *args):
+    """An NHWC TF op applied to an NCHW tensor, result NCHW."""
+    import tensorflow as tf
+
+    return tf.transpose(fn(tf.transpose(x, [0, 2, 3, 1]), *args), [0, 3, 1, 2])
+
+
+def _tf_resize(tf, x, mode, flags, size):
+    fn = tf.raw_ops.ResizeBilinear if mode == "bilinear" else tf.raw_ops.ResizeNearestNeighbor
+    return _nhwc(lambda t: fn(images=t, size=list(size), align_corners=flags[0], half_pixel_centers=flags[1]), x)
+
+
 # op -> [(attrs, params, inputs, tf function of (tf, *inputs))]
 OTHER_OPS = {
     "channel_affine": [({"axis": 1}, {"scale": GAMMA.ravel(), "shift": BETA.ravel()}, [X4],
@@ -157,6 +169,21 @@ OTHER_OPS = {
     "neg": [({}, {}, [X4], lambda tf, x: -x)],
     "identity": [({}, {}, [X4], lambda tf, x: tf.identity(x))],
     "const": [({}, {"value": Y4}, [], lambda tf: tf.constant(Y4))],
+    # the full resize table is in tests/test_resize_matrix.py and tests/test_sampling_rules.py
+    "resize": [
+        ({"mode": mode, "coordinate": coordinate, "size": size}, {}, [X4],
+         lambda tf, x, mode=mode, flags=flags, size=size: _tf_resize(tf, x, mode, flags, size))
+        for mode in ("bilinear", "nearest")
+        for coordinate, flags in {"asymmetric": (False, False), "half_pixel": (False, True),
+                                  "align_corners": (True, False)}.items()
+        for size in ((9, 7), (3, 2), (8, 10))
+    ],
+    "argmax": [({"axis": 1, "keepdims": False}, {}, [X4], lambda tf, x: tf.math.argmax(x, 1)),
+               ({"axis": 3, "keepdims": True}, {}, [X4], lambda tf, x: tf.expand_dims(tf.math.argmax(x, 3), 3))],
+    "depth_to_space": [({"block_size": 2}, {}, [_f32(1, 8, 3, 5)], lambda tf, x: _nhwc(tf.nn.depth_to_space, x, 2))],
+    "space_to_depth": [({"block_size": 2}, {}, [_f32(1, 3, 4, 6)], lambda tf, x: _nhwc(tf.nn.space_to_depth, x, 2))],
+    "matmul": [({}, {}, [_f32(2, 3, 4, 5), _f32(2, 3, 5, 6, seed=8)], lambda tf, a, b: tf.linalg.matmul(a, b)),
+               ({}, {}, [_f32(4, 5), _f32(5, 3, seed=8)], lambda tf, a, b: tf.linalg.matmul(a, b))],
 }
 SPATIAL = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"}  # the padding matrix covers these
 
@@ -175,7 +202,7 @@ def test_op_matches_tensorflow(op):
         node = ir.Node("n", op, names, ["n"], dict(attrs), dict(params))
         got = ir.evaluate_node(node, inputs)
         expected = np.asarray(reference(tf, *[tf.constant(x) for x in inputs]))
-        assert got.dtype == np.float32, (op, got.dtype)
+        assert got.dtype == (np.float32 if expected.dtype.kind == "f" else expected.dtype), (op, got.dtype)
         assert rel_error(got, expected) <= RTOL, (op, attrs, rel_error(got, expected))
 
 

@@ -123,6 +123,40 @@ def test_depthwise_separable_transposed(keras, tmp_path):
     check_model(keras.Model(inp, out), tmp_path, "dw")
 
 
+def test_transposed_output_padding(keras, tmp_path):
+    L = keras.layers
+    inp = keras.Input((7, 6, 3))
+    a = L.Conv2DTranspose(4, 3, strides=2, padding="same", output_padding=0)(inp)  # 13 x 11
+    a = L.Conv2DTranspose(2, 4, strides=3, padding="valid", output_padding=(2, 1))(a)
+    b = L.Conv2DTranspose(2, 5, strides=(2, 3), padding="same", output_padding=(1, 2))(inp)
+    check_model(keras.Model(inp, [a, b]), tmp_path, "output_padding")
+
+
+def test_up_sampling(keras, tmp_path):
+    L = keras.layers
+    inp = keras.Input((5, 7, 3))
+    a = L.UpSampling2D(2)(inp)
+    b = L.UpSampling2D((3, 2), interpolation="bilinear")(inp)
+    b = L.UpSampling2D((1, 2), interpolation="nearest")(b)
+    c = L.Resizing(9, 4)(inp)
+    d = L.Resizing(8, 11, interpolation="nearest")(inp)
+    graph = check_model(keras.Model(inp, [a, b, c, d]), tmp_path, "upsampling")
+    assert {(n.attrs["mode"], n.attrs["coordinate"]) for n in graph.nodes if n.op == "resize"} == {
+        ("nearest", "half_pixel"), ("bilinear", "half_pixel")}
+
+
+def test_up_sampling_other_interpolations_refused(keras, tmp_path):
+    import parsers.keras as pk
+    from convert.errors import UnsupportedError
+
+    inp = keras.Input((5, 7, 3))
+    model = keras.Model(inp, keras.layers.UpSampling2D(2, interpolation="bicubic", name="up")(inp))
+    model.save(tmp_path / "bicubic.keras")
+    with pytest.raises(UnsupportedError) as err:
+        pk.parse(tmp_path / "bicubic.keras", ParseOptions())
+    assert "up" in str(err.value) and "bicubic" in str(err.value)
+
+
 def test_padding_cropping_global_pools(keras, tmp_path):
     L = keras.layers
     inp = keras.Input((15, 17, 3))
@@ -278,7 +312,7 @@ def test_unsupported_layers_listed_together(keras, tmp_path):
 
     L = keras.layers
     inp = keras.Input((8, 8, 3))
-    x = L.UpSampling2D()(inp)
+    x = L.UpSampling2D(interpolation="bicubic")(inp)  # nearest and bilinear convert
     x = L.Conv3D(2, 1)(L.Reshape((16, 16, 3, 1))(x))  # downstream of an unsupported layer
     y = L.ReLU(threshold=0.5)(L.Conv2D(2, 3)(inp))
     path = tmp_path / "bad.keras"

@@ -25,13 +25,7 @@ def load_for(out: Path) -> tuple[dict[str, Any], Graph]:
     """conversion.json of OUT and the IR graph re-parsed from its recorded source (same names)."""
     from convert import pipeline, report
 
-    doc_path = Path(out) / "conversion.json"
-    if not doc_path.is_file():
-        raise UsageError(f"{doc_path} not found: pass a directory written by `convert tf2<target>`")
-    doc = report.read(doc_path)
-    source = Path(doc["source"]["path"])
-    if not (source.exists() or any(source.parent.glob(source.name + ".*"))):
-        raise UsageError(f"source {source} recorded in {doc_path} no longer exists: re-run the conversion")
+    doc, doc_path, source = report.read_recorded(out)
     if not doc.get("tensors"):
         raise UsageError(f"{doc_path} records no tensor names (written by an older convert): re-run the conversion")
     req = pipeline.Request(

@@ -57,6 +57,28 @@ OPS: dict[str, OpSpec] = {
         "mode in {'constant', 'reflect', 'symmetric'}; value is used by 'constant'.",
         "spatial",
     ),
+    "resize": OpSpec(
+        ("mode", "coordinate", "size"),
+        (),
+        "Resize the H, W axes of NCHW x to size=(out_h, out_w). mode in {'nearest', 'bilinear'}; "
+        "coordinate in {'asymmetric', 'half_pixel', 'align_corners'} is TF's sampling grid "
+        "(align_corners / half_pixel_centers / neither), computed in float32 exactly as TF "
+        "(convert.sampling.rules).",
+        "spatial",
+    ),
+    "depth_to_space": OpSpec(
+        ("block_size",),
+        (),
+        "NCHW (N, C*b*b, H, W) -> (N, C, H*b, W*b) in TF's DCR order: "
+        "y[n, c, h*b+i, w*b+j] = x[n, (i*b+j)*C + c, h, w].",
+        "shape",
+    ),
+    "space_to_depth": OpSpec(
+        ("block_size",),
+        (),
+        "The inverse of depth_to_space: NCHW (N, C, H*b, W*b) -> (N, C*b*b, H, W), TF's order.",
+        "shape",
+    ),
     # ---- per-channel / normalisation ---------------------------------------------------------
     "channel_affine": OpSpec(
         ("axis",),
@@ -74,10 +96,14 @@ OPS: dict[str, OpSpec] = {
     ),
     # ---- dense / shape -----------------------------------------------------------------------
     "linear": OpSpec((), ("weight", "bias?"), "y = x @ weight.T + bias, weight (out, in); x 2-D.", "parametric"),
+    "matmul": OpSpec((), (), "a @ b (numpy.matmul) of two tensors of rank >= 2; leading axes broadcast.",
+                     "binary"),
     "reshape": OpSpec(("shape",), (), "Row-major reshape to `shape` (IR layout, full static shape).", "shape"),
     "transpose": OpSpec(("perm",), (), "numpy.transpose(x, perm).", "shape"),
     "concat": OpSpec(("axis",), (), "Concatenate inputs along IR axis.", "shape"),
     "slice": OpSpec(("begin", "end"), (), "x[begin[i]:end[i]] on every axis (static, step 1).", "shape"),
+    "argmax": OpSpec(("axis", "keepdims"), (), "Index of the max along IR axis (first one on ties); int64.",
+                     "reduction"),
     "reduce_mean": OpSpec(("axes", "keepdims"), (), "Mean over IR axes.", "reduction"),
     "reduce_max": OpSpec(("axes", "keepdims"), (), "Max over IR axes.", "reduction"),
     "softmax": OpSpec(("axis",), (), "Softmax over IR axis.", "reduction"),

@@ -21,6 +21,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from convert.sampling import linear_taps, nearest_indices
+
 from .graph import Graph, Node
 
 OpFunction = Callable[..., np.ndarray]  # fn(node, *inputs) -> output
@@ -213,6 +215,21 @@ def pad(node: Node, x: np.ndarray) -> np.ndarray:
     raise EvaluationError(f"node {node.name}: unknown pad mode {mode!r}")
 
 
+@reference_op("resize")
+def resize(node: Node, x: np.ndarray) -> np.ndarray:
+    a = node.attrs
+    (in_h, in_w), (out_h, out_w) = x.shape[2:], a["size"]
+    if a["mode"] == "nearest":
+        rows, cols = (nearest_indices(i, o, a["coordinate"]) for i, o in ((in_h, out_h), (in_w, out_w)))
+        return x[:, :, rows][:, :, :, cols]
+    (ylo, yhi, wy), (xlo, xhi, wx) = (linear_taps(i, o, a["coordinate"]) for i, o in ((in_h, out_h), (in_w, out_w)))
+    wx, wy = wx.astype(x.dtype), wy.astype(x.dtype)[:, None]
+    left, right = x[:, :, :, xlo], x[:, :, :, xhi]
+    across = left + (right - left) * wx  # TF lerps along x first, then along y
+    top, bottom = across[:, :, ylo], across[:, :, yhi]
+    return top + (bottom - top) * wy
+
+
 # ---- per-channel, normalisation, dense ---------------------------------------------------------
 
 
@@ -243,6 +260,11 @@ def linear(node: Node, x: np.ndarray) -> np.ndarray:
     return y + np.asarray(node.params["bias"]) if "bias" in node.params else y
 
 
+@reference_op("matmul")
+def matmul(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.matmul(a, b)
+
+
 # ---- shape ---------------------------------------------------------------------------------------
 
 
@@ -256,6 +278,22 @@ def transpose(node: Node, x: np.ndarray) -> np.ndarray:
     return np.transpose(x, node.attrs["perm"])
 
 
+@reference_op("depth_to_space")
+def depth_to_space(node: Node, x: np.ndarray) -> np.ndarray:
+    b = int(node.attrs["block_size"])
+    n, c, h, w = x.shape
+    y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    return y.reshape(n, c // (b * b), h * b, w * b)
+
+
+@reference_op("space_to_depth")
+def space_to_depth(node: Node, x: np.ndarray) -> np.ndarray:
+    b = int(node.attrs["block_size"])
+    n, c, h, w = x.shape
+    y = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    return y.reshape(n, c * b * b, h // b, w // b)
+
+
 @reference_op("concat")
 def concat(node: Node, *xs: np.ndarray) -> np.ndarray:
     return np.concatenate(xs, axis=node.attrs["axis"])
@@ -267,6 +305,13 @@ def slice_(node: Node, x: np.ndarray) -> np.ndarray:
 
 
 # ---- reductions ----------------------------------------------------------------------------------
+
+
+@reference_op("argmax")
+def argmax(node: Node, x: np.ndarray) -> np.ndarray:
+    axis = node.attrs["axis"]
+    y = np.argmax(x, axis=axis).astype(np.int64)
+    return np.expand_dims(y, axis) if node.attrs.get("keepdims") else y
 
 
 @reference_op("reduce_mean")

@@ -565,3 +565,6 @@ def _binary(ctx: Ctx) -> str:
     na, nc = b.power(f"{name}/neg_a", a, scale=-1.0), b.power(f"{name}/neg_b", c, scale=-1.0)
     m = b.eltwise(f"{name}/max", [na, nc], "MAX")
     return b.power(f"{name}/negback", m, scale=-1.0)
+
+
+from . import resize  # noqa: E402,F401  (registers resize and depth/space)

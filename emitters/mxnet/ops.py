@@ -447,3 +447,6 @@ def gelu(ctx: Ctx) -> Fragment:
     half = f.op("_mul_scalar", f"{n}_half", [x], scalar=0.5)
     f.op("elemwise_mul", n, [half, t])
     return f
+
+
+from . import resize  # noqa: E402,F401  (registers resize, depth/space, argmax and matmul)

@@ -531,3 +531,6 @@ def const(ctx: Ctx) -> Emitted:
     else:
         b.const("value", value, dtype, name=b.out)
     return b.done()
+
+
+from . import resize  # noqa: E402,F401  (registers resize, depth/space, argmax and matmul)

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 
 from ..base import NodeContext
-from . import spatial  # noqa: F401  (registers the spatial handlers)
+from . import resize, spatial  # noqa: F401  (registers the spatial and resize handlers)
 from .lowering import TABLE, Ctx, Lowered, call, ints, lit
 
 # ---- constants, per-channel, normalisation, dense ----------------------------------------------

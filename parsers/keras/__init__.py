@@ -15,7 +15,7 @@ from convert.errors import ConvertError, InputError
 from parsers.base import ParseOptions
 
 # importing the handler modules registers them in TABLE
-from . import activations, conv, merge, norm, pool, shape  # noqa: F401
+from . import activations, conv, merge, norm, pool, resize, shape  # noqa: F401
 from .builder import Builder
 from .layout import TO_NCHW, TO_NHWC
 from .source import KerasSource, sniff
@@ -122,8 +122,15 @@ def _load(path: str | Path, keras):
     with KerasSource(path) as source:
         config = source.config
     restore_ops_modules(config)
-    model = keras.models.model_from_json(json.dumps(config), custom_objects=_custom_objects())
-    model.load_weights(str(path))
+    objects = {**_custom_objects(), "Model": keras.Model}  # Keras 2.0-2.2 named functional models 'Model'
+    try:
+        model = keras.models.model_from_json(json.dumps(config), custom_objects=objects)
+        model.load_weights(str(path))
+    except Exception as e:  # noqa: BLE001 - the reference cannot be built: say so on one capped line
+        line = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise InputError(f"{path}: Keras {keras.__version__} cannot rebuild this .h5 to run the reference "
+                         f"({line[:200]}{'...' if len(line) > 200 else ''}); convert without --verify "
+                         "or re-save the model with a current Keras") from None
     return model
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from convert.padding import output_hw, tf_pads, transposed_conv_crop, transposed_full_size
+from convert.padding import PaddingError, output_hw, tf_pads, transposed_conv_crop, transposed_full_size
 
 from .activations import apply_activation
 from .call import Call
@@ -94,11 +94,25 @@ def separable_conv2d(call: Call) -> list[str]:
     return _finish(call, y)
 
 
+def _transposed_out_hw(in_hw, k, s, d, padding: str, output_padding) -> tuple[int, int]:
+    """Keras' output size (deconv_output_length); TF then crops the full output to it by the
+    Conv2DBackpropInput rule, so output_padding only changes the requested size."""
+    if output_padding is None:
+        if padding == "SAME":
+            return (in_hw[0] * s[0], in_hw[1] * s[1])
+        return tuple(transposed_full_size(n, ki, si, di) for n, ki, si, di in zip(in_hw, k, s, d))
+    extra = pair(output_padding)
+    sizes = []
+    for n, ki, si, di, op in zip(in_hw, k, s, d, extra):
+        e = (ki - 1) * di + 1
+        pad = e // 2 if padding == "SAME" else 0
+        sizes.append((n - 1) * si + e - 2 * pad + op)
+    return tuple(sizes)
+
+
 @TABLE.register("Conv2DTranspose")
 def conv2d_transpose(call: Call) -> list[str]:
     call.require_channels_last()
-    if call.config.get("output_padding") is not None:
-        raise call.unsupported("output_padding is not supported")
     kernel = call.weights[0]  # (kh, kw, out, in)
     bias = call.weights[1] if call.cfg("use_bias", True) else None
     weight = kernel.transpose(3, 2, 0, 1)  # IOHW
@@ -107,11 +121,11 @@ def conv2d_transpose(call: Call) -> list[str]:
     d = pair(call.cfg("dilation_rate", 1))
     padding = _padding(call)
     n, _, h, w = call.shape()
-    if padding == "SAME":
-        out_hw = (h * s[0], w * s[1])
-    else:
-        out_hw = (transposed_full_size(h, k[0], s[0], d[0]), transposed_full_size(w, k[1], s[1], d[1]))
-    crop = transposed_conv_crop(out_hw, k, s, d, padding)
+    out_hw = _transposed_out_hw((h, w), k, s, d, padding, call.config.get("output_padding"))
+    try:
+        crop = transposed_conv_crop(out_hw, k, s, d, padding)
+    except PaddingError as e:
+        raise call.unsupported(f"output_padding={call.config.get('output_padding')}: {e}") from None
     params = {"weight": np.ascontiguousarray(weight, dtype=np.float32)}
     if bias is not None:
         params["bias"] = np.asarray(bias, dtype=np.float32)

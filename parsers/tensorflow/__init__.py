@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from parsers.base import ParseOptions
+from parsers.source import Source, open_source
 
 if TYPE_CHECKING:
     from convert.ir import Graph
@@ -36,62 +37,49 @@ _FROZEN_CACHE: "OrderedDict[tuple, object]" = OrderedDict()
 _CACHE_SIZE = 2
 
 
-def _stamp(path: Path) -> int:
-    for candidate in (path / "saved_model.pb", path / "checkpoint", path, Path(str(path) + ".index")):
-        if candidate.is_file():
-            return candidate.stat().st_mtime_ns
-    return 0
+def _key(source: Source, inputs: list[str], outputs: list[str], settings: dict) -> tuple:
+    stamps = tuple((str(f), f.stat().st_mtime_ns) for f in source.files)
+    return (str(source.path.resolve()), stamps, tuple(inputs), tuple(outputs), repr(sorted(settings.items())))
 
 
-def _remember(path: Path, frozen) -> None:
-    key = (str(path.resolve()), _stamp(path), tuple(frozen.inputs), tuple(frozen.outputs))
-    _FROZEN_CACHE[key] = frozen
+def _remember(source: Source, frozen, settings: dict) -> None:
+    _FROZEN_CACHE[_key(source, frozen.inputs, frozen.outputs, settings)] = frozen
     while len(_FROZEN_CACHE) > _CACHE_SIZE:
         _FROZEN_CACHE.popitem(last=False)
 
 
-def _cached(path: Path, inputs: list[str], outputs: list[str]):
-    return _FROZEN_CACHE.get((str(path.resolve()), _stamp(path), tuple(inputs), tuple(outputs)))
+def _cached(source: Source, inputs: list[str], outputs: list[str], settings: dict):
+    return _FROZEN_CACHE.get(_key(source, inputs, outputs, settings))
 
 
-def _kind(path: str | Path) -> str:
-    from parsers import detect
-
-    return detect(path)
-
-
-def _model_name(path: Path, kind: str) -> str:
-    if kind == "tf_checkpoint":
-        from .source import checkpoint_prefix
-
-        stem = checkpoint_prefix(path).name.split(".ckpt")[0]
-        return stem if stem not in ("model", "") else (path if path.is_dir() else path.parent).name or stem
-    if kind == "saved_model":
-        return path.resolve().name
-    return path.stem
+def _settings(options: ParseOptions) -> dict:
+    """What, besides inputs/outputs, decides the inference graph (kept in graph.metadata so the
+    reference run rebuilds the same graph)."""
+    return {"set": dict(options.settings), "use_ema": bool(options.use_ema)}
 
 
-def load(path: str | Path, options: ParseOptions, kind: str | None = None):
+def load(path: "str | Path | Source", options: ParseOptions, kind: str | None = None):
     """The source as a frozen GraphDef with its chosen inputs/outputs (see loader.Frozen)."""
     _quiet()
     from .loader import LOADERS
 
-    kind = kind or _kind(path)
-    return LOADERS[kind](Path(path), options)
+    source = open_source(path)
+    return LOADERS[source.kind](source, options)
 
 
-def parse(path: str | Path, options: ParseOptions | None = None) -> "Graph":
+def parse(path: "str | Path | Source", options: ParseOptions | None = None) -> "Graph":
     _quiet()
     from .build import build_graph
 
     options = options or ParseOptions()
-    path = Path(path)
-    kind = _kind(path)
-    frozen = load(path, options, kind)
-    _remember(path, frozen)
+    source = open_source(path)
+    frozen = load(source, options)
+    _remember(source, frozen, _settings(options))
     options.notes.extend(frozen.notes)
-    graph = build_graph(frozen, options, _model_name(path, kind), kind)
-    graph.metadata["source_path"] = str(path)
+    options.records.extend(frozen.records)
+    graph = build_graph(frozen, options, source.model_name, source.kind)
+    graph.metadata["source_path"] = str(source.path)
+    graph.metadata["tf_settings"] = _settings(options)
     return graph
 
 
@@ -103,14 +91,24 @@ def _from_source(y: np.ndarray, layout: str) -> np.ndarray:
     return np.transpose(y, (0, 3, 1, 2)) if layout == "NHWC" and y.ndim == 4 else y
 
 
-def _session_run(path: str | Path, graph: "Graph", inputs: list[np.ndarray], fetch: list[str]) -> list[np.ndarray]:
+def _frozen_for(source: Source, graph: "Graph"):
+    """The frozen source `graph` was parsed from (same inputs, outputs and --set/--use-ema)."""
+    src_in = [graph.source_names[n] for n in graph.inputs]
+    src_out = [graph.source_names[n] for n in graph.outputs]
+    settings = graph.metadata.get("tf_settings") or {"set": {}, "use_ema": False}
+    return _cached(source, src_in, src_out, settings) or load(
+        source, ParseOptions(inputs=src_in, outputs=src_out, settings=dict(settings["set"]),
+                             use_ema=bool(settings["use_ema"])))
+
+
+def _session_run(path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray],
+                 fetch: list[str]) -> list[np.ndarray]:
     """One TF session run of the frozen source: feed IR-layout inputs, fetch tensors by TF name."""
     _quiet()
     import tensorflow as tf
 
     src_in = [graph.source_names[n] for n in graph.inputs]
-    src_out = [graph.source_names[n] for n in graph.outputs]
-    frozen = _cached(Path(path), src_in, src_out) or load(path, ParseOptions(inputs=src_in, outputs=src_out))
+    frozen = _frozen_for(open_source(path), graph)
     tfg = tf.Graph()
     with tfg.as_default():
         # inputs of another size than the graph's (verify's extra sizes): feed placeholders of free shape
@@ -127,19 +125,19 @@ def _session_run(path: str | Path, graph: "Graph", inputs: list[np.ndarray], fet
         return sess.run([tfg.get_tensor_by_name(t) for t in fetch], feed_dict=feed)
 
 
-def run_tensors(path: str | Path, graph: "Graph", inputs: list[np.ndarray], names: list[str]) -> dict[str, np.ndarray]:
+def run_tensors(path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray],
+                names: list[str]) -> dict[str, np.ndarray]:
     """The TF tensors `names` (TF's own layout) in the same run as run_reference; names the frozen
     graph does not hold are left out."""
     src_in = [graph.source_names[n] for n in graph.inputs]
-    src_out = [graph.source_names[n] for n in graph.outputs]
-    frozen = _cached(Path(path), src_in, src_out) or load(path, ParseOptions(inputs=src_in, outputs=src_out))
+    frozen = _frozen_for(open_source(path), graph)
     nodes = {n.name for n in frozen.graph_def.node}
     fed = set(src_in)
     wanted = [t for t in dict.fromkeys(names) if t.rsplit(":", 1)[0] in nodes and t not in fed]
     return {t: np.asarray(v) for t, v in zip(wanted, _session_run(path, graph, inputs, wanted))}
 
 
-def run_reference(path: str | Path, graph: "Graph", inputs: list[np.ndarray]) -> list[np.ndarray]:
+def run_reference(path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Run the source in TensorFlow: feed `inputs` (IR layout) by their TF names, return outputs
     in IR layout and in graph.outputs order."""
     values = _session_run(path, graph, inputs, [graph.source_names[n] for n in graph.outputs])

@@ -32,6 +32,13 @@ _HINTS = {
 }
 
 
+def _line(e: BaseException, cap: int = 200) -> str:
+    """An embedded TF message as one capped line (they can run to kilobytes)."""
+    text = getattr(e, "message", "") or str(e)
+    line = (text.strip().splitlines() or [type(e).__name__])[0]
+    return line if len(line) <= cap else line[:cap] + "..."
+
+
 def _ir_name(tensor: str) -> str:
     node, index = tensor.rsplit(":", 1)
     return node if index == "0" else f"{node}_{index}"
@@ -95,7 +102,7 @@ def import_fixed(frozen: Frozen, signatures: list) -> tuple[Any, dict[str, Any]]
         try:
             tf.import_graph_def(frozen.graph_def, input_map=dict(placeholders), name="")
         except ValueError as e:
-            raise UsageError(f"the input shape does not fit the graph: {str(e).splitlines()[0]}") from None
+            raise UsageError(f"the input shape does not fit the graph: {_line(e)}") from None
     return graph, placeholders
 
 
@@ -255,8 +262,7 @@ def _evaluate(tfg: Any, names: list[str], placeholders: dict, signatures: list) 
         try:
             results = sess.run([tfg.get_tensor_by_name(n) for n in pending], feed_dict=feed)
         except tf.errors.InvalidArgumentError as e:
-            msg = e.message.splitlines()[0] if e.message else str(e)
-            raise UsageError(f"could not evaluate the graph's constants: {msg}; a placeholder that is "
-                             "not an input may need a value (add it to --inputs)") from None
+            raise UsageError(f"could not evaluate the graph's constants: {_line(e)}; a placeholder that is "
+                             "not an input needs a value (--set NAME=VALUE) or belongs in --inputs") from None
     values.update({n: np.asarray(v) for n, v in zip(pending, results)})
     return values

@@ -18,12 +18,37 @@ def _split(ref: str) -> tuple[str, str]:
     return node, index or "0"
 
 
+def _free_prefix(call: str, taken: set[str]) -> str:
+    """`call/`, or `call/_inlined/` ... when the graph already has nodes under `call/` (v2 cond
+    writes `cond/Identity` beside the call named `cond`)."""
+    prefix = call + "/"
+    while any(name.startswith(prefix) for name in taken):
+        prefix += "_inlined/"
+    return prefix
+
+
 def inline_calls(graph_def: Any, max_depth: int = 10) -> Any:
     """A copy of `graph_def` with every call to a library function inlined (nested calls too)."""
+    import tensorflow as tf
+    from tensorflow.core.framework import graph_pb2
+
+    library = {f.signature.name: f for f in graph_def.library.function}
+    if not library:
+        return graph_def
+    # function_def_to_graph_def looks nested calls up in the default graph's library
+    scope = tf.Graph()
+    with scope.as_default():
+        holder = graph_pb2.GraphDef()
+        holder.library.CopyFrom(graph_def.library)
+        tf.import_graph_def(holder, name="")
+    with scope.as_default():
+        return _inline(graph_def, library, max_depth)
+
+
+def _inline(graph_def: Any, library: dict, max_depth: int) -> Any:
     from tensorflow.core.framework import graph_pb2
     from tensorflow.python.framework.function_def_to_graph import function_def_to_graph_def
 
-    library = {f.signature.name: f for f in graph_def.library.function}
     current = graph_def
     for _ in range(max_depth):
         calls = [n for n in current.node if n.op in _CALL_OPS and n.attr["f"].func.name in library]
@@ -34,13 +59,14 @@ def inline_calls(graph_def: Any, max_depth: int = 10) -> Any:
         result.library.CopyFrom(current.library)
         renames: dict[str, str] = {}  # "call:i" -> inlined tensor
         call_names = {c.name for c in calls}
+        taken = {n.name for n in current.node}
         for call in calls:
             fdef = library[call.attr["f"].func.name]
             body, nested_to_flat = function_def_to_graph_def(fdef)
             args = [a.name for a in fdef.signature.input_arg]
             data_inputs = [i for i in call.input if not i.startswith("^")]
             arg_map = {a: data_inputs[k] for k, a in enumerate(args)}
-            prefix = call.name + "/"
+            prefix = _free_prefix(call.name, taken)
 
             def wire(ref: str, prefix: str = prefix, arg_map: dict = arg_map) -> str:
                 if ref.startswith("^"):

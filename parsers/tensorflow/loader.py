@@ -10,16 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convert.errors import InputError
+from convert.errors import InputError, UsageError
 from parsers.base import ParseOptions
+from parsers.source import Source
 
-from .graphio import choose_io, node_of
+from .graphio import choose_io
 from .inline import inline_calls
 from .safety import check_graph
 from .source import check_checkpoint, check_saved_model, checkpoint_prefix
-
-_VARIABLE_OPS = {"VariableV2", "Variable", "VarHandleOp"}
-
 
 @dataclass
 class Frozen:
@@ -27,67 +25,79 @@ class Frozen:
     inputs: list[str]
     outputs: list[str]
     notes: list[str] = field(default_factory=list)
+    records: list[dict] = field(default_factory=list)
+
+
+_MAX_ERROR = 200
 
 
 def _first_line(e: BaseException) -> str:
+    """One line, capped: embedded TF messages can run to kilobytes."""
     text = str(e).strip().splitlines()
-    return text[0][:200] if text else type(e).__name__
+    line = text[0] if text else type(e).__name__
+    return line if len(line) <= _MAX_ERROR else line[:_MAX_ERROR] + "..."
 
 
-def _freeze(sess: Any, graph_def: Any, outputs: list[str]) -> Any:
+def _inference(graph_def: Any, options: ParseOptions, where: Any, reader: Any = None, prefix: str = "",
+               default_inputs: list[str] | None = None, default_outputs: list[str] | None = None,
+               notes: list[str] | None = None) -> Frozen:
+    """The training -> inference passes (on the proto, nothing runs), the safety check of what is
+    left, then function calls inlined."""
+    from .training import prepare
+
+    prepared = prepare(graph_def, inputs=options.inputs, outputs=options.outputs,
+                       settings=options.settings, use_ema=options.use_ema, reader=reader, prefix=prefix,
+                       default_inputs=default_inputs, default_outputs=default_outputs,
+                       check=lambda gd, outs: check_graph(gd, outs, where))  # before anything runs
+    return Frozen(inline_calls(prepared.graph_def), prepared.inputs, prepared.outputs,
+                  (notes or []) + prepared.notes, prepared.records)
+
+
+def _read_meta_graph(meta: Path) -> Any:
+    from tensorflow.core.protobuf import meta_graph_pb2
+
+    proto = meta_graph_pb2.MetaGraphDef()
+    try:
+        proto.ParseFromString(meta.read_bytes())
+    except Exception as e:  # noqa: BLE001 - any decode failure: unreadable graph
+        raise InputError(f"{meta}: cannot read the graph ({_first_line(e)}); "
+                         "pass the frozen .pb or SavedModel instead") from None
+    if not proto.graph_def.node:
+        raise InputError(f"{meta}: the .meta file holds no graph; pass the frozen .pb or SavedModel instead")
+    return proto
+
+
+def _reader(prefix: str | Path) -> Any:
+    """A reader of the checkpoint bundle itself (no graph, no restore op)."""
     import tensorflow as tf
 
-    names = sorted({node_of(o) for o in outputs})
-    return tf.compat.v1.graph_util.convert_variables_to_constants(sess, graph_def, names)
+    try:
+        return tf.train.load_checkpoint(str(prefix))
+    except Exception as e:  # noqa: BLE001
+        raise InputError(f"{prefix}: cannot restore the weights ({_first_line(e)}); "
+                         "the .index/.data-* files may be corrupt or from another graph") from None
 
 
-def load_checkpoint(path: Path, options: ParseOptions) -> Frozen:
-    import tensorflow as tf
-
-    prefix = checkpoint_prefix(path)
+def load_checkpoint(source: Source, options: ParseOptions) -> Frozen:
+    prefix = source.prefix or checkpoint_prefix(source.path)
     check_checkpoint(prefix)
-    meta = f"{prefix}.meta"
-    graph = tf.Graph()
-    notes: list[str] = []
-    with graph.as_default():
-        try:
-            saver = tf.compat.v1.train.import_meta_graph(meta, clear_devices=True)
-        except Exception as e:  # noqa: BLE001 - any failure: unreadable graph
-            raise InputError(f"{meta}: cannot read the graph ({_first_line(e)}); "
-                             "pass the frozen .pb or SavedModel instead") from None
-    graph_def = graph.as_graph_def()
-    ins, outs = choose_io(graph_def, options.inputs, options.outputs, notes)
-    restore_op = [saver.saver_def.restore_op_name] if saver is not None else []
-    graph_def = check_graph(graph_def, outs, meta, restore=restore_op)  # before anything runs
-    with tf.compat.v1.Session(graph=graph) as sess:
-        if saver is not None:
-            try:
-                saver.restore(sess, str(prefix))
-            except Exception as e:  # noqa: BLE001
-                raise InputError(f"{prefix}: cannot restore the weights ({_first_line(e)}); "
-                                 "the .index/.data-* files may be corrupt or from another graph") from None
-        frozen = _freeze(sess, graph_def, outs)
-    return Frozen(inline_calls(frozen), ins, outs, notes)
+    meta = _read_meta_graph(Path(f"{prefix}.meta"))
+    return _inference(meta.graph_def, options, f"{prefix}.meta", _reader(prefix), str(prefix))
 
 
-def load_frozen_pb(path: Path, options: ParseOptions) -> Frozen:
+def load_frozen_pb(source: Source, options: ParseOptions) -> Frozen:
     from tensorflow.core.framework import graph_pb2
 
+    path = source.path
     graph_def = graph_pb2.GraphDef()
     try:
         graph_def.ParseFromString(Path(path).read_bytes())
     except Exception as e:  # noqa: BLE001
         raise InputError(f"{path}: corrupt GraphDef ({_first_line(e)})") from None
-    variables = [n.name for n in graph_def.node if n.op in _VARIABLE_OPS]
-    if variables:
-        raise InputError(
-            f"{path}: the GraphDef holds variables without values (e.g. '{variables[0]}'), so it is "
-            "not frozen; pass the checkpoint prefix (model.ckpt) or the SavedModel instead"
-        )
-    notes: list[str] = []
-    ins, outs = choose_io(graph_def, options.inputs, options.outputs, notes)
-    graph_def = check_graph(graph_def, outs, path)  # before anything runs
-    return Frozen(inline_calls(graph_def), ins, outs, notes)
+    try:
+        return _inference(graph_def, options, path)
+    except InputError as e:
+        raise InputError(f"{path}: {e}") from None
 
 
 def _is_tf2_saved_model(directory: Path) -> bool:
@@ -110,7 +120,12 @@ def _load_tf2(directory: Path, options: ParseOptions) -> Frozen:
 
     try:
         obj = tf.saved_model.load(str(directory))
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - fall back to the TF1 `serve` meta graph
+        try:
+            return _load_tf1(directory, options, f"tf.saved_model.load failed ({_first_line(e)}); "
+                                                 "read the TF1 'serve' meta graph instead")
+        except (InputError, UsageError):
+            pass
         raise InputError(f"{directory}: cannot load the SavedModel ({_first_line(e)})") from None
     signatures = dict(obj.signatures)
     if not signatures:
@@ -126,30 +141,27 @@ def _load_tf2(directory: Path, options: ParseOptions) -> Frozen:
     return Frozen(check_graph(graph_def, outs, directory), ins, outs, notes)
 
 
-def _load_tf1(directory: Path, options: ParseOptions) -> Frozen:
-    import tensorflow as tf
+def _load_tf1(directory: Path, options: ParseOptions, why: str = "") -> Frozen:
+    """The `serve` meta graph, its variables read from variables/ (no loader ops run)."""
+    from tensorflow.core.protobuf import saved_model_pb2
 
-    graph = tf.Graph()
-    notes: list[str] = []
-    with tf.compat.v1.Session(graph=graph) as sess:
-        try:
-            meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], str(directory))
-        except Exception as e:  # noqa: BLE001
-            raise InputError(f"{directory}: cannot load the SavedModel with tag 'serve' "
-                             f"({_first_line(e)})") from None
-        sig = meta.signature_def.get("serving_default")
-        default_in = [v.name for v in sig.inputs.values()] if sig else None
-        default_out = [v.name for v in sig.outputs.values()] if sig else None
-        if sig:
-            notes.append("SavedModel signature 'serving_default'")
-        graph_def = graph.as_graph_def()
-        ins, outs = choose_io(graph_def, options.inputs, options.outputs, notes, default_in, default_out)
-        frozen = _freeze(sess, graph_def, outs)
-    return Frozen(inline_calls(frozen), ins, outs, notes)
+    sm = saved_model_pb2.SavedModel()
+    sm.ParseFromString((directory / "saved_model.pb").read_bytes())
+    graphs = [m for m in sm.meta_graphs if "serve" in m.meta_info_def.tags] or list(sm.meta_graphs)
+    meta = graphs[0]
+    notes = [why] if why else []
+    sig = meta.signature_def.get("serving_default")
+    default_in = [v.name for v in sig.inputs.values()] if sig else None
+    default_out = [v.name for v in sig.outputs.values()] if sig else None
+    if sig:
+        notes.append("SavedModel signature 'serving_default'")
+    prefix = directory / "variables" / "variables"
+    reader = _reader(prefix) if Path(f"{prefix}.index").exists() else None
+    return _inference(meta.graph_def, options, directory, reader, str(prefix), default_in, default_out, notes)
 
 
-def load_saved_model(path: Path, options: ParseOptions) -> Frozen:
-    directory = Path(path)
+def load_saved_model(source: Source, options: ParseOptions) -> Frozen:
+    directory = source.path
     check_saved_model(directory)
     if _is_tf2_saved_model(directory):
         return _load_tf2(directory, options)

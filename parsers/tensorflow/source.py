@@ -6,6 +6,7 @@ instead, so users never see a TensorFlow traceback for a missing shard.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -15,8 +16,13 @@ _INSTEAD = "pass the frozen .pb or the SavedModel directory instead"
 _SHARD = re.compile(r"\.data-(\d+)-of-(\d+)$")
 
 
-def _latest_from_state(directory: Path) -> Path:
-    """The prefix named by `model_checkpoint_path` in a `checkpoint` state file."""
+_CKPT_FILES = (".meta", ".index")
+
+
+def _latest_from_state(directory: Path) -> str:
+    """The prefix named by `model_checkpoint_path` in a `checkpoint` state file. A directory copied
+    from the training machine still names the old absolute location: the files beside the state
+    file win. A prefix may be empty ('dir/' for files named dir/.meta, dir/.index)."""
     text = (directory / "checkpoint").read_text(errors="replace")
     match = re.search(r'^model_checkpoint_path:\s*"(.*)"\s*$', text, re.MULTILINE)
     if not match:
@@ -24,30 +30,35 @@ def _latest_from_state(directory: Path) -> Path:
             f"{directory / 'checkpoint'}: no model_checkpoint_path line; "
             f"pass the checkpoint prefix (e.g. {directory}/model.ckpt) instead"
         )
-    recorded = Path(match.group(1))
-    local = directory / recorded.name
-    # prefer the files next to the state file: a copied directory still names the old location
-    if list(directory.glob(recorded.name + ".*")) or not recorded.is_absolute():
-        return local if recorded.is_absolute() else directory / recorded
-    return recorded
+    recorded = match.group(1)
+    name = "" if recorded.endswith(("/", "\\")) else recorded.replace("\\", "/").rsplit("/", 1)[-1]
+    local = os.path.join(str(directory), name)
+    if Path(local + ".index").exists() or Path(local + ".meta").exists():
+        return local
+    if os.path.isabs(recorded):
+        return recorded
+    return os.path.join(str(directory), recorded)
 
 
-def checkpoint_prefix(path: str | Path) -> Path:
-    """Resolve a checkpoint argument (prefix, one of its files, or a directory) to its prefix."""
+def checkpoint_prefix(path: str | Path) -> str:
+    """Resolve a checkpoint argument (prefix, one of its files, or a directory) to its prefix, a
+    string: the prefix of files named `.meta`/`.index` is a directory followed by a separator."""
     p = Path(path)
     if p.is_dir():
         return _latest_from_state(p)
-    if p.suffix in (".meta", ".index"):
-        return p.with_suffix("")
+    for suffix in _CKPT_FILES:
+        if p.name.endswith(suffix):
+            return str(p)[: -len(suffix)]
     if ".data-" in p.name:
-        return p.with_name(p.name.split(".data-")[0])
-    return p
+        return str(p)[: len(str(p)) - len(p.name)] + p.name.split(".data-")[0]
+    return str(p)
 
 
-def check_checkpoint(prefix: Path) -> None:
+def check_checkpoint(prefix: str | Path) -> None:
     """Raise InputError unless the graph (.meta), the index and every data shard exist."""
     meta = Path(str(prefix) + ".meta")
     index = Path(str(prefix) + ".index")
+    prefix = _PrefixPath(str(prefix))
     if not meta.exists():
         raise InputError(
             f"{meta} not found: the checkpoint has no graph; {_INSTEAD}, "
@@ -76,6 +87,19 @@ def check_checkpoint(prefix: Path) -> None:
                 f"{expected} not found: data shard {i + 1} of {total} is missing; copy every "
                 f"{prefix.name}.data-* file or {_INSTEAD}"
             )
+
+
+class _PrefixPath:
+    """`parent` and `name` of a prefix string, where the name may be empty ('dir/')."""
+
+    def __init__(self, prefix: str):
+        self._prefix = prefix
+        head, _, tail = prefix.replace("\\", "/").rpartition("/")
+        self.parent = Path(head or ".")
+        self.name = tail
+
+    def __str__(self) -> str:
+        return self._prefix
 
 
 def check_saved_model(directory: Path) -> None:

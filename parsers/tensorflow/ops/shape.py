@@ -9,6 +9,7 @@ import numpy as np
 
 from ..context import Context, NotConvertible, Perm, ir_axis, permute_shape, show_shape
 from ..table import tf_op
+from .matmul import activation_matmul
 
 
 @tf_op("Identity", "StopGradient", "Snapshot", "PreventGradient", "IdentityN", "CheckNumerics",
@@ -128,10 +129,8 @@ def reduce_sum(ctx: Context, op: Any) -> None:
 @tf_op("MatMul")
 def matmul(ctx: Context, op: Any) -> None:
     a, b = op.inputs[0], op.inputs[1]
-    if not ctx.is_const(b):
-        raise NotConvertible("MatMul of two activations (the IR has linear layers only)")
-    if ctx.is_const(a):
-        raise NotConvertible("MatMul with a constant left operand")
+    if not ctx.is_const(b) or ctx.is_const(a):  # two activations (or a constant left operand)
+        return activation_matmul(ctx, op, bool(op.get_attr("transpose_a")), bool(op.get_attr("transpose_b")))
     x = ctx.tf_order(a)
     if op.get_attr("transpose_a"):
         rows, cols = ctx.graph.shape(x)

@@ -1,0 +1,178 @@
+"""A mutable view of a GraphDef for the training -> inference passes: nodes by name, tensor
+references, consumers, a topological order that follows control edges too, and a small numpy
+evaluator for the scalar constants that decide control flow (no TF session involved)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+
+def split_ref(ref: str) -> tuple[str, int, bool]:
+    """'^a' -> ('a', -1, True); 'a' -> ('a', 0, False); 'a:2' -> ('a', 2, False)."""
+    if ref.startswith("^"):
+        return ref[1:], -1, True
+    node, _, index = ref.partition(":")
+    return node, int(index) if index.isdigit() else 0, False
+
+
+def tensor_ref(node: str, index: int) -> str:
+    return node if index == 0 else f"{node}:{index}"
+
+
+def canonical(ref: str) -> str:
+    node, index, control = split_ref(ref)
+    return f"^{node}" if control else f"{node}:{index}"
+
+
+class GraphView:
+    def __init__(self, graph_def: Any):
+        self.graph_def = graph_def
+        self.nodes: dict[str, Any] = {n.name: n for n in graph_def.node}
+
+    # ---- structure ---------------------------------------------------------------------------
+    def node(self, name: str) -> Any:
+        return self.nodes[name]
+
+    def data_inputs(self, node: Any) -> list[tuple[str, int]]:
+        return [(n, i) for n, i, c in map(split_ref, node.input) if not c]
+
+    def consumers(self) -> dict[str, list[Any]]:
+        """node name -> nodes that take one of its outputs (data or control)."""
+        result: dict[str, list[Any]] = {}
+        for n in self.graph_def.node:
+            for ref in n.input:
+                result.setdefault(split_ref(ref)[0], []).append(n)
+        return result
+
+    def order(self) -> list[str]:
+        """Names with every input (data and control) first; names of missing nodes skipped."""
+        order: list[str] = []
+        state: dict[str, int] = {}
+        for root in self.nodes:
+            stack = [(root, False)]
+            while stack:
+                name, done = stack.pop()
+                if done:
+                    order.append(name)
+                    continue
+                if state.get(name) or name not in self.nodes:
+                    continue
+                state[name] = 1
+                stack.append((name, True))
+                stack.extend((split_ref(r)[0], False) for r in reversed(self.nodes[name].input))
+        return order
+
+    def ancestors(self, names: Iterable[str], stop: set[str] = frozenset(), control: bool = True) -> set[str]:
+        seen: set[str] = set()
+        stack = list(names)
+        while stack:
+            name = stack.pop()
+            if name in seen or name not in self.nodes:
+                continue
+            seen.add(name)
+            if name in stop:
+                continue
+            for ref in self.nodes[name].input:
+                node, _, is_control = split_ref(ref)
+                if control or not is_control:
+                    stack.append(node)
+        return seen
+
+    # ---- editing -----------------------------------------------------------------------------
+    def remove(self, names: set[str]) -> None:
+        """Drop nodes and every control edge to them (data edges to them must be gone already)."""
+        keep = [n for n in self.graph_def.node if n.name not in names]
+        for n in keep:
+            refs = [r for r in n.input if not (r.startswith("^") and r[1:] in names)]
+            if len(refs) != len(n.input):
+                del n.input[:]
+                n.input.extend(refs)
+        del self.graph_def.node[:]
+        self.graph_def.node.extend(keep)
+        self.nodes = {n.name: n for n in self.graph_def.node}
+
+    def rewire(self, old: str, new: str) -> None:
+        """Every data use of tensor `old` ('n:k') now reads `new`."""
+        self.rewire_many({old: new})
+
+    def rewire_many(self, mapping: dict[str, str]) -> None:
+        """Every data use of each tensor `old` now reads `mapping[old]`, in one sweep."""
+        wanted = {canonical(old): new for old, new in mapping.items()}
+        names = {split_ref(old)[0] for old in wanted}
+        for n in self.graph_def.node:
+            for k, ref in enumerate(n.input):
+                if not ref.startswith("^") and split_ref(ref)[0] in names and canonical(ref) in wanted:
+                    n.input[k] = wanted[canonical(ref)]
+
+    def add(self, name: str, op: str, inputs: list[str] = (), **attrs: Any) -> Any:
+        node = self.graph_def.node.add()
+        node.name, node.op = name, op
+        node.input.extend(inputs)
+        for key, value in attrs.items():
+            node.attr[key].CopyFrom(value)
+        self.nodes[name] = node
+        return node
+
+    def unique(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.nodes:
+            name, k = f"{base}_{k}", k + 1
+        return name
+
+
+# ---- constants ---------------------------------------------------------------------------------
+
+_UNARY = {"Identity": lambda a: a, "LogicalNot": np.logical_not, "StopGradient": lambda a: a,
+          "Snapshot": lambda a: a, "Neg": np.negative, "Squeeze": np.squeeze}
+_BINARY = {
+    "LogicalAnd": np.logical_and, "LogicalOr": np.logical_or, "Equal": np.equal, "NotEqual": np.not_equal,
+    "Greater": np.greater, "GreaterEqual": np.greater_equal, "Less": np.less, "LessEqual": np.less_equal,
+    "Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.divide,
+    "Maximum": np.maximum, "Minimum": np.minimum,
+}
+
+
+def const_value(view: GraphView, ref: str, depth: int = 0) -> np.ndarray | None:
+    """The value of tensor `ref` when it follows from Const nodes by a few simple ops, else None."""
+    from tensorflow.python.framework import tensor_util
+
+    name, index, _ = split_ref(ref)
+    node = view.nodes.get(name)
+    if node is None or depth > 32:
+        return None
+    if node.op == "Const":
+        return tensor_util.MakeNdarray(node.attr["value"].tensor)
+    ins = view.data_inputs(node)
+    values = [const_value(view, tensor_ref(n, i), depth + 1) for n, i in ins[:2]]
+    if any(v is None for v in values):
+        return None
+    if node.op in _UNARY and len(values) >= 1:
+        return np.asarray(_UNARY[node.op](values[0]))
+    if node.op in _BINARY and len(values) == 2:
+        return np.asarray(_BINARY[node.op](values[0], values[1]))
+    if node.op == "Cast" and values:
+        from tensorflow import dtypes
+
+        return np.asarray(values[0]).astype(dtypes.as_dtype(node.attr["DstT"].type).as_numpy_dtype)
+    return None
+
+
+def make_const(view: GraphView, name: str, value: np.ndarray, inputs: list[str] = ()) -> Any:
+    """Replace (or add) node `name` with a Const holding `value`."""
+    import tensorflow as tf
+    from tensorflow.core.framework import attr_value_pb2
+    from tensorflow.python.framework import tensor_util
+
+    value = np.asarray(value)
+    node = view.nodes.get(name)
+    if node is None:
+        node = view.add(name, "Const")
+    node.op = "Const"
+    del node.input[:]
+    node.input.extend(inputs)
+    node.attr.clear()
+    node.attr["dtype"].CopyFrom(attr_value_pb2.AttrValue(type=tf.dtypes.as_dtype(value.dtype).as_datatype_enum))
+    node.attr["value"].CopyFrom(attr_value_pb2.AttrValue(tensor=tensor_util.make_tensor_proto(value)))
+    return node
