@@ -54,7 +54,8 @@ def size_bound(graph: Graph) -> str | None:
         fed = [i for i in node.inputs if i in spatial]
         if not fed:
             continue
-        why = _node_bound(graph, node, OPS[node.op].kind)
+        spec = OPS.get(node.op)
+        why = _node_bound(graph, node, spec.kind if spec else "")
         if why:
             return f"node '{node.name}' ({node.op}) {why}"
         if len(graph.shape(node.output)) == 4 and not _global_reduction(node):

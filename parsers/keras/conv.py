@@ -136,8 +136,9 @@ def conv2d_transpose(call: Call) -> list[str]:
         "groups": 1,
         "crop": tuple(crop),
         "output_size": out_hw,
-        "padding": padding,  # the output size follows the input size (convert.padding.sizes)
     }
+    if call.config.get("output_padding") is None:
+        attrs["padding"] = padding  # the output size follows the input size (convert.padding.sizes)
     y = call.add("conv_transpose2d", [call.x], (n, weight.shape[1], *out_hw), attrs, params)
     return _finish(call, y)
 
