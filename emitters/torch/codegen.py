@@ -122,10 +122,10 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
 def _size_check(arg: str, shape: tuple[int, ...], why: str) -> list[str]:
     """forward() lines refusing any input size but the conversion's (the batch stays free)."""
     dims = list(shape[1:])
+    said = f"{arg}: this model was converted for size {dims} (batch free) and only runs at it ({why}); got "
     return [
         f"if list({arg}.shape[1:]) != {dims}:",
-        f'    raise ValueError("{arg}: this model was converted for size {dims} (batch free) and only runs at it '
-        f'({why}); got " + str(list({arg}.shape[1:])) + ": convert again with --input-shape")',
+        f'    raise ValueError({said!r} + str(list({arg}.shape[1:])) + ": convert again with --input-shape")',
     ]
 
 
