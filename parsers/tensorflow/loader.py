@@ -68,7 +68,13 @@ def _read_meta_graph(meta: Path) -> Any:
 
 
 def _reader(prefix: str | Path) -> Any:
-    """A reader of the checkpoint bundle itself (no graph, no restore op)."""
+    """A reader of the checkpoint bundle itself (no graph, no restore op, no TensorFlow); TF's own
+    reader only for partitioned variables, which the bundle reader does not assemble yet."""
+    from .bundle import Bundle
+
+    bundle = Bundle(prefix)
+    if not bundle.partitioned:
+        return bundle
     import tensorflow as tf
 
     try:
