@@ -93,24 +93,41 @@ def _shift(state: np.ndarray, nbytes: int) -> np.ndarray:
     return t[0][state & 0xFF] ^ t[1][(state >> 8) & 0xFF] ^ t[2][(state >> 16) & 0xFF] ^ t[3][state >> 24]
 
 
+@lru_cache(maxsize=None)
+def _word_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Feeding a little-endian 32-bit word w into register s gives Z4(s ^ w), Z4 the 4-zero-bytes map;
+    split into two 65536-entry tables (low and high half of s ^ w)."""
+    columns = np.array(_zeros_operator(4), dtype=np.uint32)
+    values = np.arange(1 << 16, dtype=np.uint32)
+    low, high = np.zeros(1 << 16, np.uint32), np.zeros(1 << 16, np.uint32)
+    for bit in range(16):
+        on = ((values >> bit) & 1).astype(bool)
+        low[on] ^= columns[bit]
+        high[on] ^= columns[16 + bit]
+    return low, high
+
+
 LANES = 8192
 CHUNK = LANES * 1024  # bytes hashed per vectorised step
 
 
-def _raw_crc(data: memoryview) -> int:
-    """Raw CRC register of `data` (init 0): the data is cut into LANES equal runs hashed side by side with
-    numpy, then the lane results are folded together (CRC is linear: crc(A+B) = shift_len(B)(crc A) ^ crc B)."""
-    state = 0
+def _raw_crc(data: memoryview, state: int = 0) -> int:
+    """Raw CRC register after feeding `data` into `state`. Each chunk is cut into LANES equal runs hashed
+    side by side with numpy, a 32-bit word at a time, then the lane results are folded together (CRC is
+    linear: crc(A+B) = shift_len(B)(crc A) ^ crc B)."""
+    low, high = _word_tables()
     for start in range(0, len(data), CHUNK):
         chunk = data[start:start + CHUNK]
-        run = len(chunk) // LANES
-        if run < 16:
+        words = len(chunk) // (4 * LANES)
+        if words < 4:
             state = _raw_crc_loop(chunk, state)
             continue
-        body = np.frombuffer(chunk, dtype=np.uint8, count=run * LANES).reshape(LANES, run).T.copy()
+        run = 4 * words
+        body = np.frombuffer(chunk, dtype="<u4", count=words * LANES).reshape(LANES, words).T.copy()
         lanes = np.zeros(LANES, dtype=np.uint32)
         for column in body:
-            lanes = _TABLE[(lanes ^ column) & 0xFF] ^ (lanes >> 8)
+            lanes ^= column
+            lanes = low[lanes & 0xFFFF] ^ high[lanes >> 16]
         width = run
         while len(lanes) > 1:
             lanes = _shift(lanes[0::2], width) ^ lanes[1::2]
@@ -122,11 +139,7 @@ def _raw_crc(data: memoryview) -> int:
 
 def crc32c(data: bytes | memoryview) -> int:
     """Standard CRC-32C (init and xorout 0xFFFFFFFF)."""
-    view = memoryview(data).cast("B")
-    if not len(view):
-        return 0
-    init = int(_shift(np.array([0xFFFFFFFF], dtype=np.uint32), len(view))[0])
-    return (_raw_crc(view) ^ init) ^ 0xFFFFFFFF
+    return _raw_crc(memoryview(data).cast("B"), 0xFFFFFFFF) ^ 0xFFFFFFFF
 
 
 def unmask(masked: int) -> int:
@@ -348,13 +361,18 @@ class Bundle:
         if count * dtype.itemsize != entry.size:
             raise InputError(f"{self.prefix}.index: tensor '{key}' has {entry.size} bytes for shape "
                              f"{list(entry.shape)} of {dtype}; the index is corrupt")
-        view = memoryview(data)[entry.offset:entry.offset + entry.size]
-        try:
-            if crc32c(view) != unmask(entry.crc32c):
-                raise InputError(f"{path}: crc32c mismatch in tensor '{key}'; the data shard is corrupt")
-            return np.frombuffer(view, dtype=dtype).reshape(entry.shape).copy()
-        finally:
-            view.release()
+        out = np.empty(entry.shape, dtype)
+        target = memoryview(out.reshape(-1).view(np.uint8))
+        state = 0xFFFFFFFF
+        for start in range(0, entry.size, CHUNK):  # chunk by chunk: only the output is held in memory
+            stop = min(start + CHUNK, entry.size)
+            with memoryview(data)[entry.offset + start:entry.offset + stop] as piece:
+                state = _raw_crc(piece, state)
+                target[start:stop] = piece
+            _drop_pages(data, entry.offset + start, stop - start)
+        if state ^ 0xFFFFFFFF != unmask(entry.crc32c):
+            raise InputError(f"{path}: crc32c mismatch in tensor '{key}'; the data shard is corrupt")
+        return out
 
     def _entry(self, key: str) -> Entry:
         try:
@@ -375,6 +393,13 @@ class Bundle:
                 raise InputError(f"{path}: cannot read the checkpoint data shard ({e.strerror or e}); "
                                  "the checkpoint is incomplete") from None
         return self._maps[shard]
+
+
+def _drop_pages(data: Any, offset: int, size: int) -> None:
+    """Hand already-read pages of a mapped shard back, so resident memory stays at the tensor being read."""
+    if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        start = offset - offset % mmap.PAGESIZE
+        data.madvise(mmap.MADV_DONTNEED, start, offset + size - start)
 
 
 def _numpy_dtype(tf_dtype: int, key: str, prefix: str | Path) -> np.dtype:
