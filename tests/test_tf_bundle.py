@@ -105,6 +105,24 @@ def test_tf2_checkpoint_object_graph_keys(tmp_path):
     assert any(k.startswith("layer/") and k.endswith("kernel/.ATTRIBUTES/VARIABLE_VALUE") for k in keys)
 
 
+def test_tf1_partitioned_variables(tmp_path):
+    """Slices at starts past 63 take multi-byte keys; sharded too, so slices live in several files."""
+    graph = tf.Graph()
+    with graph.as_default():
+        for name, shape, parts, dtype in (("p/w", (200, 6), (3, 1), tf.float32), ("q", (4, 300), (1, 4), tf.int64),
+                                          ("r.s", (9,), (2,), tf.float64)):
+            with tf.device("/cpu:0"):
+                tf.compat.v1.get_variable(name, shape, dtype, partitioner=lambda shape, dtype, p=parts: list(p),
+                                          initializer=tf.compat.v1.random_uniform_initializer(-100, 100, dtype=dtype))
+        saver = tf.compat.v1.train.Saver(sharded=True)
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            saver.save(sess, str(tmp_path / "model.ckpt"))
+    with Bundle(tmp_path / "model.ckpt") as bundle:
+        assert bundle.partitioned
+    assert _assert_same_as_tf(tmp_path / "model.ckpt") == ["p/w", "q", "r.s"]
+
+
 @pytest.mark.parametrize("data", [b"", b"123456789", bytes(range(256)) * 700])
 def test_crc32c_known_values(data):
     expected = {b"": 0, b"123456789": 0xE3069283}.get(data)

@@ -201,7 +201,7 @@ class Entry:
     offset: int = 0
     size: int = 0
     crc32c: int = 0
-    sliced: bool = False
+    slices: tuple[tuple[tuple[int, int], ...], ...] = ()  # per slice, (start, length or -1 for all) per dim
 
 
 def _entry(buf: bytes) -> Entry:
@@ -217,9 +217,33 @@ def _entry(buf: bytes) -> Entry:
             values[{3: "shard_id", 4: "offset", 5: "size"}[number]] = value
         elif number == 6:
             values["crc32c"] = value
-        elif number == 7:
-            values["sliced"] = True
+        elif number == 7:  # TensorSliceProto: extent = 1 {start = 1, length = 2 (absent: the whole dim)}
+            values["slices"] = values.get("slices", ()) + (tuple(_extent(e) for n, e in _fields(value) if n == 1),)
     return Entry(**values)
+
+
+def _extent(buf: bytes) -> tuple[int, int]:
+    fields = dict(_fields(buf))
+    return _signed64(fields.get(1, 0)), _signed64(fields[2]) if 2 in fields else -1
+
+
+def _slice_owner(key: bytes) -> str:
+    """The variable name inside a slice key (TF's ordered code: 0x00, the name with 0x00 -> 00 FF and
+    0xFF -> FF 00 escaped, terminated by 00 01, then the extents)."""
+    name, i = bytearray(), 1
+    while i + 1 < len(key):
+        byte, following = key[i], key[i + 1]
+        if byte == 0 and following == 1:
+            return name.decode()
+        if (byte, following) in ((0, 0xFF), (0xFF, 0)):
+            name.append(byte)
+            i += 2
+        elif byte in (0, 0xFF):
+            break
+        else:
+            name.append(byte)
+            i += 1
+    raise ValueError("bad slice key")
 
 
 def _num_shards(buf: bytes) -> int:
@@ -305,12 +329,15 @@ class Bundle:
             self.num_shards = _num_shards(table.get(HEADER_KEY, b""))
             # Keys of partition slices start with a NUL byte (TF's ordered-code name encoding).
             self._entries = {k.decode(): _entry(v) for k, v in table.items() if k and k[0] != 0}
+            self._slices: dict[str, list[Entry]] = {}
+            for k in sorted(k for k in table if k[:1] == b"\x00"):  # sorted key bytes = sorted extents
+                self._slices.setdefault(_slice_owner(k), []).append(_entry(table[k]))
         except OSError as e:
             raise InputError(f"{index}: cannot read the checkpoint index ({e.strerror or e})") from None
         except (ValueError, UnicodeDecodeError) as e:
             raise InputError(f"{index}: corrupt checkpoint index ({_one_line(e)}); "
                              "re-save the checkpoint") from None
-        self.partitioned = any(e.sliced for e in self._entries.values())
+        self.partitioned = bool(self._slices)
 
     def __enter__(self) -> Bundle:
         return self
@@ -349,9 +376,28 @@ class Bundle:
         """The tensor as a fresh numpy array (its bytes checked against the stored crc32c)."""
         entry = self._entry(key)
         dtype = self.dtype(key)
-        if entry.sliced:
-            raise InputError(f"{self.prefix}: variable '{key}' is partitioned into slices; "
-                             "reading partitioned variables is not supported yet")
+        if entry.slices:
+            return self._assemble(key, entry, dtype)
+        return self._read_entry(key, entry, dtype)
+
+    def _assemble(self, key: str, entry: Entry, dtype: np.dtype) -> np.ndarray:
+        """A partitioned variable from its slices. Slice keys encode the extents order-preservingly, so
+        the slices sorted by extent pair with the slice entries sorted by key."""
+        parts = self._slices.get(key, [])
+        extents = sorted(entry.slices)
+        if len(parts) != len(extents):
+            raise InputError(f"{self.prefix}.index: variable '{key}' lists {len(extents)} slices but "
+                             f"{len(parts)} are stored; the index is corrupt")
+        out = np.zeros(entry.shape, dtype)
+        for extent, part in zip(extents, parts):
+            where = tuple(slice(s, None if n < 0 else s + n) for s, n in extent)
+            if len(where) != out.ndim or out[where].shape != part.shape:
+                raise InputError(f"{self.prefix}.index: a slice of variable '{key}' has shape "
+                                 f"{list(part.shape)} for extent {list(extent)}; the index is corrupt")
+            out[where] = self._read_entry(key, part, dtype)
+        return out
+
+    def _read_entry(self, key: str, entry: Entry, dtype: np.dtype) -> np.ndarray:
         path = self._shard_path(entry.shard_id)
         data = self._map(entry.shard_id, path)
         if entry.offset + entry.size > len(data):
