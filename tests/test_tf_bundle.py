@@ -203,3 +203,78 @@ def test_reads_without_tensorflow(ckpt, tmp_path):
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ok ")
+
+
+# A hand-written index: hostile entries TF would never write must still be one-line InputErrors.
+
+def _varint(n: int) -> bytes:
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes | int) -> bytes:
+    if isinstance(payload, int):
+        return _varint(number << 3) + _varint(payload)
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _mask(crc: int) -> int:
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _block(entries: list[tuple[bytes, bytes]], compression: int = 0) -> bytes:
+    body = b"".join(_varint(0) + _varint(len(k)) + _varint(len(v)) + k + v for k, v in entries)
+    body += (0).to_bytes(4, "little") + (1).to_bytes(4, "little")
+    return body + bytes([compression]) + _mask(crc32c(body + bytes([compression]))).to_bytes(4, "little")
+
+
+def _write_index(prefix: Path, entries: dict[bytes, bytes], compression: int = 0) -> None:
+    data = _block(sorted(entries.items()), compression)
+    size = len(data) - 5
+    index = _block([(max(entries), _varint(0) + _varint(size))])
+    handle = _varint(len(data)) + _varint(len(index) - 5)
+    footer = (_varint(0) + _varint(0) + handle).ljust(40, b"\0") + (0xDB4775248B80FB57).to_bytes(8, "little")
+    Path(f"{prefix}.index").write_bytes(data + index + footer)
+    Path(f"{prefix}.data-00000-of-00001").write_bytes(b"\0" * 64)
+
+
+def _shape(*dims: int) -> bytes:
+    return b"".join(_field(2, _field(1, d)) for d in dims)
+
+
+@pytest.mark.parametrize("entry,compression,pattern", [
+    (_field(1, 1) + _field(2, _shape(1 << 40, 1 << 40)) + _field(5, 64), 0, "64 bytes for shape"),
+    (_field(1, 1) + _field(2, _shape(-1, 4)) + _field(5, 16), 0, r"shape \[-1, 4\]"),
+    (_field(1, 1) + _field(2, _shape(4)) + _field(4, 1 << 50) + _field(5, 16), 0, "past the end of the file"),
+    (_field(1, 1) + _field(2, _shape(1 << 40)) + _field(7, _field(1, b"")), 0, "lists 1 slices but 0 are stored"),
+    (_field(1, 7) + _field(2, _shape(2)), 0, "string tensor"),
+    (_field(1, 1), 1, r"compressed \(type 1\)"),
+])
+def test_hostile_index_entries(tmp_path, entry, compression, pattern):
+    prefix = tmp_path / "m.ckpt"
+    _write_index(prefix, {b"": _field(1, 1), b"w": entry}, compression)
+    with pytest.raises(InputError, match=pattern) as e:
+        Bundle(prefix).read("w")
+    assert "\n" not in str(e.value)
+
+
+def test_hand_written_index_reads(tmp_path):
+    """The writer above is right: a well-formed entry reads (the zeros' crc32c stored masked)."""
+    prefix = tmp_path / "m.ckpt"
+    entry = _field(1, 1) + _field(2, _shape(2, 3)) + _field(5, 24) + _varint(6 << 3 | 5)
+    _write_index(prefix, {b"": _field(1, 1), b"w": entry + _mask(crc32c(b"\0" * 24)).to_bytes(4, "little")})
+    assert Bundle(prefix).read("w").tolist() == [[0.0] * 3] * 2
+
+
+def test_slices_must_cover_the_variable(tmp_path):
+    prefix = tmp_path / "m.ckpt"
+    whole = _field(1, 1) + _field(2, _shape(1 << 40)) + _field(7, _field(1, b""))
+    part = _field(1, 1) + _field(2, _shape(4)) + _field(5, 16)
+    _write_index(prefix, {b"": _field(1, 1), b"w": whole, b"\x00w\x00\x01\x01\x01\x80\x7f": part})
+    with pytest.raises(InputError, match="slices of variable 'w' do not add up"):
+        Bundle(prefix).read("w")

@@ -10,6 +10,7 @@ for just the fields used here.
 
 from __future__ import annotations
 
+import math
 import mmap
 import struct
 from dataclasses import dataclass, field
@@ -376,6 +377,9 @@ class Bundle:
         """The tensor as a fresh numpy array (its bytes checked against the stored crc32c)."""
         entry = self._entry(key)
         dtype = self.dtype(key)
+        if any(d < 0 for d in entry.shape):
+            raise InputError(f"{self.prefix}.index: tensor '{key}' has shape {list(entry.shape)}; "
+                             "the index is corrupt")
         if entry.slices:
             return self._assemble(key, entry, dtype)
         return self._read_entry(key, entry, dtype)
@@ -388,6 +392,9 @@ class Bundle:
         if len(parts) != len(extents):
             raise InputError(f"{self.prefix}.index: variable '{key}' lists {len(extents)} slices but "
                              f"{len(parts)} are stored; the index is corrupt")
+        if sum(math.prod(p.shape) for p in parts) != math.prod(entry.shape):
+            raise InputError(f"{self.prefix}.index: the slices of variable '{key}' do not add up to its shape "
+                             f"{list(entry.shape)}; the index is corrupt")
         out = np.zeros(entry.shape, dtype)
         for extent, part in zip(extents, parts):
             where = tuple(slice(s, None if n < 0 else s + n) for s, n in extent)
@@ -403,8 +410,7 @@ class Bundle:
         if entry.offset + entry.size > len(data):
             raise InputError(f"{path}: tensor '{key}' lies at bytes {entry.offset}..{entry.offset + entry.size} "
                              f"past the end of the file ({len(data)} bytes); the shard is truncated")
-        count = int(np.prod(entry.shape, dtype=np.int64))
-        if count * dtype.itemsize != entry.size:
+        if any(d < 0 for d in entry.shape) or math.prod(entry.shape) * dtype.itemsize != entry.size:
             raise InputError(f"{self.prefix}.index: tensor '{key}' has {entry.size} bytes for shape "
                              f"{list(entry.shape)} of {dtype}; the index is corrupt")
         out = np.empty(entry.shape, dtype)
