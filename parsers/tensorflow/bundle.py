@@ -108,8 +108,8 @@ def _word_tables() -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-LANES = 8192
-CHUNK = LANES * 1024  # bytes hashed per vectorised step
+LANES = 16384
+CHUNK = LANES * 512  # bytes hashed per vectorised step
 
 
 def _raw_crc(data: memoryview, state: int = 0) -> int:
@@ -125,10 +125,14 @@ def _raw_crc(data: memoryview, state: int = 0) -> int:
             continue
         run = 4 * words
         body = np.frombuffer(chunk, dtype="<u4", count=words * LANES).reshape(LANES, words).T.copy()
-        lanes = np.zeros(LANES, dtype=np.uint32)
-        for column in body:
-            lanes ^= column
-            lanes = low[lanes & 0xFFFF] ^ high[lanes >> 16]
+        lanes, halves, looked_up = (np.zeros(LANES, dtype=np.uint32) for _ in range(3))
+        for column in body:  # lanes = low[(lanes ^ column) & 0xFFFF] ^ high[(lanes ^ column) >> 16], in place
+            np.bitwise_xor(lanes, column, out=lanes)
+            np.bitwise_and(lanes, 0xFFFF, out=halves)
+            np.right_shift(lanes, 16, out=lanes)
+            np.take(high, lanes, out=looked_up)
+            np.take(low, halves, out=lanes)
+            np.bitwise_xor(lanes, looked_up, out=lanes)
         width = run
         while len(lanes) > 1:
             lanes = _shift(lanes[0::2], width) ^ lanes[1::2]
