@@ -68,14 +68,10 @@ def _read_meta_graph(meta: Path) -> Any:
 
 
 def _reader(prefix: str | Path) -> Any:
-    """A reader of the checkpoint bundle itself (no graph, no restore op)."""
-    import tensorflow as tf
+    """A reader of the checkpoint bundle itself (no graph, no restore op, no TensorFlow)."""
+    from .bundle import Bundle
 
-    try:
-        return tf.train.load_checkpoint(str(prefix))
-    except Exception as e:  # noqa: BLE001
-        raise InputError(f"{prefix}: cannot restore the weights ({_first_line(e)}); "
-                         "the .index/.data-* files may be corrupt or from another graph") from None
+    return Bundle(prefix)
 
 
 def load_checkpoint(source: Source, options: ParseOptions) -> Frozen:

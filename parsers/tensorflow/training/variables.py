@@ -1,5 +1,5 @@
-"""Variables become constants read straight from the checkpoint files (CheckpointReader reads the
-bundle; none of the graph's own restore/save ops ever runs). `--use-ema` takes each variable's
+"""Variables become constants read straight from the checkpoint files (parsers/tensorflow/bundle reads
+them; none of the graph's own restore/save ops ever runs). `--use-ema` takes each variable's
 ExponentialMovingAverage shadow when the checkpoint has one."""
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
                              "outputs need; the .index/.data-* files may be from another graph")
         try:
             value = np.asarray(reader.get_tensor(key))
+        except InputError as e:  # the bundle reader's one-line message names the file and the fault
+            raise InputError(f"cannot restore the weights: {e}") from None
         except Exception as e:  # noqa: BLE001 - a truncated or corrupt data shard
             line = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
             raise InputError(f"{prefix}: cannot restore the weights (variable '{key}': {line}); the "
