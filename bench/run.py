@@ -109,8 +109,11 @@ def latencies(graph, repeat: int, work: Path) -> list[dict[str, Any]]:
 
     from emitters.torch import runner
 
-    for label, g in (("exact pad layers", graph), ("naive symmetric (inexact)", naive)):
-        out, result = emit("torch", g, f"torch-{label.split()[0]}")
+    # size-free models compute TF's SAME pads at run time (tf_same_pad); --static-shapes bakes them
+    for label, g, opts in (("exact, runtime pads (default)", graph, {}),
+                           ("exact, baked pads (--static-shapes)", graph, {"static_shapes": True}),
+                           ("naive symmetric (inexact)", naive, {})):
+        out, result = emit("torch", g, f"torch-{label.split()[1].strip(',')}", **opts)
         module = runner.import_model(out)
         model = module.load(str(out / "model.pt"))
         tensors = [torch.from_numpy(v) for v in x]
@@ -120,11 +123,23 @@ def latencies(graph, repeat: int, work: Path) -> list[dict[str, Any]]:
 
     import onnxruntime as ort
 
-    out, result = emit("onnx", graph, "onnx")
-    session = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
-    feeds = {i.name: v for i, v in zip(session.get_inputs(), x)}
-    rows.append({"runtime": "onnxruntime", "variant": "native pads", "pad_layers": 0,
-                 "ms": median_ms(lambda: session.run(None, feeds), repeat)})
+    for label, g, opts in (("exact, auto_pad SAME_UPPER (default)", graph, {}),
+                           ("exact, native pads (--static-shapes)", graph, {"static_shapes": True}),
+                           ("naive symmetric (inexact)", naive, {})):
+        out, result = emit("onnx", g, f"onnx-{label.split()[1].strip(',')}", **opts)
+        session = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+        feeds = {i.name: v for i, v in zip(session.get_inputs(), x)}
+        rows.append({"runtime": "onnxruntime", "variant": label, "pad_layers": len(result.pad_layers),
+                     "ms": median_ms(lambda: session.run(None, feeds), repeat)})
+    return _with_ratios(rows)
+
+
+def _with_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`x naive`: each variant's latency over the naive symmetric one of the same runtime (goal <= 1.05)."""
+    naive = {r["runtime"]: r["ms"] for r in rows if r["variant"].startswith("naive")}
+    for r in rows:
+        if naive.get(r["runtime"]):
+            r["x_naive"] = round(r["ms"] / naive[r["runtime"]], 3)
     return rows
 
 
@@ -188,7 +203,7 @@ def main() -> int:
           "## Conversion (`convert tf2X SRC --verify`, whole process incl. imports)", "",
           table(report["conversion"], conv_cols), "",
           f"## Inference latency of {args.model} {args.size}, batch 1, median of {args.repeat} runs (ms)", "",
-          table(report["latency"], ["runtime", "variant", "pad_layers", "ms"]), "",
+          table(report["latency"], ["runtime", "variant", "pad_layers", "ms", "x_naive"]), "",
           "## tf2onnx side by side", "", "```", json.dumps(report["tf2onnx"], indent=1), "```", ""]
     (args.cache / "bench-report.md").write_text("\n".join(md))
     (args.cache / "bench-report.json").write_text(json.dumps(report, indent=1))

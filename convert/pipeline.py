@@ -170,7 +170,7 @@ def run(req: Request, cache: Cache | None = None) -> Conversion:
         if req.verify and emitted is not None:
             t0 = time.perf_counter()
             verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed,
-                                     run_reference=_reference(cache))
+                                     run_reference=_reference(cache), size_free=emitted.size_bound is None)
             seconds["verify"] = round(time.perf_counter() - t0, 3)
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = report.conversion_doc(
@@ -222,7 +222,8 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
         graph.metadata["tf_settings"] = doc["source_settings"]
     tol = rtol if rtol is not None else doc.get("options", {}).get("rtol", 1e-4)
     result = verify.verify(source, graph, emitters.get(doc["target"]), Path(out), rtol=tol,
-                           seed=doc.get("options", {}).get("seed", 0))
+                           seed=doc.get("options", {}).get("seed", 0),
+                           size_free=doc.get("input_sizes", {}).get("spatial") == "any")
     if not result["passed"]:
         from .diagnose import explain_out
 

@@ -26,6 +26,13 @@ def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[d
     return rows
 
 
+def _input_sizes(graph: Graph, emitted: Any) -> dict[str, Any]:
+    bound = getattr(emitted, "size_bound", "not emitted")
+    if bound is None:
+        return {"spatial": "any", "batch": "any"}
+    return {"spatial": "conversion size only", "batch": "any", "why": bound}
+
+
 def conversion_doc(
     *,
     tool_version: str,
@@ -47,6 +54,8 @@ def conversion_doc(
         "outputs": _io(graph, graph.outputs, emitted.outputs if emitted else None),
         # SAME pads with stride > 1 depend on the spatial size: these are the shapes they were baked for
         "pads_computed_for": {graph.source_names.get(n, n): _source_shape(graph, n) for n in graph.inputs},
+        # which input sizes the written model runs at: 'any' H/W (batch always free), or only the above
+        "input_sizes": _input_sizes(graph, emitted),
         "pad_layers": list(emitted.pad_layers) if emitted else [],
         "tensors": tensor_map(graph, emitted.tensor_names if emitted else {}),
         "warnings": list(emitted.warnings) if emitted else [],
@@ -143,8 +152,13 @@ def summary_line(doc: dict[str, Any]) -> str:
     if v:
         snr = "exact" if v.get("snr_db") is None else f"SNR {v['snr_db']:.1f} dB"
         check = f"{'OK' if v['passed'] else 'FAILED'} max_rel {fmt_error(v['max_rel'])} ({snr})"
+        if v.get("sizes"):
+            check += f" at {1 + len(v['sizes'])} sizes"
     pads = len(doc.get("pad_layers", []))
+    sizes = doc.get("input_sizes", {}).get("spatial") == "any"
+    shown = {k: "x".join(map(str, v[1:])) for k, v in doc.get("pads_computed_for", {}).items()}
+    size_note = "any H x W" if sizes else f"fixed size {', '.join(shown.values())}"
     return (
-        f"{doc['target']:<6} {check}; {pads} pad layer(s); {doc['seconds'].get('total', 0):.2f} s"
+        f"{doc['target']:<6} {check}; {pads} pad layer(s); {size_note}; {doc['seconds'].get('total', 0):.2f} s"
         f" -> {doc.get('out', '')}"
     )

@@ -38,15 +38,47 @@ def metrics(actual: np.ndarray, expected: np.ndarray) -> dict[str, Any]:
     }
 
 
+def other_sizes(graph: Graph) -> list[dict[str, tuple[int, ...]]]:
+    """Two more input sizes for a size-free model: every H/W + 1 (flips SAME's odd pads) and ~1.25x + 1
+    (larger), the batch 2; empty when the graph has no image input."""
+    images = [n for n in graph.inputs if len(graph.shape(n)) == 4]
+    if not images:
+        return []
+    sizes = []
+    for grow in (lambda d: d + 1, lambda d: d + d // 4 + 1):
+        sizes.append({n: (2, graph.shape(n)[1], *(grow(d) for d in graph.shape(n)[2:])) if n in images
+                      else graph.shape(n) for n in graph.inputs})
+    return sizes
+
+
 def verify(
     source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, rtol: float = 1e-4, seed: int = 0,
     run_reference: Callable[[Path, Graph, list[np.ndarray]], list[np.ndarray]] | None = None,
+    size_free: bool = False,
 ) -> dict[str, Any]:
     """Compare TF (reference) with the target runtime on the same input; `passed` if max_rel <= rtol.
-    `run_reference` replaces parsers.run_reference (e.g. one that reuses earlier outputs)."""
+    `run_reference` replaces parsers.run_reference (e.g. one that reuses earlier outputs). A `size_free`
+    model is also compared at two other sizes (other_sizes), TF re-run at them: `sizes` in the result."""
+    result = _verify_at(source, graph, emitter, out_dir, make_inputs(graph, seed), rtol, seed, run_reference)
+    if size_free:
+        rng = np.random.default_rng(seed + 1)
+        result["sizes"] = []
+        for shapes in other_sizes(graph):
+            inputs = [rng.standard_normal(shapes[n]).astype(np.float32) for n in graph.inputs]
+            at = _verify_at(source, graph, emitter, out_dir, inputs, rtol, seed, run_reference)
+            result["sizes"].append({"input_shapes": [list(shapes[n]) for n in graph.inputs],
+                                    "max_rel": at["max_rel"], "passed": at["passed"]})
+        result["passed"] = result["passed"] and all(s["passed"] for s in result["sizes"])
+        result["max_rel"] = max([result["max_rel"], *(s["max_rel"] for s in result["sizes"])])
+    return result
+
+
+def _verify_at(
+    source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, inputs: list[np.ndarray], rtol: float, seed: int,
+    run_reference: Callable[[Path, Graph, list[np.ndarray]], list[np.ndarray]] | None,
+) -> dict[str, Any]:
     import parsers
 
-    inputs = make_inputs(graph, seed)
     expected = (run_reference or parsers.run_reference)(source, graph, inputs)
     actual = emitter.run(Path(out_dir), inputs)
     per_output = []

@@ -27,6 +27,7 @@ class EmitOptions:
     the definition (defaults included)."""
 
     nhwc: bool = TorchOptions.nhwc
+    static_shapes: bool = TorchOptions.static_shapes
     caffe_pad: str = CaffeOptions.caffe_pad
     opset: int = OnnxOptions.opset
     extra: dict[str, Any] = field(default_factory=dict)
@@ -44,6 +45,8 @@ class EmitResult:
     # IR tensor -> the name its value has in the target (torch forward local, ONNX value, Caffe blob,
     # MXNet internal output), for the per-layer diff (`convert verify --layers`)
     tensor_names: dict[str, str] = field(default_factory=dict)
+    # why the written model only runs at the conversion's H/W (None: any size, pads follow the input)
+    size_bound: str | None = "the format bakes the pads for the conversion size"
 
 
 @dataclass(frozen=True)

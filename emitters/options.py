@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
 MIN_OPSET, MAX_OPSET, DEFAULT_OPSET = 13, 21, 17
+STATIC_SHAPES_HELP = ("Bake the pads for the conversion size; the model then refuses other input sizes "
+                      "(default: a size-free network computes TF's SAME pads from the runtime size).")
 
 
 def option(default: Any, help: str, *, choices: tuple[str, ...] | None = None,
@@ -37,6 +39,7 @@ class TorchOptions(TargetOptions):
     TARGET: ClassVar[str] = "torch"
     COMMAND_HELP: ClassVar[str] = "Write model.py (an nn.Module) + model.pt (its state_dict)."
     nhwc: bool = option(False, "Keep TF's NHWC layout at the model's inputs and outputs.")
+    static_shapes: bool = option(False, STATIC_SHAPES_HELP)
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class OnnxOptions(TargetOptions):
     TARGET: ClassVar[str] = "onnx"
     COMMAND_HELP: ClassVar[str] = "Write model.onnx."
     opset: int = option(DEFAULT_OPSET, "ONNX opset.", range=(MIN_OPSET, MAX_OPSET))
+    static_shapes: bool = option(False, STATIC_SHAPES_HELP)
 
 
 OPTIONS: dict[str, type[TargetOptions]] = {

@@ -17,6 +17,7 @@ def naive_symmetric(graph: Graph) -> Graph:
     """
     naive = copy.deepcopy(graph)
     for node in naive.nodes:
+        node.attrs.pop("padding", None)  # baked pads: a naive converter computes nothing at run time
         if node.op in ("conv2d", "max_pool2d", "avg_pool2d") and not Pads(*node.attrs["pads"]).symmetric:
             t, b, l, r = node.attrs["pads"]
             sym = Pads(max(t, b), max(t, b), max(l, r), max(l, r))

@@ -388,7 +388,8 @@ def test_mixed_graph_opsets(opset, tmp_path):
     assert model.opset_import[0].version == opset
     onnx.checker.check_model(model, full_check=True)
     inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
-    assert [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim] == [1, 5]
+    dims = inferred.graph.output[0].type.tensor_type.shape.dim
+    assert [d.dim_param or d.dim_value for d in dims] == ["N", 5]  # any batch
     # names sanitised, recorded with shape and layout
     assert result.inputs == [{"name": "input_0", "shape": [1, 3, 9, 9], "layout": "NCHW"}]
     assert [o["name"] for o in result.outputs] == ["probs_0", "gap"]

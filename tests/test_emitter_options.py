@@ -19,10 +19,11 @@ def test_one_target_list():
 
 
 @pytest.mark.parametrize("target,expected", [
-    ("torch", [("nhwc", bool, False, None, None)]),
+    ("torch", [("nhwc", bool, False, None, None), ("static_shapes", bool, False, None, None)]),
     ("caffe", [("caffe_pad", str, "layer", ("layer", "kernel"), None)]),
     ("mxnet", []),
-    ("onnx", [("opset", int, eo.DEFAULT_OPSET, None, (eo.MIN_OPSET, eo.MAX_OPSET))]),
+    ("onnx", [("opset", int, eo.DEFAULT_OPSET, None, (eo.MIN_OPSET, eo.MAX_OPSET)),
+              ("static_shapes", bool, False, None, None)]),
 ])
 def test_option_specs(target, expected):
     specs = eo.option_specs(target)
@@ -32,8 +33,10 @@ def test_option_specs(target, expected):
 
 def test_all_option_specs_are_flat_and_unique():
     specs = eo.all_option_specs()
-    assert sorted(specs) == ["caffe_pad", "nhwc", "opset"]
-    assert sum(len(eo.option_specs(t)) for t in eo.TARGETS) == len(specs)  # no name used twice
+    assert sorted(specs) == ["caffe_pad", "nhwc", "opset", "static_shapes"]
+    # a name two targets share (static_shapes: torch, onnx) is one option: the same spec everywhere
+    for t in eo.TARGETS:
+        assert all(specs[s.name] == s for s in eo.option_specs(t))
     eo.check(specs["opset"], 13)
     with pytest.raises(ValueError, match="--caffe-pad 'x'"):
         eo.check(specs["caffe_pad"], "x")

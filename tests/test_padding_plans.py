@@ -80,7 +80,9 @@ UP = dict(kernel=(1, 1), stride=(2, 2), dilation=(1, 1), groups=1, crop=(0, 0), 
 
 @pytest.mark.parametrize("op,attrs,in_hw,target,values,summary,pad_layer,size_dependent", [
     ("conv2d", CONV, (8, 8), "torch", {}, "pad layer", True, False),
-    ("conv2d", {**CONV, "padding": "SAME"}, (8, 8), "torch", {}, "pad layer", True, True),  # recorded SAME
+    ("conv2d", {**CONV, "padding": "SAME"}, (8, 8), "torch", {}, "runtime pad", True, True),  # recorded SAME
+    ("conv2d", {**CONV, "padding": "SAME"}, (8, 8), "torch", {"static_shapes": True}, "pad layer", True, True),
+    ("conv2d", {**CONV, "padding": "SAME"}, (8, 8), "onnx", {}, "auto_pad SAME_UPPER", False, True),
     ("conv2d", CONV, (8, 8), "onnx", {}, "in layer", False, False),
     ("conv2d", CONV, (8, 8), "mxnet", {}, "pad layer", True, False),
     ("conv2d", CONV, (8, 8), "caffe", {}, "pad group", True, False),

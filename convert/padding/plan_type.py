@@ -61,6 +61,10 @@ class Plan:
     # transposed-conv windows) or from pads TF SAME derives from it (when the node records
     # attrs['padding'] == 'SAME'): a lowering that follows the runtime size must recompute it.
     size_dependent: bool = False
+    # `pad_layer` holds TF SAME's pads at the conversion size, and the target computes them from the
+    # runtime size instead (a size-free model, convert.padding.sizes); average pooling then divides by
+    # a count of real elements computed the same way
+    runtime: bool = False
     reason: str = ""
 
     @property
@@ -71,7 +75,13 @@ class Plan:
     def summary(self) -> str:
         """A short phrase for `convert inspect`'s table."""
         parts = []
-        if self.pad_layer is not None:
+        if self.runtime and self.pad_layer is None:
+            parts.append("auto_pad SAME_UPPER")
+        elif self.runtime:
+            parts.append("runtime pad" + (" (-inf)" if self.pad_layer.value else ""))
+            if self.op == "avg_pool2d":
+                parts.append("count map")
+        elif self.pad_layer is not None:
             name = "pad group" if self.target == "caffe" else "pad layer"
             value = self.pad_layer.value
             if value:
@@ -101,5 +111,6 @@ class Plan:
             "pad_layers": [r.entry("")["pads"] for r in self.records],
             "layer_pads": list(self.layer_pads),
             "size_dependent": self.size_dependent,
+            "runtime": self.runtime,
             "reason": self.reason,
         }

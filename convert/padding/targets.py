@@ -18,6 +18,7 @@ from .mxnet import plan_avg_pool, pool_full_hw
 from .plan_type import PadLayer, PadRecord, Plan
 from .plans import MXNET, ONNX, TORCH, TargetCaps, plan_transposed, plan_window
 from .rules import Pads
+from .sizes import needs_runtime_pads, size_bound
 
 if TYPE_CHECKING:
     from convert.ir import Graph, Node
@@ -78,10 +79,28 @@ def _transposed(node: Node, graph: Graph, target: str, record_crop: bool) -> Pla
                 crop=t.crop, records=records, size_dependent=True, reason=t.reason)
 
 
+RUNTIME_REASON = "TF SAME pads computed from the runtime input size (these at the conversion size)"
+
+
+def _runtime(node: Node, graph: Graph, options: Any, in_layer: bool = False) -> Plan | None:
+    """The plan of a size-free model whose pads follow the runtime size, or None (static pads).
+    torch: a pad layer computing TF SAME's pads; ONNX (`in_layer`): the layer's auto_pad SAME_UPPER,
+    which is TF's rule for conv and pooling (average pooling: count_include_pad=0 divides by the real
+    elements, checked in onnxruntime by tests/test_dynamic_sizes.py)."""
+    if getattr(options, "static_shapes", True) or not needs_runtime_pads(node) or size_bound(graph) is not None:
+        return None
+    pads = Pads(*node.attrs["pads"])
+    if in_layer:
+        return Plan(options.TARGET, node.op, layer_pads=pads, size_dependent=True, runtime=True, reason=RUNTIME_REASON)
+    value = float("-inf") if node.op == "max_pool2d" else 0.0
+    return Plan(options.TARGET, node.op, pad_layer=PadLayer(pads, value), records=(PadRecord(tuple(pads), RUNTIME_REASON),),
+                size_dependent=True, runtime=True, reason=RUNTIME_REASON)
+
+
 @_planner("torch")
 def torch_plan(node: Node, graph: Graph, options: Any) -> Plan:
     if node.op in WINDOW_OPS:
-        return _window(node, graph, TORCH)
+        return _runtime(node, graph, options) or _window(node, graph, TORCH)
     if node.op == "conv_transpose2d":
         return _transposed(node, graph, "torch", record_crop=True)
     return Plan("torch", node.op)  # a TF Pad is a pad layer of the source, not one we add
@@ -90,7 +109,7 @@ def torch_plan(node: Node, graph: Graph, options: Any) -> Plan:
 @_planner("onnx")
 def onnx_plan(node: Node, graph: Graph, options: Any) -> Plan:
     if node.op in WINDOW_OPS:
-        return _window(node, graph, ONNX)
+        return _runtime(node, graph, options, in_layer=True) or _window(node, graph, ONNX)
     if node.op == "conv_transpose2d":
         return _transposed(node, graph, "onnx", record_crop=False)
     return Plan("onnx", node.op)

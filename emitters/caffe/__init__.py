@@ -57,7 +57,9 @@ def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
     structure.CopyFrom(b.net)
     for layer in structure.layer:
         del layer.blobs[:]
-    text = f"{_IO_TAG}{json.dumps(io)}\n" + text_format.MessageToString(structure)
+    sizes = ", ".join(f"{t} {list(graph.shape(t))}" for t in graph.inputs)
+    size_note = f"# converted for input size {sizes} (NCHW; any batch): Caffe bakes TF's SAME pads for it\n"
+    text = f"{_IO_TAG}{json.dumps(io)}\n{size_note}" + text_format.MessageToString(structure)
     (out_dir / PROTOTXT).write_text(text)
     (out_dir / CAFFEMODEL).write_bytes(b.net.SerializeToString())
     result = EmitResult(files=[PROTOTXT, CAFFEMODEL], pad_layers=b.pad_layers, warnings=b.warnings)

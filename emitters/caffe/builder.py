@@ -148,7 +148,10 @@ class NetBuilder:
 
     def reshape(self, name: str, x: str, shape: Sequence[int]) -> str:
         top = self.unique(name)
-        self.add("Reshape", name, [x], [top], [shape], reshape_param={"shape": {"dim": list(shape)}})
+        dims = list(shape)
+        if dims and self.shape(x) and dims[0] == self.shape(x)[0]:
+            dims[0] = 0  # Caffe: copy the input's batch, so other batch sizes run
+        self.add("Reshape", name, [x], [top], [shape], reshape_param={"shape": {"dim": dims}})
         return top
 
     def scale_const(self, name: str, x: str, scale: np.ndarray | float | None, bias: np.ndarray | float | None) -> str:

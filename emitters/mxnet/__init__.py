@@ -62,7 +62,8 @@ def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
         name = safe_name(tensor)
         while sg.taken(name):
             name += "_"
-        env[tensor] = sg.add_input(name)
+        # the size TF's SAME pads were baked for (MXNet layers cannot compute them at run time)
+        env[tensor] = sg.add_input(name, {"__converted_for__": str(tuple(graph.shape(tensor)))})
         result.inputs.append({"name": name, "shape": list(graph.shape(tensor)), "layout": _layout(graph.shape(tensor))})
     for node in graph.nodes:
         fragment = _lower(graph, node, sg, [env[t] for t in node.inputs], options)

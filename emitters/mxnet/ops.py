@@ -49,8 +49,9 @@ def _pad_layer(f: Fragment, ctx: Ctx, x: Ref, plan: Plan) -> Ref:
 def _crop(f: Fragment, name: str, x: Ref, shape: tuple[int, ...], begin: tuple[int, ...], size: tuple[int, ...]) -> Ref:
     """Keep x[..., begin:begin+size] on the trailing axes (static `slice`)."""
     lead = len(shape) - len(begin)
-    b = (0,) * lead + tuple(begin)
-    e = tuple(shape[:lead]) + tuple(s + n for s, n in zip(begin, size))
+    # leading axes (batch, channels) unbounded: None keeps them whole at any batch size
+    b = (None,) * lead + tuple(begin)
+    e = (None,) * lead + tuple(s + n for s, n in zip(begin, size))
     return f.op("slice", name, [x], begin=b, end=e)
 
 
@@ -269,7 +270,10 @@ def linear(ctx: Ctx) -> Fragment:
 @TABLE.register("reshape")
 def reshape(ctx: Ctx) -> Fragment:
     f = Fragment()
-    f.op("Reshape", ctx.name, ctx.inputs, shape=tuple(ctx.out_shape))
+    shape = list(ctx.out_shape)
+    if shape and shape[0] == ctx.in_shape(0)[0]:
+        shape[0] = 0  # MXNet: copy the input's batch, so other batch sizes run
+    f.op("Reshape", ctx.name, ctx.inputs, shape=tuple(shape))
     return f
 
 

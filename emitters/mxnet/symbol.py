@@ -97,8 +97,8 @@ class SymbolGraph:
     def taken(self, name: str) -> bool:
         return name in self._names
 
-    def add_input(self, name: str) -> Ref:
-        self._add(SymNode("null", name))
+    def add_input(self, name: str, attrs: dict[str, str] | None = None) -> Ref:
+        self._add(SymNode("null", name, [], dict(attrs or {})))
         return Ref(name)
 
     def add(self, fragment: Fragment) -> None:

@@ -64,6 +64,7 @@ def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
             for vi, t in zip(model_graph.output, graph.outputs)
         ],
         tensor_names={n.output: built.names[n.output] for n in graph.nodes if n.op != "const"},
+        size_bound=built.size_bound,
     )
 
 

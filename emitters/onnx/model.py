@@ -27,19 +27,30 @@ class Built:
     pad_layers: list[dict[str, Any]] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
     weight_bytes: int = 0
+    size_bound: str | None = None  # why the model only runs at the conversion's H/W (None: any)
 
 
-def _value_info(name: str, tensor: ir.Tensor) -> Any:
+def _value_info(name: str, tensor: ir.Tensor, free_batch: bool = False, free_hw: bool = False) -> Any:
+    """The tensor's type; `free_batch` names axis 0 "N", `free_hw` names a 4-D tensor's H/W (inputs)
+    or leaves them unknown (outputs: onnxruntime computes them)."""
     from onnx import helper
 
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(tensor.dtype))
-    return helper.make_tensor_value_info(name, elem, list(tensor.shape))
+    dims: list[Any] = list(tensor.shape)
+    if free_batch and dims:
+        dims[0] = "N"
+    if free_hw and len(dims) == 4:
+        dims[2:] = [f"{name}_H", f"{name}_W"]
+    return helper.make_tensor_value_info(name, elem, dims)
 
 
 def build(graph: ir.Graph, options: OnnxOptions) -> Built:
     """Run every node's handler and collect the results into one model."""
     from onnx import helper
 
+    from convert.padding.sizes import size_bound
+
+    size_free = not options.static_shapes and size_bound(graph) is None
     names = tensor_names(graph)
     collected = Emitted()
     for node in graph.nodes:
@@ -57,12 +68,12 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
             collected.nodes.append(helper.make_node("Identity", [name], [alias], name=alias))
             name = alias
         seen.add(name)
-        outputs.append(_value_info(name, graph.tensors[t]))
+        outputs.append(_value_info(name, graph.tensors[t], True, size_free))
 
     onnx_graph = helper.make_graph(
         collected.nodes,
         graph.name or "graph",
-        [_value_info(names[t], graph.tensors[t]) for t in graph.inputs],
+        [_value_info(names[t], graph.tensors[t], True, size_free) for t in graph.inputs],
         outputs,
         initializer=collected.initializers,
     )
@@ -74,14 +85,21 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
         ir_version=helper.find_min_ir_version_for(opsets),
     )
     weight_bytes = sum(len(t.raw_data) for t in collected.initializers)
-    return Built(model, collected.pad_layers, names, weight_bytes)
+    return Built(model, collected.pad_layers, names, weight_bytes, None if size_free else _bound_reason(graph, options))
+
+
+def _bound_reason(graph: ir.Graph, options: OnnxOptions) -> str:
+    from convert.padding.sizes import size_bound
+
+    return size_bound(graph) or "--static-shapes"
 
 
 def _check_shapes(inferred: Any, graph: ir.Graph) -> None:
     """Shape inference must reproduce the IR's output shapes exactly."""
     for out, t in zip(inferred.graph.output, graph.outputs):
         dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in out.type.tensor_type.shape.dim)
-        if dims != tuple(graph.shape(t)):
+        # free axes (batch, a size-free model's H/W) are symbolic: only the static ones must agree
+        if len(dims) != len(graph.shape(t)) or any(d not in (-1, n) for d, n in zip(dims, graph.shape(t))):
             raise AssertionError(f"ONNX shape inference gives {dims} for output {out.name}, IR says {graph.shape(t)}")
 
 

@@ -54,6 +54,12 @@ def _window(b: Builder, op_type: str, inputs: list[str], **attrs: Any) -> Emitte
     node = b.node
     plan = b.ctx.plan()
     x = inputs[0]
+    if plan.runtime:  # a size-free model: TF's SAME pads computed by onnxruntime from the runtime size
+        if op_type == "AveragePool":
+            attrs["count_include_pad"] = 0
+        b.op(op_type, inputs, b.out, kernel_shape=list(node.attrs["kernel"]), strides=list(node.attrs["stride"]),
+             auto_pad="SAME_UPPER", **attrs)
+        return b.done()
     if plan.pad_layer is not None:
         p = plan.pad_layer.pads
         x = b.op(
@@ -153,9 +159,9 @@ def conv_transpose2d(ctx: Ctx) -> Emitted:
         output_padding=list(plan.output_padding),
     )
     if not plan.crop.zero:
-        oh, ow = a["output_size"]
-        c = plan.crop
-        starts, ends = b.ints("starts", [c.top, c.left]), b.ints("ends", [c.top + oh, c.left + ow])
+        # ends relative to the end: the same rows at every input size (TF's crop does not depend on it)
+        c, end = plan.crop, np.iinfo(np.int64).max
+        starts, ends = b.ints("starts", [c.top, c.left]), b.ints("ends", [-c.bottom or end, -c.right or end])
         b.op("Slice", [y, starts, ends, b.ints("axes", [2, 3])], b.out)
     return b.done()
 
@@ -176,19 +182,26 @@ def _zero_pad_by_concat(b: Builder, pads: list[tuple[int, int]], dtype: np.dtype
     folds a zero constant Pad into a following MaxPool's pads, which MaxPool treats as -inf:
     wrong whenever a window's real values are all negative. Concat is not fused.
     """
+    from onnx import numpy_helper
+
     x = b.x()
-    shape = list(b.ctx.shape(b.node.inputs[0]))
     padded = [(i, p) for i, p in enumerate(pads) if p != (0, 0)]
     if not padded:
         b.op("Identity", [x], b.out)
     for k, (axis, (before, after)) in enumerate(padded):
+        # zero blocks shaped like x but `size` long on `axis`, from x's runtime shape (any batch/size)
+        shape = b.op("Shape", [x])
+        head = b.op("Slice", [shape, b.ints("head_start", [0]), b.ints("head_end", [axis])])
+        tail = b.op("Slice", [shape, b.ints("tail_start", [axis + 1]), b.ints("tail_end", [np.iinfo(np.int64).max])])
         parts = []
         for side, size in (("before", before), ("after", after)):
-            block = np.zeros(shape[:axis] + [size] + shape[axis + 1:], dtype)
-            parts.append(b.const(f"zeros_{side}{axis}", block, dtype) if size else None)
+            if not size:
+                parts.append(None)
+                continue
+            dims = b.op("Concat", [head, b.ints(f"{side}{axis}", [size]), tail], axis=0)
+            parts.append(b.op("ConstantOfShape", [dims], value=numpy_helper.from_array(np.zeros(1, dtype))))
         inputs = [p for p in (parts[0], x, parts[1]) if p is not None]
         x = b.op("Concat", inputs, b.out if k == len(padded) - 1 else None, axis=axis)
-        shape[axis] += before + after
 
 
 def pad_limits(ctx: NodeContext) -> str | None:
@@ -324,7 +337,10 @@ def linear(ctx: Ctx) -> Emitted:
 def reshape(ctx: Ctx) -> Emitted:
     node = ctx.node
     b = Builder(ctx, node)
-    b.op("Reshape", [b.x(), b.ints("shape", node.attrs["shape"])], b.out)
+    shape = list(node.attrs["shape"])
+    if shape and shape[0] == ctx.shape(node.inputs[0])[0]:
+        shape[0] = 0  # copy the batch from the input: any batch size runs
+    b.op("Reshape", [b.x(), b.ints("shape", shape)], b.out)
     return b.done()
 
 

@@ -45,6 +45,7 @@ def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
         inputs=gen.inputs,
         outputs=gen.outputs,
         tensor_names=gen.tensor_names,
+        size_bound=gen.size_bound,
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from convert import ir
+from convert.padding.sizes import size_bound
 
 from ..options import TorchOptions
 
@@ -25,6 +26,7 @@ class Generated:
     source: str
     state: dict[str, np.ndarray]
     pad_layers: list[dict[str, Any]] = field(default_factory=list)
+    size_bound: str | None = None  # why the model only runs at its conversion size (None: any H/W)
     inputs: list[dict[str, Any]] = field(default_factory=list)
     outputs: list[dict[str, Any]] = field(default_factory=list)
     tensor_names: dict[str, str] = field(default_factory=dict)  # IR tensor -> local in forward()
@@ -66,6 +68,8 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
     exprs: dict[str, str] = {}
     args, prologue = [], []
     gen = Generated(source="", state={})
+    bound = size_bound(graph)
+    gen.size_bound = "--static-shapes" if options.static_shapes and bound is None else bound
     for tensor in graph.inputs:
         arg = namer.name(graph.source_names.get(tensor, tensor) or tensor, "x")
         layout = _io_layout(graph, tensor, nhwc)
@@ -73,6 +77,8 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
             prologue.append(f"{arg} = {arg}.permute{NHWC_TO_NCHW}  # NHWC -> NCHW")
         args.append(arg)
         exprs[tensor] = arg
+        if gen.size_bound is not None:
+            prologue += _size_check(arg, graph.shape(tensor), gen.size_bound)
         gen.inputs.append({"name": arg, "shape": _as_layout(graph.shape(tensor), layout), "layout": layout})
 
     lowered: list[Lowered] = []
@@ -86,6 +92,7 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
             in_shapes=tuple(graph.shape(i) for i in node.inputs),
             out_shape=graph.shape(node.output),
             var=var,
+            dynamic=gen.size_bound is None,
         )
         result = TABLE.get(node.op)(ctx)
         exprs[node.output] = result.expr or var
@@ -112,11 +119,40 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
     return gen
 
 
+def _size_check(arg: str, shape: tuple[int, ...], why: str) -> list[str]:
+    """forward() lines refusing any input size but the conversion's (the batch stays free)."""
+    dims = list(shape[1:])
+    said = f"{arg}: this model was converted for size {dims} (batch free) and only runs at it ({why}); got "
+    return [
+        f"if list({arg}.shape[1:]) != {dims}:",
+        f'    raise ValueError({said!r} + str(list({arg}.shape[1:])) + ": convert again with --input-shape")',
+    ]
+
+
+# TF's SAME rule at run time (convert.padding.rules.same_pads_1d): pad to (ceil(n / s) - 1) * s + e
+# rows, never fewer than n when the window e is at least the stride (the emitter checks that).
+_SAME_PAD_HELPER = '''
+def tf_same_pad(x: torch.Tensor, window: List[int], stride: List[int], value: float = 0.0) -> torch.Tensor:
+    """Pad NCHW `x` as TensorFlow's SAME padding does for a window of `window` (dilated size) moved by
+    `stride`: the pads depend on the input size, and the odd row/column goes bottom/right."""
+    h = (x.shape[2] + stride[0] - 1) // stride[0] * stride[0] - stride[0] + window[0] - x.shape[2]
+    w = (x.shape[3] + stride[1] - 1) // stride[1] * stride[1] - stride[1] + window[1] - x.shape[3]
+    return nn.functional.pad(x, [w // 2, w - w // 2, h // 2, h - h // 2], value=value)
+'''
+
+
+def _sizes_line(gen: Generated) -> str:
+    if gen.size_bound is None:
+        return "Runs at any batch and H x W: TF's size-dependent SAME pads are computed from the input."
+    return f"Runs at any batch but only at the sizes above ({gen.size_bound})."
+
+
 def _describe(entries: list[dict[str, Any]]) -> str:
     return "\n".join(f"    {e['name']}: {tuple(e['shape'])} {e['layout']}".rstrip() for e in entries)
 
 
 def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str], results: list[str], gen: Generated) -> str:
+    helper = any("tf_same_pad(" in line for line in forward)
     signature = ", ".join(["self"] + [f"{a}: torch.Tensor" for a in args])
     if len(results) == 1:
         returns, ret = "torch.Tensor", results[0]
@@ -132,12 +168,15 @@ def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str
         "Outputs:",
         _describe(gen.outputs),
         "",
+        _sizes_line(gen),
         "Usage: model = load(\"model.pt\"); outputs = model(*inputs)",
         '"""',
         "",
+        *(["from typing import List", ""] if helper else []),
         "import torch",
         "from torch import nn",
         "",
+        *([_SAME_PAD_HELPER] if helper else []),
         "",
         "class Model(nn.Module):",
         f"    input_layouts = {tuple(e['layout'] for e in gen.inputs)!r}",

@@ -21,7 +21,7 @@ TABLE = HandlerTable("torch", "no PyTorch lowering for this IR op")
 
 # Suffixes a handler may append to its node's name for extra submodules/buffers. The namer
 # reserves `<base>_<suffix>` for every node so these never collide with other nodes' names.
-AUX_SUFFIXES = ("pad", "full", "divisor", "scale", "shift", "gamma", "beta", "rows", "cols", "wy", "wx", "top")
+AUX_SUFFIXES = ("pad", "full", "divisor", "count", "scale", "shift", "gamma", "beta", "rows", "cols", "wy", "wx", "top")
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class Ctx(NodeContext):
     in_shapes: tuple[tuple[int, ...], ...]
     out_shape: tuple[int, ...]
     var: str  # the node's identifier: its output variable and its main submodule/buffer
+    dynamic: bool = False  # the model runs at any H/W: size-dependent pads follow the runtime size
 
     def aux(self, suffix: str) -> str:
         if suffix not in AUX_SUFFIXES:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convert.padding import Pads, Plan
+from convert.padding import Pads, Plan, effective_kernel
 
 from ..base import NodeContext
 from .lowering import TABLE, Ctx, Lowered, call, lit, pair
@@ -33,6 +33,20 @@ def _pad_layer(ctx: Ctx, plan: Plan, x: str, out: Lowered) -> str:
     return name
 
 
+def _runtime_pad(ctx: Ctx, plan: Plan, x: str, out: Lowered | None) -> str | None:
+    """The plan's runtime pad (TF SAME pads computed from the input size by tf_same_pad at the top
+    of model.py) as an expression, recorded in `out`; None when the plan's pads are static."""
+    if not plan.runtime:
+        return None
+    a = ctx.attrs
+    window = [effective_kernel(k, d) for k, d in zip(a["kernel"], a.get("dilation", (1, 1)))]
+    stride = list(a["stride"])
+    value = plan.pad_layer.value
+    if out is not None:
+        out.pad_layers += [r.entry(ctx.node.name) for r in plan.records]
+    return f"tf_same_pad({x}, {window}, {stride}{'' if value == 0.0 else ', ' + lit(value)})"
+
+
 def _layer_padding(pads: Pads) -> str | None:
     return None if pads.zero else pair((pads.top, pads.left))
 
@@ -42,14 +56,23 @@ def conv2d(ctx: Ctx) -> Lowered:
     a, weight, bias = ctx.attrs, ctx.params["weight"], ctx.params.get("bias")
     plan = ctx.plan()
     out = Lowered()
-    x = _pad_layer(ctx, plan, ctx.args[0], out)
+    x = _runtime_pad(ctx, plan, ctx.args[0], out)
+    if x is not None:
+        plan = Plan(plan.target, plan.op)  # unpadded layer after the runtime pad
+    else:
+        x = _pad_layer(ctx, plan, ctx.args[0], out)
+    stride = tuple(a["stride"])
+    if ctx.dynamic and tuple(a["kernel"]) == (1, 1) and stride != (1, 1) and plan.layer_pads.zero and x == ctx.args[0]:
+        # a strided 1x1 conv reads every s-th pixel: subsample first, so that torch.export sees its output
+        # size as ceil(n / s), the same expression as the SAME-padded branches it is usually added to
+        x, stride = f"{x}[:, :, ::{stride[0]}, ::{stride[1]}]", (1, 1)
     groups = int(a.get("groups", 1))
     layer = call(
         "nn.Conv2d",
         str(ctx.in_shapes[0][1]),
         str(weight.shape[0]),
         kernel_size=pair(a["kernel"]),
-        stride=None if tuple(a["stride"]) == (1, 1) else pair(a["stride"]),
+        stride=None if stride == (1, 1) else pair(stride),
         padding=_layer_padding(plan.layer_pads),
         dilation=None if tuple(a.get("dilation", (1, 1))) == (1, 1) else pair(a["dilation"]),
         groups=None if groups == 1 else str(groups),
@@ -68,7 +91,11 @@ def max_pool2d(ctx: Ctx) -> Lowered:
     a = ctx.attrs
     plan = ctx.plan()
     out = Lowered()
-    x = _pad_layer(ctx, plan, ctx.args[0], out)
+    x = _runtime_pad(ctx, plan, ctx.args[0], out)
+    if x is not None:
+        plan = Plan(plan.target, plan.op)
+    else:
+        x = _pad_layer(ctx, plan, ctx.args[0], out)
     layer = call("nn.MaxPool2d", pair(a["kernel"]), pair(a["stride"]), padding=_layer_padding(plan.layer_pads))
     out.modules.append((ctx.var, layer))
     out.lines.append(f"{ctx.var} = self.{ctx.var}({x})")
@@ -80,6 +107,16 @@ def avg_pool2d(ctx: Ctx) -> Lowered:
     a = ctx.attrs
     plan = ctx.plan()
     out = Lowered()
+    padded = _runtime_pad(ctx, plan, ctx.args[0], out)
+    if padded is not None:
+        # TF divides each window's sum by its count of real elements: pool the zero-padded input
+        # and a padded mask of ones as sums, and divide (exact at every size)
+        ones = _runtime_pad(ctx, plan, f"torch.ones_like({ctx.args[0]}[:1, :1])", None)
+        pool = f"nn.functional.avg_pool2d({{}}, {pair(a['kernel'])}, {pair(a['stride'])}, divisor_override=1)"
+        count = ctx.aux("count")
+        out.lines.append(f"{count} = {pool.format(ones)}  # real (unpadded) elements per window")
+        out.lines.append(f"{ctx.var} = {pool.format(padded)} / {count}")
+        return out
     x = _pad_layer(ctx, plan, ctx.args[0], out)
     padding = _layer_padding(plan.layer_pads)
     layer = call(
@@ -137,9 +174,10 @@ def conv_transpose2d(ctx: Ctx) -> Lowered:
         out.state[f"{ctx.var}.bias"] = bias
     out.lines.append(f"{name} = self.{ctx.var}({ctx.args[0]})")
     if not plan.crop.zero:
-        oh, ow = ctx.out_shape[2:4]
-        t, left = plan.crop.top, plan.crop.left
-        out.lines.append(f"{ctx.var} = {name}[:, :, {t}:{t + oh}, {left}:{left + ow}]")
+        # slice relative to both ends: the same rows at every input size (TF's crop does not depend on it)
+        c = plan.crop
+        rows, cols = (f"{begin}:{-end if end else ''}" for begin, end in (c.h, c.w))
+        out.lines.append(f"{ctx.var} = {name}[:, :, {rows}, {cols}]")
         out.pad_layers += [r.entry(ctx.node.name) for r in plan.records]
     return out
 

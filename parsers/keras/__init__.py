@@ -56,6 +56,8 @@ def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -
         np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
         for name, x in zip(graph.inputs, inputs)
     ]
+    if any(_fixed_elsewhere(spec, x.shape) for spec, x in zip(_input_shapes(model), feed)):
+        model = _size_free_copy(model, keras)  # converted (or verified) at a size the file does not fix
     wanted = [graph.source_names.get(t, t) for t in graph.outputs]
     model_outputs = [layer_of(model, t) for t in wanted]
     if [id(o) for o in model_outputs] != [id(o) for o in _as_list(model.outputs)]:
@@ -88,6 +90,29 @@ def run_tensors(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray], nam
     probe = keras.Model(model.inputs, [layer_of(model, n) for n in wanted])
     values = _as_list(probe(feed if len(feed) > 1 else feed[0], training=False))
     return {n: np.asarray(v) for n, v in zip(wanted, values)}
+
+
+def _input_shapes(model) -> list[tuple]:
+    return [tuple(t.shape) for t in _as_list(model.inputs)]
+
+
+def _fixed_elsewhere(spec: tuple, shape: tuple) -> bool:
+    return len(spec) == len(shape) and any(d is not None and d != n for d, n in zip(spec[1:], shape[1:]))
+
+
+def _size_free_copy(model, keras):
+    """The same layers and weights with the input layers' non-channel sizes left free, so that Keras
+    runs the model at another size (its input_spec refuses the saved one's otherwise)."""
+    config = model.get_config()
+    for layer in config["layers"]:
+        if layer["class_name"] == "InputLayer":
+            cfg = layer["config"]
+            key = "batch_shape" if "batch_shape" in cfg else "batch_input_shape"
+            shape = list(cfg[key])
+            cfg[key] = [None] * (len(shape) - 1) + shape[-1:]
+    copy = model.__class__.from_config(config, custom_objects=_custom_objects())
+    copy.set_weights(model.get_weights())
+    return copy
 
 
 def _load(path: str | Path, keras):

@@ -103,6 +103,7 @@ class Builder:
         self.graph = ir.Graph(name=str(cfg.get("config", {}).get("name", source.path.stem)))
         self.errors: list[Unsupported] = []
         self.top_outputs: dict[str, list[str]] = {}  # top-level layer name -> its first call's outputs
+        self.resized: list[tuple[str, tuple]] = []  # inputs --input-shape sets to a size the file does not fix
 
     # ---- entry -----------------------------------------------------------------------------
     def build(self) -> ir.Graph:
@@ -112,7 +113,18 @@ class Builder:
         # every unknown class anywhere, plus what handlers refuse on the layers still reachable
         missing = check_classes(cfg)
         inputs = [self._graph_input(name, shape) for name, shape in self._input_specs(cfg)]
-        outputs = self._run_model(cfg, inputs, (), "", top=True)
+        try:
+            outputs = self._run_model(cfg, inputs, (), "", top=True)
+        except (ConvertError, ValueError, IndexError) as err:
+            if not self.resized:
+                raise
+            raise self._fixed_size_error(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
+        if self.resized:
+            from convert.padding.sizes import size_bound
+
+            bound = size_bound(self.graph) if not (missing or self.errors) else None
+            if bound is not None:
+                raise self._fixed_size_error(bound)
         if missing or self.errors:
             raise UnsupportedError(missing + self.errors, target="keras parser")
         names = self._output_names(cfg, outputs)
@@ -124,6 +136,12 @@ class Builder:
         self.graph.metadata["source_format"] = self.source.kind
         self.graph.validate()
         return self.graph
+
+    def _fixed_size_error(self, why: str) -> UsageError:
+        name, fixed = self.resized[0]
+        return UsageError(f"input '{name}' is fixed at {fixed} (NHWC without batch) in {self.source.path.name} and the "
+                          f"network cannot run at the --input-shape given ({why}); convert at "
+                          f"--input-shape 1,{','.join(str(d) for d in fixed)}")
 
     def _source_tensors(self) -> dict[str, list]:
         """Top-level layer -> [IR tensor, perm (IR = transpose(keras, perm)), IR shape], for the
@@ -167,6 +185,9 @@ class Builder:
         given = self.options.input_shapes
         override = given.get(name) or given.get(f"{name}:0") or (given.get("") if len(given) == 1 else None)
         if override is not None:
+            fixed = [d for d in shape[1:]]
+            if len(override) == len(shape) and any(d is not None and d != n for d, n in zip(fixed, override[1:])):
+                self.resized.append((name, tuple(shape[1:])))  # the file fixes another size: parse() checks
             shape = list(override)
         shape = [1 if (i == 0 and d is None) else d for i, d in enumerate(shape)]
         if any(d is None or d < 0 for d in shape):

@@ -45,6 +45,8 @@ def _conv(call: Call, x: str, weight: np.ndarray, bias, groups: int, suffix: str
         "groups": groups,
         "pads": tuple(pads),
     }
+    if padding == "SAME":
+        attrs["padding"] = "SAME"  # the pads follow the input size (convert.padding.sizes)
     return call.add("conv2d", [x], (n, weight.shape[0], oh, ow), attrs, params, suffix=suffix)
 
 
@@ -135,6 +137,8 @@ def conv2d_transpose(call: Call) -> list[str]:
         "crop": tuple(crop),
         "output_size": out_hw,
     }
+    if call.config.get("output_padding") is None:
+        attrs["padding"] = padding  # the output size follows the input size (convert.padding.sizes)
     y = call.add("conv_transpose2d", [call.x], (n, weight.shape[1], *out_hw), attrs, params)
     return _finish(call, y)
 

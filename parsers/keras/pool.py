@@ -18,6 +18,8 @@ def _pool(call: Call, op: str) -> list[str]:
     pads = tf_pads((h, w), kernel, stride, (1, 1), padding)
     oh, ow = output_hw((h, w), kernel, stride, (1, 1), pads)
     attrs = {"kernel": kernel, "stride": stride, "pads": tuple(pads)}
+    if padding == "SAME":
+        attrs["padding"] = "SAME"  # the pads follow the input size (convert.padding.sizes)
     if op == "avg_pool2d":
         attrs["count_include_pad"] = False  # TF divides by the real elements only
     return [call.add(op, [call.x], (n, c, oh, ow), attrs)]

@@ -41,6 +41,14 @@ def conv_pads(op: Any, in_hw, kernel, stride, dilation, data_format: str):
         raise NotConvertible(str(e)) from None
 
 
+def _record_same(ctx: Context, out: str, op: Any) -> None:
+    """Mark the IR node whose pads TF derives from the input size (SAME): convert.padding.sizes."""
+    if attr(op, "padding", "VALID") == "SAME":
+        node = ctx.graph.producer(out)
+        if node is not None:
+            node.attrs["padding"] = "SAME"
+
+
 def nchw_out(ctx: Context, op: Any, data_format: str) -> tuple[int, ...]:
     return permute_shape(ctx.shape(op.outputs[0]), fmt_perm(data_format))
 
@@ -99,6 +107,7 @@ def conv(ctx: Context, op: Any) -> None:
     pads = conv_pads(op, ctx.graph.shape(x_ir)[2:], kernel, stride, dilation, fmt)
     out_shape = nchw_out(ctx, op, fmt)
     out = emit_conv(ctx, op.name, x_ir, weight, groups, stride, dilation, pads, out_shape, op.type)
+    _record_same(ctx, out, op)
     ctx.set(op.outputs[0], out, fmt_perm(fmt))
 
 
@@ -141,6 +150,7 @@ def _pool(ctx: Context, op: Any, ir_op: str, extra: dict) -> None:
     _check_hw(in_shape[2:], kernel, stride, (1, 1), pads, out_shape)
     attrs = {"kernel": tuple(kernel), "stride": tuple(stride), "pads": tuple(pads), **extra}
     out = ctx.emit(ir_op, op.name, [x_ir], out_shape, attrs, source_op=op.type)
+    _record_same(ctx, out, op)
     ctx.set(op.outputs[0], out, fmt_perm(fmt))
 
 
