@@ -502,3 +502,24 @@ def test_nhwc_keeps_tensors_the_source_had_as_nchw(tmp_path: Path) -> None:
     result, (y,) = emit_run(g, [x], tmp_path, nhwc=True)
     assert result.inputs[0]["layout"] == "NCHW" and result.outputs[0]["layout"] == "NHWC"
     assert np.array_equal(y, np.maximum(x, 0))
+
+
+def test_generated_same_pad_helper_is_tfs_rule():
+    """model.py's tf_same_pad restates TF's SAME rule in torch; it must equal the padding module's
+    rule wherever the emitter uses it (window >= stride) for every size."""
+    import torch
+
+    from convert.padding.rules import same_pads_1d
+    from emitters.torch.codegen import _SAME_PAD_HELPER
+
+    scope: dict = {}
+    exec("from typing import List\nimport torch\nfrom torch import nn\n" + _SAME_PAD_HELPER, scope)
+    for window in range(1, 8):
+        for stride in range(1, window + 1):
+            for n in range(1, 20):
+                x = torch.zeros(1, 1, n, n + 1)
+                padded = scope["tf_same_pad"](x, [window, window], [stride, stride], 1.0)
+                top, bottom = same_pads_1d(n, window, stride)
+                left, right = same_pads_1d(n + 1, window, stride)
+                assert padded.shape[2:] == (n + top + bottom, n + 1 + left + right), (window, stride, n)
+                assert padded[0, 0, :top].eq(1).all() and padded[0, 0, top:top + n, left:left + n + 1].eq(0).all()
