@@ -49,9 +49,9 @@ def _checkpoint_prefix_of(p: Path) -> Path | None:
 
 
 def _is_graph_def(data: bytes) -> bool:
-    from tensorflow.core.framework import graph_pb2  # lazily: only for .pb files
+    from parsers.tensorflow.protos import GraphDef  # lazily: only for .pb files
 
-    gd = graph_pb2.GraphDef()
+    gd = GraphDef()
     try:
         gd.ParseFromString(data)
     except Exception:  # noqa: BLE001 - any decode failure means "not a GraphDef"

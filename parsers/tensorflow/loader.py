@@ -54,9 +54,9 @@ def _inference(graph_def: Any, options: ParseOptions, where: Any, reader: Any = 
 
 
 def _read_meta_graph(meta: Path) -> Any:
-    from tensorflow.core.protobuf import meta_graph_pb2
+    from .protos import MetaGraphDef
 
-    proto = meta_graph_pb2.MetaGraphDef()
+    proto = MetaGraphDef()
     try:
         proto.ParseFromString(meta.read_bytes())
     except Exception as e:  # noqa: BLE001 - any decode failure: unreadable graph
@@ -82,10 +82,10 @@ def load_checkpoint(source: Source, options: ParseOptions) -> Frozen:
 
 
 def load_frozen_pb(source: Source, options: ParseOptions) -> Frozen:
-    from tensorflow.core.framework import graph_pb2
+    from .protos import GraphDef
 
     path = source.path
-    graph_def = graph_pb2.GraphDef()
+    graph_def = GraphDef()
     try:
         graph_def.ParseFromString(Path(path).read_bytes())
     except Exception as e:  # noqa: BLE001
@@ -97,9 +97,9 @@ def load_frozen_pb(source: Source, options: ParseOptions) -> Frozen:
 
 
 def _is_tf2_saved_model(directory: Path) -> bool:
-    from tensorflow.core.protobuf import saved_model_pb2
+    from .protos import SavedModel
 
-    sm = saved_model_pb2.SavedModel()
+    sm = SavedModel()
     try:
         sm.ParseFromString((directory / "saved_model.pb").read_bytes())
     except Exception as e:  # noqa: BLE001
@@ -139,9 +139,9 @@ def _load_tf2(directory: Path, options: ParseOptions) -> Frozen:
 
 def _load_tf1(directory: Path, options: ParseOptions, why: str = "") -> Frozen:
     """The `serve` meta graph, its variables read from variables/ (no loader ops run)."""
-    from tensorflow.core.protobuf import saved_model_pb2
+    from .protos import SavedModel
 
-    sm = saved_model_pb2.SavedModel()
+    sm = SavedModel()
     sm.ParseFromString((directory / "saved_model.pb").read_bytes())
     graphs = [m for m in sm.meta_graphs if "serve" in m.meta_info_def.tags] or list(sm.meta_graphs)
     meta = graphs[0]

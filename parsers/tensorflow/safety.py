@@ -137,9 +137,9 @@ def _refuse_io(op: str, name: str, where: Any, allowed: bool, node: Any) -> None
 
 def _refuse_unknown(node: Any, functions: dict[str, Any], where: Any) -> None:
     """An op TensorFlow does not know (a flipped byte in its name, a custom op library): TF cannot run it."""
-    from tensorflow.python.framework import op_def_registry
+    from .known_ops import is_known_op
 
-    if node.op not in functions and op_def_registry.get(node.op) is None:
+    if node.op not in functions and not is_known_op(node.op):
         raise InputError(f"{where}: node '{node.name}' uses op {node.op[:60]!r}, which TensorFlow does not know "
                          "(a corrupt file, or a custom op library); pass a graph of standard TF ops")
 

@@ -77,9 +77,9 @@ def _check_flags(view: GraphView, live: set[str], inputs: list[str]) -> None:
     for name in sorted(live):
         node = view.nodes[name]
         if node.op == "Placeholder" and flags.is_flag(node) and name not in feeds:
-            import tensorflow as tf
+            from ..tensors import dtype_name
 
-            dtype = tf.dtypes.as_dtype(node.attr["dtype"].type).name
+            dtype = dtype_name(node.attr["dtype"].type)
             example = "false" if dtype == "bool" else "1.0"
             raise UsageError(f"placeholder '{name}' ({dtype} scalar, no default) decides what the outputs "
                              f"compute; pass --set {name}={example} (e.g. is_training=false for inference)")
@@ -90,9 +90,9 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
             default_inputs: list[str] | None = None, default_outputs: list[str] | None = None,
             check: Any = None) -> Prepared:
     """The inference graph of `graph_def` (a copy): passes 1-9 above."""
-    from tensorflow.core.framework import graph_pb2
+    from ..protos import GraphDef
 
-    work = graph_pb2.GraphDef()
+    work = GraphDef()
     work.CopyFrom(graph_def)
     records: list[dict] = []
     notes: list[str] = []

@@ -9,7 +9,7 @@ from .graph import GraphView
 def _batch_norm_global(view: GraphView, node) -> None:
     """BatchNormWithGlobalNormalization(t, m, v, beta, gamma) -> FusedBatchNorm (inference):
     (t - m) * rsqrt(v + eps) * (gamma if scale_after_normalization else 1) + beta."""
-    from tensorflow.core.framework import attr_value_pb2
+    from ..protos import AttrValue
 
     t, mean, var, beta, gamma = list(node.input[:5])
     controls = [r for r in node.input if r.startswith("^")]
@@ -24,9 +24,9 @@ def _batch_norm_global(view: GraphView, node) -> None:
     node.input.extend([t, scale, beta, mean, var] + controls)
     node.attr.clear()
     node.attr["T"].CopyFrom(dtype)
-    node.attr["epsilon"].CopyFrom(attr_value_pb2.AttrValue(f=epsilon))
-    node.attr["is_training"].CopyFrom(attr_value_pb2.AttrValue(b=False))
-    node.attr["data_format"].CopyFrom(attr_value_pb2.AttrValue(s=b"NHWC"))
+    node.attr["epsilon"].CopyFrom(AttrValue(f=epsilon))
+    node.attr["is_training"].CopyFrom(AttrValue(b=False))
+    node.attr["data_format"].CopyFrom(AttrValue(s=b"NHWC"))
 
 
 _REWRITES = {"BatchNormWithGlobalNormalization": _batch_norm_global}

@@ -33,9 +33,9 @@ def _parse(name: str, text: str, dtype: np.dtype) -> np.ndarray:
 
 
 def _dtype(node: Any) -> np.dtype:
-    import tensorflow as tf
+    from ..tensors import numpy_dtype
 
-    return np.dtype(tf.dtypes.as_dtype(node.attr["dtype"].type).as_numpy_dtype)
+    return numpy_dtype(node.attr["dtype"].type)
 
 
 _FLAG_TYPES = (1, 2, 3, 9, 10)  # float, double, int32, int64, bool

@@ -136,14 +136,14 @@ _BINARY = {
 
 def const_value(view: GraphView, ref: str, depth: int = 0) -> np.ndarray | None:
     """The value of tensor `ref` when it follows from Const nodes by a few simple ops, else None."""
-    from tensorflow.python.framework import tensor_util
+    from ..tensors import numpy_dtype, to_numpy
 
     name, index, _ = split_ref(ref)
     node = view.nodes.get(name)
     if node is None or depth > 32:
         return None
     if node.op == "Const":
-        return tensor_util.MakeNdarray(node.attr["value"].tensor)
+        return to_numpy(node.attr["value"].tensor)
     ins = view.data_inputs(node)
     values = [const_value(view, tensor_ref(n, i), depth + 1) for n, i in ins[:2]]
     if any(v is None for v in values):
@@ -153,17 +153,14 @@ def const_value(view: GraphView, ref: str, depth: int = 0) -> np.ndarray | None:
     if node.op in _BINARY and len(values) == 2:
         return np.asarray(_BINARY[node.op](values[0], values[1]))
     if node.op == "Cast" and values:
-        from tensorflow import dtypes
-
-        return np.asarray(values[0]).astype(dtypes.as_dtype(node.attr["DstT"].type).as_numpy_dtype)
+        return np.asarray(values[0]).astype(numpy_dtype(node.attr["DstT"].type))
     return None
 
 
 def make_const(view: GraphView, name: str, value: np.ndarray, inputs: list[str] = ()) -> Any:
     """Replace (or add) node `name` with a Const holding `value`."""
-    import tensorflow as tf
-    from tensorflow.core.framework import attr_value_pb2
-    from tensorflow.python.framework import tensor_util
+    from ..protos import AttrValue
+    from ..tensors import dtype_enum, to_proto
 
     value = np.asarray(value)
     node = view.nodes.get(name)
@@ -173,6 +170,6 @@ def make_const(view: GraphView, name: str, value: np.ndarray, inputs: list[str] 
     del node.input[:]
     node.input.extend(inputs)
     node.attr.clear()
-    node.attr["dtype"].CopyFrom(attr_value_pb2.AttrValue(type=tf.dtypes.as_dtype(value.dtype).as_datatype_enum))
-    node.attr["value"].CopyFrom(attr_value_pb2.AttrValue(tensor=tensor_util.make_tensor_proto(value)))
+    node.attr["dtype"].CopyFrom(AttrValue(type=dtype_enum(value.dtype)))
+    node.attr["value"].CopyFrom(AttrValue(tensor=to_proto(value)))
     return node

@@ -18,10 +18,10 @@ from .graph import GraphView, split_ref
 def _signature(view: GraphView, tensor: str) -> tuple[int, Any]:
     """dtype enum and TensorShapeProto of `tensor`, from TF's shape inference on its ancestors."""
     import tensorflow as tf
-    from tensorflow.core.framework import graph_pb2
+    from ..protos import GraphDef
 
     name = split_ref(tensor)[0]
-    sub = graph_pb2.GraphDef()
+    sub = GraphDef()
     sub.versions.CopyFrom(view.graph_def.versions)
     sub.library.CopyFrom(view.graph_def.library)
     keep = view.ancestors([name])
@@ -42,7 +42,7 @@ def _signature(view: GraphView, tensor: str) -> tuple[int, Any]:
 def _queue_shape(view: GraphView, tensor: str) -> Any:
     """A queue's dequeue has no inferred shape; the queue's `shapes` attr has it (plus the batch
     dimension for DequeueMany/UpTo)."""
-    from tensorflow.core.framework import tensor_shape_pb2
+    from ..protos import TensorShapeProto
 
     name, index, _ = split_ref(tensor)
     node = view.nodes[name]
@@ -52,7 +52,7 @@ def _queue_shape(view: GraphView, tensor: str) -> Any:
     shapes = queue.attr["shapes"].list.shape if queue is not None and "shapes" in queue.attr else []
     if index >= len(shapes):
         return None
-    shape = tensor_shape_pb2.TensorShapeProto()
+    shape = TensorShapeProto()
     if "Many" in node.op or "UpTo" in node.op:
         shape.dim.add(size=-1)
     shape.dim.extend(shapes[index].dim)
@@ -61,7 +61,7 @@ def _queue_shape(view: GraphView, tensor: str) -> Any:
 
 def cut_inputs(view: GraphView, inputs: list[str]) -> list[str]:
     """Turn each non-placeholder input into a Placeholder; returns the inputs' (new) names."""
-    from tensorflow.core.framework import attr_value_pb2
+    from ..protos import AttrValue
 
     result = []
     for tensor in inputs:
@@ -78,8 +78,8 @@ def cut_inputs(view: GraphView, inputs: list[str]) -> list[str]:
         placeholder.op = "Placeholder"
         del placeholder.input[:]
         placeholder.attr.clear()
-        placeholder.attr["dtype"].CopyFrom(attr_value_pb2.AttrValue(type=dtype))
-        placeholder.attr["shape"].CopyFrom(attr_value_pb2.AttrValue(shape=shape))
+        placeholder.attr["dtype"].CopyFrom(AttrValue(type=dtype))
+        placeholder.attr["shape"].CopyFrom(AttrValue(shape=shape))
         result.append(f"{target}:0")
     return result
 

@@ -22,7 +22,7 @@ def _key(node: Any) -> str:
 
 
 def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: list[dict]) -> None:
-    from tensorflow.core.framework import attr_value_pb2
+    from ..protos import AttrValue
 
     names = [n for n, node in view.nodes.items() if node.op in VARIABLES]
     if not names:
@@ -55,7 +55,7 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
     for node in view.graph_def.node:  # reads of resource variables are now reads of constants
         if node.op == "ReadVariableOp":
             node.op = "Identity"
-            node.attr["T"].CopyFrom(attr_value_pb2.AttrValue(type=node.attr["dtype"].type))
+            node.attr["T"].CopyFrom(AttrValue(type=node.attr["dtype"].type))
             del node.attr["dtype"]
     record = {"pass": "variables", "count": len(names), "ema": shadows if use_ema else None}
     if use_ema:
