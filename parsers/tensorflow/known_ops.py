@@ -10,3 +10,15 @@ def is_known_op(name: str) -> bool:
     from tensorflow.python.framework import op_def_registry
 
     return op_def_registry.get(name) is not None
+
+
+def output_args(name: str) -> list[tuple[str, str, str]] | None:
+    """The output arguments of op `name` as (arg name, number_attr, type_list_attr) — "" where the
+    argument is a single tensor — in OpDef order; None for an op TF does not define. A FunctionDef's
+    node refers to output `i` of argument `arg` as "node:arg:i"; this is what flattens it."""
+    from tensorflow.python.framework import op_def_registry
+
+    op_def = op_def_registry.get(name)
+    if op_def is None:
+        return None
+    return [(a.name, a.number_attr, a.type_list_attr) for a in op_def.output_arg]
