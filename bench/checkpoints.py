@@ -1,6 +1,7 @@
 """Synthetic TF1 training-style checkpoints of a chosen size, built in bounded memory (issue 12's bench).
 
     python -m bench.checkpoints PREFIX --convs N [--channels 1024] [--check]
+    python -m bench.checkpoints sign PREFIX DEST_DIR   # DEST_DIR/model.ckpt: same data, .meta with a signature
 
 A stack of N 3x3xCxC convolutions (SAME, bias, ReLU; two of them at stride 2) as a tf.compat.v1 graph of
 VariableV2 nodes with a Saver. The .meta is exported from the graph without a session; the values are
@@ -31,8 +32,9 @@ VERSION = 2  # bump when the graph or the values a build produces change
 
 
 def conv_count(gigabytes: float, channels: int = 1024) -> int:
-    """How many 3x3xCxC float32 convolutions make a checkpoint of about `gigabytes` (10^9 bytes)."""
-    return max(3, round(gigabytes * 1e9 / (9 * channels * channels * 4)))
+    """The most 3x3xCxC float32 convolutions whose checkpoint still reads `gigabytes` (10^9 bytes) to one
+    decimal: 2.6 -> 70 convs (2.64 GB), as in issue 12's table."""
+    return max(3, int((gigabytes + 0.05) * 1e9 // (9 * channels * channels * 4)))
 
 
 def strided(convs: int) -> set[int]:
@@ -114,12 +116,37 @@ def _export_meta(prefix: Path, convs: int, channels: int) -> None:
         y = tf.identity(x, name=OUTPUT)
         saver = v1.train.Saver(var_list)
         meta = v1.train.export_meta_graph(saver_def=saver.as_saver_def(), graph=graph)
-        # a serving signature, as tf.estimator exports leave: OpenVINO's MetaGraph reader finds its inputs there
-        info = v1.saved_model.utils.build_tensor_info
-        meta.signature_def["serving_default"].CopyFrom(v1.saved_model.signature_def_utils.build_signature_def(
-            inputs={INPUT: info(graph.get_tensor_by_name(f"{INPUT}:0"))}, outputs={OUTPUT: info(y)},
-            method_name=v1.saved_model.signature_constants.PREDICT_METHOD_NAME))
+    _signature(meta, {INPUT: f"{INPUT}:0"}, {OUTPUT: f"{y.op.name}:0"})
     Path(f"{prefix}.meta").write_bytes(meta.SerializeToString())
+
+
+def _signature(meta, graph_inputs: dict[str, str], graph_outputs: dict[str, str]) -> None:
+    """Add a serving signature (key -> tensor name) to a MetaGraphDef, as tf.estimator exports leave:
+    OpenVINO's MetaGraph reader finds a model's inputs and outputs only there."""
+    sig = meta.signature_def["serving_default"]
+    sig.method_name = "tensorflow/serving/predict"
+    for side, names in ((sig.inputs, graph_inputs), (sig.outputs, graph_outputs)):
+        for key, tensor in names.items():
+            side[key].name = tensor
+
+
+def signed_copy(prefix: str | Path, dest_dir: str | Path, graph_inputs: dict[str, str],
+                graph_outputs: dict[str, str]) -> Path:
+    """DEST/model.ckpt: the checkpoint's data files linked, its .meta copied with a serving signature."""
+    from parsers.tensorflow import protos
+
+    prefix, dest = Path(prefix), Path(dest_dir) / "model.ckpt"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    for path in prefix.parent.glob(prefix.name + ".*"):
+        if path.name.endswith((".index",)) or ".data-" in path.name:
+            target = dest.parent / ("model.ckpt" + path.name[len(prefix.name):])
+            target.unlink(missing_ok=True)
+            target.symlink_to(path.resolve())
+    meta = protos.MetaGraphDef()
+    meta.ParseFromString(Path(f"{prefix}.meta").read_bytes())
+    _signature(meta, graph_inputs, graph_outputs)
+    Path(f"{dest}.meta").write_bytes(meta.SerializeToString())
+    return dest
 
 
 def _write_values(prefix: Path, convs: int, channels: int, seed: int, shard_bytes: int) -> None:
@@ -178,7 +205,24 @@ def check(prefix: str | Path, convs: int, channels: int, seed: int = 0, restore:
         assert y.shape == (1, 2, 2, channels) and np.isfinite(y).all() and np.abs(y).max() > 0, y.shape
 
 
+def sign_main(prefix: str, dest_dir: str) -> int:
+    """`sign PREFIX DEST`: signed_copy with the graph's placeholder as input and the sink it computes as output."""
+    from parsers.tensorflow import protos
+
+    meta = protos.MetaGraphDef()
+    meta.ParseFromString(Path(f"{prefix}.meta").read_bytes())
+    nodes = meta.graph_def.node
+    used = {i.split(":")[0].lstrip("^") for n in nodes for i in n.input}
+    inputs = [n.name for n in nodes if n.op == "Placeholder"]
+    outputs = [n.name for n in nodes if n.name not in used and n.op not in ("Assign", "NoOp")
+               and not n.name.startswith("save/")]
+    signed_copy(prefix, dest_dir, {i: f"{i}:0" for i in inputs}, {o: f"{o}:0" for o in outputs})
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["sign"]:
+        return sign_main(*sys.argv[2:4])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("prefix", type=Path)
     parser.add_argument("--convs", type=int, required=True)

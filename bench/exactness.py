@@ -36,12 +36,18 @@ def reference(prefix: str, shape: str, ref_path: str) -> None:
 
 
 def compare(out_dir: str, target: str, ref_path: str) -> dict:
-    import emitters
-
     ref = np.load(ref_path)
-    x_nchw = ref["x"].transpose(0, 3, 1, 2)
-    (y,) = emitters.get(target).run(out_dir, [x_nchw])
-    y = np.asarray(y).transpose(0, 2, 3, 1)  # runners return NCHW; TF gave NHWC
+    if target == "openvino":  # ovc keeps TF's NHWC
+        import openvino as ov
+
+        # f32 inference: the CPU plugin may otherwise pick bf16 on CPUs that have it
+        model = ov.Core().compile_model(os.path.join(out_dir, "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        y = model(ref["x"])[0]
+    else:
+        import emitters
+
+        (y,) = emitters.get(target).run(out_dir, [ref["x"].transpose(0, 3, 1, 2)])
+        y = np.asarray(y).transpose(0, 2, 3, 1)  # runners return NCHW; TF gave NHWC
     want = ref["y"]
     if y.shape != want.shape:
         return {"max_rel": None, "error": f"shape {y.shape} != TF's {want.shape}"}
