@@ -73,7 +73,7 @@ def test_measure_reports_wall_rss_and_kills_above_the_cap():
 
 def test_goal_lines():
     def row(seconds, mb, rel=1e-7):
-        return {"exit": 0, "seconds": seconds, "peak_mb": mb, "error": "", "max_rel": rel}
+        return {"exit": 0, "seconds": seconds, "cpu_s": seconds, "peak_mb": mb, "error": "", "max_rel": rel}
 
     report = {"targets": ["torch"], "synthetic": [{"size_gb": 2.64, "naive": row(30, 3000), "torch": row(10, 900)}],
               "zoo": {"VGG16 TF1 ckpt -> torch": {"convert": row(7, 900)}}}
