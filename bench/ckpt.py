@@ -64,11 +64,16 @@ def measure(cmd: list[str], rss_cap: float, wall_cap: float) -> dict[str, Any]:
         err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     code = os.waitstatus_to_exitcode(status)
+    try:  # `convert --json` says where its time went
+        stages = json.loads(stdout).get("seconds") if code == 0 else None
+    except ValueError:
+        stages = None
     lines = [ln for ln in stderr.strip().splitlines() if "UTF-8" not in ln]  # OpenVINO's protobuf noise
     # CPU seconds (user + system) say more than wall time on a machine shared with other work
     return {"exit": code, "seconds": round(seconds, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
             "peak_mb": round(usage.ru_maxrss / 1024, 1),
-            "error": killed or (lines[-1][:300] if code and lines else ""), "stdout": stdout[-2000:]}
+            "error": killed or (lines[-1][:300] if code and lines else ""), "stages": stages,
+            "stdout": stdout[-2000:]}
 
 
 def _rss(pid: int) -> int:
@@ -104,6 +109,7 @@ class Bench:
         row = {"case": case, "tool": tool, **measure(cmd, self.rss_cap, self.args.wall_cap), **extra}
         self.rows.append(row)
         note = f" -- exit {row['exit']}: {row['error']}" if row["exit"] else ""
+        note += f" {row['stages']}" if row.get("stages") else ""
         print(f"{case} | {tool}: {row['seconds']} s ({row['cpu_s']} s CPU), {row['peak_mb']} MB{note}", flush=True)
         return row
 
@@ -269,26 +275,31 @@ def goals(report: dict[str, Any]) -> list[str]:
 
 
 def render(report: dict[str, Any]) -> str:
-    z, syn = report["zoo"], report["synthetic"]
-    md = [f"# Checkpoint benchmarks{' (' + report['label'] + ')' if report['label'] else ''}",
-          "", f"{report['when']}, {report['cores']} cores, git {report['git']}; wall seconds / peak RSS of the whole "
-          "process (GB = 2^30 bytes; CPU = user + system seconds, steadier than wall on a shared machine), no `--verify`; naive floor = bench/naive_floor.py (TF + torch, read all, transpose, torch.save).",
-          "", "## (a) issue 12's table", "", "| conversion | naive floor | OpenVINO `ovc` | `convert` |", "|---|---|---|---|"]
+    z, syn, targets = report["zoo"], report["synthetic"], report["targets"]
+    md = [f"# Checkpoint benchmarks{' (' + report['label'] + ')' if report['label'] else ''}", "",
+          f"{report['when']}, {report['cores']} cores, git {report['git']}; wall seconds / peak RSS of the whole "
+          "process (GB = 2^30 bytes; CPU = user + system seconds, steadier than wall on a shared machine), "
+          "no `--verify`; naive floor = bench/naive_floor.py (TF + torch, read all, transpose, torch.save).", "",
+          "## (a) issue 12's table", "", "| conversion | naive floor | OpenVINO `ovc` | `convert` |", "|---|---|---|---|"]
     rows = [(label, z[label]) for label in ("ResNet50 TF1 ckpt -> torch", "VGG16 TF1 ckpt -> torch",
                                             "VGG16 TF1 ckpt -> onnx") if label in z]
     goal = next((e for e in syn if abs(e["size_gb"] - GOAL_SIZE) < 0.2), None)
     if goal:
-        rows.append((f"{goal['case']} -> torch", {"naive": goal["naive"], "ovc": goal["ovc"], "convert": goal.get("torch")}))
-    rows += [(label, z[label]) for label in ("MobileNetV2 SavedModel -> onnx", "MobileNetV2 TF1 ckpt -> onnx") if label in z]
+        rows.append((f"{goal['case']} -> torch",
+                     {"naive": goal["naive"], "ovc": goal["ovc"], "convert": goal.get("torch")}))
+    rows += [(label, z[label]) for label in ("MobileNetV2 SavedModel -> onnx", "MobileNetV2 TF1 ckpt -> onnx")
+             if label in z]
     for label, r in rows:
         md.append(f"| {label} | {cell(r.get('naive'))} | {cell(r.get('ovc'))} | {cell(r.get('convert'))} |")
     if syn:
         md += ["", f"## (b) peak RSS vs checkpoint size (input {INPUT_SHAPE}; max_rel vs TF in brackets)", "",
-               "| checkpoint | largest tensor | naive floor | ovc | " + " | ".join(f"convert tf2{t}" for t in report["targets"]) + " |",
-               "|---|---|---|---|" + "---|" * len(report["targets"])]
+               "| checkpoint | largest tensor | naive floor | ovc | "
+               + " | ".join(f"convert tf2{t}" for t in targets) + " |",
+               "|---|---|---|---|" + "---|" * len(targets)]
         for e in syn:
-            cells = [cell(e["naive"]), cell(e["ovc"]) + (f" [{exact_cell(e['ovc'])}]" if exact_cell(e["ovc"]) else "")]
-            cells += [cell(e.get(t)) + (f" [{exact_cell(e.get(t))}]" if exact_cell(e.get(t)) else "") for t in report["targets"]]
+            cells = [cell(e["naive"])]
+            for row in [e["ovc"], *(e.get(t) for t in targets)]:
+                cells.append(cell(row) + (f" [{exact_cell(row)}]" if exact_cell(row) else ""))
             md.append(f"| {e['size_gb']} GB | {e['largest_mib']} MiB | " + " | ".join(cells) + " |")
     md += ["", "## (c) goals", "", *goals(report), ""]
     return "\n".join(md)
