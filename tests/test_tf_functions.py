@@ -189,3 +189,15 @@ def test_recursive_call_is_refused():
     call.attr["Tout"].list.type.append(tf.float32.as_datatype_enum)
     with pytest.raises(InputError, match="nest deeper"):
         inline_calls(graph_def, max_depth=4)
+
+
+def test_kept_call_names_keep_their_meaning():
+    """A call chosen as an output before inlining stays as an IdentityN of its return values."""
+    graph_def, inputs, _ = _function_graph(_several_returns, (2, 7))
+    call = next(n.name for n in graph_def.node if n.op in CALLS)
+    fetch = [f"{call}:0", f"{call}:1"]
+    inlined = inline_calls(graph_def, keep=fetch)
+    assert next(n for n in inlined.node if n.name == call).op == "IdentityN"
+    x = np.random.default_rng(1).standard_normal((2, 7)).astype(np.float32)
+    for e, g in zip(_run(graph_def, inputs, fetch, [x]), _run(inlined, inputs, fetch, [x])):
+        np.testing.assert_array_equal(g, e)

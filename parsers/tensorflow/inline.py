@@ -4,9 +4,10 @@ Keras 3 wraps some layers in functions (grouped convolutions run as an XLA-compi
 SavedModels are nothing but functions, and a folded v2 cond becomes a call of its branch. Each call
 (PartitionedCall, StatefulPartitionedCall, or a node whose op is a library function's name) is
 replaced by the function's body: its nodes copied under the call's name, its arguments wired to the
-call's inputs, attr placeholders filled from the call's attrs. The call node itself stays as an
-Identity / IdentityN of the body's return values (a NoOp when it returns nothing), so every name
-that referred to it (`call:1`, `^call`) still means the same tensor.
+call's inputs, attr placeholders filled from the call's attrs, and the call's consumers wired to the
+body's return values. A call whose name was already chosen as an input or output stays as an
+Identity / IdentityN of the return values (a NoOp when it returns nothing), so `call:1` keeps its
+meaning.
 
 Inside a FunctionDef a node's output is named "node:out_arg:index" and an argument by its name;
 `function_refs` flattens those to GraphDef references ("node:K"), using the op's output arguments
@@ -160,12 +161,43 @@ def _forwarder(call: Any, fdef: Any, returns: list[str]) -> None:
         call.attr["T"].list.type.extend(types)
 
 
-def inline_calls(graph_def: Any, max_depth: int = _MAX_DEPTH) -> Any:
-    """A copy of `graph_def` with every call of a library function inlined (nested calls too).
+def _split(ref: str) -> tuple[str, int]:
+    node, _, index = ref.partition(":")
+    return node, int(index) if index.isdigit() else 0
+
+
+def _rewire(nodes: Any, returns: dict[str, list[str]]) -> None:
+    """Inputs that named a removed call's output name the returned tensor instead (through chains of
+    calls passing an argument straight back); control edges on a removed call go."""
+    def resolve(ref: str) -> str:
+        for _ in range(_MAX_DEPTH + 1):
+            node, index = _split(ref)
+            if node not in returns:
+                return ref
+            if index >= len(returns[node]):
+                raise InputError(f"a node reads output {index} of call '{node}', which returns "
+                                 f"{len(returns[node])}; the file is corrupt")
+            ref = returns[node][index]
+        raise InputError(f"call '{ref}' returns its own output; the file is corrupt")
+
+    for node in nodes:
+        if not any(_split(r.lstrip("^"))[0] in returns for r in node.input):
+            continue
+        inputs = [r if r.startswith("^") and r[1:] not in returns else resolve(r)
+                  for r in node.input if not (r.startswith("^") and r[1:] in returns)]
+        del node.input[:]
+        node.input.extend(inputs)
+
+
+def inline_calls(graph_def: Any, keep: Any = (), max_depth: int = _MAX_DEPTH) -> Any:
+    """A copy of `graph_def` with every call of a library function inlined (nested calls too); its
+    consumers read the body's tensors. A call named in `keep` (tensor or node names chosen before
+    inlining) stays as a forwarder of the body's return values, so those names keep their meaning.
     The library is kept (If/While bodies still refer to it)."""
     library = {f.signature.name: f for f in graph_def.library.function}
     if not library or not any(called_function(n, library) for n in graph_def.node):
         return graph_def
+    kept = {_split(k.lstrip("^"))[0] for k in keep}
     current = type(graph_def)()
     current.CopyFrom(graph_def)
     for _ in range(max_depth):
@@ -173,7 +205,7 @@ def inline_calls(graph_def: Any, max_depth: int = _MAX_DEPTH) -> Any:
         if not calls:
             return current
         taken = {n.name for n in current.node}
-        added = []
+        added, returns = [], {}
         for call in calls:
             fdef = library[called_function(call, library)]
             arg_names = _input_arg_names(fdef)
@@ -182,11 +214,17 @@ def inline_calls(graph_def: Any, max_depth: int = _MAX_DEPTH) -> Any:
                 raise InputError(f"node '{call.name}' passes {len(data)} inputs to function "
                                  f"'{fdef.signature.name}', which takes {len(arg_names)}; the file is corrupt")
             prefix = _free_prefix(call.name, taken)
-            nodes, returns = body_nodes(fdef, library, prefix, dict(zip(arg_names, data)), _call_attrs(call))
+            nodes, returned = body_nodes(fdef, library, prefix, dict(zip(arg_names, data)), _call_attrs(call))
             taken.update(n.name for n in nodes)
             added.extend(nodes)
-            _forwarder(call, fdef, returns)
-        current.node.extend(added)
+            if call.name in kept:
+                _forwarder(call, fdef, returned)
+            else:
+                returns[call.name] = returned
+        remaining = [n for n in current.node if n.name not in returns] + added
+        _rewire(remaining, returns)
+        del current.node[:]
+        current.node.extend(remaining)
     raise InputError(f"function calls nest deeper than {max_depth} levels (or call themselves); "
                      "pass a frozen .pb of the inference graph")
 

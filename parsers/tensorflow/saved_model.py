@@ -194,4 +194,5 @@ def signature_graph(saved_model: Any, directory: Path, reader: Any) -> Signature
     nodes, returns = body_nodes(fdef, library, "", {a.name: a.name for a in args})
     graph_def.node.extend(nodes)
     outputs = [r if ":" in r else f"{r}:0" for r in returns]
-    return Signature(key, inline_calls(graph_def), [f"{a.name}:0" for a in user_args], outputs)
+    inputs = [f"{a.name}:0" for a in user_args]
+    return Signature(key, inline_calls(graph_def, keep=inputs + outputs), inputs, outputs)
