@@ -14,8 +14,8 @@ Run in this order (each one module):
                                then `check` (the loader's safety check) sees what the outputs need
   8. prune.keep_needed         only what the outputs need; optimizer, summaries, savers, pipeline go
   9. variables.freeze          variables -> constants from the checkpoint files (--use-ema)
-Nothing here runs the graph in a TF session (TF is used for its protos, its checkpoint reader,
-function-body expansion and, for a cut at a non-placeholder tensor, shape inference).
+Nothing here runs the graph in a TF session (TF is used for its protos and, for a cut at a
+non-placeholder tensor, shape inference).
 """
 
 from __future__ import annotations
