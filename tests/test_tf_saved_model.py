@@ -90,6 +90,16 @@ def _several_signatures(directory: Path) -> dict:
     return {"key": "a_plain"}
 
 
+def _two_inputs(directory: Path) -> dict:
+    """Two inputs, fed by name (the signature function takes them sorted by name: gain, image)."""
+    net = _Net()
+    serve = tf.function(lambda image, gain: {"out": net.block1(image) * gain},
+                        input_signature=[tf.TensorSpec([1, 9, 9, 3], tf.float32, name="image"),
+                                         tf.TensorSpec([1, 1, 1, 8], tf.float32, name="gain")])
+    tf.saved_model.save(net, str(directory), signatures={"serving_default": serve})
+    return {"key": "serving_default"}
+
+
 def _keras_export(directory: Path) -> dict:
     keras = pytest.importorskip("keras")
     keras.utils.set_random_seed(1)
@@ -111,7 +121,7 @@ def _keras_export(directory: Path) -> dict:
 
 
 MODELS = {"module": _module_model, "sharded": _sharded_model, "signatures": _several_signatures,
-          "keras_export": _keras_export}
+          "two_inputs": _two_inputs, "keras_export": _keras_export}
 
 
 @pytest.fixture(scope="module")
@@ -135,12 +145,13 @@ def _nchw(y):
     return np.transpose(y, (0, 3, 1, 2)) if y.ndim == 4 else y
 
 
-def _served(path: Path, key: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """What TensorFlow's own loader computes, in the IR's layout and output order (outputs are the
-    signature's flattened structure: sorted keys). Every model here has one input."""
+def _served(path: Path, key: str, graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """What TensorFlow's own loader computes, fed by argument name, in the IR's layout and output order
+    (outputs are the signature's flattened structure: sorted keys)."""
     function = tf.saved_model.load(str(path)).signatures[key]
-    (argument,) = function.structured_input_signature[1]
-    result = function(**{argument: _nhwc(inputs[0])})
+    feeds = {graph.source_names[n].split(":")[0]: _nhwc(x) for n, x in zip(graph.inputs, inputs)}
+    assert set(feeds) == set(function.structured_input_signature[1])
+    result = function(**feeds)
     return [_nchw(np.asarray(result[k])) for k in sorted(result)]
 
 
@@ -151,7 +162,7 @@ def test_saved_model_every_target_matches_tf(saved, name, tmp_path):
     graph = passes.run_default_passes(parsers.parse(model["path"], options))
     assert f"SavedModel signature '{model['key']}'" in options.notes
     inputs = verify.make_inputs(graph)
-    expected = _served(model["path"], model["key"], inputs)
+    expected = _served(model["path"], model["key"], graph, inputs)
     ours = parsers.run_reference(model["path"], graph, inputs)  # our TF-free frozen graph, run in TF
     for a, b in zip(ours, expected):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
