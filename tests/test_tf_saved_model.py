@@ -226,3 +226,56 @@ def test_corrupt_object_graph_is_one_clear_error(saved, tmp_path):
     with pytest.raises(InputError, match="crc32c mismatch in tensor '_CHECKPOINTABLE_OBJECT_GRAPH'") as e:
         parsers.parse(directory)
     assert "\n" not in str(e.value)
+
+
+def _gather(directory: Path) -> None:
+    class Table(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = tf.Variable(np.arange(40, dtype=np.float32).reshape(10, 4))
+
+        @tf.function(input_signature=[tf.TensorSpec([3], tf.int32)])
+        def serve(self, ids):
+            return {"rows": tf.nn.embedding_lookup(self.table, tf.identity(ids)) * 2.0}
+
+    table = Table()
+    tf.saved_model.save(table, str(directory), signatures={"serving_default": table.serve})
+
+
+def _cond_on_data(directory: Path) -> None:
+    class Gate(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(np.float32(3.0))
+
+        @tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])
+        def serve(self, x):
+            return tf.cond(tf.reduce_sum(x) > 0, lambda: x * self.w, lambda: x - self.w)
+
+    gate = Gate()
+    tf.saved_model.save(gate, str(directory), signatures={"serving_default": gate.serve})
+
+
+def test_gathered_variable_is_frozen_as_a_gather(tmp_path):
+    """ResourceGather on a variable becomes GatherV2 on its value (as TF's own freezing does)."""
+    from parsers.tensorflow import load
+
+    _gather(tmp_path / "sm")
+    frozen = load(tmp_path / "sm", ParseOptions())
+    assert "GatherV2" in {n.op for n in frozen.graph_def.node}
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.import_graph_def(frozen.graph_def, name="")
+    ids = np.array([7, 0, 3], np.int32)
+    with tf.compat.v1.Session(graph=graph) as sess:
+        got = sess.run(frozen.outputs[0], {frozen.inputs[0]: ids})
+    served = tf.saved_model.load(str(tmp_path / "sm")).signatures["serving_default"](ids=ids)["rows"]
+    np.testing.assert_array_equal(got, served.numpy())
+
+
+def test_variable_carried_into_a_cond_is_unsupported(tmp_path):
+    from convert.errors import UnsupportedError
+
+    _cond_on_data(tmp_path / "sm")
+    with pytest.raises(UnsupportedError, match=r"If \(node .*takes resource variable 'w/.ATTRIBUTES/VARIABLE_VALUE'"):
+        parsers.parse(tmp_path / "sm")
