@@ -279,3 +279,52 @@ def test_variable_carried_into_a_cond_is_unsupported(tmp_path):
     _cond_on_data(tmp_path / "sm")
     with pytest.raises(UnsupportedError, match=r"If \(node .*takes resource variable 'w/.ATTRIBUTES/VARIABLE_VALUE'"):
         parsers.parse(tmp_path / "sm")
+
+
+class _Reader:
+    """A checkpoint holding only a TrackableObjectGraph (what CheckpointKeys reads)."""
+
+    def __init__(self, graph):
+        self.blob = graph.SerializeToString()
+
+    def has_tensor(self, key):
+        return key == "_CHECKPOINTABLE_OBJECT_GRAPH"
+
+    def read_strings(self, key):
+        return [self.blob]
+
+
+def _object_graphs(saved_order, checkpoint_order):
+    """A SavedObjectGraph and a TrackableObjectGraph of root -> {layer -> kernel}, nodes numbered in the
+    given orders (names)."""
+    from parsers.tensorflow.protos import SavedModel, TrackableObjectGraph
+
+    children = {"root": [("layer", "layer")], "layer": [("kernel", "kernel")], "kernel": []}
+    saved = SavedModel().meta_graphs.add().object_graph_def
+    trackable = TrackableObjectGraph()
+    for order, nodes in ((saved_order, saved.nodes), (checkpoint_order, trackable.nodes)):
+        for name in order:
+            node = nodes.add()
+            for local, child in children[name]:
+                node.children.add(node_id=order.index(child), local_name=local)
+    saved.nodes[saved_order.index("kernel")].variable.name = "kernel"
+    trackable.nodes[checkpoint_order.index("kernel")].attributes.add(
+        name="VARIABLE_VALUE", full_name="layer/kernel", checkpoint_key="layer/kernel/.ATTRIBUTES/VARIABLE_VALUE")
+    return saved, trackable
+
+
+KEY_CASES = [
+    ("same ids", ["root", "layer", "kernel"], ["root", "layer", "kernel"]),
+    ("ids differ: matched by path", ["root", "layer", "kernel"], ["root", "kernel", "layer"]),
+]
+
+
+@pytest.mark.parametrize("case,saved_order,checkpoint_order", KEY_CASES, ids=[c[0] for c in KEY_CASES])
+def test_checkpoint_key_of_a_variable(case, saved_order, checkpoint_order):
+    from parsers.tensorflow.saved_model import CheckpointKeys
+
+    saved, trackable = _object_graphs(saved_order, checkpoint_order)
+    keys = CheckpointKeys(_Reader(trackable), saved.nodes, Path("sm"))
+    assert keys.key(saved_order.index("kernel")) == "layer/kernel/.ATTRIBUTES/VARIABLE_VALUE"
+    with pytest.raises(InputError, match="has no value in the checkpoint's object graph"):
+        keys.key(saved_order.index("layer"))

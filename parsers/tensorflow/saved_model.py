@@ -98,12 +98,14 @@ class CheckpointKeys:
         return next((a.checkpoint_key for a in self.nodes[node_id].attributes if a.name == VARIABLE_VALUE), None)
 
     def key(self, node_id: int) -> str:
-        key = self._value_key(node_id)
-        if key is None:  # ids correspond in every TF2 save; a hand-edited file: match by path instead
-            if self._by_path is None:
-                self._by_path = {p: i for i, p in _paths([n.children for n in self.nodes]).items()}
-            path = _paths([n.children for n in self.saved_nodes]).get(node_id)
-            key = self._value_key(self._by_path.get(path, len(self.nodes))) if path is not None else None
+        """Matched by the object's path of child names from the root (as TF's own restore does), else by
+        node id (the two graphs number their objects alike in every TF2 save)."""
+        if self._by_path is None:
+            self._by_path = {p: i for i, p in _paths([n.children for n in self.nodes]).items()}
+            self._saved_paths = _paths([n.children for n in self.saved_nodes])
+        path = self._saved_paths.get(node_id)
+        target = self._by_path.get(path) if path is not None else None
+        key = self._value_key(node_id if target is None else target)
         if key is None:
             name = self.saved_nodes[node_id].variable.name
             raise InputError(f"{self.where}: variable '{name}' (object {node_id}) has no value in the "
@@ -173,6 +175,10 @@ def signature_graph(saved_model: Any, directory: Path, reader: Any) -> Signature
     if len(bound) > len(args):
         raise NotTF2(f"function '{names[key]}' captures {len(bound)} objects but takes {len(args)} arguments")
     user_args = args[:len(args) - len(bound)]
+    unbound = next((a.name for a in user_args if a.type == DT_RESOURCE), None)
+    if unbound is not None:
+        raise InputError(f"{directory}: signature '{key}' takes resource '{unbound}', which the object graph "
+                         "does not bind; the SavedModel is corrupt")
 
     graph_def = GraphDef()
     graph_def.versions.CopyFrom(meta.graph_def.versions)
