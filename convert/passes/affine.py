@@ -66,9 +66,12 @@ def fold_affine_into_conv(ix: GraphIndex) -> bool:
         bias = np.asarray(conv.params.get("bias", np.zeros(channels)), np.float64)
         shape = [1] * weight.ndim
         shape[_OUT_AXIS[conv.op]] = -1
-        # a checkpoint weight stays lazy: scaled when it is written
-        conv.params["weight"] = lazy.apply(scaled_weight, weight, scale.reshape(shape),
-                                           shape=weight.shape, dtype=np.float32)
+        if not np.all(scale == 1.0):  # (a bias alone leaves the weight as it is: w * 1.0 == w exactly)
+            # a checkpoint weight stays lazy: scaled when it is written
+            conv.params["weight"] = lazy.apply(scaled_weight, weight, scale.reshape(shape),
+                                               shape=weight.shape, dtype=np.float32)
+        else:
+            conv.params["weight"] = lazy.contiguous(weight, np.float32)
         conv.params["bias"] = (bias * scale + shift).astype(np.float32)
         conv.source_op = f"{conv.source_op}+{nxt.source_op}".strip("+")
         ix.remove_after(conv, nxt)
