@@ -109,12 +109,59 @@ def _check_shapes(inferred: Any, graph: ir.Graph) -> None:
             raise AssertionError(f"ONNX shape inference gives {dims} for output {out.name}, IR says {graph.shape(t)}")
 
 
-def _fill_inline(built: Built, progress: Progress) -> None:
-    """The deferred initializers' values into the model (it stays under protobuf's limit)."""
-    for tensor in built.model.graph.initializer:
-        if tensor.name in built.deferred:
-            tensor.raw_data = np.ascontiguousarray(np.asarray(built.deferred[tensor.name])).tobytes()
-            progress.written(tensor.name, len(tensor.raw_data))
+def _checkable(built: Built) -> Any:
+    """A copy of the model for the checker and shape inference, without reading a weight: the deferred
+    initializers (no data yet) are declared as graph inputs of the same type and shape instead."""
+    from onnx import ModelProto, helper
+
+    model = ModelProto()
+    model.CopyFrom(built.model)
+    inits = list(model.graph.initializer)
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(t for t in inits if t.name not in built.deferred)
+    model.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                             for t in inits if t.name in built.deferred)
+    return model
+
+
+def _key(number: int, length: int) -> bytes:
+    """A length-delimited protobuf field's tag and length."""
+    out = bytearray()
+    for value in ((number << 3) | 2, length):
+        while value > 0x7F:
+            out.append(value & 0x7F | 0x80)
+            value >>= 7
+        out.append(value)
+    return bytes(out)
+
+
+_MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_RAW_DATA = 7, 5, 9  # field numbers in onnx.proto
+
+
+def _write_inline(built: Built, path: Path, progress: Progress) -> None:
+    """model.onnx with every initializer inside, written one deferred tensor at a time: the model without
+    them, then per tensor one more `graph` field holding just that initializer (protobuf merges a
+    repeated message field into the first, so readers see one graph with all initializers)."""
+    graph = built.model.graph
+    inits = list(graph.initializer)
+    del graph.initializer[:]
+    graph.initializer.extend(t for t in inits if t.name not in built.deferred)
+    try:
+        with open(path, "wb") as f:
+            f.write(built.model.SerializeToString())
+            for tensor in inits:
+                if tensor.name not in built.deferred:
+                    continue
+                value = np.ascontiguousarray(np.asarray(built.deferred[tensor.name]))  # the one weight read now
+                head = tensor.SerializeToString() + _key(_TENSOR_RAW_DATA, value.nbytes)
+                init = _key(_GRAPH_INITIALIZER, len(head) + value.nbytes)
+                f.write(_key(_MODEL_GRAPH, len(init) + len(head) + value.nbytes) + init + head)
+                f.write(memoryview(value.reshape(-1)).cast("B"))
+                progress.written(tensor.name, value.nbytes)
+                del value
+    finally:
+        del graph.initializer[:]
+        graph.initializer.extend(inits)
 
 
 def _write_external(built: Built, data_path: Path, progress: Progress) -> None:
@@ -151,10 +198,10 @@ def save_checked(built: Built, graph: ir.Graph, out_dir: Path, threshold: int = 
 
     path = out_dir / MODEL_FILE
     if built.weight_bytes <= threshold:
-        _fill_inline(built, progress)
-        onnx.checker.check_model(built.model, full_check=True)
-        _check_shapes(shape_inference.infer_shapes(built.model, check_type=True, strict_mode=True), graph)
-        onnx.save_model(built.model, str(path))
+        checkable = _checkable(built)
+        onnx.checker.check_model(checkable, full_check=True)
+        _check_shapes(shape_inference.infer_shapes(checkable, check_type=True, strict_mode=True), graph)
+        _write_inline(built, path, progress)
         return [MODEL_FILE]
     # Over the protobuf limit: weights go to one side file as they are read (no ModelProto ever holds
     # them all); checker and inference work on paths.
