@@ -111,11 +111,11 @@ class Builder:
             if name in self._consts:
                 name = self.fresh(suffix)
         self._consts.add(name)
-        if is_lazy(value):
+        if is_lazy(value) and value.nbytes >= DEFERRED_BYTES:
             value = value.astype(dtype if dtype is not None else np.float32)
-        else:
+        else:  # (a small lazy value is read now: it stays inline, as an eager one)
             value = np.array(np.asarray(value, dtype=dtype if dtype is not None else np.float32), order="C")
-        if is_lazy(value) or value.nbytes >= DEFERRED_BYTES:
+        if value.nbytes >= DEFERRED_BYTES:
             from onnx import TensorProto
 
             self._emitted.deferred[name] = value

@@ -60,7 +60,7 @@ def _torch_dtype(dtype: np.dtype) -> Any:
 def _as_tensor(value: np.ndarray) -> Any:
     import torch
 
-    value = np.ascontiguousarray(value)
+    value = value if value.flags.c_contiguous else value.copy(order="C")  # (ascontiguousarray makes 0-d 1-d)
     if value.dtype.name == "bfloat16":  # numpy's bfloat16 (ml_dtypes) is not a dtype torch.from_numpy knows
         return torch.from_numpy(value.view(np.uint16)).view(torch.bfloat16)
     return torch.from_numpy(value)
