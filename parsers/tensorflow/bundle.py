@@ -148,6 +148,25 @@ def crc32c(data: bytes | memoryview) -> int:
     return _raw_crc(memoryview(data).cast("B"), 0xFFFFFFFF) ^ 0xFFFFFFFF
 
 
+def _fast_extend() -> Any:
+    """google-crc32c's C `extend(crc, bytes)` (hardware CRC, ~30x the numpy code) when installed."""
+    try:
+        import google_crc32c
+    except ImportError:
+        return None
+    return google_crc32c.extend if google_crc32c.implementation == "c" else None
+
+
+_FAST_EXTEND = _fast_extend()
+
+
+def crc32c_extend(crc: int, data: memoryview) -> int:
+    """The standard CRC-32C of (what gave `crc`) + `data`."""
+    if _FAST_EXTEND is not None:
+        return _FAST_EXTEND(crc, bytes(data))  # (it takes bytes only; `data` is one CHUNK at most)
+    return _raw_crc(data, crc ^ 0xFFFFFFFF) ^ 0xFFFFFFFF
+
+
 def unmask(masked: int) -> int:
     """Undo LevelDB/TF's crc masking (rotate right 15 after subtracting the delta)."""
     rot = (masked - 0xA282EAD8) & 0xFFFFFFFF
@@ -438,14 +457,14 @@ class Bundle:
         data = self._check_entry(key, entry, dtype)
         out = np.empty(entry.shape, dtype)
         target = memoryview(out.reshape(-1).view(np.uint8))
-        state = 0xFFFFFFFF
+        crc = 0
         for start in range(0, entry.size, CHUNK):  # chunk by chunk: only the output is held in memory
             stop = min(start + CHUNK, entry.size)
             with memoryview(data)[entry.offset + start:entry.offset + stop] as piece:
-                state = _raw_crc(piece, state)
+                crc = crc32c_extend(crc, piece)
                 target[start:stop] = piece
             _drop_pages(data, entry.offset + start, stop - start)
-        if state ^ 0xFFFFFFFF != unmask(entry.crc32c):
+        if crc != unmask(entry.crc32c):
             raise InputError(f"{path}: crc32c mismatch in tensor '{key}'; the data shard is corrupt")
         return out
 
