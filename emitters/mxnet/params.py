@@ -40,7 +40,7 @@ def write(f: BinaryIO, arrays: dict[str, Any], progress: Progress = SILENT) -> N
         f.write(struct.pack("<Iii", NDARRAY_V2_MAGIC, 0, value.ndim))
         f.write(struct.pack(f"<{value.ndim}q", *value.shape))
         f.write(struct.pack("<iii", 1, 0, DTYPE_FLAGS[value.dtype]))
-        f.write(memoryview(value.astype(value.dtype.newbyteorder("<"), copy=False)).cast("B"))
+        f.write(value.astype(value.dtype.newbyteorder("<"), copy=False).reshape(-1).view(np.uint8))
         progress.written(name, value.nbytes)
         del value
     f.write(struct.pack("<Q", len(arrays)))

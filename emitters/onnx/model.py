@@ -156,7 +156,7 @@ def _write_inline(built: Built, path: Path, progress: Progress) -> None:
                 head = tensor.SerializeToString() + _key(_TENSOR_RAW_DATA, value.nbytes)
                 init = _key(_GRAPH_INITIALIZER, len(head) + value.nbytes)
                 f.write(_key(_MODEL_GRAPH, len(init) + len(head) + value.nbytes) + init + head)
-                f.write(memoryview(value.reshape(-1)).cast("B"))
+                f.write(value.reshape(-1).view(np.uint8))
                 progress.written(tensor.name, value.nbytes)
                 del value
     finally:
@@ -175,7 +175,7 @@ def _write_external(built: Built, data_path: Path, progress: Progress) -> None:
             deferred = built.deferred.get(tensor.name)
             if deferred is None and len(tensor.raw_data) < 1024:
                 continue  # small ones stay inline, as onnx.save_model's size_threshold=1024 leaves them
-            data = (memoryview(np.ascontiguousarray(np.asarray(deferred))).cast("B") if deferred is not None
+            data = (np.ascontiguousarray(np.asarray(deferred)).reshape(-1).view(np.uint8) if deferred is not None
                     else tensor.raw_data)
             offset += -offset % _ALIGN
             f.seek(offset)
