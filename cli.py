@@ -125,6 +125,8 @@ def conversion_options(fn: Callable) -> Callable:
                      help="Max relative error max|a-b|/max(1,max|ref|) for --verify."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the verification input."),
         click.option("--json", "as_json", is_flag=True, help="Print conversion.json instead of a summary line."),
+        click.option("-q", "--quiet", is_flag=True,
+                     help="No progress line on a terminal and no notes: only the summary (or error) line."),
         click.option("--keep-ir", is_flag=True, help="Also write the IR (OUT/ir/graph.json + weights.npz)."),
         click.option("--force", is_flag=True,
                      help="Replace OUT if it is a previous output of convert (the old one is removed last)."),
@@ -140,18 +142,19 @@ def conversion_options(fn: Callable) -> Callable:
 
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
-             as_json, keep_ir, force, timeout=None, max_memory=None, **target_options) -> None:
+             as_json, keep_ir, force, quiet=False, timeout=None, max_memory=None, **target_options) -> None:
     from convert import api, report
 
     try:
         doc = api.convert(src, target, out, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
                           verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
-                          max_memory=max_memory, settings=settings, use_ema=use_ema, **target_options)
+                          max_memory=max_memory, settings=settings, use_ema=use_ema,
+                          progress=not (as_json or quiet), **target_options)
     except ConvertError as exc:
         if as_json:
             click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
         raise
-    if not as_json:
+    if not (as_json or quiet):
         for note in doc.get("notes", []):
             click.echo(note, err=True)
     click.echo(json.dumps(doc, indent=2) if as_json else report.summary_line(doc))
