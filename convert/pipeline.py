@@ -174,6 +174,7 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
     outdir.check_out(out, source, force=req.force)
     if req.target != "ir" and req.target not in emitters.TARGETS:
         raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
+    progress.stage("imports")
     requirements.check(req.target, verify=req.verify, kind=source.kind)  # nothing read or written yet
 
     progress.stage("parse")

@@ -3,13 +3,15 @@
 The pipeline creates one `Progress` per conversion (`for_stderr`) and hands it to the emitter;
 writers call `written()` per tensor. `SILENT` does nothing (the default: tests, the API, batch
 workers, stderr not a terminal, `--json`, `--quiet`). `Terminal` draws one line on a terminal's
-stderr, e.g. `emit  312/560 tensors  1.2/2.6 GB  4.1 s`, redrawn at most 10 times a second and
-cleared at the end, so that the summary or error line is all that stays.
+stderr, e.g. `emit  312/560 tensors  1.2/2.6 GB  4.1 s`, redrawn at most 10 times a second (also
+while a stage reports nothing, so the seconds keep counting) and cleared at the end, so that the
+summary or error line is all that stays.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Callable, TextIO
 
@@ -43,9 +45,11 @@ def size_text(done: int, total: int | None) -> str:
 
 
 class Terminal(Progress):
-    """One line on `stream` (a terminal), redrawn at most every `interval` seconds."""
+    """One line on `stream` (a terminal), redrawn at most every `interval` seconds; with `tick`, a
+    daemon thread redraws it that often during quiet stages too (parse, verify)."""
 
-    def __init__(self, stream: TextIO, interval: float = 0.1, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, stream: TextIO, interval: float = 0.1, clock: Callable[[], float] = time.monotonic,
+                 tick: bool = True):
         self.stream = stream
         self.interval = interval
         self.clock = clock
@@ -57,27 +61,47 @@ class Terminal(Progress):
         self.started = clock()
         self.drawn_at: float | None = None
         self.width = 0  # characters on the line now
+        self.lock = threading.Lock()  # the writers' thread and the ticker
+        self.stopped = threading.Event()
+        self.ticker = threading.Thread(target=self._tick, name="convert-progress", daemon=True) if tick else None
 
     def stage(self, name: str, total_bytes: int | None = None, total_tensors: int | None = None) -> None:
-        self.name, self.total_bytes, self.total_tensors = name, total_bytes, total_tensors
-        self.tensors = self.nbytes = 0
-        self.started = self.clock()
-        self._draw()
+        with self.lock:
+            self.name, self.total_bytes, self.total_tensors = name, total_bytes, total_tensors
+            self.tensors = self.nbytes = 0
+            self.started = self.clock()
+            self._draw()
+        if self.ticker is not None and not self.ticker.is_alive() and not self.stopped.is_set():
+            self.ticker.start()
 
     def written(self, name: str, nbytes: int) -> None:
-        self.tensors += 1
-        self.nbytes += int(nbytes)
+        with self.lock:
+            self.tensors += 1
+            self.nbytes += int(nbytes)
+            self._draw_if_due()
+
+    def close(self) -> None:
+        self.stopped.set()
+        if self.ticker is not None and self.ticker.is_alive():
+            self.ticker.join(timeout=1)
+        with self.lock:
+            if self.width:
+                self._put(CLEAR_LINE)
+                self.width = 0
+
+    def _tick(self) -> None:
+        while not self.stopped.wait(self.interval):
+            with self.lock:
+                if not self.stopped.is_set():
+                    self._draw_if_due()
+
+    def _draw_if_due(self) -> None:
         if self.drawn_at is None or self.clock() - self.drawn_at >= self.interval:
             self._draw()
 
-    def close(self) -> None:
-        if self.width:
-            self._put(CLEAR_LINE)
-            self.width = 0
-
     def line(self) -> str:
         """What is drawn now: the stage, then tensors and bytes written once there are any, then seconds."""
-        parts = [f"{self.name:<7}"]
+        parts = [f"{self.name:<8}"]
         if self.tensors:
             total = f"/{self.total_tensors}" if self.total_tensors and self.total_tensors >= self.tensors else ""
             parts.append(f"{self.tensors}{total} tensors")
