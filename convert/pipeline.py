@@ -17,7 +17,7 @@ from typing import Any
 from . import __version__
 from .cache import Cache, parse_key, reference_key
 from .errors import ConvertError, UnsupportedError, UsageError, VerifyError
-from .progress import SILENT, Progress
+from .progress import SILENT, Progress, for_stderr
 
 
 @dataclass
@@ -152,9 +152,7 @@ def _progress_arg(emit, progress: Progress) -> dict[str, Progress]:
 
 def run(req: Request, cache: Cache | None = None) -> Conversion:
     """Convert `req.source` for `req.target`; `cache` (optional) holds parses and TF outputs to reuse."""
-    from . import progress
-
-    shown = progress.for_stderr(req.progress)
+    shown = for_stderr(req.progress)
     try:
         return _run(req, cache, shown)
     finally:

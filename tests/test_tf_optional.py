@@ -4,7 +4,9 @@ The CLI runs in a subprocess whose PYTHONPATH starts with a directory holding `t
 the target is not torch, `torch`) packages that raise ImportError and log who tried to import them. The
 converted models are then checked against TF here, in the normal process (`convert.api.verify`).
 Without TF, every check (--verify, `convert verify`, --layers, --report) is one line, exit 2, and
-writes nothing; without torch, so is tf2torch.
+writes nothing; without torch, so is tf2torch. `make test-base-install` also runs the conversions with
+a real install of the package and its [onnx,caffe] extras only, in its own virtualenv
+(CONVERT_BASE_PYTHON: its interpreter).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 CONVERT = str(Path(sys.executable).with_name("convert"))
 TARGETS = ("torch", "caffe", "mxnet", "onnx")
 TF_FREE_PARSER = pytest.mark.xfail(reason="issue 12: TF-free parser not merged yet", strict=False)
+BASE_PYTHON = os.environ.get("CONVERT_BASE_PYTHON")
 
 # Each blocked package logs the first frame outside the import machinery that tried to import it.
 BLOCKER = '''\
@@ -99,16 +102,20 @@ def sources(tmp_path_factory) -> dict[str, Path]:
     }
 
 
-def _convert_and_check(sources, source: str, target: str, tmp_path: Path) -> None:
+def _check(out: Path) -> None:
     from convert import api
 
+    result = api.verify(out)  # TF and the target runtime, here in the normal process
+    assert result["passed"] and result["max_rel"] <= 1e-5, result
+
+
+def _convert_and_check(sources, source: str, target: str, tmp_path: Path) -> None:
     without = Without(tmp_path / "blocked", *blocked_for(target))
     out = tmp_path / f"out-{target}"
     proc = without.run(f"tf2{target}", sources[source], "-o", out)
     assert proc.returncode == 0, proc.stderr
     assert without.attempts() == [], "a conversion without --verify imported a framework it does not need"
-    result = api.verify(out)  # TF and the target runtime, here in the normal process
-    assert result["passed"] and result["max_rel"] <= 1e-5, result
+    _check(out)
 
 
 # ---- conversions without TensorFlow ----------------------------------------------------------------
@@ -220,3 +227,34 @@ def test_every_module_off_the_tf_and_torch_paths_imports_without_them(tmp_path):
 @TF_FREE_PARSER
 def test_the_tf_parser_imports_without_tf(tmp_path):
     _audit([m for m in _modules(NOT_HERE) if m.startswith(NEEDS_TF)], tmp_path)
+
+
+# ---- a real base install: `make test-base-install` -------------------------------------------------------
+
+BASE_SOURCES = ["keras", "h5"] + [pytest.param(s, marks=TF_FREE_PARSER)
+                                  for s in ("ckpt", "tf1_saved_model", "tf2_saved_model")]
+
+
+def _base_install(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the installed package, not this tree
+    return subprocess.run([str(Path(BASE_PYTHON).with_name("convert")), *map(str, args)], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=300)
+
+
+@pytest.mark.skipif(not BASE_PYTHON, reason="needs `make test-base-install` (CONVERT_BASE_PYTHON)")
+@pytest.mark.parametrize("target", ["caffe", "mxnet", "onnx"])
+@pytest.mark.parametrize("source", BASE_SOURCES)
+def test_base_install_converts(sources, source, target, tmp_path):
+    proc = _base_install(f"tf2{target}", sources[source], "-o", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    _check(tmp_path / "out")
+
+
+@pytest.mark.skipif(not BASE_PYTHON, reason="needs `make test-base-install` (CONVERT_BASE_PYTHON)")
+@pytest.mark.parametrize("args, hint", [(["tf2onnx", "{keras}", "--verify"], VERIFY_HINT),
+                                        (["tf2torch", "{keras}"], TORCH_HINT)])
+def test_base_install_refuses_in_one_line(sources, tmp_path, args, hint):
+    names = {k: str(v) for k, v in sources.items()}
+    proc = _base_install(*(a.format(**names) for a in args), "-o", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and hint in proc.stderr, proc.stderr
+    assert not (tmp_path / "out").exists()
