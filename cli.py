@@ -75,23 +75,36 @@ def guarded(fn: Callable) -> Callable:
             sys.exit(130)
         except click.exceptions.Exit:
             raise
+        except ImportError as exc:  # a framework missing where convert/requirements.py did not look first
+            from convert.requirements import for_failed_import
+
+            missing = for_failed_import(exc)
+            if missing is None:
+                _internal_error(exc)
+            _err(str(missing))
+            sys.exit(missing.exit_code)
         except OSError as exc:  # the machine, not the model: disk full, permissions, ... (exit 2, not a bug)
             where = f"{exc.filename}: " if exc.filename else ""
             _err(f"{where}{exc.strerror or exc}: check the paths, permissions and free disk space")
             sys.exit(2)
         except Exception as exc:  # a bug: say where, and how to report it
-            if os.environ.get("CONVERT_DEBUG"):
-                traceback.print_exc()
-            frame = traceback.extract_tb(exc.__traceback__)[-1]
-            where = f"{Path(frame.filename).name}:{frame.lineno} ({frame.name})"
-            _err(
-                f"internal error in {where}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
-                f"-- this is a bug; please report it with the command line and `convert --version` "
-                f"(set CONVERT_DEBUG=1 for the full traceback)"
-            )
-            sys.exit(1)
+            _internal_error(exc)
 
     return wrapper
+
+
+def _internal_error(exc: BaseException) -> None:
+    """One line saying where the bug is, then exit 1."""
+    if os.environ.get("CONVERT_DEBUG"):
+        traceback.print_exception(exc)
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    where = f"{Path(frame.filename).name}:{frame.lineno} ({frame.name})"
+    _err(
+        f"internal error in {where}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
+        f"-- this is a bug; please report it with the command line and `convert --version` "
+        f"(set CONVERT_DEBUG=1 for the full traceback)"
+    )
+    sys.exit(1)
 
 
 def parse_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:

@@ -11,6 +11,7 @@ The extras named here are those of pyproject.toml.
 from __future__ import annotations
 
 import importlib
+import itertools
 from dataclasses import dataclass
 
 from .errors import MissingDependency
@@ -51,24 +52,30 @@ def missing(need: Need) -> str | None:
     return None
 
 
-def needs(target: str, *, verify: bool = False, kind: str | None = None) -> list[Need]:
-    """What converting to `target` ('torch', 'onnx', ..., 'ir') needs; with `verify`, also what the
-    check needs for a source of `kind` (None: a TF graph)."""
-    wanted = list(WRITE.get(target, ()))
+def needs(target: str, *, verify: bool = False, kind: str | None = None, write: bool = True) -> list[Need]:
+    """What converting to `target` ('torch', 'onnx', ..., 'ir') needs (`write=False`: only checking a
+    model written earlier); with `verify`, also what the check needs for a source of `kind` (None: a
+    TF graph). One entry per module, the first reason for it."""
+    wanted = list(WRITE.get(target, ())) if write else []
     if verify:
-        wanted.append(REFERENCE)
-        if kind in KERAS_KINDS:
-            wanted.append(KERAS_REFERENCE)
-        wanted += [n for n in RUN.get(target, ()) if n not in wanted]
-    return wanted
+        wanted += [REFERENCE, *([KERAS_REFERENCE] if kind in KERAS_KINDS else []), *RUN.get(target, ())]
+    return [n for i, n in enumerate(wanted) if n.module not in {w.module for w in wanted[:i]}]
 
 
 def check(target: str, *, verify: bool = False, kind: str | None = None, write: bool = True) -> None:
-    """Raise MissingDependency (exit 2) for the first need that does not import. `write=False`:
-    only the check's needs (re-verifying a model written earlier)."""
-    for need in needs(target, verify=verify, kind=kind):
-        if not write and need in WRITE.get(target, ()):
-            continue
+    """Raise MissingDependency (exit 2) for the first need (see `needs`) that does not import."""
+    for need in needs(target, verify=verify, kind=kind, write=write):
         reason = missing(need)
         if reason is not None:
             raise MissingDependency(reason)
+
+
+def for_failed_import(exc: ImportError) -> MissingDependency | None:
+    """The same one line for a framework found missing on a path `check` does not cover (the CLI's
+    last resort, instead of calling it a bug); None when `exc` is not about one of ours."""
+    root = (exc.name or "").split(".")[0]
+    needs_ = itertools.chain((REFERENCE, KERAS_REFERENCE), *WRITE.values(), *RUN.values())
+    need = next((n for n in needs_ if root and n.module.split(".")[0] == root), None)
+    if need is None:
+        return None
+    return MissingDependency(f"this needs {need.module}, which is not installed ({exc}): pip install '{DIST}[{need.extra}]'")

@@ -36,7 +36,7 @@ while _frame is not None and (_frame.f_code.co_filename.startswith("<frozen") or
     _frame = _frame.f_back
 with open(os.environ["CONVERT_BLOCKED_LOG"], "a") as _log:
     _log.write(f"{NAME} imported from {_frame.f_code.co_filename if _frame else '?'}:{_frame.f_lineno if _frame else 0}\\n")
-raise ImportError(f"No module named {NAME!r} (blocked: this test runs as on a machine without it)")
+raise ModuleNotFoundError(f"No module named {NAME!r} (blocked: a machine without it)", name=NAME)
 '''
 
 
@@ -192,6 +192,36 @@ def test_refusal_comes_from_the_api_too(sources, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("2 verification runs TensorFlow") and VERIFY_HINT in proc.stdout
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("target, verify, kind, modules, rerun", [
+    ("mxnet", False, "tf_checkpoint", [], []),
+    ("ir", False, "saved_model", [], []),
+    ("onnx", False, "keras_v3", ["onnx"], []),
+    ("torch", False, "frozen_pb", ["torch"], []),
+    ("caffe", True, "tf_checkpoint", ["google.protobuf", "tensorflow", "cv2"], ["tensorflow", "cv2"]),
+    ("torch", True, "keras_h5", ["torch", "tensorflow", "keras"], ["tensorflow", "keras", "torch"]),
+    ("mxnet", True, "saved_model", ["tensorflow"], ["tensorflow"]),
+    ("onnx", True, None, ["onnx", "tensorflow", "onnxruntime"], ["tensorflow", "onnxruntime"]),
+])
+def test_what_each_conversion_needs(target, verify, kind, modules, rerun):
+    """`rerun`: what checking a model written earlier needs (`convert verify OUT`: write=False)."""
+    from convert import requirements
+
+    assert [n.module for n in requirements.needs(target, verify=verify, kind=kind)] == modules
+    assert [n.module for n in requirements.needs(target, verify=verify, kind=kind, write=False)] == rerun
+
+
+@pytest.mark.parametrize("name, extra", [("tensorflow", "verify"), ("tensorflow.core", "verify"),
+                                         ("torch", "torch"), ("onnxruntime", "onnx"), ("yaml", None), (None, None)])
+def test_a_missing_framework_found_late_is_still_one_line(name, extra):
+    from convert.requirements import for_failed_import
+
+    error = for_failed_import(ModuleNotFoundError(f"No module named {name!r}", name=name))
+    if extra is None:
+        assert error is None
+    else:
+        assert error.exit_code == 2 and f"pip install 'tf-convert[{extra}]'" in str(error)
 
 
 # ---- the import audit: no module on a TF-free path imports TF or torch --------------------------------
