@@ -96,7 +96,7 @@ def guarded(fn: Callable) -> Callable:
 def _internal_error(exc: BaseException) -> None:
     """One line saying where the bug is, then exit 1."""
     if os.environ.get("CONVERT_DEBUG"):
-        traceback.print_exception(exc)
+        traceback.print_exc()  # called from the except clause: the exception being handled
     frame = traceback.extract_tb(exc.__traceback__)[-1]
     where = f"{Path(frame.filename).name}:{frame.lineno} ({frame.name})"
     _err(
