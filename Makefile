@@ -13,7 +13,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: fuzz install mxnet-env demo test test-full test-report test-base-install zoo zoo-tf2onnx bench clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: fuzz install mxnet-env demo test test-full test-report zoo zoo-tf2onnx bench clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
@@ -62,6 +62,7 @@ test-report: install mxnet-env
 # A machine without TensorFlow or torch: the package and its [onnx,caffe] extras only, in a fresh
 # virtualenv; tests/test_tf_optional.py converts there and checks the results in .venv against TF
 BASEVENV := .venv-base
+.PHONY: test-base-install
 test-base-install: install mxnet-env
 	rm -rf $(BASEVENV) && $(PYTHON) -m venv $(BASEVENV)
 	$(BASEVENV)/bin/python -m pip install -q -c constraints.txt '.[onnx,caffe]'

@@ -37,7 +37,8 @@ class Request:
     settings: dict[str, str] = field(default_factory=dict)  # --set NAME=VALUE (scalar placeholders)
     use_ema: bool = False  # --use-ema
     max_memory: int | None = None  # bytes; None: 80% of the machine's RAM (convert/memory.py)
-    progress: bool = False  # draw the stage and the weights written on stderr, when it is a terminal
+    # True: draw the stage and the weights written on stderr when it is a terminal; or a Progress to report to
+    progress: bool | Progress = False
 
 
 def default_out(source: Path, target: str) -> Path:
@@ -152,7 +153,7 @@ def _progress_arg(emit, progress: Progress) -> dict[str, Progress]:
 
 def run(req: Request, cache: Cache | None = None) -> Conversion:
     """Convert `req.source` for `req.target`; `cache` (optional) holds parses and TF outputs to reuse."""
-    shown = for_stderr(req.progress)
+    shown = req.progress if isinstance(req.progress, Progress) else for_stderr(req.progress)
     try:
         return _run(req, cache, shown)
     finally:
