@@ -29,17 +29,15 @@ class Need:
 REFERENCE = Need("tensorflow", "verify", "verification runs TensorFlow on the source as the reference")
 KERAS_REFERENCE = Need("keras", "verify", "verification runs the Keras model itself (Keras on TensorFlow)")
 
-WRITE = {
+WRITE = {  # tf2caffe and tf2mxnet write with the base install (protobuf, numpy)
     "torch": (Need("torch", "torch", "tf2torch writes its model with PyTorch"),),
     "onnx": (Need("onnx", "onnx", "tf2onnx builds model.onnx with the onnx package"),),
-    "caffe": (Need("google.protobuf", "caffe", "tf2caffe writes model.caffemodel with protobuf"),),
 }
 RUN = {  # the runtime a check loads the converted model in (MXNet's lives in its own environment)
     "torch": (Need("torch", "torch", "verifying tf2torch runs the model in PyTorch"),),
     "onnx": (Need("onnxruntime", "onnx", "verifying tf2onnx runs the model in onnxruntime"),),
     "caffe": (Need("cv2", "caffe", "verifying tf2caffe runs the model in OpenCV DNN"),),
 }
-KERAS_KINDS = ("keras_h5", "keras_v3")  # parsers.KERAS_KINDS, without importing parsers here
 
 
 def missing(need: Need) -> str | None:
@@ -56,6 +54,8 @@ def needs(target: str, *, verify: bool = False, kind: str | None = None, write: 
     """What converting to `target` ('torch', 'onnx', ..., 'ir') needs (`write=False`: only checking a
     model written earlier); with `verify`, also what the check needs for a source of `kind` (None: a
     TF graph). One entry per module, the first reason for it."""
+    from parsers import KERAS_KINDS
+
     wanted = list(WRITE.get(target, ())) if write else []
     if verify:
         wanted += [REFERENCE, *([KERAS_REFERENCE] if kind in KERAS_KINDS else []), *RUN.get(target, ())]
