@@ -177,8 +177,12 @@ def target_flags(targets: tuple[str, ...]) -> Callable:
     """The flags of `targets`' options, generated from their dataclasses (emitters/options.py)."""
 
     def decorate(fn: Callable) -> Callable:
+        seen: set[str] = set()  # an option several targets share (--static-shapes) is one flag
         for target in reversed(targets):
             for spec in reversed(option_specs(target)):
+                if spec.flag in seen:
+                    continue
+                seen.add(spec.flag)
                 if spec.type is bool:
                     opt = click.option(spec.flag, is_flag=True, default=spec.default, help=spec.help)
                 else:
