@@ -22,6 +22,7 @@ help:
 	@echo "make test-memory  peak RSS of a 0.5 GB checkpoint conversion (torch, onnx, mxnet; ~3 min)"
 	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
 	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"
+	@echo "make test-base-install  convert in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side"
@@ -62,6 +63,15 @@ test-memory: install mxnet-env
 test-report: install mxnet-env
 	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	CONVERT_BROWSER_TEST=1 $(PY) -m pytest -q -p no:xdist tests/test_report_browser.py
+
+# A machine without TensorFlow or torch: the package and its [onnx,caffe] extras only, in a fresh
+# virtualenv; tests/test_tf_optional.py converts there and checks the results in .venv against TF
+BASEVENV := .venv-base
+.PHONY: test-base-install
+test-base-install: install mxnet-env
+	rm -rf $(BASEVENV) && $(PYTHON) -m venv $(BASEVENV)
+	$(BASEVENV)/bin/python -m pip install -q -c constraints.txt '.[onnx,caffe]'
+	CONVERT_BASE_PYTHON=$(BASEVENV)/bin/python $(PY) -m pytest -q -p no:xdist tests/test_tf_optional.py -k base_install
 
 zoo: install mxnet-env
 	$(PY) -m zoo.run --cache $(CACHE)/zoo --report zoo-report.md --jobs $(JOBS)
