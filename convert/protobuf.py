@@ -209,6 +209,12 @@ class _Parser:
     def kind(self) -> str:
         return self.tokens[self.pos][0] if self.pos < len(self.tokens) else ""
 
+    def more(self) -> bool:
+        """True until the closing brace of the current block (never runs off the end)."""
+        if self.pos >= len(self.tokens):
+            raise self.error("unexpected end of file")
+        return self.peek() != "}"
+
     def expect(self, text: str) -> None:
         got = self.next()
         if got != text:
@@ -322,7 +328,7 @@ class _Parser:
         scope = f"{scope}.{mp.name}".lstrip(".")
         self.expect("{")
         synthetic: list[Any] = []  # proto3 `optional` fields: their oneofs go after the real ones
-        while self.peek() != "}":
+        while self.more():
             word = self.peek()
             if word == ";":
                 self.next()
@@ -353,7 +359,7 @@ class _Parser:
                 index = len(mp.oneof_decl)
                 mp.oneof_decl.add(name=self.ident())
                 self.expect("{")
-                while self.peek() != "}":
+                while self.more():
                     if self.peek() == "option":
                         self.next()
                         self.option_name()
@@ -482,7 +488,7 @@ class _Parser:
     def enum(self, ep: Any) -> None:
         ep.name = self.ident()
         self.expect("{")
-        while self.peek() != "}":
+        while self.more():
             word = self.peek()
             if word == ";":
                 self.next()

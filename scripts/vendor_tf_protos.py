@@ -136,7 +136,8 @@ class Renderer:
         self.lines.append(f"{indent}}}")
 
 
-def main() -> None:
+def render() -> dict[str, str]:
+    """File name -> text of the vendored .proto files, from the installed TensorFlow."""
     import tensorflow as tf
     from google.protobuf import descriptor_pb2
 
@@ -152,6 +153,7 @@ def main() -> None:
     for fdp in files:
         if fdp.package == "tensorflow":
             by_syntax[fdp.syntax or "proto2"].append(fdp)
+    texts = {}
     for syntax, fdps in by_syntax.items():
         if not fdps:
             continue
@@ -175,8 +177,14 @@ def main() -> None:
                 r.enum(ep, "")
             for mp in fdp.message_type:
                 r.message(mp, "tensorflow", "")
-        (HERE / OUT[syntax]).write_text("\n".join(r.lines) + "\n")
-        print(f"wrote {OUT[syntax]}: {len(fdps)} files, {len(r.lines)} lines")
+        texts[OUT[syntax]] = "\n".join(r.lines) + "\n"
+    return texts
+
+
+def main() -> None:
+    for name, text in render().items():
+        (HERE / name).write_text(text)
+        print(f"wrote {name}: {text.count(chr(10))} lines")
 
 
 if __name__ == "__main__":

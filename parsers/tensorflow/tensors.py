@@ -44,7 +44,7 @@ _DTYPES: dict[int, _DType] = {
     14: _DType("bfloat16", "ml_dtypes.bfloat16", "half_val", True),
     15: _DType("qint16", _q("qint16", "<i2"), "int_val", True),
     16: _DType("quint16", _q("quint16", "<u2"), "int_val", True),
-    17: _DType("uint16", "uint16", "int_val", True),
+    17: _DType("uint16", "uint16", "int_val", False),  # not in TF's tensor_content types
     18: _DType("complex128", "complex128", "dcomplex_val", False),
     19: _DType("float16", "float16", "half_val", True),
     20: _DType("resource", None, "resource_handle_val", False),
@@ -173,6 +173,8 @@ def to_proto(value: Any) -> Any:
     from .protos import TensorProto
 
     array = np.asarray(value)
+    if not array.dtype.isnative:  # TF's bytes are little-endian (native on every platform TF runs on)
+        array = array.astype(array.dtype.newbyteorder("="))
     enum = dtype_enum(array.dtype)
     entry = _DTYPES[enum]
     proto = TensorProto(dtype=enum)
