@@ -76,13 +76,13 @@ def compile_file(path: Path, root: Path | None = None) -> Compiled:
     return Compiled(tuple(files.values()), messages, enums)
 
 
-def parse(text: str, name: str = "<text>", imported: dict[str, Any] | None = None) -> Any:
+def parse(text: str, name: str = "<text>", imported: dict[str, Any] | None = None, strict: bool = True) -> Any:
     """The FileDescriptorProto of .proto `text`; types from `imported` (name -> FileDescriptorProto)
-    resolve too."""
-    return _build(_Parser(text, name), imported or {})
+    resolve too. `strict=False` reads an excerpt: a type it does not define stays as written, unset."""
+    return _build(_Parser(text, name), imported or {}, strict)
 
 
-def _build(parser: "_Parser", imported: dict[str, Any]) -> Any:
+def _build(parser: "_Parser", imported: dict[str, Any], strict: bool = True) -> Any:
     fdp, pending = parser.file()
     symbols: dict[str, str] = {}
     for dep in imported.values():
@@ -90,6 +90,9 @@ def _build(parser: "_Parser", imported: dict[str, Any]) -> Any:
     _symbols(fdp.package, fdp.message_type, fdp.enum_type, symbols)
     for fp, scope, type_name, where in pending:
         full = _resolve(type_name, scope, symbols)
+        if full is None and not strict:
+            fp.type_name = type_name
+            continue
         if full is None:
             raise ProtoSyntaxError(f"{where}: unknown type '{type_name}'")
         fp.type_name = full

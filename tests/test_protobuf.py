@@ -168,6 +168,12 @@ def test_refuses_clearly(text, message):
     assert str(err.value) == message
 
 
+def test_excerpts_keep_unknown_types_as_written():
+    fdp = parse('syntax = "proto2";\nmessage A { optional Elsewhere e = 1; optional A a = 2; }', strict=False)
+    assert _field(fdp, "A.e").type_name == "Elsewhere" and not _field(fdp, "A.e").HasField("type")
+    assert _field(fdp, "A.a").type_name == ".A" and _field(fdp, "A.a").type == F.TYPE_MESSAGE
+
+
 def test_missing_import_names_the_file(tmp_path):
     (tmp_path / "a.proto").write_text('syntax = "proto3";\nimport "nowhere/b.proto";\n')
     with pytest.raises(ProtoSyntaxError, match=r"a.proto: imported file 'nowhere/b.proto' not found"):
