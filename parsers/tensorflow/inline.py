@@ -32,9 +32,13 @@ def inline_calls(graph_def: Any, max_depth: int = 10) -> Any:
     import tensorflow as tf
     from tensorflow.core.framework import graph_pb2
 
+    from .protos import from_tensorflow, to_tensorflow  # TRANSITIONAL (issue 12): TF's classes inside
+
     library = {f.signature.name: f for f in graph_def.library.function}
     if not library:
         return graph_def
+    given, graph_def = graph_def, to_tensorflow(graph_def)
+    library = {f.signature.name: f for f in graph_def.library.function}
     # function_def_to_graph_def looks nested calls up in the default graph's library
     scope = tf.Graph()
     with scope.as_default():
@@ -42,7 +46,8 @@ def inline_calls(graph_def: Any, max_depth: int = 10) -> Any:
         holder.library.CopyFrom(graph_def.library)
         tf.import_graph_def(holder, name="")
     with scope.as_default():
-        return _inline(graph_def, library, max_depth)
+        result = _inline(graph_def, library, max_depth)
+    return result if graph_def is given else from_tensorflow(result)
 
 
 def _inline(graph_def: Any, library: dict, max_depth: int) -> Any:

@@ -10,6 +10,7 @@ Nested messages are attributes of their parent (AttrValue.ListValue, TensorShape
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from convert.protobuf import compile_file
 
@@ -82,7 +83,36 @@ VariableSynchronization = _enums["tensorflow.VariableSynchronization"]
 VariableAggregation = _enums["tensorflow.VariableAggregation"]
 globals().update({name: number for name, number in DataType.items()})  # DT_FLOAT, DT_HALF, ... as in types_pb2
 
+
+# The generated modules that define (through their imports) every vendored TF message.
+_TF_MODULES = ("tensorflow.core.protobuf.meta_graph_pb2", "tensorflow.core.protobuf.saved_model_pb2",
+               "tensorflow.core.protobuf.tensor_bundle_pb2", "tensorflow.core.framework.graph_pb2")
+
+
+def to_tensorflow(message: Any) -> Any:
+    """`message` as TensorFlow's own generated class (TF's APIs accept only those), by its bytes;
+    a TF message is returned as is. Imports TensorFlow: for the reference run (verification) only."""
+    import importlib
+
+    from google.protobuf import descriptor_pool, message_factory
+
+    if type(message) is not _messages.get(message.DESCRIPTOR.full_name):
+        return message
+    for module in _TF_MODULES:
+        importlib.import_module(module)
+    cls = message_factory.GetMessageClass(descriptor_pool.Default().FindMessageTypeByName(message.DESCRIPTOR.full_name))
+    return cls.FromString(message.SerializeToString())
+
+
+def from_tensorflow(message: Any) -> Any:
+    """A message of TensorFlow's generated classes as ours (by its bytes); ours is returned as is."""
+    cls = _messages[message.DESCRIPTOR.full_name]
+    return message if type(message) is cls else cls.FromString(message.SerializeToString())
+
+
 __all__ = [
+    "to_tensorflow",
+    "from_tensorflow",
     "GraphDebugInfo",
     "TensorShapeProto",
     "SerializedDType",
