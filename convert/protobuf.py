@@ -60,12 +60,17 @@ def compile_file(path: Path, root: Path | None = None) -> Compiled:
     messages: dict[str, type] = {}
     enums: dict[str, Any] = {}
 
-    def collect(desc: Any) -> None:
-        messages[desc.full_name] = message_factory.GetMessageClass(desc)
+    def collect(desc: Any) -> type:
+        cls = messages[desc.full_name] = message_factory.GetMessageClass(desc)
         for nested in desc.nested_types:
-            collect(nested)
+            nested_cls = collect(nested)
+            if not hasattr(cls, nested.name):  # upb has them; the pure-Python runtime leaves it to protoc's code
+                setattr(cls, nested.name, nested_cls)
         for enum in desc.enum_types:
             enums[enum.full_name] = EnumTypeWrapper(enum)
+            if not hasattr(cls, enum.name):
+                setattr(cls, enum.name, enums[enum.full_name])
+        return cls
 
     for name in files:
         fd = pool.FindFileByName(name)
