@@ -16,7 +16,7 @@ OUT = Path(__file__).resolve().parents[1] / "parsers" / "tensorflow" / "tf_ops.t
 
 def registered_ops() -> list:
     """TF's OpDefs, from the op registry of the installed TensorFlow."""
-    import tensorflow as tf  # noqa: F401  (registers the ops)
+    import tensorflow  # noqa: F401  (registers the ops)
     from tensorflow.core.framework import op_def_pb2
     from tensorflow.python.client import pywrap_tf_session
 

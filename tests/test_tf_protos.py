@@ -19,14 +19,14 @@ HAS_TF = importlib.util.find_spec("tensorflow") is not None
 needs_tf = pytest.mark.skipif(not HAS_TF, reason="TensorFlow is the reference")
 
 # Every top-level type of the vendored files (the TF-side check below covers nested ones through these).
-VENDORED = [f"{fdp.package}.{t.name}" for fdp in protos._compiled.files if fdp.package == "tensorflow"
+VENDORED = [f"{fdp.package}.{t.name}" for fdp in protos.FILE_DESCRIPTORS if fdp.package == "tensorflow"
             for t in list(fdp.message_type) + list(fdp.enum_type)]
 TF_MODULES = ("tensorflow.core.protobuf.meta_graph_pb2", "tensorflow.core.protobuf.saved_model_pb2",
               "tensorflow.core.protobuf.tensor_bundle_pb2", "tensorflow.core.framework.graph_pb2")
 
 
 def _ours(full_name: str):
-    for fdp in protos._compiled.files:
+    for fdp in protos.FILE_DESCRIPTORS:
         for t in list(fdp.message_type) + list(fdp.enum_type):
             if f"{fdp.package}.{t.name}" == full_name:
                 return t
@@ -68,7 +68,7 @@ def test_vendored_files_are_up_to_date():
     finally:
         sys.path.remove(str(ROOT / "scripts"))
     for name, text in vendor_tf_protos.render().items():
-        assert (ROOT / "parsers" / "tensorflow" / name).read_text() == text, f"re-run scripts/vendor_tf_protos.py"
+        assert (ROOT / "parsers" / "tensorflow" / name).read_text() == text, "re-run scripts/vendor_tf_protos.py"
     tf_types = {f"{fd.package}.{n}" for fd in vendor_tf_protos.tf_files() if fd.package == "tensorflow"
                 for n in list(fd.message_types_by_name) + list(fd.enum_types_by_name)}
     assert tf_types == set(VENDORED)
@@ -126,7 +126,7 @@ def tf_files(tmp_path_factory) -> dict[str, tuple[str, bytes]]:
         b = tf.compat.v1.get_variable("b", (4,), dtype=tf.float16, initializer=tf.compat.v1.ones_initializer())
         y = tf.nn.conv2d(x, w, 2, "SAME") + tf.cast(b, tf.float32)
         y = tf.identity(tf.reduce_mean(tf.nn.relu(y), axis=[1, 2]), name="y")
-        strings = tf.constant([b"a", b"bc"], name="strings")  # noqa: F841
+        tf.constant([b"a", b"bc"], name="strings")
         tf.compat.v1.add_to_collection("custom", 3)
         saver = tf.compat.v1.train.Saver()
         with tf.compat.v1.Session() as sess:

@@ -16,6 +16,7 @@ from convert.protobuf import compile_file
 
 PROTO_PATH = Path(__file__).with_name("tf_subset.proto")
 _compiled = compile_file(PROTO_PATH)
+FILE_DESCRIPTORS = _compiled.files  # FileDescriptorProto of each file compiled (tf_subset*.proto, protobuf's)
 _messages = _compiled.messages
 _enums = _compiled.enums
 
