@@ -49,9 +49,7 @@ def _inference(graph_def: Any, options: ParseOptions, where: Any, reader: Any = 
                        settings=options.settings, use_ema=options.use_ema, reader=reader, prefix=prefix,
                        default_inputs=default_inputs, default_outputs=default_outputs,
                        check=lambda gd, outs: check_graph(gd, outs, where))  # before anything runs
-    from .protos import to_tensorflow  # TRANSITIONAL (issue 12): build.py/inline.py still hand it to TF
-
-    return Frozen(inline_calls(to_tensorflow(prepared.graph_def)), prepared.inputs, prepared.outputs,
+    return Frozen(inline_calls(prepared.graph_def), prepared.inputs, prepared.outputs,
                   (notes or []) + prepared.notes, prepared.records)
 
 
