@@ -8,7 +8,7 @@ zero taps added to the kernel ('kernel'), in PyTorch (eager), OpenCV DNN (Caffe)
 (Module + Gluon summed), all on one thread (OMP_NUM_THREADS=1: the work a lowering costs, not how
 well it splits over a busy machine's cores). Rounds interleave every variant, so a busy moment of a
 shared machine hits them alike; a variant's figure is the median over rounds of the per-round best
-(PyTorch, OpenCV) or median (MXNet's runner) of `--repeat` runs, summed over its class's layer shapes. `--write` rewrites the MEASURED table in convert/padding/costs.py, which
+(PyTorch, OpenCV: CPU time of the one thread) or median (MXNet's runner: wall time) of `--repeat` runs, summed over its class's layer shapes. `--write` rewrites the MEASURED table in convert/padding/costs.py, which
 the padding plans read.
 """
 
@@ -58,14 +58,16 @@ def conv_graph(kind: str, k: int, cin: int, cout: int, n: int) -> ir.Graph:
 
 
 def _best_ms(fn: Callable[[], Any], repeat: int) -> float:
-    """The fastest of `repeat` runs after three warm-ups (first runs build the runtime's kernels)."""
+    """The fastest of `repeat` runs after three warm-ups (first runs build the runtime's kernels), in
+    CPU time of this thread: on one thread torch and OpenCV compute in it, and other processes of a
+    shared machine then barely change the figure."""
     for _ in range(3):
         fn()
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         fn()
-        times.append((time.perf_counter() - t0) * 1000)
+        times.append((time.thread_time() - t0) * 1000)
     return min(times)
 
 

@@ -51,14 +51,20 @@ def measure_cli(args: list[str]) -> dict[str, Any]:
     }
 
 
-def median_ms(fn: Callable[[], Any], repeat: int) -> float:
+def median_ms(fn: Callable[[], Any], repeat: int, clock: Callable[[], float] = time.perf_counter) -> float:
     fn()  # warm-up
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append((time.perf_counter() - t0) * 1000)
+        times.append((clock() - t0) * 1000)
     return round(statistics.median(times), 2)
+
+
+def latency_clock() -> Callable[[], float]:
+    """Wall time; with one thread (--threads 1) the calling thread's CPU time, which a shared
+    machine's other processes barely disturb (torch, OpenCV and onnxruntime then compute in it)."""
+    return time.thread_time if os.environ.get("OMP_NUM_THREADS") == "1" else time.perf_counter
 
 
 PAD_LAYERS = {"extra": {"conv_lowering": "pad"}}  # every asymmetric conv behind a pad layer (the old lowering)
@@ -147,7 +153,7 @@ def latencies(graph, repeat: int, work: Path, rounds: int = 3) -> list[dict[str,
     for r in range(rounds):
         for runtime, label, target, out, _ in (emitted if r % 2 == 0 else emitted[::-1]):
             if target != "mxnet":
-                samples.setdefault((runtime, label), []).append(median_ms(local[out], repeat))
+                samples.setdefault((runtime, label), []).append(median_ms(local[out], repeat, latency_clock()))
         timed = mx_runtime.evaluate(mxnet_jobs, modes=("module", "gluon"), bench=repeat)
         for (runtime, label, _, _, _), res in zip([e for e in emitted if e[2] == "mxnet"], timed):
             for mode, ms in res.get("ms", {}).items():
@@ -185,7 +191,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved latency rounds (median of them)")
     parser.add_argument("--skip-tf2onnx", action="store_true")
     parser.add_argument("--threads", type=int, default=0,
-                        help="latency: threads per runtime (OMP_NUM_THREADS; 1 is steadier on a busy machine; 0: default)")
+                        help="latency: threads per runtime (OMP_NUM_THREADS; 0: each runtime's default). With 1, "
+                        "torch/OpenCV/onnxruntime are timed in CPU time of the calling thread (steady on a busy machine)")
     args = parser.parse_args()
     if args.threads:
         os.environ["OMP_NUM_THREADS"] = str(args.threads)  # torch, OpenCV and the MXNet subprocess read it

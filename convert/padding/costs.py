@@ -19,18 +19,18 @@ LOWERINGS = ("pad", "kernel")
 # (target, "depthwise" | "dense", kernel size) -> lowering -> ms of the layer, pad included (bench/lowering.py)
 # BEGIN MEASURED (written by bench/lowering.py)
 MEASURED: dict[tuple[str, str, int], dict[str, float]] = {  # 2026-11-23, bench/lowering.py
-    ('caffe', 'dense', 3): {'pad': 3.614, 'kernel': 9.991},
-    ('caffe', 'dense', 7): {'pad': 11.161, 'kernel': 18.003},
-    ('caffe', 'depthwise', 3): {'pad': 2.48, 'kernel': 3.629},
-    ('caffe', 'depthwise', 5): {'pad': 3.538, 'kernel': 2.919},
-    ('mxnet', 'dense', 3): {'pad': 23.765, 'kernel': 27.403},
-    ('mxnet', 'dense', 7): {'pad': 30.725, 'kernel': 31.218},
-    ('mxnet', 'depthwise', 3): {'pad': 29.209, 'kernel': 17.6},
-    ('mxnet', 'depthwise', 5): {'pad': 13.802, 'kernel': 4.748},
-    ('torch', 'dense', 3): {'pad': 1.759, 'kernel': 2.687},
-    ('torch', 'dense', 7): {'pad': 2.838, 'kernel': 3.401},
-    ('torch', 'depthwise', 3): {'pad': 0.895, 'kernel': 0.528},
-    ('torch', 'depthwise', 5): {'pad': 0.527, 'kernel': 0.379},
+    ('caffe', 'dense', 3): {'pad': 3.794, 'kernel': 5.743},
+    ('caffe', 'dense', 7): {'pad': 6.662, 'kernel': 8.289},
+    ('caffe', 'depthwise', 3): {'pad': 2.458, 'kernel': 3.521},
+    ('caffe', 'depthwise', 5): {'pad': 3.606, 'kernel': 2.874},
+    ('mxnet', 'dense', 3): {'pad': 19.91, 'kernel': 24.327},
+    ('mxnet', 'dense', 7): {'pad': 28.696, 'kernel': 29.755},
+    ('mxnet', 'depthwise', 3): {'pad': 30.029, 'kernel': 14.607},
+    ('mxnet', 'depthwise', 5): {'pad': 13.632, 'kernel': 4.572},
+    ('torch', 'dense', 3): {'pad': 1.59, 'kernel': 2.606},
+    ('torch', 'dense', 7): {'pad': 2.581, 'kernel': 3.057},
+    ('torch', 'depthwise', 3): {'pad': 0.839, 'kernel': 0.512},
+    ('torch', 'depthwise', 5): {'pad': 0.534, 'kernel': 0.371},
 }
 # END MEASURED
 
