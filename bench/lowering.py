@@ -36,15 +36,17 @@ from convert.padding import costs, tf_pads  # noqa: E402
 LAYERS: dict[tuple[str, int], list[tuple[int, int, int]]] = {
     ("depthwise", 3): [(96, 96, 112), (192, 192, 28)],
     ("depthwise", 5): [(144, 144, 56), (672, 672, 14)],
-    ("dense", 3): [(3, 32, 224), (64, 128, 56)],
-    ("dense", 7): [(3, 64, 224)],
+    ("stem", 3): [(3, 32, 224)],  # a dense conv on the image (<= 4 channels: kernel taps cost few MACs)
+    ("stem", 7): [(3, 64, 224)],
+    ("dense", 3): [(32, 64, 112), (64, 128, 56)],
+    ("dense", 7): [(16, 32, 112)],
 }
 TARGETS = ("torch", "caffe", "mxnet")
 
 
 def conv_graph(kind: str, k: int, cin: int, cout: int, n: int) -> ir.Graph:
     rng = np.random.default_rng(0)
-    groups = cin if kind == "depthwise" else 1
+    groups = cin if kind == "depthwise" else 1  # 'stem' and 'dense' are both dense convs
     pads = tf_pads((n, n), (k, k), (2, 2), (1, 1), "SAME")
     out = (n + pads.top + pads.bottom - k) // 2 + 1
     g = ir.Graph(name=f"{kind}{k}_{cin}x{n}")

@@ -50,7 +50,7 @@ def test_with_kernel_taps_adds_zero_rows_and_columns():
 def test_measured_table_is_complete():
     assert costs.MEASURED, "run `python -m bench.lowering --write`"
     for (target, kind, k), row in costs.MEASURED.items():
-        assert target in ("torch", "caffe", "mxnet") and kind in ("depthwise", "dense") and k > 0
+        assert target in ("torch", "caffe", "mxnet") and kind in ("depthwise", "stem", "dense") and k > 0
         assert set(row) == set(costs.LOWERINGS) and all(ms > 0 for ms in row.values())
 
 
@@ -58,7 +58,9 @@ def test_measured_table_is_complete():
 def test_conv_lowering_picks_the_cheaper_measured(key):
     target, kind, k = key
     row = costs.MEASURED[key]
-    assert costs.conv_lowering(target, kind == "depthwise", (k, k)) == min(row, key=row.get)
+    in_channels = costs.STEM_CHANNELS if kind == "stem" else 64
+    assert costs.layer_kind(kind == "depthwise", in_channels) == kind
+    assert costs.conv_lowering(target, kind == "depthwise", (k, k), in_channels) == min(row, key=row.get)
 
 
 def test_conv_lowering_falls_back(monkeypatch):
@@ -68,6 +70,7 @@ def test_conv_lowering_falls_back(monkeypatch):
     assert costs.conv_lowering("torch", False, (6, 5)) == "pad"  # nearest measured: 7
     assert costs.conv_lowering("torch", True, (3, 3)) == "pad"  # nothing measured for depthwise
     assert costs.conv_lowering("onnx", False, (3, 3)) == "pad"
+    assert costs.conv_lowering("torch", False, (3, 3), in_channels=3) == "pad"  # no 'stem' row measured
 
 
 def _conv_node(groups: int, pads=(0, 1, 0, 1)):
@@ -87,7 +90,7 @@ def test_default_plan_follows_the_table(target, groups):
     node, graph = _conv_node(groups)
     values = {"caffe_pad": "auto"} if target == "caffe" else {}
     p = plan(node, graph, options_for(target, values))
-    choice = costs.conv_lowering(target, groups == 4, (3, 3))
+    choice = costs.conv_lowering(target, groups == 4, (3, 3), in_channels=4)
     assert p.summary() == ("kernel taps" if choice == "kernel" else "pad group" if target == "caffe" else "pad layer")
     assert p.separate_pad_layer is (choice == "pad")
 

@@ -16,29 +16,44 @@ from typing import Sequence
 
 LOWERINGS = ("pad", "kernel")
 
-# (target, "depthwise" | "dense", kernel size) -> lowering -> ms of the layer, pad included (bench/lowering.py)
+# (target, "depthwise" | "stem" | "dense", kernel size) -> lowering -> ms of the layer, pad included (bench/lowering.py)
 # BEGIN MEASURED (written by bench/lowering.py)
 MEASURED: dict[tuple[str, str, int], dict[str, float]] = {  # 2026-11-23, bench/lowering.py
-    ('caffe', 'dense', 3): {'pad': 3.794, 'kernel': 5.743},
-    ('caffe', 'dense', 7): {'pad': 6.662, 'kernel': 8.289},
-    ('caffe', 'depthwise', 3): {'pad': 2.458, 'kernel': 3.521},
-    ('caffe', 'depthwise', 5): {'pad': 3.606, 'kernel': 2.874},
-    ('mxnet', 'dense', 3): {'pad': 19.91, 'kernel': 24.327},
-    ('mxnet', 'dense', 7): {'pad': 28.696, 'kernel': 29.755},
-    ('mxnet', 'depthwise', 3): {'pad': 30.029, 'kernel': 14.607},
-    ('mxnet', 'depthwise', 5): {'pad': 13.632, 'kernel': 4.572},
-    ('torch', 'dense', 3): {'pad': 1.59, 'kernel': 2.606},
-    ('torch', 'dense', 7): {'pad': 2.581, 'kernel': 3.057},
-    ('torch', 'depthwise', 3): {'pad': 0.839, 'kernel': 0.512},
-    ('torch', 'depthwise', 5): {'pad': 0.534, 'kernel': 0.371},
+    ('caffe', 'dense', 3): {'pad': 7.007, 'kernel': 10.314},
+    ('caffe', 'dense', 7): {'pad': 4.545, 'kernel': 5.67},
+    ('caffe', 'depthwise', 3): {'pad': 3.071, 'kernel': 4.078},
+    ('caffe', 'depthwise', 5): {'pad': 4.262, 'kernel': 3.243},
+    ('caffe', 'stem', 3): {'pad': 1.093, 'kernel': 1.318},
+    ('caffe', 'stem', 7): {'pad': 7.408, 'kernel': 8.784},
+    ('mxnet', 'dense', 3): {'pad': 27.077, 'kernel': 34.675},
+    ('mxnet', 'dense', 7): {'pad': 13.521, 'kernel': 14.841},
+    ('mxnet', 'depthwise', 3): {'pad': 25.327, 'kernel': 17.2},
+    ('mxnet', 'depthwise', 5): {'pad': 15.23, 'kernel': 5.3},
+    ('mxnet', 'stem', 3): {'pad': 7.371, 'kernel': 6.702},
+    ('mxnet', 'stem', 7): {'pad': 25.946, 'kernel': 28.807},
+    ('torch', 'dense', 3): {'pad': 2.929, 'kernel': 4.572},
+    ('torch', 'dense', 7): {'pad': 1.929, 'kernel': 2.183},
+    ('torch', 'depthwise', 3): {'pad': 1.769, 'kernel': 0.682},
+    ('torch', 'depthwise', 5): {'pad': 0.726, 'kernel': 0.462},
+    ('torch', 'stem', 3): {'pad': 0.409, 'kernel': 0.501},
+    ('torch', 'stem', 7): {'pad': 3.216, 'kernel': 3.561},
 }
 # END MEASURED
 
 
-def conv_lowering(target: str, depthwise: bool, kernel: Sequence[int]) -> str:
+STEM_CHANNELS = 4  # a dense conv reading at most this many channels (an image) is a 'stem'
+
+
+def layer_kind(depthwise: bool, in_channels: int) -> str:
+    """'depthwise', 'stem' (a dense conv on few channels: extra taps cost few MACs, and a pad layer
+    on the full-size image is relatively dear) or 'dense'."""
+    return "depthwise" if depthwise else "stem" if in_channels <= STEM_CHANNELS else "dense"
+
+
+def conv_lowering(target: str, depthwise: bool, kernel: Sequence[int], in_channels: int = STEM_CHANNELS + 1) -> str:
     """The measured-cheapest lowering ('pad' or 'kernel') of an asymmetric conv for `target`; the
     nearest measured kernel size stands in for an unmeasured one; 'pad' where nothing was measured."""
-    kind = "depthwise" if depthwise else "dense"
+    kind = layer_kind(depthwise, in_channels)
     sizes = [k for (t, c, k) in MEASURED if t == target and c == kind]
     if not sizes:
         return "pad"

@@ -104,7 +104,7 @@ def _conv_kernel_taps(node: Node, graph: Graph, options: Any) -> Plan | None:
     if node.op != "conv2d" or pads.symmetric:
         return None
     in_c = graph.shape(node.inputs[0])[1]
-    choice = options.extra.get("conv_lowering") or conv_lowering(options.TARGET, a["groups"] == in_c > 1, a["kernel"])
+    choice = options.extra.get("conv_lowering") or conv_lowering(options.TARGET, a["groups"] == in_c > 1, a["kernel"], in_c)
     extended = kernel_extension(pads, a.get("dilation", (1, 1))) if choice == "kernel" else None
     if extended is None:
         return None
@@ -211,7 +211,8 @@ def caffe_plan(node: Node, graph: Graph, options: Any) -> Plan:
         depthwise = caffe_depthwise(node, graph)
         mode = options.caffe_pad
         if mode == "auto":  # the measured-cheaper lowering for this kind of layer (costs.py)
-            mode = "kernel" if conv_lowering("caffe", depthwise, a["kernel"]) == "kernel" else "layer"
+            in_c = graph.shape(node.inputs[0])[1]
+            mode = "kernel" if conv_lowering("caffe", depthwise, a["kernel"], in_c) == "kernel" else "layer"
         c = caffe_plan_conv(a["pads"], a["dilation"], mode, a["kernel"], depthwise)
         return _from_caffe(node, c, size_dependent=False)
     if node.op in ("max_pool2d", "avg_pool2d"):
