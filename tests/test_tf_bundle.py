@@ -184,6 +184,51 @@ def test_corrupt_files_are_input_errors(ckpt, tmp_path, corrupt):
     assert "\n" not in str(e.value)
 
 
+def test_lazy_tensors_equal_read(ckpt, tmp_path):
+    """Bundle.lazy: shape and dtype without reading; the value read (and crc-checked) when materialized,
+    bit for bit what read() gives; pickled as its recipe (prefix, key), not its bytes."""
+    import pickle
+
+    from convert.ir.lazy import LazyArray
+
+    with Bundle(ckpt) as bundle:
+        for key in bundle.keys():
+            lazy = bundle.lazy(key)
+            value = bundle.read(key)
+            assert isinstance(lazy, LazyArray) and (lazy.shape, lazy.dtype) == (value.shape, value.dtype)
+            assert np.asarray(lazy).tobytes() == value.tobytes()
+        big = bundle.lazy("large")
+        assert len(pickle.dumps(big)) < 1000
+        assert np.array_equal(np.asarray(pickle.loads(pickle.dumps(big)).transpose(2, 0, 1)),
+                              bundle.read("large").transpose(2, 0, 1))
+
+
+def test_lazy_checks_the_index_now_and_the_bytes_when_read(ckpt, tmp_path):
+    prefix = _copy(ckpt, tmp_path)
+    pattern = _corrupt_data_byte(prefix)
+    with Bundle(prefix) as bundle:
+        lazy = bundle.lazy("large")  # the crc needs the bytes: not checked yet
+        with pytest.raises(InputError, match=pattern):
+            np.asarray(lazy)
+    _truncate_data(prefix)
+    with Bundle(prefix) as bundle:
+        with pytest.raises(InputError, match="past the end of the file"):
+            bundle.lazy("large")
+
+
+def test_partitioned_variable_reads_lazily(tmp_path):
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.get_variable("p/w", (200, 6), tf.float32, partitioner=lambda shape, dtype: [3, 1])
+        saver = tf.compat.v1.train.Saver()
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            saver.save(sess, str(tmp_path / "model.ckpt"))
+    with Bundle(tmp_path / "model.ckpt") as bundle:
+        assert np.array_equal(np.asarray(bundle.lazy("p/w")), bundle.read("p/w"))
+        assert bundle.lazy("p/w").shape == (200, 6)
+
+
 def test_reads_without_tensorflow(ckpt, tmp_path):
     fake = tmp_path / "fake" / "tensorflow"
     fake.mkdir(parents=True)
@@ -278,3 +323,29 @@ def test_slices_must_cover_the_variable(tmp_path):
     _write_index(prefix, {b"": _field(1, 1), b"w": whole, b"\x00w\x00\x01\x01\x01\x80\x7f": part})
     with pytest.raises(InputError, match="slices of variable 'w' do not add up"):
         Bundle(prefix).read("w")
+
+
+STRINGS = [
+    ("scalar", [b"object graph"]),
+    ("empty_string", [b""]),
+    ("vector", [b"a", b"", b"x" * 300, bytes(range(256))]),  # 300: a two-byte varint length
+]
+
+
+@pytest.mark.parametrize("name,values", STRINGS, ids=[s[0] for s in STRINGS])
+def test_string_tensors(tmp_path, name, values):
+    prefix = str(tmp_path / "strings")
+    tensor = tf.constant(values[0] if name != "vector" else values, dtype=tf.string)
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=[name], shape_and_slices=[""], tensors=[tensor])
+    assert Bundle(prefix).read_strings(name) == values
+
+
+def test_string_tensor_corruption_is_an_input_error(tmp_path):
+    prefix = str(tmp_path / "strings")
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=["s"], shape_and_slices=[""], tensors=[tf.constant([b"abc", b"de"])])
+    shard = Path(f"{prefix}.data-00000-of-00001")
+    data = bytearray(shard.read_bytes())
+    data[-1] ^= 1
+    shard.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="crc32c mismatch in tensor 's'"):
+        Bundle(prefix).read_strings("s")

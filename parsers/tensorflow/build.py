@@ -198,7 +198,7 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     frontier = sorted({t.name for op in live_ops for t in op.inputs if t.op.name not in dynamic})
     input_desc = ", ".join(f"input '{t}' has shape {show_shape(s)}" for t, _, s in signatures)
     graph = ir.Graph(name=name)
-    ctx = Context(graph, _evaluate(tfg, frontier, placeholders, signatures), input_desc)
+    ctx = Context(graph, _evaluate(tfg, frontier, placeholders, signatures, frozen), input_desc)
     fmt = _data_format(live_ops)
     _add_inputs(ctx, signatures, placeholders, fmt)
     _convert_ops(ctx, live_ops)
@@ -239,22 +239,47 @@ def session_config():
     return config
 
 
-def _evaluate(tfg: Any, names: list[str], placeholders: dict, signatures: list) -> dict[str, np.ndarray]:
+def _weight_behind(op: Any, weights: dict) -> Any:
+    """The (lazy) checkpoint value `op` passes on unchanged (a Const in weights, through Identity ops)."""
+    while op.type in ("Identity", "Snapshot", "StopGradient") and len(op.inputs) == 1:
+        op = op.inputs[0].op
+    return weights.get(op.name) if op.type == "Const" else None
+
+
+def _weights_needed(tfg: Any, pending: list[str], frozen: Frozen) -> dict:
+    """Feeds for the checkpoint values the `pending` tensors are computed from (only those are read)."""
+    seen: set[str] = set()
+    stack = [tfg.get_tensor_by_name(n).op for n in pending]
+    while stack:
+        op = stack.pop()
+        if op.name not in seen:
+            seen.add(op.name)
+            stack.extend(t.op for t in op.inputs)
+    return {tfg.get_tensor_by_name(f"{name}:0"): np.asarray(value)
+            for name, value in frozen.weights.items() if name in seen}
+
+
+def _evaluate(tfg: Any, names: list[str], placeholders: dict, signatures: list,
+              frozen: Frozen | None = None) -> dict[str, np.ndarray]:
     import tensorflow as tf
     from tensorflow.python.framework import tensor_util
 
+    weights = getattr(frozen, "weights", {})
     values: dict[str, np.ndarray] = {}
     pending = []
-    for n in names:  # Const outputs are read straight from the GraphDef
+    for n in names:  # Const outputs are read straight from the GraphDef (or kept lazy: frozen.weights)
         op = tfg.get_tensor_by_name(n).op
-        if op.type == "Const":
+        weight = _weight_behind(op, weights)
+        if weight is not None:
+            values[n] = weight
+        elif op.type == "Const":
             values[n] = tensor_util.MakeNdarray(op.get_attr("value"))
         else:
             pending.append(n)
     if not pending:
         return values
     # inputs get zeros: constants that depend on them depend on their static shape only
-    feed = {}
+    feed = _weights_needed(tfg, pending, frozen) if weights else {}
     for (t, dtype, shape), ph in zip(signatures, placeholders.values()):
         if shape is not None and all(d is not None for d in shape):
             feed[ph] = np.zeros(shape, dtype.as_numpy_dtype)

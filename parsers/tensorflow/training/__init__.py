@@ -14,8 +14,8 @@ Run in this order (each one module):
                                then `check` (the loader's safety check) sees what the outputs need
   8. prune.keep_needed         only what the outputs need; optimizer, summaries, savers, pipeline go
   9. variables.freeze          variables -> constants from the checkpoint files (--use-ema)
-Nothing here runs the graph in a TF session (TF is used for its protos, its checkpoint reader,
-function-body expansion and, for a cut at a non-placeholder tensor, shape inference).
+Nothing here runs the graph in a TF session (TF is used for its protos and, for a cut at a
+non-placeholder tensor, shape inference).
 """
 
 from __future__ import annotations
@@ -40,9 +40,10 @@ class Prepared:
     outputs: list[str]
     notes: list[str] = field(default_factory=list)
     records: list[dict] = field(default_factory=list)
+    weights: dict[str, Any] = field(default_factory=dict)  # Const node name -> its (lazy) value
 
 
-def _fold_control_flow(graph_def: Any, records: list[dict]) -> Any:
+def _fold_control_flow(graph_def: Any, records: list[dict], keep: list[str]) -> Any:
     rounds: list[dict] = []
     for _ in range(_MAX_ROUNDS):
         view = GraphView(graph_def)
@@ -50,7 +51,7 @@ def _fold_control_flow(graph_def: Any, records: list[dict]) -> Any:
         folded_v2 = cond_v2.apply(view, rounds)
         if not folded_v1 and not folded_v2:
             break
-        graph_def = inline_calls(view.graph_def) if folded_v2 else view.graph_def
+        graph_def = inline_calls(view.graph_def, keep=keep) if folded_v2 else view.graph_def
     records.extend(_summed(rounds))
     return graph_def
 
@@ -100,7 +101,7 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
     view = GraphView(work)
     deprecated.apply(view, records)
     flags.apply(view, settings, records)
-    view = GraphView(_fold_control_flow(view.graph_def, records))
+    view = GraphView(_fold_control_flow(view.graph_def, records, (inputs or []) + (outputs or [])))
     ins, outs = io.choose(view, inputs, outputs, notes, default_inputs, default_outputs)
     io.check_outputs(view, outs)
     live = view.ancestors([node_of(o) for o in outs], stop={node_of(i) for i in ins}, control=False)
@@ -111,9 +112,10 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
     if check is not None:  # the safety check sees the control edges keep_needed drops
         view = GraphView(check(view.graph_def, outs))
     prune.keep_needed(view, outs)
-    variables.freeze(view, reader, prefix, use_ema, records)
+    weights: dict[str, Any] = {}
+    variables.freeze(view, reader, prefix, use_ema, records, weights)
     notes.extend(r["note"] for r in records if r.get("note"))
-    return Prepared(view.graph_def, ins, outs, notes, records)
+    return Prepared(view.graph_def, ins, outs, notes, records, weights)
 
 
 __all__ = ["prepare", "Prepared"]
