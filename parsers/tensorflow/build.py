@@ -69,6 +69,8 @@ def _input_signatures(frozen: Frozen, options: ParseOptions) -> list[tuple[str, 
     tensors from one probe import."""
     import tensorflow as tf
 
+    from .protos import to_tensorflow  # TRANSITIONAL (issue 12): this TF-backed code takes TF's classes
+
     nodes = {n.name: n for n in frozen.graph_def.node}
     probe = None
     result = []
@@ -76,12 +78,13 @@ def _input_signatures(frozen: Frozen, options: ParseOptions) -> list[tuple[str, 
         node = nodes[node_of(t)]
         if node.op == "Placeholder" and t.endswith(":0"):
             dtype = tf.dtypes.as_dtype(node.attr["dtype"].type)
-            shape = tf.TensorShape(node.attr["shape"].shape) if "shape" in node.attr else tf.TensorShape(None)
+            shape = tf.TensorShape(to_tensorflow(node.attr["shape"].shape)) if "shape" in node.attr \
+                else tf.TensorShape(None)
         else:
             if probe is None:
                 probe = tf.Graph()
                 with probe.as_default():
-                    tf.import_graph_def(frozen.graph_def, name="")
+                    tf.import_graph_def(to_tensorflow(frozen.graph_def), name="")
             tensor = probe.get_tensor_by_name(t)
             dtype, shape = tensor.dtype, tensor.shape
         static = shape.as_list() if shape.rank is not None else None
@@ -93,6 +96,8 @@ def import_fixed(frozen: Frozen, signatures: list) -> tuple[Any, dict[str, Any]]
     """A tf.Graph of the frozen GraphDef with inputs replaced by fixed-shape placeholders."""
     import tensorflow as tf
 
+    from .protos import to_tensorflow  # TRANSITIONAL (issue 12)
+
     graph = tf.Graph()
     with graph.as_default():
         placeholders = {
@@ -100,7 +105,7 @@ def import_fixed(frozen: Frozen, signatures: list) -> tuple[Any, dict[str, Any]]
             for i, (t, dtype, shape) in enumerate(signatures)
         }
         try:
-            tf.import_graph_def(frozen.graph_def, input_map=dict(placeholders), name="")
+            tf.import_graph_def(to_tensorflow(frozen.graph_def), input_map=dict(placeholders), name="")
         except ValueError as e:
             raise UsageError(f"the input shape does not fit the graph: {_line(e)}") from None
     return graph, placeholders

@@ -1,24 +1,43 @@
-"""Which op names TensorFlow itself defines (a node of any other op cannot run in TF).
-
-TEMPORARY SHIM (issue 12): backed by TF's op registry; to be replaced by a vendored list of op names.
-"""
+"""Which op names TensorFlow itself defines (a node of any other op cannot run in TF), and their
+output arguments, from tf_ops.txt: TF's op registry written out by scripts/vendor_tf_ops.py."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+from pathlib import Path
+
+TABLE_PATH = Path(__file__).with_name("tf_ops.txt")
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, tuple[tuple[str, str, str], ...]]:
+    """Op name -> its output arguments as (name, number_attr, type_list_attr)."""
+    table = {}
+    for line in TABLE_PATH.read_text().splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name, *args = line.split()
+        table[name] = tuple(_arg(a) for a in args)
+    return table
+
+
+def _arg(text: str) -> tuple[str, str, str]:
+    if "*" in text:
+        name, number_attr = text.split("*")
+        return name, number_attr, ""
+    if "+" in text:
+        name, type_list_attr = text.split("+")
+        return name, "", type_list_attr
+    return text, "", ""
+
 
 def is_known_op(name: str) -> bool:
-    from tensorflow.python.framework import op_def_registry
-
-    return op_def_registry.get(name) is not None
+    return name in _table()
 
 
 def output_args(name: str) -> list[tuple[str, str, str]] | None:
     """The output arguments of op `name` as (arg name, number_attr, type_list_attr) — "" where the
     argument is a single tensor — in OpDef order; None for an op TF does not define. A FunctionDef's
     node refers to output `i` of argument `arg` as "node:arg:i"; this is what flattens it."""
-    from tensorflow.python.framework import op_def_registry
-
-    op_def = op_def_registry.get(name)
-    if op_def is None:
-        return None
-    return [(a.name, a.number_attr, a.type_list_attr) for a in op_def.output_arg]
+    args = _table().get(name)
+    return None if args is None else list(args)

@@ -18,7 +18,7 @@ from .graph import GraphView, split_ref
 def _signature(view: GraphView, tensor: str) -> tuple[int, Any]:
     """dtype enum and TensorShapeProto of `tensor`, from TF's shape inference on its ancestors."""
     import tensorflow as tf
-    from ..protos import GraphDef
+    from ..protos import GraphDef, from_tensorflow, to_tensorflow
 
     name = split_ref(tensor)[0]
     sub = GraphDef()
@@ -29,13 +29,14 @@ def _signature(view: GraphView, tensor: str) -> tuple[int, Any]:
     graph = tf.Graph()
     try:
         with graph.as_default():
-            tf.import_graph_def(sub, name="")
+            tf.import_graph_def(to_tensorflow(sub), name="")
         t = graph.get_tensor_by_name(tensor)
     except (ValueError, KeyError) as e:
         line = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
         raise UsageError(f"--inputs {tensor}: cannot cut the graph there ({line}); name a placeholder "
                          "or a tensor of the forward path") from None
-    shape = t.shape.as_proto() if t.shape.rank is not None else _queue_shape(view, tensor) or t.shape.as_proto()
+    shape = (from_tensorflow(t.shape.as_proto()) if t.shape.rank is not None
+             else _queue_shape(view, tensor) or from_tensorflow(t.shape.as_proto()))
     return t.dtype.as_datatype_enum, shape
 
 
