@@ -68,6 +68,9 @@ class Node:
 _BOOL = 10
 _INT32 = 3
 _INT64 = 9
+_RESOURCE = 20
+_REF = 100  # DT_FLOAT_REF = DT_FLOAT + 100
+_REF_OUTPUTS = {"VariableV2", "Variable", "Assign"}
 _BOOL_OPS = {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd",
              "LogicalOr", "LogicalNot", "IsFinite", "IsNan", "IsInf"}
 # (attr, default enum) of the output dtype where it is not the op's T
@@ -86,6 +89,13 @@ def out_dtypes(op: Any) -> list[DType | None]:
         return [DType(_BOOL)] * n
     if op.type == "Rank":
         return [DType(_INT32)]
+    if op.type in ("Merge", "RefMerge"):  # (value, index of the input taken)
+        return [DType(attrs["T"].type), DType(_INT32)][:n]
+    if op.type == "VarHandleOp":
+        return [DType(_RESOURCE)]
+    if op.type in _REF_OUTPUTS:  # a TF1 reference variable's tensors are of the _REF type
+        enum = attrs["dtype"].type if "dtype" in attrs else attrs["T"].type
+        return [DType(enum + _REF)] * n
     if op.type in _DTYPE_ATTRS:
         name, default = _DTYPE_ATTRS[op.type]
         enum = attrs[name].type if name in attrs else default
@@ -189,16 +199,16 @@ def _const(node: Node) -> list:
 def _placeholder(node: Node) -> list:
     shape = node.attr("shape")
     dims = TensorShape.from_proto(shape).dims if shape is not None else None
-    if node.op.type == "PlaceholderWithDefault":
-        dims = merge(dims, node.dims(0), "PlaceholderWithDefault: ") if dims is not None else node.dims(0)
-    return [dims]
+    if node.op.type == "PlaceholderWithDefault" and shape is None:
+        dims = node.dims(0)
+    return [dims]  # a PlaceholderWithDefault is as open as its attr says: it may be fed
 
 
 _SAME_SHAPE = ("Identity", "StopGradient", "Snapshot", "PreventGradient", "CheckNumerics", "Relu", "Relu6",
                "Elu", "Selu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Neg", "Abs",
                "Floor", "Ceil", "Round", "Rint", "Reciprocal", "Inv", "Sign", "Erf", "Erfc", "Softplus",
                "Softsign", "LeakyRelu", "Softmax", "LogSoftmax", "LogicalNot", "Cast", "ZerosLike",
-               "OnesLike", "Cumsum", "IsFinite", "IsNan", "IsInf", "Swish")
+               "OnesLike", "Cumsum", "IsFinite", "IsNan", "IsInf")
 
 
 @shape_fn(*_SAME_SHAPE)
@@ -372,6 +382,11 @@ def _resize(node: Node) -> list:
     x, size = node.dims(0), node.ints(1)
     hw = size if size is not None else [None, None]
     return [[x[0], hw[0], hw[1], x[3]] if x is not None else [None, hw[0], hw[1], None]]
+
+
+@shape_fn("ResizeBicubicGrad")
+def _resize_grad(node: Node) -> list:
+    return [node.dims(1)]
 
 
 @shape_fn("DepthToSpace", "SpaceToDepth")
@@ -751,7 +766,13 @@ def _switch(node: Node) -> list:
     return [node.dims(0)] * 2
 
 
-@shape_fn("Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "Assign")
+@shape_fn("Enter", "RefEnter")
+def _enter(node: Node) -> list:
+    """A loop variable may change shape from one iteration to the next: known only when constant."""
+    return [node.dims(0) if node.attr("is_constant", False) else None]
+
+
+@shape_fn("Exit", "RefExit", "NextIteration", "Assign")
 def _forward(node: Node) -> list:
     return [node.dims(0)]
 
