@@ -374,8 +374,9 @@ def test_building_the_ir_calls_no_tensorflow(tmp_path):
 
     path = tmp_path / "m.pb"
     path.write_bytes(_frozen(body, [1, 9, 9, 3]).graph_def.SerializeToString())
-    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this checkout, not an installed one
+    env = {**os.environ, "PYTHONPATH": root}
     r = subprocess.run([sys.executable, "-c", _NO_TF_IMPORT, str(path)], capture_output=True, text=True, env=env,
-                       timeout=300)
+                       cwd=root, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "nodes" in r.stdout
