@@ -189,7 +189,8 @@ def test_every_handler_op_has_a_shape_function():
 
 FOLD_CASES = {
     "shape_slicing": lambda: tf.stack([tf.shape(_f(2, 3, 4))[1], tf.shape(_f(2, 3, 4))[-1] * 2, -1]),
-    "strided": lambda: (_i(np.arange(60).reshape(3, 4, 5))[::-1, 1:, ::2], _i(np.arange(24).reshape(2, 3, 4))[..., None, 1],
+    "strided": lambda: (_i(np.arange(60).reshape(3, 4, 5))[::-1, 1:, ::2],
+                        _i(np.arange(24).reshape(2, 3, 4))[..., None, 1],
                         _i(np.arange(24).reshape(2, 3, 4))[1, :-1, tf.newaxis]),
     "arith": lambda: [fn(_i([[7, -7, 5]]), _i([2, 3, -2])) for fn in (
         tf.add, tf.subtract, tf.multiply, tf.math.floordiv, tf.math.floormod, tf.maximum, tf.minimum,
@@ -380,3 +381,19 @@ def test_building_the_ir_calls_no_tensorflow(tmp_path):
                        cwd=root, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "nodes" in r.stdout
+
+
+def test_a_loop_is_not_a_constant():
+    """A while loop's back edge (Merge <- NextIteration) neither hangs the evaluator nor folds."""
+    graph = tf.Graph()
+    with graph.as_default():
+        c = tf.constant(1.0, name="c")
+        merge = tf.raw_ops.Merge(inputs=[c, c], name="m")
+        add = tf.add(merge.output, c, name="a")
+        tf.raw_ops.NextIteration(data=add, name="n")
+    gd = graph.as_graph_def()
+    next(n for n in gd.node if n.name == "m").input[1] = "n"  # close the loop
+    ours = Graph(gd)
+    assert ours.evaluator.value(ours.get_tensor_by_name("a:0")) is None
+    op, why = ours.evaluator.failure(ours.get_tensor_by_name("a:0"))
+    assert (op.type, why) == ("Merge", "no evaluator")

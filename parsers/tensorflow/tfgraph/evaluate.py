@@ -49,7 +49,8 @@ class Evaluator:
             op = missing[0].op
 
     def _needed(self, op: Any) -> tuple:
-        if op.type == "Const" or op.type == "Placeholder" or self._shape_only(op):
+        """The inputs whose values evaluating `op` takes (none where it cannot be evaluated anyway)."""
+        if op.type not in FOLDS or self._shape_only(op):
             return ()
         return op.inputs
 
@@ -59,6 +60,7 @@ class Evaluator:
 
     def _run(self, root: Any) -> None:
         stack = [(root, False)]
+        entered: set[str] = set()  # a while loop's back edge must not send this round forever
         while stack:
             op, ready = stack.pop()
             if op.outputs and op.outputs[0].name in self._values:
@@ -66,6 +68,10 @@ class Evaluator:
             if ready:
                 self._evaluate(op)
                 continue
+            if op.name in entered:
+                self._fail(op, "input")  # on a cycle: not a constant
+                continue
+            entered.add(op.name)
             stack.append((op, True))
             stack.extend((t.op, False) for t in self._needed(op) if t.name not in self._values)
 

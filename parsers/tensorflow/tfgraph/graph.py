@@ -12,9 +12,6 @@ from typing import Any, Iterable, Sequence
 from ..known_ops import output_args
 from ..tensors import dtype_name, numpy_dtype
 
-Dims = list  # list[int | None]; None for a shape of unknown rank
-
-
 class ShapeError(ValueError):
     """The graph's shapes do not fit together (TF's import would refuse it)."""
 

@@ -44,6 +44,11 @@ class Node:
     def dims(self, i: int) -> Dims:
         return self.op.inputs[i].shape.dims
 
+    @property
+    def weights(self) -> dict:
+        """Const node name -> streamed value (graph.weights)."""
+        return self._evaluator.graph.weights
+
     def value(self, i: int) -> np.ndarray | None:
         v = self._evaluator.value(self.op.inputs[i])
         return None if v is None else np.asarray(v)
@@ -189,9 +194,8 @@ def _prod(dims: list) -> int | None:
 @shape_fn("Const")
 def _const(node: Node) -> list:
     op = node.op
-    weights = getattr(node._evaluator.graph, "weights", {})
-    if op.name in weights:
-        return [list(weights[op.name].shape)]
+    if op.name in node.weights:
+        return [list(node.weights[op.name].shape)]
     return [[d.size for d in op.node_def.attr["value"].tensor.tensor_shape.dim]]
 
 
