@@ -1,4 +1,4 @@
-"""A TF-free model of a GraphDef: ops in topological order with static shapes (shapes.py, one
+"""A TF-free model of a GraphDef: ops in topological order with static shapes (shapes/, one
 function per op) and constant values (fold.py, one numpy evaluator per op, evaluated by
 evaluate.py). What the parser uses instead of tf.import_graph_def and a session."""
 

@@ -1,6 +1,6 @@
 """A TF-free graph over a GraphDef: Graph / Op / Tensor with the part of tf.Graph's API the op
 handlers use (op.type/.name/.inputs/.outputs/.get_attr/.node_def, tensor.name/.op/.value_index/
-.dtype/.shape/.consumers()), static shapes from `shapes.py` and constant values from `fold.py`.
+.dtype/.shape/.consumers()), static shapes from `shapes/` and constant values from `fold.py`.
 
 An `input_map` replaces tensors by fixed-shape placeholders, as tf.import_graph_def's does.
 """
