@@ -278,3 +278,29 @@ def test_slices_must_cover_the_variable(tmp_path):
     _write_index(prefix, {b"": _field(1, 1), b"w": whole, b"\x00w\x00\x01\x01\x01\x80\x7f": part})
     with pytest.raises(InputError, match="slices of variable 'w' do not add up"):
         Bundle(prefix).read("w")
+
+
+STRINGS = [
+    ("scalar", [b"object graph"]),
+    ("empty_string", [b""]),
+    ("vector", [b"a", b"", b"x" * 300, bytes(range(256))]),  # 300: a two-byte varint length
+]
+
+
+@pytest.mark.parametrize("name,values", STRINGS, ids=[s[0] for s in STRINGS])
+def test_string_tensors(tmp_path, name, values):
+    prefix = str(tmp_path / "strings")
+    tensor = tf.constant(values[0] if name != "vector" else values, dtype=tf.string)
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=[name], shape_and_slices=[""], tensors=[tensor])
+    assert Bundle(prefix).read_strings(name) == values
+
+
+def test_string_tensor_corruption_is_an_input_error(tmp_path):
+    prefix = str(tmp_path / "strings")
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=["s"], shape_and_slices=[""], tensors=[tf.constant([b"abc", b"de"])])
+    shard = Path(f"{prefix}.data-00000-of-00001")
+    data = bytearray(shard.read_bytes())
+    data[-1] ^= 1
+    shard.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="crc32c mismatch in tensor 's'"):
+        Bundle(prefix).read_strings("s")

@@ -388,6 +388,37 @@ class Bundle:
             return self._assemble(key, entry, dtype)
         return self._read_entry(key, entry, dtype)
 
+    def read_strings(self, key: str) -> list[bytes]:
+        """The elements of a string tensor, e.g. the `_CHECKPOINTABLE_OBJECT_GRAPH` a TF2 save stores. TF
+        writes varint64 lengths, a masked checksum, then the bytes; the entry's crc32c covers each length
+        as a little-endian uint32, the checksum as written, then the bytes."""
+        entry = self._entry(key)
+        if entry.dtype != DT_STRING or entry.slices:
+            raise InputError(f"{self.prefix}.index: tensor '{key}' is not a string tensor")
+        path = self._shard_path(entry.shard_id)
+        data = self._map(entry.shard_id, path)
+        if entry.offset + entry.size > len(data):
+            raise InputError(f"{path}: tensor '{key}' lies past the end of the file; the shard is truncated")
+        raw = bytes(data[entry.offset:entry.offset + entry.size])
+        try:
+            lengths, pos = [], 0
+            for _ in range(math.prod(entry.shape)):
+                length, pos = _varint(raw, pos)
+                lengths.append(length)
+            covered = b"".join(n.to_bytes(4 if n < 1 << 32 else 8, "little") for n in lengths) + raw[pos:]
+            pos += 4  # the lengths' checksum
+            if sum(lengths) + pos != len(raw):
+                raise ValueError(f"{sum(lengths)} bytes of strings in {len(raw) - pos}")
+        except ValueError as e:
+            raise InputError(f"{self.prefix}.index: string tensor '{key}' is corrupt ({e})") from None
+        if crc32c(covered) != unmask(entry.crc32c):
+            raise InputError(f"{path}: crc32c mismatch in tensor '{key}'; the data shard is corrupt")
+        values = []
+        for length in lengths:
+            values.append(raw[pos:pos + length])
+            pos += length
+        return values
+
     def _assemble(self, key: str, entry: Entry, dtype: np.dtype) -> np.ndarray:
         """A partitioned variable from its slices. Slice keys encode the extents order-preservingly, so
         the slices sorted by extent pair with the slice entries sorted by key."""

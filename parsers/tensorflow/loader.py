@@ -14,7 +14,6 @@ from convert.errors import InputError, UsageError
 from parsers.base import ParseOptions
 from parsers.source import Source
 
-from .graphio import choose_io
 from .inline import inline_calls
 from .safety import check_graph
 from .source import check_checkpoint, check_saved_model, checkpoint_prefix
@@ -49,7 +48,8 @@ def _inference(graph_def: Any, options: ParseOptions, where: Any, reader: Any = 
                        settings=options.settings, use_ema=options.use_ema, reader=reader, prefix=prefix,
                        default_inputs=default_inputs, default_outputs=default_outputs,
                        check=lambda gd, outs: check_graph(gd, outs, where))  # before anything runs
-    return Frozen(inline_calls(prepared.graph_def), prepared.inputs, prepared.outputs,
+    return Frozen(inline_calls(prepared.graph_def, keep=prepared.inputs + prepared.outputs),
+                  prepared.inputs, prepared.outputs,
                   (notes or []) + prepared.notes, prepared.records)
 
 
@@ -96,7 +96,7 @@ def load_frozen_pb(source: Source, options: ParseOptions) -> Frozen:
         raise InputError(f"{path}: {e}") from None
 
 
-def _is_tf2_saved_model(directory: Path) -> bool:
+def _read_saved_model(directory: Path) -> Any:
     from .protos import SavedModel
 
     sm = SavedModel()
@@ -106,43 +106,42 @@ def _is_tf2_saved_model(directory: Path) -> bool:
         raise InputError(f"{directory / 'saved_model.pb'}: corrupt SavedModel ({_first_line(e)})") from None
     if not sm.meta_graphs:
         raise InputError(f"{directory / 'saved_model.pb'}: the SavedModel holds no graph")
-    check_graph(sm, (), directory)  # before TensorFlow loads it (that runs its restore and init ops)
-    return len(sm.meta_graphs[0].object_graph_def.nodes) > 0
+    check_graph(sm, (), directory)  # before anything of it is read further
+    return sm
 
 
-def _load_tf2(directory: Path, options: ParseOptions) -> Frozen:
-    import tensorflow as tf
-    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+def _is_tf2(saved_model: Any) -> bool:
+    return len(saved_model.meta_graphs[0].object_graph_def.nodes) > 0
 
+
+def _variables_reader(directory: Path) -> tuple[Any, Path]:
+    prefix = directory / "variables" / "variables"
+    return (_reader(prefix) if Path(f"{prefix}.index").exists() else None), prefix
+
+
+def _load_tf2(directory: Path, saved_model: Any, options: ParseOptions) -> Frozen:
+    """The signature's function as a GraphDef (saved_model.py), then the TF1 path: its variables are
+    VarHandleOps named by checkpoint key, frozen from variables/ like any checkpoint's."""
+    from .saved_model import NotTF2, signature_graph
+
+    reader, prefix = _variables_reader(directory)
     try:
-        obj = tf.saved_model.load(str(directory))
-    except Exception as e:  # noqa: BLE001 - fall back to the TF1 `serve` meta graph
+        signature = signature_graph(saved_model, directory, reader)
+    except NotTF2 as e:  # fall back to the TF1 `serve` meta graph
         try:
-            return _load_tf1(directory, options, f"tf.saved_model.load failed ({_first_line(e)}); "
-                                                 "read the TF1 'serve' meta graph instead")
+            return _load_tf1(directory, saved_model, options,
+                             f"the TF2 object graph cannot be read ({e}); read the TF1 'serve' meta graph instead")
         except (InputError, UsageError):
             pass
-        raise InputError(f"{directory}: cannot load the SavedModel ({_first_line(e)})") from None
-    signatures = dict(obj.signatures)
-    if not signatures:
-        raise InputError(f"{directory}: the SavedModel has no signature; export it with a "
-                         "'serving_default' signature or pass a frozen .pb")
-    key = "serving_default" if "serving_default" in signatures else sorted(signatures)[0]
-    frozen_fn = convert_variables_to_constants_v2(signatures[key])
-    graph_def = inline_calls(frozen_fn.graph.as_graph_def())
-    default_in = [t.name for t in frozen_fn.inputs if t.dtype != tf.resource]
-    default_out = [t.name for t in frozen_fn.outputs]
-    notes = [f"SavedModel signature '{key}'"]
-    ins, outs = choose_io(graph_def, options.inputs, options.outputs, notes, default_in, default_out)
-    return Frozen(check_graph(graph_def, outs, directory), ins, outs, notes)
+        raise InputError(f"{directory}: cannot load the SavedModel ({e})") from None
+    notes = [f"SavedModel signature '{signature.key}'"]
+    return _inference(signature.graph_def, options, directory, reader, str(prefix),
+                      signature.inputs, signature.outputs, notes)
 
 
-def _load_tf1(directory: Path, options: ParseOptions, why: str = "") -> Frozen:
+def _load_tf1(directory: Path, saved_model: Any, options: ParseOptions, why: str = "") -> Frozen:
     """The `serve` meta graph, its variables read from variables/ (no loader ops run)."""
-    from .protos import SavedModel
-
-    sm = SavedModel()
-    sm.ParseFromString((directory / "saved_model.pb").read_bytes())
+    sm = saved_model
     graphs = [m for m in sm.meta_graphs if "serve" in m.meta_info_def.tags] or list(sm.meta_graphs)
     meta = graphs[0]
     notes = [why] if why else []
@@ -151,17 +150,17 @@ def _load_tf1(directory: Path, options: ParseOptions, why: str = "") -> Frozen:
     default_out = [v.name for v in sig.outputs.values()] if sig else None
     if sig:
         notes.append("SavedModel signature 'serving_default'")
-    prefix = directory / "variables" / "variables"
-    reader = _reader(prefix) if Path(f"{prefix}.index").exists() else None
+    reader, prefix = _variables_reader(directory)
     return _inference(meta.graph_def, options, directory, reader, str(prefix), default_in, default_out, notes)
 
 
 def load_saved_model(source: Source, options: ParseOptions) -> Frozen:
     directory = source.path
     check_saved_model(directory)
-    if _is_tf2_saved_model(directory):
-        return _load_tf2(directory, options)
-    return _load_tf1(directory, options)
+    saved_model = _read_saved_model(directory)
+    if _is_tf2(saved_model):
+        return _load_tf2(directory, saved_model, options)
+    return _load_tf1(directory, saved_model, options)
 
 
 LOADERS = {

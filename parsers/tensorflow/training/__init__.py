@@ -14,8 +14,8 @@ Run in this order (each one module):
                                then `check` (the loader's safety check) sees what the outputs need
   8. prune.keep_needed         only what the outputs need; optimizer, summaries, savers, pipeline go
   9. variables.freeze          variables -> constants from the checkpoint files (--use-ema)
-Nothing here runs the graph in a TF session (TF is used for its protos, its checkpoint reader,
-function-body expansion and, for a cut at a non-placeholder tensor, shape inference).
+Nothing here runs the graph in a TF session (TF is used for its protos and, for a cut at a
+non-placeholder tensor, shape inference).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class Prepared:
     records: list[dict] = field(default_factory=list)
 
 
-def _fold_control_flow(graph_def: Any, records: list[dict]) -> Any:
+def _fold_control_flow(graph_def: Any, records: list[dict], keep: list[str]) -> Any:
     rounds: list[dict] = []
     for _ in range(_MAX_ROUNDS):
         view = GraphView(graph_def)
@@ -50,7 +50,7 @@ def _fold_control_flow(graph_def: Any, records: list[dict]) -> Any:
         folded_v2 = cond_v2.apply(view, rounds)
         if not folded_v1 and not folded_v2:
             break
-        graph_def = inline_calls(view.graph_def) if folded_v2 else view.graph_def
+        graph_def = inline_calls(view.graph_def, keep=keep) if folded_v2 else view.graph_def
     records.extend(_summed(rounds))
     return graph_def
 
@@ -100,7 +100,7 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
     view = GraphView(work)
     deprecated.apply(view, records)
     flags.apply(view, settings, records)
-    view = GraphView(_fold_control_flow(view.graph_def, records))
+    view = GraphView(_fold_control_flow(view.graph_def, records, (inputs or []) + (outputs or [])))
     ins, outs = io.choose(view, inputs, outputs, notes, default_inputs, default_outputs)
     io.check_outputs(view, outs)
     live = view.ancestors([node_of(o) for o in outs], stop={node_of(i) for i in ins}, control=False)

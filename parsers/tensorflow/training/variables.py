@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from convert.errors import InputError, UsageError
+from convert.errors import InputError, Unsupported, UnsupportedError, UsageError
 
 from .graph import GraphView, make_const
 
@@ -33,6 +33,7 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
         raise InputError(f"the graph holds variables without values (e.g. '{names[0]}'), so it is not "
                          "frozen; pass the checkpoint prefix (model.ckpt) or the SavedModel instead")
     stored = reader.get_variable_to_shape_map()
+    handles = _resource_uses(view, {n for n in names if view.nodes[n].op == "VarHandleOp"})
     shadows = 0
     for name in names:
         key = _key(view.nodes[name])
@@ -52,12 +53,54 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
         make_const(view, name, value)
     if use_ema and not shadows:
         raise UsageError(f"--use-ema: {prefix} holds no ExponentialMovingAverage shadow variables")
-    for node in view.graph_def.node:  # reads of resource variables are now reads of constants
+    for node in list(view.graph_def.node):  # reads of resource variables are now reads of constants
         if node.op == "ReadVariableOp":
             node.op = "Identity"
             node.attr["T"].CopyFrom(AttrValue(type=node.attr["dtype"].type))
             del node.attr["dtype"]
+        elif node.op == "Identity" and node.name in handles:  # a handle passed on: now its value
+            node.attr["T"].type = view.nodes[handles[node.name]].attr["dtype"].type
+        elif node.op == "ResourceGather" and node.input[0].split(":")[0] in handles:
+            _gather_of_constant(view, node)
     record = {"pass": "variables", "count": len(names), "ema": shadows if use_ema else None}
     if use_ema:
         record["note"] = f"--use-ema: {shadows} of {len(names)} variables taken from their ExponentialMovingAverage"
     records.append(record)
+
+
+def _resource_uses(view: GraphView, variables: set[str]) -> dict[str, str]:
+    """Resource variables are frozen by turning their reads (ReadVariableOp, ResourceGather, through
+    Identity nodes passing the handle on) into uses of a constant. Returns handle-carrying node ->
+    variable; any other use of a handle (a v2 cond or loop carrying it) is unsupported (exit 3, all listed)."""
+    handles = {v: v for v in variables}
+    problems = []
+    for name in view.order():
+        node = view.nodes[name]
+        used = next((i for i in node.input if not i.startswith("^") and i.split(":")[0] in handles), None)
+        if used is None or node.op in ("ReadVariableOp", "ResourceGather"):
+            continue
+        if node.op == "Identity":
+            handles[name] = handles[used.split(":")[0]]
+            continue
+        problems.append(Unsupported(node.op, node.name, f"takes resource variable "
+                                    f"'{_key(view.nodes[handles[used.split(':')[0]]])}' "
+                                    "itself (a data-dependent cond or loop?); only reads of variables convert"))
+    if problems:
+        raise UnsupportedError(problems)
+    return handles
+
+
+def _gather_of_constant(view: GraphView, node: Any) -> None:
+    """ResourceGather(handle, indices) -> GatherV2(value, indices, axis 0), as TF's own freezing does."""
+    from ..protos import AttrValue
+
+    axis = make_const(view, f"{node.name}/axis", np.int32(0))
+    dtype, batch_dims = node.attr["dtype"].type, node.attr["batch_dims"].i if "batch_dims" in node.attr else 0
+    indices = node.attr["Tindices"].type
+    node.op = "GatherV2"
+    node.input.insert(2, axis.name)
+    node.attr.clear()
+    node.attr["Tparams"].CopyFrom(AttrValue(type=dtype))
+    node.attr["Tindices"].CopyFrom(AttrValue(type=indices))
+    node.attr["Taxis"].CopyFrom(AttrValue(type=axis.attr["dtype"].type))
+    node.attr["batch_dims"].CopyFrom(AttrValue(i=batch_dims))
