@@ -397,3 +397,16 @@ def test_a_loop_is_not_a_constant():
     assert ours.evaluator.value(ours.get_tensor_by_name("a:0")) is None
     op, why = ours.evaluator.failure(ours.get_tensor_by_name("a:0"))
     assert (op.type, why) == ("Merge", "no evaluator")
+
+
+def test_an_attr_left_out_takes_tfs_default():
+    """FunctionDef bodies often omit attrs that have defaults; TF's import fills them in, so do we."""
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.matmul(_ph([2, 3]), _f(3, 4), name="mm")
+    gd = graph.as_graph_def()
+    node = next(n for n in gd.node if n.name == "mm")
+    del node.attr["transpose_a"]
+    ours = Graph(gd)
+    assert ours.get_operation_by_name("mm").get_attr("transpose_a") is False
+    assert ours.get_tensor_by_name("mm:0").shape.dims == [2, 4]

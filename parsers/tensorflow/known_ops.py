@@ -22,3 +22,14 @@ def output_args(name: str) -> list[tuple[str, str, str]] | None:
     if op_def is None:
         return None
     return [(a.name, a.number_attr, a.type_list_attr) for a in op_def.output_arg]
+
+
+def attr_defaults(name: str) -> dict:
+    """Op `name`'s attrs that have a default, as AttrValues: what TF fills in for an attr a NodeDef
+    leaves out (a FunctionDef's nodes often do); {} for an op TF does not define."""
+    from tensorflow.python.framework import op_def_registry
+
+    op_def = op_def_registry.get(name)
+    if op_def is None:
+        return {}
+    return {a.name: a.default_value for a in op_def.attr if a.HasField("default_value")}

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from ..known_ops import output_args
+from functools import lru_cache
+
+from ..known_ops import attr_defaults, output_args
 from ..tensors import dtype_name, numpy_dtype
 
 class ShapeError(ValueError):
@@ -107,9 +109,19 @@ class NodeAttrs:
         self.type = node_def.op
 
     def get_attr(self, name: str) -> Any:
-        if name not in self.node_def.attr:
+        """The attr, or its default from TF's op definition when the NodeDef leaves it out (as TF's
+        import fills it in)."""
+        if name in self.node_def.attr:
+            return attr_value(self.node_def.attr[name])
+        default = _defaults(self.type).get(name)
+        if default is None:
             raise ValueError(f"operation '{self.name}' has no attr named '{name}'")
-        return attr_value(self.node_def.attr[name])
+        return attr_value(default)
+
+
+@lru_cache(maxsize=None)
+def _defaults(op_type: str) -> dict:
+    return attr_defaults(op_type)
 
 
 class Tensor:

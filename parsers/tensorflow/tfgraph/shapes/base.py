@@ -50,9 +50,11 @@ class Node:
         return None if v is None else [int(x) for x in v.reshape(-1)]
 
     def attr(self, name: str, default: Any = None) -> Any:
-        if name not in self.op.node_def.attr:
+        """The attr (TF's default where the NodeDef leaves it out), else `default`; strings decoded."""
+        try:
+            value = self.op.get_attr(name)
+        except ValueError:
             return default
-        value = self.op.get_attr(name)
         return value.decode() if isinstance(value, bytes) else value
 
     @property
