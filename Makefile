@@ -13,14 +13,16 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: fuzz install mxnet-env demo test test-full test-report zoo zoo-tf2onnx bench clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: fuzz install mxnet-env demo test test-full test-memory test-report zoo zoo-tf2onnx bench clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
 	@echo "make test       set up and run the test suite (about 8 min on 2 cores, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
+	@echo "make test-memory  peak RSS of a 0.5 GB checkpoint conversion (torch, onnx, mxnet; ~3 min)"
 	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
 	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"
+	@echo "make test-base-install  convert in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side"
@@ -53,10 +55,23 @@ fuzz: install mxnet-env
 test-full: install mxnet-env
 	CONVERT_FULL_MATRIX=1 $(PY) -m pytest -q -n $(JOBS) tests -m "slow or not slow"
 
+# Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (issue 12; builds it in a tmp dir)
+test-memory: install mxnet-env
+	CONVERT_MEMORY_TEST=1 $(PY) -m pytest -q -p no:xdist tests/test_lazy_weights.py -k peak_memory
+
 # The per-layer report in a real browser: Debian's chromium, headless (too heavy for `make test`)
 test-report: install mxnet-env
 	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	CONVERT_BROWSER_TEST=1 $(PY) -m pytest -q -p no:xdist tests/test_report_browser.py
+
+# A machine without TensorFlow or torch: the package and its [onnx,caffe] extras only, in a fresh
+# virtualenv; tests/test_tf_optional.py converts there and checks the results in .venv against TF
+BASEVENV := .venv-base
+.PHONY: test-base-install
+test-base-install: install mxnet-env
+	rm -rf $(BASEVENV) && $(PYTHON) -m venv $(BASEVENV)
+	$(BASEVENV)/bin/python -m pip install -q -c constraints.txt '.[onnx,caffe]'
+	CONVERT_BASE_PYTHON=$(BASEVENV)/bin/python $(PY) -m pytest -q -p no:xdist tests/test_tf_optional.py -k base_install
 
 zoo: install mxnet-env
 	$(PY) -m zoo.run --cache $(CACHE)/zoo --report zoo-report.md --jobs $(JOBS)

@@ -75,23 +75,36 @@ def guarded(fn: Callable) -> Callable:
             sys.exit(130)
         except click.exceptions.Exit:
             raise
+        except ImportError as exc:  # a framework missing where convert/requirements.py did not look first
+            from convert.requirements import for_failed_import
+
+            missing = for_failed_import(exc)
+            if missing is None:
+                _internal_error(exc)
+            _err(str(missing))
+            sys.exit(missing.exit_code)
         except OSError as exc:  # the machine, not the model: disk full, permissions, ... (exit 2, not a bug)
             where = f"{exc.filename}: " if exc.filename else ""
             _err(f"{where}{exc.strerror or exc}: check the paths, permissions and free disk space")
             sys.exit(2)
         except Exception as exc:  # a bug: say where, and how to report it
-            if os.environ.get("CONVERT_DEBUG"):
-                traceback.print_exc()
-            frame = traceback.extract_tb(exc.__traceback__)[-1]
-            where = f"{Path(frame.filename).name}:{frame.lineno} ({frame.name})"
-            _err(
-                f"internal error in {where}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
-                f"-- this is a bug; please report it with the command line and `convert --version` "
-                f"(set CONVERT_DEBUG=1 for the full traceback)"
-            )
-            sys.exit(1)
+            _internal_error(exc)
 
     return wrapper
+
+
+def _internal_error(exc: BaseException) -> None:
+    """One line saying where the bug is, then exit 1."""
+    if os.environ.get("CONVERT_DEBUG"):
+        traceback.print_exc()  # called from the except clause: the exception being handled
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    where = f"{Path(frame.filename).name}:{frame.lineno} ({frame.name})"
+    _err(
+        f"internal error in {where}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
+        f"-- this is a bug; please report it with the command line and `convert --version` "
+        f"(set CONVERT_DEBUG=1 for the full traceback)"
+    )
+    sys.exit(1)
 
 
 def parse_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
@@ -125,6 +138,8 @@ def conversion_options(fn: Callable) -> Callable:
                      help="Max relative error max|a-b|/max(1,max|ref|) for --verify."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the verification input."),
         click.option("--json", "as_json", is_flag=True, help="Print conversion.json instead of a summary line."),
+        click.option("-q", "--quiet", is_flag=True,
+                     help="No progress line on a terminal and no notes: only the summary (or error) line."),
         click.option("--keep-ir", is_flag=True, help="Also write the IR (OUT/ir/graph.json + weights.npz)."),
         click.option("--force", is_flag=True,
                      help="Replace OUT if it is a previous output of convert (the old one is removed last)."),
@@ -140,18 +155,19 @@ def conversion_options(fn: Callable) -> Callable:
 
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
-             as_json, keep_ir, force, timeout=None, max_memory=None, **target_options) -> None:
+             as_json, keep_ir, force, quiet=False, timeout=None, max_memory=None, **target_options) -> None:
     from convert import api, report
 
     try:
         doc = api.convert(src, target, out, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
                           verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
-                          max_memory=max_memory, settings=settings, use_ema=use_ema, **target_options)
+                          max_memory=max_memory, settings=settings, use_ema=use_ema,
+                          progress=not (as_json or quiet), **target_options)
     except ConvertError as exc:
         if as_json:
             click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
         raise
-    if not as_json:
+    if not (as_json or quiet):
         for note in doc.get("notes", []):
             click.echo(note, err=True)
     click.echo(json.dumps(doc, indent=2) if as_json else report.summary_line(doc))
@@ -161,8 +177,12 @@ def target_flags(targets: tuple[str, ...]) -> Callable:
     """The flags of `targets`' options, generated from their dataclasses (emitters/options.py)."""
 
     def decorate(fn: Callable) -> Callable:
+        seen: set[str] = set()  # an option several targets share (--static-shapes) is one flag
         for target in reversed(targets):
             for spec in reversed(option_specs(target)):
+                if spec.flag in seen:
+                    continue
+                seen.add(spec.flag)
                 if spec.type is bool:
                     opt = click.option(spec.flag, is_flag=True, default=spec.default, help=spec.help)
                 else:

@@ -76,11 +76,13 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
             input_shape: InputShape = None, inputs: Names = None, outputs: Names = None,
             verify: bool = False, rtol: float = 1e-4, seed: int = 0, keep_ir: bool = False,
             force: bool = False, max_memory: int | str | None = None, settings: Any = None,
-            use_ema: bool = False, **target_options: Any) -> dict[str, Any]:
+            use_ema: bool = False, progress: Any = False, **target_options: Any) -> dict[str, Any]:
     """Convert `source` for `target` ('torch', 'caffe', 'mxnet', 'onnx' or 'ir') into `out`
     (default ./<model>-<target>/); `target_options` are that target's options (nhwc, caffe_pad,
     opset, ...); `settings` give scalar placeholders a value (--set), `use_ema` takes moving-average
-    weights. Returns the conversion record; raises ConvertError (with `exit_code`)."""
+    weights; `progress=True` draws the stage and the weights written on stderr when it is a terminal
+    (or pass a `convert.progress.Progress` subclass to receive them: stage(), written(), close()).
+    Returns the conversion record; raises ConvertError (with `exit_code`)."""
     from emitters.options import TARGETS, option_specs, options_for, validate
 
     from . import memory, pipeline
@@ -106,7 +108,7 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
         source=Path(source), target=target, out=Path(out) if out is not None else None,
         inputs=names(inputs), outputs=names(outputs), input_shapes=input_shapes(input_shape),
         verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force, options=options,
-        max_memory=max_memory, settings=settings_of(settings), use_ema=use_ema,
+        max_memory=max_memory, settings=settings_of(settings), use_ema=use_ema, progress=progress,
     )
     return pipeline.run(req).check()
 

@@ -21,6 +21,11 @@ class InputError(UsageError):
     """The source is missing, incomplete, corrupt or not a model (exit 2)."""
 
 
+class MissingDependency(UsageError):
+    """What was asked needs a framework that is not installed (exit 2); the message says which
+    `pip install` adds it. Raised before anything is read or written (convert/requirements.py)."""
+
+
 @dataclass(frozen=True)
 class Unsupported:
     op: str

@@ -15,6 +15,7 @@ import re
 import numpy as np
 
 from .errors import InputError, UsageError
+from .ir import lazy
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 ACTIVATION_COPIES = 4
@@ -58,7 +59,10 @@ def _nbytes(shape, dtype: str) -> int:
 def check(graph, limit: int | None, where: str = "") -> int:
     """The estimate in bytes; raises InputError (exit 2) naming the largest tensor when it exceeds `limit`."""
     limit = limit or default_limit()
-    weights = sum(int(np.asarray(v).nbytes) for node in graph.nodes for v in (node.params or {}).values())
+    params = [v for node in graph.nodes for v in (node.params or {}).values()]
+    # lazy weights are read one at a time when written (plus one transposed copy): the largest counts
+    streamed = max((lazy.nbytes(v) for v in params if lazy.is_lazy(v)), default=0)
+    weights = sum(lazy.nbytes(v) for v in params if not lazy.is_lazy(v)) + 2 * streamed
     largest = max(graph.tensors.values(), key=lambda t: _nbytes(t.shape, t.dtype), default=None)
     biggest = _nbytes(largest.shape, largest.dtype) if largest is not None else 0
     estimate = weights + ACTIVATION_COPIES * biggest

@@ -17,6 +17,7 @@ from typing import Any
 from . import __version__
 from .cache import Cache, parse_key, reference_key
 from .errors import ConvertError, UnsupportedError, UsageError, VerifyError
+from .progress import SILENT, Progress, for_stderr
 
 
 @dataclass
@@ -36,6 +37,8 @@ class Request:
     settings: dict[str, str] = field(default_factory=dict)  # --set NAME=VALUE (scalar placeholders)
     use_ema: bool = False  # --use-ema
     max_memory: int | None = None  # bytes; None: 80% of the machine's RAM (convert/memory.py)
+    # True: draw the stage and the weights written on stderr when it is a terminal; or a Progress to report to
+    progress: bool | Progress = False
 
 
 def default_out(source: Path, target: str) -> Path:
@@ -59,7 +62,7 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def load_graph(req: Request, cache: Cache | None = None):
+def load_graph(req: Request, cache: Cache | None = None, progress: Progress = SILENT):
     """Parse the source (or take it from `cache`) and run the default passes.
 
     Returns (graph, source kind, seconds, notes); notes say what was auto-detected. They are
@@ -89,6 +92,7 @@ def load_graph(req: Request, cache: Cache | None = None):
             cache.put(key, (graph, list(options.notes), list(options.records)))
     graph.metadata["inference_passes"] = list(options.records)
     t1 = time.perf_counter()
+    progress.stage("optimize")
     graph = mapping.run_passes(graph)  # the default passes, keeping track of each tensor's TF source
     graph.validate()
     t2 = time.perf_counter()
@@ -132,12 +136,35 @@ def _reference(cache: Cache | None):
     return run_reference
 
 
+def weight_totals(graph) -> tuple[int, int]:
+    """(bytes, tensors) of the graph's weights, from shapes and dtypes (lazy weights stay unread)."""
+    import numpy as np
+
+    values = [v for node in graph.nodes for v in node.params.values() if hasattr(v, "shape") and hasattr(v, "dtype")]
+    return sum(int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize for v in values), len(values)
+
+
+def _progress_arg(emit, progress: Progress) -> dict[str, Progress]:
+    """`progress=` for an emit() that takes it (its weight writers report each tensor written)."""
+    import inspect
+
+    return {"progress": progress} if "progress" in inspect.signature(emit).parameters else {}
+
+
 def run(req: Request, cache: Cache | None = None) -> Conversion:
     """Convert `req.source` for `req.target`; `cache` (optional) holds parses and TF outputs to reuse."""
+    shown = req.progress if isinstance(req.progress, Progress) else for_stderr(req.progress)
+    try:
+        return _run(req, cache, shown)
+    finally:
+        shown.close()  # before the summary or the error line is printed
+
+
+def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
     import emitters
     import parsers
 
-    from . import ir, outdir, report, verify
+    from . import ir, outdir, report, requirements, verify
 
     started = time.perf_counter()
     source = parsers.open_source(req.source)  # built once, passed down
@@ -146,8 +173,11 @@ def run(req: Request, cache: Cache | None = None) -> Conversion:
     outdir.check_out(out, source, force=req.force)
     if req.target != "ir" and req.target not in emitters.TARGETS:
         raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
+    progress.stage("imports")
+    requirements.check(req.target, verify=req.verify, kind=source.kind)  # nothing read or written yet
 
-    graph, kind, seconds, notes = load_graph(req, cache)
+    progress.stage("parse")
+    graph, kind, seconds, notes = load_graph(req, cache, progress)
     try:
         tmp = outdir.temp_dir(out)
         if req.target == "ir":
@@ -160,7 +190,9 @@ def run(req: Request, cache: Cache | None = None) -> Conversion:
             if problems:
                 raise UnsupportedError(problems, req.target)
             t0 = time.perf_counter()
-            emitted = emitter.emit(graph, tmp, req.options)
+            total_bytes, total_tensors = weight_totals(graph)
+            progress.stage("emit", total_bytes=total_bytes, total_tensors=total_tensors)
+            emitted = emitter.emit(graph, tmp, req.options, **_progress_arg(emitter.emit, progress))
             seconds["emit"] = round(time.perf_counter() - t0, 3)
             files = list(emitted.files)
             if req.keep_ir:
@@ -168,6 +200,7 @@ def run(req: Request, cache: Cache | None = None) -> Conversion:
                 files += ["ir/graph.json", "ir/weights.npz"]
         verified = None
         if req.verify and emitted is not None:
+            progress.stage("verify")
             t0 = time.perf_counter()
             verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed,
                                      run_reference=_reference(cache), size_free=emitted.size_bound is None)
@@ -212,11 +245,12 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     """`convert verify OUT`: run the check recorded in OUT/conversion.json again."""
     import emitters
 
-    from . import report, verify
+    from . import report, requirements, verify
 
     doc, doc_path, source = report.read_recorded(out)
     if doc["target"] not in emitters.TARGETS:
         raise UsageError(f"{doc_path} records target {doc['target']!r}, which has no runtime to verify")
+    requirements.check(doc["target"], verify=True, kind=doc["source"].get("format"), write=False)
     graph = report.skeleton_graph(doc)
     if doc.get("source_settings"):
         graph.metadata["tf_settings"] = doc["source_settings"]

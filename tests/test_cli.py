@@ -239,3 +239,15 @@ def test_system_errors_are_one_line_not_a_bug(models, tmp_path):
     lines = stderr.strip().splitlines()
     assert code == 2 and len(lines) == 1 and "a_file" in lines[0], stderr
     assert "bug" not in lines[0] and "not a directory" in lines[0]
+
+
+@pytest.mark.parametrize("command", ["inspect", "tf2torch", "tf2onnx", "batch"])
+def test_help_has_each_flag_once(command):
+    """Options several targets share (--static-shapes: torch and ONNX) are one flag, not a duplicate."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = CliRunner().invoke(cli.main, [command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("--static-shapes") <= 1

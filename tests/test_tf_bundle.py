@@ -184,6 +184,51 @@ def test_corrupt_files_are_input_errors(ckpt, tmp_path, corrupt):
     assert "\n" not in str(e.value)
 
 
+def test_lazy_tensors_equal_read(ckpt, tmp_path):
+    """Bundle.lazy: shape and dtype without reading; the value read (and crc-checked) when materialized,
+    bit for bit what read() gives; pickled as its recipe (prefix, key), not its bytes."""
+    import pickle
+
+    from convert.ir.lazy import LazyArray
+
+    with Bundle(ckpt) as bundle:
+        for key in bundle.keys():
+            lazy = bundle.lazy(key)
+            value = bundle.read(key)
+            assert isinstance(lazy, LazyArray) and (lazy.shape, lazy.dtype) == (value.shape, value.dtype)
+            assert np.asarray(lazy).tobytes() == value.tobytes()
+        big = bundle.lazy("large")
+        assert len(pickle.dumps(big)) < 1000
+        assert np.array_equal(np.asarray(pickle.loads(pickle.dumps(big)).transpose(2, 0, 1)),
+                              bundle.read("large").transpose(2, 0, 1))
+
+
+def test_lazy_checks_the_index_now_and_the_bytes_when_read(ckpt, tmp_path):
+    prefix = _copy(ckpt, tmp_path)
+    pattern = _corrupt_data_byte(prefix)
+    with Bundle(prefix) as bundle:
+        lazy = bundle.lazy("large")  # the crc needs the bytes: not checked yet
+        with pytest.raises(InputError, match=pattern):
+            np.asarray(lazy)
+    _truncate_data(prefix)
+    with Bundle(prefix) as bundle:
+        with pytest.raises(InputError, match="past the end of the file"):
+            bundle.lazy("large")
+
+
+def test_partitioned_variable_reads_lazily(tmp_path):
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.get_variable("p/w", (200, 6), tf.float32, partitioner=lambda shape, dtype: [3, 1])
+        saver = tf.compat.v1.train.Saver()
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            saver.save(sess, str(tmp_path / "model.ckpt"))
+    with Bundle(tmp_path / "model.ckpt") as bundle:
+        assert np.array_equal(np.asarray(bundle.lazy("p/w")), bundle.read("p/w"))
+        assert bundle.lazy("p/w").shape == (200, 6)
+
+
 def test_reads_without_tensorflow(ckpt, tmp_path):
     fake = tmp_path / "fake" / "tensorflow"
     fake.mkdir(parents=True)

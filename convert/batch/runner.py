@@ -178,7 +178,8 @@ def run_batch(entries: list[Entry], options: BatchOptions,
         on_result(record)
 
     targets = sorted({t for e in entries for t in e.targets})
-    warm = ["tensorflow", "convert.pipeline", "parsers"] + [m for t in targets for m in RUNTIMES.get(t, [])]
+    reference = ["tensorflow"] if any(e.verify for e in entries) else []  # only checks run TensorFlow
+    warm = reference + ["convert.pipeline", "parsers"] + [m for t in targets for m in RUNTIMES.get(t, [])]
     warm += [f"emitters.{t}" for t in targets if t != "ir"]
     cluster = Cluster(min(options.jobs, max(1, len(tasks))), scheduler=options.scheduler,
                       worker_memory=options.worker_memory, warm=warm, max_tasks=options.max_tasks_per_worker)

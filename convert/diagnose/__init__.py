@@ -23,9 +23,11 @@ def tensor_names_of(conversion: dict[str, Any]) -> dict[str, str]:
 
 def load_for(out: Path) -> tuple[dict[str, Any], Graph]:
     """conversion.json of OUT and the IR graph re-parsed from its recorded source (same names)."""
-    from convert import pipeline, report
+    from convert import pipeline, report, requirements
 
     doc, doc_path, source = report.read_recorded(out)
+    # the diff runs TF and the target's runtime: say what is missing before parsing anything
+    requirements.check(doc["target"], verify=True, kind=doc["source"].get("format"), write=False)
     if not doc.get("tensors"):
         raise UsageError(f"{doc_path} records no tensor names (written by an older convert): re-run the conversion")
     req = pipeline.Request(

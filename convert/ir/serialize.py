@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .graph import Graph, Node, Tensor
+from .lazy import is_lazy
 
 IR_VERSION = 1
 
@@ -33,7 +34,7 @@ def save(graph: Graph, directory: str | Path) -> None:
         keys = {}
         for pname, value in node.params.items():
             key = f"{index}/{pname}"
-            arrays[key] = np.asarray(value)
+            arrays[key] = value if is_lazy(value) else np.asarray(value)  # np.savez reads them one at a time
             keys[pname] = key
         nodes.append(
             {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Node
+from ..ir import Node, lazy
 from .index import GraphIndex, graph_pass
 
 
@@ -38,6 +38,11 @@ def _per_channel(ix: GraphIndex, node: Node, x: str, channels: int) -> tuple[np.
     return None  # c - x is not a per-channel affine of the conv's bias form; leave it
 
 
+def scaled_weight(weight: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """weight * scale (broadcast along the output channels), computed in float64 as stored float32."""
+    return (np.asarray(weight).astype(np.float64) * scale).astype(np.float32)
+
+
 # where each layer's weight keeps its output channels (transposed conv: IOHW)
 _OUT_AXIS = {"conv2d": 0, "linear": 0, "conv_transpose2d": 1}
 
@@ -57,11 +62,16 @@ def fold_affine_into_conv(ix: GraphIndex) -> bool:
         if affine is None:
             continue
         scale, shift = (np.asarray(a, np.float64) for a in affine)
-        weight = conv.params["weight"].astype(np.float64)
-        bias = conv.params.get("bias", np.zeros(channels)).astype(np.float64)
+        weight = conv.params["weight"]
+        bias = np.asarray(conv.params.get("bias", np.zeros(channels)), np.float64)
         shape = [1] * weight.ndim
         shape[_OUT_AXIS[conv.op]] = -1
-        conv.params["weight"] = (weight * scale.reshape(shape)).astype(np.float32)
+        if not np.all(scale == 1.0):  # (a bias alone leaves the weight as it is: w * 1.0 == w exactly)
+            # a checkpoint weight stays lazy: scaled when it is written
+            conv.params["weight"] = lazy.apply(scaled_weight, weight, scale.reshape(shape),
+                                               shape=weight.shape, dtype=np.float32)
+        else:
+            conv.params["weight"] = lazy.contiguous(weight, np.float32)
         conv.params["bias"] = (bias * scale + shift).astype(np.float32)
         conv.source_op = f"{conv.source_op}+{nxt.source_op}".strip("+")
         ix.remove_after(conv, nxt)

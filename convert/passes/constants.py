@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import evaluate_node
+from ..ir import Node, evaluate_node, lazy
 from .index import GraphIndex, graph_pass
 
 # Only cheap, value-preserving ops are folded: folding a conv or a pad on a constant would bake a
@@ -14,6 +14,10 @@ FOLDABLE = frozenset({
     "add", "sub", "mul", "div", "maximum", "minimum", "relu", "clip", "sigmoid", "tanh", "exp", "sqrt",
     "rsqrt", "square", "neg", "identity", "transpose", "reshape", "concat",
 })
+
+
+def _fold(node: Node, dtype: str, *inputs: np.ndarray) -> np.ndarray:
+    return np.asarray(evaluate_node(node, list(inputs)).astype(dtype))
 
 
 @graph_pass
@@ -27,9 +31,12 @@ def fold_constants(ix: GraphIndex) -> bool:
         if not all(i in values for i in node.inputs):
             continue
         dtype = graph.tensors[node.output].dtype
-        value = evaluate_node(node, [values[i] for i in node.inputs]).astype(dtype)
+        folded = Node(node.name, node.op, list(node.inputs), list(node.outputs), dict(node.attrs), dict(node.params))
+        # of a lazy constant (a checkpoint weight): computed when it is written
+        value = lazy.apply(_fold, folded, dtype, *(values[i] for i in node.inputs),
+                           shape=graph.shape(node.output), dtype=dtype)
         ix.set_inputs(node, [])
-        node.op, node.attrs, node.params = "const", {}, {"value": np.asarray(value)}
+        node.op, node.attrs, node.params = "const", {}, {"value": value}
         values[node.output] = value
         changed = True
     return changed

@@ -23,7 +23,9 @@ def _same_node(a: Node, b: Node) -> bool:
         a.attrs.keys() == b.attrs.keys()
         and all(_same_value(a.attrs[k], b.attrs[k]) for k in a.attrs)
         and a.params.keys() == b.params.keys()
-        and all(_same_value(np.asarray(a.params[k]), np.asarray(b.params[k])) for k in a.params)
+        and all(a.params[k] is b.params[k] or (np.shape(a.params[k]) == np.shape(b.params[k])
+                                               and _same_value(np.asarray(a.params[k]), np.asarray(b.params[k])))
+                for k in a.params)
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir import lazy
 from .index import GraphIndex, graph_pass
 
 
@@ -29,7 +30,7 @@ def dense_on_nhwc_as_conv(ix: GraphIndex) -> bool:
             continue
         if ix.single_reader(flat.output) is not lin or ix.single_reader(tr.output) is not flat:
             continue
-        params = {"weight": np.ascontiguousarray(lin.params["weight"][:, :, None, None])}
+        params = {"weight": lazy.contiguous(lin.params["weight"][:, :, None, None])}
         if "bias" in lin.params:
             params["bias"] = lin.params["bias"]
         # the conv replaces tr/flat/lin (named after the linear); the final reshape becomes the transpose
@@ -69,9 +70,7 @@ def fold_flatten_into_linear(ix: GraphIndex) -> bool:
         moved = [x_shape[p] for p in perm[1:]]
         # weight column order follows the transposed axes; reorder to the original axes
         order = (0,) + tuple(1 + list(perm[1:]).index(k) for k in range(1, len(perm)))
-        lin.params["weight"] = np.ascontiguousarray(
-            weight.reshape((out, *moved)).transpose(order).reshape(out, -1)
-        )
+        lin.params["weight"] = lazy.contiguous(weight.reshape((out, *moved)).transpose(order).reshape(out, -1))
         ix.remove_node(tr)
         ix.set_inputs(flat, [tr.inputs[0]])
         graph.tensors.pop(tr.output, None)

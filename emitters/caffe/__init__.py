@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from convert import ir
-from convert.errors import Unsupported
+from convert.errors import Unsupported, UnsupportedError
+from convert.progress import SILENT, Progress
 from emitters.base import EmitResult
 from emitters.options import options_for
 
@@ -26,8 +27,24 @@ CAFFEMODEL = "model.caffemodel"
 _IO_TAG = "# convert-io: "
 
 
+# BVLC Caffe reads a .caffemodel as one protobuf message, limited to 2 GB (SetTotalBytesLimit(INT_MAX));
+# the margin covers the layer structure and pad-group blobs written beside the weights.
+CAFFEMODEL_LIMIT = 2**31 - 64 * 2**20
+
+
+def _too_big(graph: ir.Graph, options) -> list[Unsupported]:
+    """A model whose weights (stored as float32 blobs) exceed what BVLC Caffe can read."""
+    limit = int(options_for(TARGET, options).extra.get("caffemodel_limit", CAFFEMODEL_LIMIT))
+    weights = sum(4 * int(np.prod(np.shape(v))) for n in graph.nodes for v in n.params.values())
+    if weights <= limit:
+        return []
+    return [Unsupported("model size", graph.name or "graph",
+                        f"{weights / 2**30:.2f} GiB of weights; BVLC Caffe reads a .caffemodel of at most 2 GB "
+                        "(one protobuf message): convert to onnx, torch or mxnet instead")]
+
+
 def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
-    return TABLE.unsupported(graph, options)
+    return _too_big(graph, options) + TABLE.unsupported(graph, options)
 
 
 def build(graph: ir.Graph, options=None) -> NetBuilder:
@@ -46,9 +63,12 @@ def build(graph: ir.Graph, options=None) -> NetBuilder:
     return b
 
 
-def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
+def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILENT) -> EmitResult:
     from google.protobuf import text_format
 
+    too_big = _too_big(graph, options)
+    if too_big:  # before anything is built or written
+        raise UnsupportedError(too_big, TARGET)
     out_dir = Path(out_dir)
     b = build(graph, options)
     io = {"inputs": list(graph.inputs), "outputs": list(graph.outputs)}
@@ -62,6 +82,8 @@ def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
     text = f"{_IO_TAG}{json.dumps(io)}\n{size_note}" + text_format.MessageToString(structure)
     (out_dir / PROTOTXT).write_text(text)
     (out_dir / CAFFEMODEL).write_bytes(b.net.SerializeToString())
+    for layer in b.net.layer:  # one message: written at once, reported per layer
+        progress.written(layer.name, sum(4 * len(blob.data) for blob in layer.blobs))
     result = EmitResult(files=[PROTOTXT, CAFFEMODEL], pad_layers=b.pad_layers, warnings=b.warnings)
     result.inputs = [{"name": t, "shape": list(graph.shape(t)), "layout": "NCHW"} for t in graph.inputs]
     result.outputs = [{"name": t, "shape": list(b.shape(t)), "layout": "NCHW"} for t in graph.outputs]

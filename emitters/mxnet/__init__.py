@@ -10,6 +10,7 @@ from pathlib import Path
 
 from convert import ir
 from convert.errors import Unsupported, UnsupportedError
+from convert.progress import SILENT, Progress
 from emitters.base import EmitResult
 from emitters.options import MxnetOptions, options_for
 
@@ -48,7 +49,7 @@ def _lower(graph: ir.Graph, node: ir.Node, sg: SymbolGraph, inputs: list[Ref], o
         candidate = f"{base}_{i}"
 
 
-def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
+def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILENT) -> EmitResult:
     """`options`: MxnetOptions (or anything emitters.options.options_for accepts)."""
     options = options_for(TARGET, options)
     problems = unsupported(graph, options)
@@ -88,6 +89,6 @@ def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
                                "layout": _layout(graph.shape(tensor))})
     result.tensor_names = {n.output: f"{env[n.output].node}_output" for n in graph.nodes
                            if env[n.output].node not in variables and env[n.output].index == 0}
-    sg.write(heads, out_dir / SYMBOL_FILE, out_dir / PARAMS_FILE)
+    sg.write(heads, out_dir / SYMBOL_FILE, out_dir / PARAMS_FILE, progress)
     result.files = [SYMBOL_FILE, PARAMS_FILE]
     return result

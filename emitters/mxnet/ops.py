@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from convert.ir.lazy import contiguous
 from convert.padding import Pads, Plan
 from emitters.base import HandlerTable, NodeContext
 
@@ -75,7 +76,7 @@ def conv2d(ctx: Ctx) -> Fragment:
     a, p, f = ctx.attrs, ctx.node.params, Fragment()
     plan = ctx.plan()
     x = _pad_layer(f, ctx, ctx.inputs[0], plan)
-    weight = np.asarray(p["weight"], np.float32)
+    weight = contiguous(p["weight"], np.float32)
     ins = [x, f.var(f"{ctx.name}_weight", weight)]
     if p.get("bias") is not None:
         ins.append(f.var(f"{ctx.name}_bias", p["bias"]))
@@ -124,7 +125,7 @@ def _transposed_limit(ctx: NodeContext) -> str | None:
 def conv_transpose2d(ctx: Ctx) -> Fragment:
     a, p, f = ctx.attrs, ctx.node.params, Fragment()
     plan = ctx.plan()
-    weight = np.asarray(p["weight"], np.float32)  # IOHW == MXNet's Deconvolution layout
+    weight = contiguous(p["weight"], np.float32)  # IOHW == MXNet's Deconvolution layout
     ins = [ctx.inputs[0], f.var(f"{ctx.name}_weight", weight)]
     if p.get("bias") is not None:
         ins.append(f.var(f"{ctx.name}_bias", p["bias"]))
@@ -258,7 +259,7 @@ def _along(value: np.ndarray | None, shape: tuple[int, ...], axis: int) -> bool:
 @TABLE.register("linear")
 def linear(ctx: Ctx) -> Fragment:
     f, p = Fragment(), ctx.node.params
-    weight = np.asarray(p["weight"], np.float32)
+    weight = contiguous(p["weight"], np.float32)
     ins = [ctx.inputs[0], f.var(f"{ctx.name}_weight", weight)]
     if p.get("bias") is not None:
         ins.append(f.var(f"{ctx.name}_bias", p["bias"]))

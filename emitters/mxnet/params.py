@@ -9,10 +9,14 @@ Names carry `arg:` (weights) or `aux:` (BatchNorm moving statistics) prefixes.
 
 from __future__ import annotations
 
+import io
 import struct
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
+
+from convert.progress import SILENT, Progress
 
 LIST_MAGIC = 0x112
 NDARRAY_V2_MAGIC = 0xF993FAC9
@@ -22,28 +26,39 @@ DTYPE_FLAGS = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("float16
 FLAG_DTYPES = {flag: dtype for dtype, flag in DTYPE_FLAGS.items()}
 
 
-def encode(arrays: dict[str, np.ndarray]) -> bytes:
-    """The bytes `mx.nd.save` writes for `arrays` (name -> array), in the given order."""
-    out = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
-    for value in arrays.values():
-        value = np.ascontiguousarray(value)
-        if value.dtype not in DTYPE_FLAGS:
+def write(f: BinaryIO, arrays: dict[str, Any], progress: Progress = SILENT) -> None:
+    """Write what `mx.nd.save` writes for `arrays` (name -> numpy or lazy array), in the given order,
+    one array at a time (a lazy one is computed just before its record is written)."""
+    for value in arrays.values():  # every dtype is known before anything is written
+        if np.dtype(value.dtype) not in DTYPE_FLAGS:
             raise ValueError(f"dtype {value.dtype} cannot be stored in an MXNet .params file")
+    f.write(struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays)))
+    for name, value in arrays.items():
+        value = np.ascontiguousarray(np.asarray(value))
         if value.ndim == 0:  # MXNet 1.x reads ndim 0 as "no shape"
             value = value.reshape(1)
-        out.append(struct.pack("<Iii", NDARRAY_V2_MAGIC, 0, value.ndim))
-        out.append(struct.pack(f"<{value.ndim}q", *value.shape))
-        out.append(struct.pack("<iii", 1, 0, DTYPE_FLAGS[value.dtype]))
-        out.append(value.astype(value.dtype.newbyteorder("<"), copy=False).tobytes())
-    out.append(struct.pack("<Q", len(arrays)))
+        f.write(struct.pack("<Iii", NDARRAY_V2_MAGIC, 0, value.ndim))
+        f.write(struct.pack(f"<{value.ndim}q", *value.shape))
+        f.write(struct.pack("<iii", 1, 0, DTYPE_FLAGS[value.dtype]))
+        f.write(value.astype(value.dtype.newbyteorder("<"), copy=False).reshape(-1).view(np.uint8))
+        progress.written(name, value.nbytes)
+        del value
+    f.write(struct.pack("<Q", len(arrays)))
     for name in arrays:
         raw = name.encode("utf-8")
-        out.append(struct.pack("<Q", len(raw)) + raw)
-    return b"".join(out)
+        f.write(struct.pack("<Q", len(raw)) + raw)
 
 
-def save(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
-    Path(path).write_bytes(encode(arrays))
+def encode(arrays: dict[str, Any]) -> bytes:
+    """The bytes `mx.nd.save` writes for `arrays` (name -> array), in the given order."""
+    buffer = io.BytesIO()
+    write(buffer, arrays)
+    return buffer.getvalue()
+
+
+def save(path: str | Path, arrays: dict[str, Any], progress: Progress = SILENT) -> None:
+    with open(path, "wb") as f:
+        write(f, arrays, progress)
 
 
 def decode(data: bytes) -> dict[str, np.ndarray]:

@@ -16,6 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from convert.ir.lazy import is_lazy
+from convert.progress import SILENT, Progress
+
 MXNET_VERSION = 10901
 # ops whose node has more outputs than the one we read (matters for node_row_ptr only)
 NUM_OUTPUTS = {"BatchNorm": 3, "LayerNorm": 3}
@@ -69,7 +72,7 @@ class Fragment:
     output: Ref | None = None
 
     def var(self, name: str, value: np.ndarray, aux: bool = False) -> Ref:
-        value = np.asarray(value, dtype=np.float32)
+        value = value.astype(np.float32) if is_lazy(value) else np.asarray(value, dtype=np.float32)
         if value.ndim == 0:
             value = value.reshape(1)
         # __shape__ lets shape inference type parameters it cannot infer (broadcast operands)
@@ -155,9 +158,9 @@ class SymbolGraph:
                 out[prefix + node.name] = self.params[node.name]
         return out
 
-    def write(self, heads: list[Ref], symbol_path, params_path) -> None:
+    def write(self, heads: list[Ref], symbol_path, params_path, progress: Progress = SILENT) -> None:
         from . import params as params_io
 
         with open(symbol_path, "w") as f:
             json.dump(self.to_json(heads), f, indent=2)
-        params_io.save(params_path, self.live_params(heads))
+        params_io.save(params_path, self.live_params(heads), progress)

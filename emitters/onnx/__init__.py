@@ -12,6 +12,7 @@ import numpy as np
 
 from convert import ir
 from convert.errors import Unsupported, UnsupportedError, UsageError
+from convert.progress import SILENT, Progress
 from emitters.base import EmitResult
 from emitters.options import options_for, validate
 
@@ -33,7 +34,7 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     return found
 
 
-def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
+def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILENT) -> EmitResult:
     """`options`: OnnxOptions (or anything emitters.options.options_for accepts)."""
     from .model import EXTERNAL_DATA_THRESHOLD, build, save_checked
 
@@ -50,7 +51,7 @@ def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
     built = build(graph, options)
     # `onnx_external_data_threshold` (bytes of weights) exists so tests can force the > 2 GB branch.
     threshold = int(options.extra.get("onnx_external_data_threshold", EXTERNAL_DATA_THRESHOLD))
-    files = save_checked(built, graph, out_dir, threshold)
+    files = save_checked(built, graph, out_dir, threshold, progress)
     model_graph = built.model.graph
     return EmitResult(
         files=files,

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from convert import ir
+from convert.ir.lazy import is_lazy
 from emitters.base import NodeContext
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_./\-]")
@@ -61,10 +62,15 @@ class Ctx(NodeContext):
         return np.dtype(self.graph.tensors[tensor].dtype)
 
 
+DEFERRED_BYTES = 1024  # initializers this big are written straight to the file, not held in the ModelProto
+
+
 @dataclass
 class Emitted:
     nodes: list[Any] = field(default_factory=list)  # onnx.NodeProto
     initializers: list[Any] = field(default_factory=list)  # onnx.TensorProto
+    # initializer name -> its lazy value: the TensorProto holds name, type and dims only until written
+    deferred: dict[str, Any] = field(default_factory=dict)
     pad_layers: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -97,13 +103,26 @@ class Builder:
     def const(
         self, suffix: str, value: np.ndarray | float | int | list, dtype: Any = None, name: str | None = None
     ) -> str:
-        """An initializer named `<node>::<suffix>` (made unique within the node) or `name`."""
-        arr = np.asarray(value, dtype=dtype if dtype is not None else np.float32)
+        """An initializer named `<node>::<suffix>` (made unique within the node) or `name`. A value of
+        1 KB or more is kept aside (`deferred`) and streamed into the file when the model is written
+        (model.py's save_checked); a lazy one (a checkpoint weight) is read only then."""
         if name is None:
             name = f"{self.prefix}::{suffix}"
             if name in self._consts:
                 name = self.fresh(suffix)
         self._consts.add(name)
+        if is_lazy(value) and value.nbytes >= DEFERRED_BYTES:
+            value = value.astype(dtype if dtype is not None else np.float32)
+        else:  # (a small lazy value is read now: it stays inline, as an eager one)
+            value = np.array(np.asarray(value, dtype=dtype if dtype is not None else np.float32), order="C")
+        if value.nbytes >= DEFERRED_BYTES:
+            from onnx import TensorProto
+
+            self._emitted.deferred[name] = value
+            self._emitted.initializers.append(TensorProto(
+                name=name, data_type=self._helper.np_dtype_to_tensor_dtype(value.dtype), dims=value.shape))
+            return name
+        arr = value
         # np.array keeps 0-d scalars 0-d (Clip/Pad want true scalars); ascontiguousarray would not
         self._emitted.initializers.append(self._numpy_helper.from_array(np.array(arr, order="C"), name))
         return name

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from convert import ir
+from convert.progress import SILENT, Progress
 
 from ..options import OnnxOptions
 from .context import Ctx, Emitted, tensor_names
@@ -19,12 +20,14 @@ MODEL_FILE = "model.onnx"
 DATA_FILE = "model.onnx.data"
 # protobuf refuses to serialise a message over 2 GiB; stay well clear of it (graph structure too).
 EXTERNAL_DATA_THRESHOLD = 2**31 - 64 * 2**20
+_ALIGN = 4096  # external tensors start at page boundaries (onnxruntime may map them)
 
 
 @dataclass
 class Built:
     model: Any  # onnx.ModelProto
     pad_layers: list[dict[str, Any]] = field(default_factory=list)
+    deferred: dict[str, Any] = field(default_factory=dict)  # initializer name -> lazy value, not in `model` yet
     names: dict[str, str] = field(default_factory=dict)
     weight_bytes: int = 0
     size_bound: str | None = None  # why the model only runs at the conversion's H/W (None: any)
@@ -57,6 +60,7 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
         part = TABLE.get(node.op)(Ctx(node, graph, options, names))
         collected.nodes.extend(part.nodes)
         collected.initializers.extend(part.initializers)
+        collected.deferred.update(part.deferred)
         collected.pad_layers.extend(part.pad_layers)
 
     # A graph output that is also a graph input (or listed twice) needs its own tensor.
@@ -84,8 +88,10 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
         producer_name="convert",
         ir_version=helper.find_min_ir_version_for(opsets),
     )
-    weight_bytes = sum(len(t.raw_data) for t in collected.initializers)
-    return Built(model, collected.pad_layers, names, weight_bytes, None if size_free else _bound_reason(graph, options))
+    weight_bytes = sum(len(t.raw_data) for t in collected.initializers) + sum(
+        int(v.nbytes) for v in collected.deferred.values())
+    return Built(model, collected.pad_layers, collected.deferred, names, weight_bytes,
+                 None if size_free else _bound_reason(graph, options))
 
 
 def _bound_reason(graph: ir.Graph, options: OnnxOptions) -> str:
@@ -103,22 +109,104 @@ def _check_shapes(inferred: Any, graph: ir.Graph) -> None:
             raise AssertionError(f"ONNX shape inference gives {dims} for output {out.name}, IR says {graph.shape(t)}")
 
 
-def save_checked(built: Built, graph: ir.Graph, out_dir: Path, threshold: int = EXTERNAL_DATA_THRESHOLD) -> list[str]:
+def _checkable(built: Built) -> Any:
+    """A copy of the model for the checker and shape inference, without reading a weight: the deferred
+    initializers (no data yet) are declared as graph inputs of the same type and shape instead."""
+    from onnx import ModelProto, helper
+
+    model = ModelProto()
+    model.CopyFrom(built.model)
+    inits = list(model.graph.initializer)
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(t for t in inits if t.name not in built.deferred)
+    model.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                             for t in inits if t.name in built.deferred)
+    return model
+
+
+def _key(number: int, length: int) -> bytes:
+    """A length-delimited protobuf field's tag and length."""
+    out = bytearray()
+    for value in ((number << 3) | 2, length):
+        while value > 0x7F:
+            out.append(value & 0x7F | 0x80)
+            value >>= 7
+        out.append(value)
+    return bytes(out)
+
+
+_MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_RAW_DATA = 7, 5, 9  # field numbers in onnx.proto
+
+
+def _write_inline(built: Built, path: Path, progress: Progress) -> None:
+    """model.onnx with every initializer inside, written one deferred tensor at a time: the model without
+    them, then per tensor one more `graph` field holding just that initializer (protobuf merges a
+    repeated message field into the first, so readers see one graph with all initializers)."""
+    graph = built.model.graph
+    inits = list(graph.initializer)
+    del graph.initializer[:]
+    graph.initializer.extend(t for t in inits if t.name not in built.deferred)
+    try:
+        with open(path, "wb") as f:
+            f.write(built.model.SerializeToString())
+            for tensor in inits:
+                if tensor.name not in built.deferred:
+                    continue
+                value = np.ascontiguousarray(np.asarray(built.deferred[tensor.name]))  # the one weight read now
+                head = tensor.SerializeToString() + _key(_TENSOR_RAW_DATA, value.nbytes)
+                init = _key(_GRAPH_INITIALIZER, len(head) + value.nbytes)
+                f.write(_key(_MODEL_GRAPH, len(init) + len(head) + value.nbytes) + init + head)
+                f.write(value.reshape(-1).view(np.uint8))
+                progress.written(tensor.name, value.nbytes)
+                del value
+    finally:
+        del graph.initializer[:]
+        graph.initializer.extend(inits)
+
+
+def _write_external(built: Built, data_path: Path, progress: Progress) -> None:
+    """Every initializer of 1 KB or more (and every deferred one) streamed into `data_path`, one at a time,
+    each at a 4 KB-aligned offset; the model keeps name, type, dims and where its bytes are."""
+    from onnx import TensorProto
+
+    offset = 0
+    with open(data_path, "wb") as f:
+        for tensor in built.model.graph.initializer:
+            deferred = built.deferred.get(tensor.name)
+            if deferred is None and len(tensor.raw_data) < 1024:
+                continue  # small ones stay inline, as onnx.save_model's size_threshold=1024 leaves them
+            data = (np.ascontiguousarray(np.asarray(deferred)).reshape(-1).view(np.uint8) if deferred is not None
+                    else tensor.raw_data)
+            offset += -offset % _ALIGN
+            f.seek(offset)
+            f.write(data)
+            tensor.ClearField("raw_data")
+            tensor.data_location = TensorProto.EXTERNAL
+            del tensor.external_data[:]
+            for key, value in (("location", DATA_FILE), ("offset", str(offset)), ("length", str(len(data)))):
+                tensor.external_data.add(key=key, value=value)
+            offset += len(data)
+            progress.written(tensor.name, len(data))
+            del data
+
+
+def save_checked(built: Built, graph: ir.Graph, out_dir: Path, threshold: int = EXTERNAL_DATA_THRESHOLD,
+                 progress: Progress = SILENT) -> list[str]:
     """Check (full checker + strict shape inference) and write; returns the files written."""
     import onnx
     from onnx import shape_inference
 
     path = out_dir / MODEL_FILE
     if built.weight_bytes <= threshold:
-        onnx.checker.check_model(built.model, full_check=True)
-        _check_shapes(shape_inference.infer_shapes(built.model, check_type=True, strict_mode=True), graph)
-        onnx.save_model(built.model, str(path))
+        checkable = _checkable(built)
+        onnx.checker.check_model(checkable, full_check=True)
+        _check_shapes(shape_inference.infer_shapes(checkable, check_type=True, strict_mode=True), graph)
+        _write_inline(built, path, progress)
         return [MODEL_FILE]
-    # Over the protobuf limit: weights go to one side file; checker and inference work on paths.
-    onnx.save_model(
-        built.model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
-        location=DATA_FILE, size_threshold=1024,
-    )
+    # Over the protobuf limit: weights go to one side file as they are read (no ModelProto ever holds
+    # them all); checker and inference work on paths.
+    _write_external(built, out_dir / DATA_FILE, progress)
+    onnx.save_model(built.model, str(path))
     onnx.checker.check_model(str(path), full_check=True)
     with tempfile.TemporaryDirectory(dir=out_dir.parent) as tmp:
         inferred_path = Path(tmp) / MODEL_FILE

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from convert import ir
+from convert.ir.lazy import is_lazy
 from convert.padding import Pads
 from emitters.base import HandlerTable, NodeContext
 
@@ -525,7 +526,8 @@ def const(ctx: Ctx) -> Emitted:
     node = ctx.node
     b = Builder(ctx, node)
     dtype = ctx.dtype(node.output)
-    value = np.asarray(node.params["value"], dtype=dtype)
+    value = node.params["value"]
+    value = value.astype(dtype) if is_lazy(value) else np.asarray(value, dtype=dtype)
     if node.output in ctx.graph.outputs:  # an initializer cannot be a graph output by itself
         b.op("Identity", [b.const("value", value, dtype)], b.out)
     else:

@@ -11,6 +11,7 @@ import numpy as np
 
 from convert import ir
 from convert.errors import Unsupported
+from convert.progress import SILENT, Progress
 
 from ..base import EmitResult
 from ..options import options_for
@@ -28,17 +29,16 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     return TABLE.unsupported(graph, options)
 
 
-def emit(graph: ir.Graph, out_dir: Path, options=None) -> EmitResult:
-    """`options`: TorchOptions (or anything emitters.options.options_for accepts)."""
-    import torch
-
+def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILENT) -> EmitResult:
+    """`options`: TorchOptions (or anything emitters.options.options_for accepts). The state_dict is
+    written tensor by tensor (state_file.py), each weight read when it is written."""
     from .codegen import generate
+    from .state_file import save_state_dict
 
     out_dir = Path(out_dir)
     gen = generate(graph, options_for(TARGET, options))
     (out_dir / MODEL_FILE).write_text(gen.source)
-    state = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in gen.state.items()}
-    torch.save(state, out_dir / WEIGHTS_FILE)
+    save_state_dict(out_dir / WEIGHTS_FILE, gen.state, progress)
     return EmitResult(
         files=[MODEL_FILE, WEIGHTS_FILE],
         pad_layers=gen.pad_layers,

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from convert import ir
+from convert.ir.lazy import is_lazy
 from convert.padding.sizes import size_bound
 
 from ..options import TorchOptions
@@ -51,7 +52,7 @@ def _as_layout(shape: tuple[int, ...], layout: str) -> list[int]:
 
 def _as_stored(value: np.ndarray) -> np.ndarray:
     """IR numbers are float32; integer/bool constants keep their dtype."""
-    value = np.asarray(value)
+    value = value if is_lazy(value) else np.asarray(value)  # a lazy weight is read when written
     return value.astype(np.float32) if value.dtype.kind == "f" else value
 
 

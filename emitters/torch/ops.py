@@ -10,6 +10,8 @@ from typing import Callable
 
 import numpy as np
 
+from convert.ir.lazy import is_lazy
+
 from ..base import NodeContext
 from . import resize, spatial  # noqa: F401  (registers the spatial and resize handlers)
 from .lowering import TABLE, Ctx, Lowered, call, ints, lit
@@ -21,7 +23,8 @@ _LITERAL_CONSUMERS = {"add", "sub", "mul", "div"}  # ops whose Python operators 
 
 @TABLE.register("const")
 def const(ctx: Ctx) -> Lowered:
-    value = np.asarray(ctx.params["value"])
+    value = ctx.params["value"]
+    value = value if is_lazy(value) else np.asarray(value)
     consumers = ctx.graph.consumers().get(ctx.node.output, [])
     is_output = ctx.node.output in ctx.graph.outputs
     if value.ndim == 0 and np.isfinite(value) and consumers and not is_output and all(

@@ -131,6 +131,7 @@ def _session_run(path: "str | Path | Source", graph: "Graph", inputs: list[np.nd
         free.get(t) if t in free else tfg.get_tensor_by_name(t): _to_source(np.asarray(x), graph.source_layouts.get(n, ""))
         for n, t, x in zip(graph.inputs, src_in, inputs)
     }
+    feed.update(frozen.weight_feeds(tfg))  # checkpoint values are fed, not copied into the GraphDef
     with tf.compat.v1.Session(graph=tfg, config=session_config()) as sess:
         return sess.run([tfg.get_tensor_by_name(t) for t in fetch], feed_dict=feed)
 

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from convert import ir
+from convert.ir.lazy import contiguous, is_lazy
 from convert.errors import UsageError
 
 NHWC_TO_NCHW = (0, 3, 1, 2)
@@ -124,11 +125,12 @@ class Context:
         """An IR const for TF constant `t`, expanded to `rank` (leading 1s) and transposed by perm."""
         key = (t.name, identity(perm, rank) if rank else (), rank)
         if key not in self._const_cache:
-            value = np.asarray(self.consts[t.name])
+            value = self.consts[t.name]  # a checkpoint weight stays lazy: read when it is written
+            value = value if is_lazy(value) else np.asarray(value)
             value = value.reshape((1,) * (rank - value.ndim) + value.shape) if value.ndim < rank else value
             if rank and not is_identity(perm):
-                value = np.transpose(value, perm)
-            value = np.ascontiguousarray(value)
+                value = value.transpose(perm)
+            value = contiguous(value)
             name = self.emit("const", t.op.name, [], value.shape, params={"value": value}, source_op="Const")
             self._const_cache[key] = name
         return self._const_cache[key]

@@ -25,6 +25,18 @@ class Frozen:
     outputs: list[str]
     notes: list[str] = field(default_factory=list)
     records: list[dict] = field(default_factory=list)
+    # Const node name -> its value (often a lazy array read from the checkpoint when used); such a
+    # Const in graph_def holds dtype and shape only
+    weights: dict[str, Any] = field(default_factory=dict)
+
+    def weight_feeds(self, graph: Any) -> dict[Any, Any]:
+        """{tensor of `graph` (a tf.Graph importing graph_def): value} for the weights, to feed a
+        session run (the reference run): values stay out of the GraphDef (protobuf's 2 GB limit)."""
+        import numpy as np
+
+        names = {op.name for op in graph.get_operations()}
+        return {graph.get_tensor_by_name(f"{name}:0"): np.asarray(value)
+                for name, value in self.weights.items() if name in names}
 
 
 _MAX_ERROR = 200
@@ -50,7 +62,7 @@ def _inference(graph_def: Any, options: ParseOptions, where: Any, reader: Any = 
                        check=lambda gd, outs: check_graph(gd, outs, where))  # before anything runs
     return Frozen(inline_calls(prepared.graph_def, keep=prepared.inputs + prepared.outputs),
                   prepared.inputs, prepared.outputs,
-                  (notes or []) + prepared.notes, prepared.records)
+                  (notes or []) + prepared.notes, prepared.records, prepared.weights)
 
 
 def _read_meta_graph(meta: Path) -> Any:

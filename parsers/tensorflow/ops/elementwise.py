@@ -142,8 +142,8 @@ _INV_SQRT2 = 0.7071067811865476
 def _scalar(ctx: Context, t: Any) -> float | None:
     if not ctx.is_const(t):
         return None
-    value = np.asarray(ctx.const(t))
-    return float(value.reshape(-1)[0]) if value.size == 1 else None
+    value = ctx.const(t)
+    return float(np.asarray(value).reshape(-1)[0]) if value.size == 1 else None
 
 
 def _times_const(ctx: Context, t: Any) -> tuple[Any, float] | None:

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from convert.ir.lazy import contiguous
 from convert.padding import PaddingError, output_hw, tf_pads, transposed_conv_crop
 
 from ..context import Context, NotConvertible, fmt_perm, ir_axis, permute_shape
@@ -67,7 +68,7 @@ def emit_conv(ctx: Context, name: str, x_ir: str, weight: np.ndarray, groups: in
     attrs = {"kernel": kernel, "stride": tuple(stride), "dilation": tuple(dilation), "groups": groups,
              "pads": tuple(pads)}
     return ctx.emit("conv2d", name, [x_ir], out_shape, attrs,
-                    {"weight": np.ascontiguousarray(weight, np.float32)}, source)
+                    {"weight": contiguous(weight, np.float32)}, source)
 
 
 def _conv2d_weight(ctx: Context, op: Any) -> tuple[np.ndarray, int]:
@@ -129,7 +130,7 @@ def conv_transpose(ctx: Context, op: Any) -> None:
         raise NotConvertible(str(e)) from None
     attrs = {"kernel": kernel, "stride": tuple(stride), "dilation": tuple(dilation), "groups": 1,
              "crop": tuple(crop), "output_size": tuple(out_shape[2:])}
-    weight = np.ascontiguousarray(filt.transpose(3, 2, 0, 1), np.float32)  # IOHW
+    weight = contiguous(filt.transpose(3, 2, 0, 1), np.float32)  # IOHW
     out = ctx.emit("conv_transpose2d", op.name, [x_ir], out_shape, attrs, {"weight": weight},
                    "Conv2DBackpropInput")
     ctx.set(op.outputs[0], out, fmt_perm(fmt))
@@ -186,7 +187,7 @@ def pad(ctx: Context, op: Any) -> None:
 def _channel_const(ctx: Context, base: str, values: np.ndarray, axis: int, rank: int) -> str:
     shape = [1] * rank
     shape[axis] = values.size
-    value = np.ascontiguousarray(values.reshape(shape), np.float32)
+    value = contiguous(values.reshape(shape), np.float32)
     return ctx.emit("const", base, [], value.shape, params={"value": value}, source_op="Const")
 
 
@@ -210,7 +211,7 @@ def fused_batch_norm(ctx: Context, op: Any) -> None:
     if attr(op, "is_training", False):
         raise NotConvertible("batch norm in training mode (is_training=True); export the inference graph")
     fmt = attr(op, "data_format", "NHWC")
-    gamma, beta, mean, var = (ctx.const(t).astype(np.float64) for t in op.inputs[1:5])
+    gamma, beta, mean, var = (np.asarray(ctx.const(t), np.float64) for t in op.inputs[1:5])  # small
     eps = float(attr(op, "epsilon", 1e-3))
     scale = gamma / np.sqrt(var + eps)
     shift = beta - mean * scale

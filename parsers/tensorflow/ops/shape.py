@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from convert.ir.lazy import contiguous
+
 from ..context import Context, NotConvertible, Perm, ir_axis, permute_shape, show_shape
 from ..table import tf_op
 from .matmul import activation_matmul
@@ -139,7 +141,7 @@ def matmul(ctx: Context, op: Any) -> None:
     w = ctx.const(b)
     weight = w if op.get_attr("transpose_b") else w.T  # IR wants (out, in)
     out = ctx.emit("linear", op.name, [x], ctx.shape(op.outputs[0]), {},
-                   {"weight": np.ascontiguousarray(weight, np.float32)}, source_op=op.type)
+                   {"weight": contiguous(weight, np.float32)}, source_op=op.type)
     ctx.set(op.outputs[0], out)
 
 

@@ -40,6 +40,7 @@ class Prepared:
     outputs: list[str]
     notes: list[str] = field(default_factory=list)
     records: list[dict] = field(default_factory=list)
+    weights: dict[str, Any] = field(default_factory=dict)  # Const node name -> its (lazy) value
 
 
 def _fold_control_flow(graph_def: Any, records: list[dict], keep: list[str]) -> Any:
@@ -111,9 +112,10 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
     if check is not None:  # the safety check sees the control edges keep_needed drops
         view = GraphView(check(view.graph_def, outs))
     prune.keep_needed(view, outs)
-    variables.freeze(view, reader, prefix, use_ema, records)
+    weights: dict[str, Any] = {}
+    variables.freeze(view, reader, prefix, use_ema, records, weights)
     notes.extend(r["note"] for r in records if r.get("note"))
-    return Prepared(view.graph_def, ins, outs, notes, records)
+    return Prepared(view.graph_def, ins, outs, notes, records, weights)
 
 
 __all__ = ["prepare", "Prepared"]

@@ -160,12 +160,17 @@ def const_value(view: GraphView, ref: str, depth: int = 0) -> np.ndarray | None:
     return np.asarray(cast_to(results[index], dtypes[index] if index < len(dtypes) else None))
 
 
-def make_const(view: GraphView, name: str, value: np.ndarray, inputs: list[str] = ()) -> Any:
-    """Replace (or add) node `name` with a Const holding `value`."""
-    from ..protos import AttrValue
+def make_const(view: GraphView, name: str, value: Any, inputs: list[str] = ()) -> Any:
+    """Replace (or add) node `name` with a Const holding `value`. A lazy value (convert.ir.lazy) is not
+    copied in: the Const gets its dtype and shape only, and the value is kept beside the GraphDef
+    (Frozen.weights), so the GraphDef stays small whatever the model's size."""
+    from convert.ir.lazy import is_lazy
+
+    from ..protos import AttrValue, TensorProto
     from ..tensors import dtype_enum, to_proto
 
-    value = np.asarray(value)
+    if not is_lazy(value):
+        value = np.asarray(value)
     node = view.nodes.get(name)
     if node is None:
         node = view.add(name, "Const")
@@ -174,5 +179,11 @@ def make_const(view: GraphView, name: str, value: np.ndarray, inputs: list[str] 
     node.input.extend(inputs)
     node.attr.clear()
     node.attr["dtype"].CopyFrom(AttrValue(type=dtype_enum(value.dtype)))
-    node.attr["value"].CopyFrom(AttrValue(tensor=to_proto(value)))
+    if is_lazy(value):
+        proto = TensorProto(dtype=dtype_enum(value.dtype))
+        for d in value.shape:
+            proto.tensor_shape.dim.add(size=int(d))
+        node.attr["value"].CopyFrom(AttrValue(tensor=proto))
+    else:
+        node.attr["value"].CopyFrom(AttrValue(tensor=to_proto(value)))
     return node

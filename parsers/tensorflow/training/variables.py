@@ -21,7 +21,11 @@ def _key(node: Any) -> str:
     return shared or node.name
 
 
-def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: list[dict]) -> None:
+def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: list[dict],
+           weights: dict[str, Any] | None = None) -> None:
+    """Each variable becomes a Const. With `weights` (a dict to fill), the Const holds dtype and shape
+    only and its value, a lazy array read from the checkpoint when it is used, goes into
+    weights[node name]; without it, the value is read now and copied into the Const."""
     from ..protos import AttrValue
 
     names = [n for n, node in view.nodes.items() if node.op in VARIABLES]
@@ -43,7 +47,8 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
             raise InputError(f"{prefix}: the checkpoint has no value for variable '{key}' that the "
                              "outputs need; the .index/.data-* files may be from another graph")
         try:
-            value = np.asarray(reader.get_tensor(key))
+            lazy = weights is not None and hasattr(reader, "lazy")
+            value = reader.lazy(key) if lazy else np.asarray(reader.get_tensor(key))
         except InputError as e:  # the bundle reader's one-line message names the file and the fault
             raise InputError(f"cannot restore the weights: {e}") from None
         except Exception as e:  # noqa: BLE001 - a truncated or corrupt data shard
@@ -51,6 +56,8 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
             raise InputError(f"{prefix}: cannot restore the weights (variable '{key}': {line}); the "
                              ".index/.data-* files may be corrupt or from another graph") from None
         make_const(view, name, value)
+        if lazy:
+            weights[name] = value
     if use_ema and not shadows:
         raise UsageError(f"--use-ema: {prefix} holds no ExponentialMovingAverage shadow variables")
     for node in list(view.graph_def.node):  # reads of resource variables are now reads of constants

@@ -1,0 +1,195 @@
+"""Arrays whose values are computed only when they are needed (a weight read from a checkpoint at
+the moment a writer stores it), so a conversion holds one weight at a time, not the model.
+
+A `LazyArray` knows its shape and dtype and a recipe: `fn(*args)`, where args that are themselves lazy
+are materialized first. `.transpose`, `.reshape`, `.astype` and indexing have ndarray's names and
+return new lazy arrays, so handler code such as `w.transpose(3, 2, 0, 1)` works on both kinds;
+`np.asarray(lazy)` (or `.read()`) computes the value. Lazy arrays are immutable: copying returns the
+same object, and pickling stores the recipe (module-level functions and their arguments), not values.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+class LazyArray:
+    __slots__ = ("shape", "dtype", "_fn", "_args")
+    __array_priority__ = 20  # ndarray <op> lazy defers to numpy's materializing __array__
+
+    def __init__(self, shape: Sequence[int], dtype: Any, fn: Callable[..., Any], args: tuple = ()):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self._fn, self._args = fn, tuple(args)
+
+    # ---- what ndarray has without computing anything ---------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"LazyArray(shape={self.shape}, dtype={self.dtype.name}, fn={getattr(self._fn, '__name__', self._fn)})"
+
+    # ---- the value -----------------------------------------------------------------------------------
+    def read(self) -> np.ndarray:
+        """Compute the value (each call computes it again; nothing is kept)."""
+        value = np.asarray(self._fn(*(materialize(a) for a in self._args)))
+        if value.shape != self.shape or value.dtype != self.dtype:
+            raise AssertionError(f"{self!r} produced {value.dtype}{list(value.shape)}")
+        return value
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = self.read()
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    # scalars and lists (shape arithmetic on a small constant) are computed at once
+    def __int__(self) -> int:
+        return int(self.read())
+
+    def __float__(self) -> float:
+        return float(self.read())
+
+    def item(self, *args: Any) -> Any:
+        return self.read().item(*args)
+
+    def tolist(self) -> Any:
+        return self.read().tolist()
+
+    @property
+    def flat(self) -> Any:
+        return self.read().flat
+
+    __hash__ = None  # type: ignore[assignment] - like ndarray: compared by value, not hashable
+
+    # ---- lazy views with ndarray's method names -------------------------------------------------------
+    def transpose(self, *axes: Any) -> LazyArray:
+        axes = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        axes = tuple(int(a) for a in axes) or tuple(reversed(range(self.ndim)))
+        if axes == tuple(range(self.ndim)):
+            return self
+        return LazyArray(tuple(self.shape[a] for a in axes), self.dtype, _transpose, (self, axes))
+
+    @property
+    def T(self) -> LazyArray:  # noqa: N802 - ndarray's name
+        return self.transpose()
+
+    def reshape(self, *shape: Any, order: str = "C") -> LazyArray:
+        if order != "C":
+            raise NotImplementedError("a lazy array reshapes in C order only")
+        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        shape = _resolve(tuple(int(d) for d in shape), self.size)
+        if shape == self.shape:
+            return self
+        return LazyArray(shape, self.dtype, _reshape, (self, shape))
+
+    def astype(self, dtype: Any, copy: bool = True) -> LazyArray:
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype:
+            return self
+        return LazyArray(self.shape, dtype, _astype, (self, dtype))
+
+    def __getitem__(self, index: Any) -> LazyArray:
+        shape = np.broadcast_to(np.empty((), self.dtype), self.shape)[index].shape  # a view of no memory
+        return LazyArray(shape, self.dtype, _getitem, (self, index))
+
+    # ---- immutable: copies are the object itself; pickles hold the recipe ---------------------------
+    def __copy__(self) -> LazyArray:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> LazyArray:
+        return self
+
+    def __reduce__(self) -> tuple:
+        return LazyArray, (self.shape, self.dtype, self._fn, self._args)
+
+
+def _materializing(name: str) -> Callable[..., Any]:
+    """Arithmetic and comparisons compute the value, then behave exactly as ndarray's."""
+    def method(self: LazyArray, *args: Any) -> Any:
+        return getattr(self.read(), name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__radd__", "__sub__",
+              "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__pow__", "__neg__", "__abs__",
+              "__bool__", "__matmul__", "__rmatmul__"):
+    setattr(LazyArray, _name, _materializing(_name))
+
+
+def _transpose(value: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return np.ascontiguousarray(value.transpose(axes))
+
+
+def _reshape(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return np.ascontiguousarray(value).reshape(shape)
+
+
+def _astype(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return value.astype(dtype)
+
+
+def _getitem(value: np.ndarray, index: Any) -> np.ndarray:
+    return np.ascontiguousarray(value[index])
+
+
+def _resolve(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        shape = tuple(size // known if d == -1 and known else d for d in shape)
+    if math.prod(shape) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return shape
+
+
+def is_lazy(value: Any) -> bool:
+    return isinstance(value, LazyArray)
+
+
+def materialize(value: Any) -> Any:
+    """The value of a lazy array; anything else as it is."""
+    return value.read() if isinstance(value, LazyArray) else value
+
+
+def apply(fn: Callable[..., Any], *args: Any, shape: Sequence[int], dtype: Any) -> Any:
+    """`fn(*args)`, lazily when an argument is lazy (its result must have `shape` and `dtype`), else at
+    once. For passes that compute a weight from weights (batch norm folded into a conv): `fn` should be
+    a module-level function so the graph still pickles."""
+    if any(isinstance(a, LazyArray) for a in args):
+        return LazyArray(shape, dtype, fn, args)
+    return np.asarray(fn(*args))
+
+
+def nbytes(value: Any) -> int:
+    """Bytes of an array, lazy or not, without computing it."""
+    return int(value.nbytes) if hasattr(value, "nbytes") else int(np.asarray(value).nbytes)
+
+
+def contiguous(value: Any, dtype: Any = None) -> Any:
+    """np.ascontiguousarray(value, dtype), lazily for a lazy value (whose results are contiguous)."""
+    if isinstance(value, LazyArray):
+        return value if dtype is None else value.astype(dtype)
+    return np.ascontiguousarray(value, dtype)
