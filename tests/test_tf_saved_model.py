@@ -268,7 +268,7 @@ def test_gathered_variable_is_frozen_as_a_gather(tmp_path):
         tf.import_graph_def(frozen.graph_def, name="")
     ids = np.array([7, 0, 3], np.int32)
     with tf.compat.v1.Session(graph=graph) as sess:
-        got = sess.run(frozen.outputs[0], {frozen.inputs[0]: ids})
+        got = sess.run(frozen.outputs[0], {frozen.inputs[0]: ids, **frozen.weight_feeds(graph)})
     served = tf.saved_model.load(str(tmp_path / "sm")).signatures["serving_default"](ids=ids)["rows"]
     np.testing.assert_array_equal(got, served.numpy())
 
