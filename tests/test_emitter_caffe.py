@@ -574,26 +574,35 @@ message SoftmaxParameter { optional int32 axis = 2 [default = 1]; }
 """
 
 
-def _bvlc():
-    from emitters.caffe.proto import parse_proto
+def _messages(text: str) -> dict:
+    """Message name -> DescriptorProto, as the shared .proto reader reads `text` (an excerpt)."""
+    from convert.protobuf import parse
 
-    return parse_proto(BVLC_EXCERPT)[1]
+    return {m.name: m for m in parse(text, strict=False).message_type}
+
+
+def _bvlc():
+    return {name: {f.name: f for f in m.field} for name, m in _messages(BVLC_EXCERPT).items()}
 
 
 def test_proto_subset_matches_bvlc_numbers_and_types():
-    from emitters.caffe.proto import PROTO_PATH, parse_proto
+    from emitters.caffe.proto import PROTO_PATH
 
-    bvlc = _bvlc()
-    _, ours = parse_proto(PROTO_PATH.read_text())
+    bvlc, full = _bvlc(), _messages(BVLC_EXCERPT)
+    ours = _messages(PROTO_PATH.read_text())
     for msg in ours.values():
         assert msg.name in bvlc, msg.name
-        for f in msg.fields.values():
-            ref = bvlc[msg.name].fields.get(f.name)
+        for f in msg.field:
+            ref = bvlc[msg.name].get(f.name)
             assert ref is not None, f"{msg.name}.{f.name} not in BVLC"
-            assert (f.number, f.label, f.type) == (ref.number, ref.label, ref.type), f"{msg.name}.{f.name}"
-            assert f.options.get("default") == ref.options.get("default"), f"{msg.name}.{f.name} default"
-        assert msg.enums == {k: v for k, v in bvlc[msg.name].enums.items() if k in msg.enums}
-    assert "round_mode" not in ours["PoolingParameter"].fields and "ceil_mode" not in ours["PoolingParameter"].fields
+            assert (f.number, f.label, f.type, f.type_name) == (ref.number, ref.label, ref.type, ref.type_name), \
+                f"{msg.name}.{f.name}"
+            assert f.default_value == ref.default_value, f"{msg.name}.{f.name} default"
+            assert f.options.packed == ref.options.packed, f"{msg.name}.{f.name} packed"
+        refs = {e.name: e for e in full[msg.name].enum_type}
+        assert all(e == refs[e.name] for e in msg.enum_type), msg.name
+    names = {f.name for f in ours["PoolingParameter"].field}
+    assert "round_mode" not in names and "ceil_mode" not in names
 
 
 def _walk(message, seen: set) -> None:
@@ -608,7 +617,7 @@ def _walk(message, seen: set) -> None:
 def test_every_emitted_field_is_bvlc(tmp_path):
     """Every field present in the written caffemodel (and so the prototxt) exists in BVLC's proto
     with that number and a wire-compatible type."""
-    from google.protobuf import text_format
+    from google.protobuf import descriptor_pb2, text_format
 
     from emitters.caffe.proto import messages
 
@@ -653,14 +662,13 @@ def test_every_emitted_field_is_bvlc(tmp_path):
         _walk(text_net, seen)
     out = tmp_path / "m0"
     bvlc = _bvlc()
-    wire = {"uint32": "uint64", "int32": "int64"}  # same varint wire type in BVLC's older spellings
+    F = descriptor_pb2.FieldDescriptorProto
+    wire = {F.TYPE_UINT32: F.TYPE_UINT64, F.TYPE_INT32: F.TYPE_INT64}  # same varint wire type in BVLC's older spellings
     for msg, fname, number, _ in seen:
-        ref = bvlc[msg].fields[fname]
+        ref = bvlc[msg][fname]
         ours = P[msg].DESCRIPTOR.fields_by_name[fname]
         assert ref.number == number, (msg, fname)
-        type_name = {1: "double", 2: "float", 3: "int64", 4: "uint64", 5: "int32", 8: "bool", 9: "string",
-                     11: ref.type, 13: "uint32", 14: ref.type}[ours.type]
-        assert wire.get(ref.type, ref.type) == wire.get(type_name, type_name), (msg, fname, ref.type, type_name)
+        assert wire.get(ref.type, ref.type) == wire.get(ours.type, ours.type), (msg, fname, ref.type, ours.type)
     messages_seen = {m for m, *_ in seen}
     assert messages_seen >= {"ScaleParameter", "PoolingParameter", "SliceParameter", "EltwiseParameter",
                              "ConvolutionParameter", "ReLUParameter", "ConcatParameter", "ReshapeParameter"}

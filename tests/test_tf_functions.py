@@ -13,6 +13,7 @@ tf = pytest.importorskip("tensorflow")
 
 from convert.errors import InputError  # noqa: E402
 from parsers.tensorflow.inline import inline_calls  # noqa: E402
+from parsers.tensorflow.protos import from_tensorflow, to_tensorflow  # noqa: E402  (TF's classes <-> ours)
 
 CALLS = ("PartitionedCall", "StatefulPartitionedCall")
 
@@ -20,7 +21,7 @@ CALLS = ("PartitionedCall", "StatefulPartitionedCall")
 def _function_graph(fn, *shapes):
     """The GraphDef of a tf.function traced for float inputs of `shapes` (calls kept, library included)."""
     concrete = tf.function(fn).get_concrete_function(*[tf.TensorSpec(s, tf.float32) for s in shapes])
-    graph_def = concrete.graph.as_graph_def()
+    graph_def = from_tensorflow(concrete.graph.as_graph_def())
     inputs = [t.name for t in concrete.inputs]
     outputs = [t.name for t in concrete.outputs]
     return graph_def, inputs, outputs
@@ -29,7 +30,7 @@ def _function_graph(fn, *shapes):
 def _run(graph_def, inputs, outputs, values):
     graph = tf.Graph()
     with graph.as_default():
-        tf.import_graph_def(graph_def, name="")
+        tf.import_graph_def(to_tensorflow(graph_def), name="")
     with tf.compat.v1.Session(graph=graph) as sess:
         return sess.run(outputs, {graph.get_tensor_by_name(n): v for n, v in zip(inputs, values)})
 
@@ -125,7 +126,7 @@ def _defun_graph():
         x = tf.compat.v1.placeholder(tf.float32, [3], name="x")
         s, d = scaled_sum(x, tf.constant([1.0, 2.0, 3.0]))
         tf.identity(s * d, name="out")
-    return graph.as_graph_def()
+    return from_tensorflow(graph.as_graph_def())
 
 
 def test_direct_call_by_function_name():

@@ -259,16 +259,18 @@ def _cond_on_data(directory: Path) -> None:
 def test_gathered_variable_is_frozen_as_a_gather(tmp_path):
     """ResourceGather on a variable becomes GatherV2 on its value (as TF's own freezing does)."""
     from parsers.tensorflow import load
+    from parsers.tensorflow.protos import to_tensorflow
 
     _gather(tmp_path / "sm")
     frozen = load(tmp_path / "sm", ParseOptions())
     assert "GatherV2" in {n.op for n in frozen.graph_def.node}
     graph = tf.Graph()
     with graph.as_default():
-        tf.import_graph_def(frozen.graph_def, name="")
+        tf.import_graph_def(to_tensorflow(frozen.graph_def), name="")
     ids = np.array([7, 0, 3], np.int32)
     with tf.compat.v1.Session(graph=graph) as sess:
-        got = sess.run(frozen.outputs[0], {frozen.inputs[0]: ids, **frozen.weight_feeds(graph)})
+        got = sess.run(frozen.outputs[0], {graph.get_tensor_by_name(frozen.inputs[0]): ids,
+                                           **frozen.weight_feeds(graph)})  # weights are fed (h-stream)
     served = tf.saved_model.load(str(tmp_path / "sm")).signatures["serving_default"](ids=ids)["rows"]
     np.testing.assert_array_equal(got, served.numpy())
 

@@ -119,6 +119,8 @@ def _session_run(path: "str | Path | Source", graph: "Graph", inputs: list[np.nd
     _quiet()
     import tensorflow as tf
 
+    from .protos import to_tensorflow
+
     src_in = [graph.source_names[n] for n in graph.inputs]
     frozen = _frozen_for(open_source(path), graph)
     tfg = tf.Graph()
@@ -126,7 +128,7 @@ def _session_run(path: "str | Path | Source", graph: "Graph", inputs: list[np.nd
         # inputs of another size than the graph's (verify's extra sizes): feed placeholders of free shape
         free = {t: tf.compat.v1.placeholder(tf.as_dtype(np.asarray(x).dtype), None)
                 for n, t, x in zip(graph.inputs, src_in, inputs) if np.shape(x) != tuple(graph.shape(n))}
-        tf.import_graph_def(frozen.graph_def, name="", input_map=free or None)
+        tf.import_graph_def(to_tensorflow(frozen.graph_def), name="", input_map=free or None)
     feed = {
         free.get(t) if t in free else tfg.get_tensor_by_name(t): _to_source(np.asarray(x), graph.source_layouts.get(n, ""))
         for n, t, x in zip(graph.inputs, src_in, inputs)

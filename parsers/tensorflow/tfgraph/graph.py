@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from functools import lru_cache
-
 from ..known_ops import attr_defaults, output_args
 from ..tensors import dtype_name, numpy_dtype
 
@@ -113,15 +111,11 @@ class NodeAttrs:
         import fills it in)."""
         if name in self.node_def.attr:
             return attr_value(self.node_def.attr[name])
-        default = _defaults(self.type).get(name)
-        if default is None:
+        defaults = attr_defaults(self.type)
+        if name not in defaults:
             raise ValueError(f"operation '{self.name}' has no attr named '{name}'")
-        return attr_value(default)
-
-
-@lru_cache(maxsize=None)
-def _defaults(op_type: str) -> dict:
-    return attr_defaults(op_type)
+        value = defaults[name]
+        return list(value) if isinstance(value, list) else value
 
 
 class Tensor:
