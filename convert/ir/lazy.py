@@ -138,8 +138,22 @@ for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add
     setattr(LazyArray, _name, _materializing(_name))
 
 
+_TILE_ELEMENTS = 1 << 16  # elements copied per tile of a big transpose (a few hundred KB: stays in cache)
+
+
 def _transpose(value: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    return np.ascontiguousarray(value.transpose(axes))
+    """value.transpose(axes), contiguous. A big one is copied tile by tile over the first two output axes:
+    numpy's single strided copy misses the cache on nearly every read (2x slower for a 400 MB fc weight)."""
+    view = np.asarray(value).transpose(axes)
+    if view.ndim < 2 or view.nbytes < (1 << 20) or view.flags.c_contiguous:
+        return np.ascontiguousarray(view)
+    out = np.empty(view.shape, view.dtype)
+    rest = math.prod(view.shape[2:])
+    tile = max(8, 1 << int(math.log2(max(1, math.isqrt(_TILE_ELEMENTS // max(1, rest))))))
+    for row in range(0, view.shape[0], tile):
+        for col in range(0, view.shape[1], tile):
+            out[row:row + tile, col:col + tile] = view[row:row + tile, col:col + tile]
+    return out
 
 
 def _reshape(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

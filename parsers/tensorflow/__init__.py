@@ -60,7 +60,6 @@ def _settings(options: ParseOptions) -> dict:
 
 def load(path: "str | Path | Source", options: ParseOptions, kind: str | None = None):
     """The source as a frozen GraphDef with its chosen inputs/outputs (see loader.Frozen)."""
-    _quiet()
     from .loader import LOADERS
 
     source = open_source(path)
@@ -68,7 +67,6 @@ def load(path: "str | Path | Source", options: ParseOptions, kind: str | None = 
 
 
 def parse(path: "str | Path | Source", options: ParseOptions | None = None) -> "Graph":
-    _quiet()
     from .build import build_graph
 
     options = options or ParseOptions()

@@ -160,11 +160,11 @@ def _fast_extend() -> Any:
 _FAST_EXTEND = _fast_extend()
 
 
-def crc32c_extend(crc: int, data: memoryview) -> int:
-    """The standard CRC-32C of (what gave `crc`) + `data`."""
-    if _FAST_EXTEND is not None:
-        return _FAST_EXTEND(crc, bytes(data))  # (it takes bytes only; `data` is one CHUNK at most)
-    return _raw_crc(data, crc ^ 0xFFFFFFFF) ^ 0xFFFFFFFF
+def crc32c_extend(crc: int, data: "memoryview | np.ndarray") -> int:
+    """The standard CRC-32C of (what gave `crc`) + `data` (bytes, a memoryview or a uint8 array)."""
+    if _FAST_EXTEND is not None:  # it takes bytes or an array, not a memoryview: copy only that
+        return _FAST_EXTEND(crc, data if isinstance(data, np.ndarray) else bytes(data))
+    return _raw_crc(memoryview(data).cast("B"), crc ^ 0xFFFFFFFF) ^ 0xFFFFFFFF
 
 
 def unmask(masked: int) -> int:
@@ -487,13 +487,14 @@ class Bundle:
         path = self._shard_path(entry.shard_id)
         data = self._check_entry(key, entry, dtype)
         out = np.empty(entry.shape, dtype)
-        target = memoryview(out.reshape(-1).view(np.uint8))
+        flat = out.reshape(-1).view(np.uint8)
+        target = memoryview(flat)
         crc = 0
         for start in range(0, entry.size, CHUNK):  # chunk by chunk: only the output is held in memory
             stop = min(start + CHUNK, entry.size)
             with memoryview(data)[entry.offset + start:entry.offset + stop] as piece:
-                crc = crc32c_extend(crc, piece)
                 target[start:stop] = piece
+            crc = crc32c_extend(crc, flat[start:stop])  # the copy, still in cache: no bytes() copy
             _drop_pages(data, entry.offset + start, stop - start)
         if crc != unmask(entry.crc32c):
             raise InputError(f"{path}: crc32c mismatch in tensor '{key}'; the data shard is corrupt")
