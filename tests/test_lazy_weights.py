@@ -77,6 +77,16 @@ def test_views_are_lazy_and_equal_numpy(name, view):
     assert value.dtype == want.dtype and np.array_equal(value, want) and value.flags.c_contiguous
 
 
+@pytest.mark.parametrize("shape,axes", [((3, 3, 64, 1024), (3, 2, 0, 1)), ((1000, 300), (1, 0)),
+                                        ((7, 7, 41, 131), (3, 2, 0, 1)), ((1, 1, 600, 700), (3, 2, 0, 1)),
+                                        ((2, 5, 300, 300), (0, 2, 3, 1))])
+def test_big_transposes_are_tiled_and_equal_numpy(shape, axes):
+    value = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    assert value.nbytes >= 1 << 20  # over the size where the copy goes tile by tile
+    got = np.asarray(_lazy(value).transpose(axes))
+    assert got.flags.c_contiguous and np.array_equal(got, value.transpose(axes))
+
+
 def test_operators_compute_like_ndarray():
     a = _lazy(BASE)
     assert np.array_equal(a == BASE, np.ones(BASE.shape, bool))
