@@ -88,11 +88,40 @@ class LazyArray:
         if axes == tuple(range(self.ndim)):
             return self
         shape = tuple(self.shape[a] for a in axes)
-        if getattr(self._fn, "reads_transposed", False):  # its last argument is the axes it reads in:
-            *base, before = self._args                    # one copy, no second whole-tensor array
-            return LazyArray(shape, self.dtype, self._fn, (*base, axes if before is None else
-                                                           tuple(before[a] for a in axes)))
+        if getattr(self._fn, "reads_transposed", False):  # one copy, no second whole-tensor array
+            source, before = self._view()
+            return LazyArray(shape, self.dtype, self._fn, (*self._args[:-1], (source, tuple(before[a] for a in axes))))
         return LazyArray(shape, self.dtype, transposed, (self, axes))
+
+    def _view(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """For a recipe that `reads_transposed` (its last argument is a view (shape, axes) or None: its
+        bytes read as `shape`, then transposed to `axes`): that view."""
+        return self._args[-1] or (self.shape, tuple(range(self.ndim)))
+
+    def _split_view(self, shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """The view that reads this array reshaped to `shape`, when the reshape only splits axes (each
+        axis becomes consecutive axes of the same total size); None otherwise."""
+        if 0 in shape or 1 in shape or 0 in self.shape or 1 in self.shape:
+            return None
+        groups, at = [], 0
+        for size in self.shape:
+            first, product = at, 1
+            while product < size and at < len(shape):
+                product *= shape[at]
+                at += 1
+            if product != size:
+                return None
+            groups.append(list(range(first, at)))
+        if at != len(shape):
+            return None
+        source, before = self._view()
+        by_source = sorted(range(self.ndim), key=lambda j: before[j])  # current axes in source order
+        new_source, index = [], {}
+        for j in by_source:
+            for k in groups[j]:
+                index[k] = len(new_source)
+                new_source.append(shape[k])
+        return tuple(new_source), tuple(index[k] for k in range(len(shape)))
 
     @property
     def T(self) -> LazyArray:  # noqa: N802 - ndarray's name
@@ -105,6 +134,9 @@ class LazyArray:
         shape = _resolve(tuple(int(d) for d in shape), self.size)
         if shape == self.shape:
             return self
+        view = self._split_view(shape) if getattr(self._fn, "reads_transposed", False) else None
+        if view is not None:  # read in the split shape: a transpose after it still folds into the read
+            return LazyArray(shape, self.dtype, self._fn, (*self._args[:-1], view))
         return LazyArray(shape, self.dtype, _reshape, (self, shape))
 
     def astype(self, dtype: Any, copy: bool = True) -> LazyArray:

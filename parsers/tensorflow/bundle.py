@@ -397,25 +397,28 @@ class Bundle:
     def get_tensor(self, key: str) -> np.ndarray:
         return self.read(key)
 
-    def read(self, key: str, axes: tuple[int, ...] | None = None) -> np.ndarray:
-        """The tensor as a fresh numpy array (its bytes checked against the stored crc32c), transposed
-        to `axes` (contiguous) when given."""
+    def read(self, key: str, view: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> np.ndarray:
+        """The tensor as a fresh numpy array (its bytes checked against the stored crc32c); with a view
+        (shape, axes): reshaped to `shape`, then transposed to `axes` (contiguous)."""
         entry = self._entry(key)
         dtype = self.dtype(key)
         if any(d < 0 for d in entry.shape):
             raise InputError(f"{self.prefix}.index: tensor '{key}' has shape {list(entry.shape)}; "
                              "the index is corrupt")
-        if entry.slices or axes is None or not entry.size:
+        if entry.slices or view is None or not entry.size:
             value = self._assemble(key, entry, dtype) if entry.slices else self._read_entry(key, entry, dtype)
-            return value if axes is None else transposed(value, axes)
-        return self._read_transposed(key, entry, dtype, axes)
+            return value if view is None else transposed(value.reshape(view[0]), view[1])
+        return self._read_transposed(key, entry, dtype, *view)
 
-    def _read_transposed(self, key: str, entry: Entry, dtype: np.dtype, axes: tuple[int, ...]) -> np.ndarray:
+    def _read_transposed(self, key: str, entry: Entry, dtype: np.dtype, shape: tuple[int, ...],
+                         axes: tuple[int, ...]) -> np.ndarray:
         """_read_entry and a transpose in one copy: slab by slab of the first axis, straight from the
         mapped shard into the transposed output (no second whole-tensor array)."""
         path = self._shard_path(entry.shard_id)
         data = self._check_entry(key, entry, dtype)
-        shape = tuple(entry.shape)
+        shape = tuple(shape)
+        if math.prod(shape) != math.prod(entry.shape) or sorted(axes) != list(range(len(shape))):
+            raise AssertionError(f"view {shape} {axes} does not fit tensor '{key}' {list(entry.shape)}")
         out = np.empty(tuple(shape[a] for a in axes), dtype)
         row = entry.size // shape[0]
         rows = max(1, CHUNK // max(1, row))
@@ -554,7 +557,7 @@ _OPEN: dict[tuple[str, int], Bundle] = {}  # the bundles lazy tensors read from,
 _OPEN_MAX = 4
 
 
-def read_tensor(prefix: str, key: str, axes: tuple[int, ...] | None = None) -> np.ndarray:
+def read_tensor(prefix: str, key: str, view: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> np.ndarray:
     """Tensor `key` of the checkpoint at `prefix` (what a lazy array from `Bundle.lazy` computes). The
     bundle is reopened when its index changed; a file gone or corrupt by now is the same InputError."""
     try:
@@ -566,10 +569,10 @@ def read_tensor(prefix: str, key: str, axes: tuple[int, ...] | None = None) -> n
         bundle = _OPEN[(prefix, stamp)] = Bundle(prefix)
         while len(_OPEN) > _OPEN_MAX:
             _OPEN.pop(next(iter(_OPEN))).close()
-    return bundle.read(key, axes)
+    return bundle.read(key, view)
 
 
-read_tensor.reads_transposed = True  # type: ignore[attr-defined] - LazyArray.transpose passes its axes here
+read_tensor.reads_transposed = True  # type: ignore[attr-defined] - LazyArray folds transposes into `view`
 
 
 def _drop_pages(data: Any, offset: int, size: int) -> None:
