@@ -13,7 +13,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: fuzz install mxnet-env demo test test-full test-memory test-report zoo zoo-tf2onnx bench clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: fuzz install mxnet-env demo test test-full test-memory test-report zoo zoo-tf2onnx bench bench-ckpt bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
@@ -25,7 +25,9 @@ help:
 	@echo "make test-base-install  convert in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
-	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side"
+	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-ckpt"
+	@echo "make bench-ckpt checkpoints of 0.1-2.6 GB, VGG16, ResNet50, MobileNetV2: time/RSS vs naive and ovc (~25 min)"
+	@echo "make bench-lowering  re-measure pad layer vs kernel taps per runtime; rewrites convert/padding/costs.py"
 	@echo "make zoo-tf2onnx  our ONNX vs tf2onnx on every zoo SavedModel (after make zoo)"
 
 install: $(VENV)/.installed
@@ -88,6 +90,17 @@ zoo-tf2onnx: install
 bench: install mxnet-env
 	$(PY) -m pip install -q -c constraints.txt tf2onnx==1.17.0  # a bench-only dependency
 	$(PY) -m bench.run --cache $(CACHE)/bench
+	$(MAKE) bench-ckpt
+
+# issue 12's checkpoint goals: wall/peak RSS beside the naive floor and OpenVINO's ovc (a bench-only
+# dependency); builds its checkpoints into $(CACHE)/bench-ckpt (6 GB too: CKPT_SIZES=0.1,0.5,2.6,6)
+CKPT_SIZES ?= 0.1,0.5,2.6
+bench-ckpt: install mxnet-env
+	$(PY) -m pip install -q -c constraints.txt openvino
+	$(PY) -m bench.ckpt --cache $(CACHE)/bench-ckpt --zoo-cache $(CACHE)/zoo --sizes $(CKPT_SIZES)
+
+bench-lowering: install mxnet-env
+	$(PY) -m bench.lowering --write
 
 clean:
 	rm -rf $(CACHE) zoo-report.md zoo-report.json batch-report.json

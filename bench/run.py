@@ -1,6 +1,6 @@
 """`make bench`: conversion time and peak memory, pad-layer latency per runtime, tf2onnx side by side.
 
-    python -m bench.run [--cache .cache/bench] [--model mobilenet_v2] [--size 224] [--repeat 30]
+    python -m bench.run [--cache .cache/bench] [--model mobilenet_v2] [--size 224] [--repeat 30] [--rounds 3]
 
 Writes bench-report.md and bench-report.json into the cache directory and prints the tables.
 Figures are wall-clock on this machine: run it on an idle machine and read medians.
@@ -51,87 +51,119 @@ def measure_cli(args: list[str]) -> dict[str, Any]:
     }
 
 
-def median_ms(fn: Callable[[], Any], repeat: int) -> float:
+def median_ms(fn: Callable[[], Any], repeat: int, clock: Callable[[], float] = time.perf_counter) -> float:
     fn()  # warm-up
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append((time.perf_counter() - t0) * 1000)
+        times.append((clock() - t0) * 1000)
     return round(statistics.median(times), 2)
 
 
-def latencies(graph, repeat: int, work: Path) -> list[dict[str, Any]]:
+def latency_clock() -> Callable[[], float]:
+    """Wall time; with one thread (--threads 1) the calling thread's CPU time, which a shared
+    machine's other processes barely disturb (torch, OpenCV and onnxruntime then compute in it)."""
+    return time.thread_time if os.environ.get("OMP_NUM_THREADS") == "1" else time.perf_counter
+
+
+PAD_LAYERS = {"extra": {"conv_lowering": "pad"}}  # every asymmetric conv behind a pad layer (the old lowering)
+
+# (runtime, variant, target, naive graph?, emit options); the naive symmetric model is the baseline
+LATENCY_VARIANTS = (
+    ("caffe (OpenCV DNN)", "exact, measured lowerings (default)", "caffe", False, {}),
+    ("caffe (OpenCV DNN)", "exact, pad layer groups", "caffe", False, {"caffe_pad": "layer"}),
+    ("caffe (OpenCV DNN)", "exact, kernel extension", "caffe", False, {"caffe_pad": "kernel"}),
+    ("caffe (OpenCV DNN)", "naive symmetric (inexact)", "caffe", True, {}),
+    ("mxnet", "exact, measured lowerings (default)", "mxnet", False, {}),
+    ("mxnet", "exact, pad operators", "mxnet", False, PAD_LAYERS),
+    ("mxnet", "naive symmetric (inexact)", "mxnet", True, {}),
+    # size-free models compute TF's SAME pads at run time (tf_same_pad); --static-shapes bakes them
+    ("torch", "exact, runtime pads, measured lowerings (default)", "torch", False, {}),
+    ("torch", "exact, runtime pads, pad layers", "torch", False, PAD_LAYERS),
+    ("torch", "exact, baked pads, measured lowerings (--static-shapes)", "torch", False, {"static_shapes": True}),
+    ("torch", "naive symmetric (inexact)", "torch", True, {}),
+    ("onnxruntime", "exact, auto_pad SAME_UPPER (default)", "onnx", False, {}),
+    ("onnxruntime", "exact, native pads (--static-shapes)", "onnx", False, {"static_shapes": True}),
+    ("onnxruntime", "naive symmetric (inexact)", "onnx", True, {}),
+)
+
+
+def _runner(target: str, out: Path, x: list[np.ndarray]) -> Callable[[], Any]:
+    """A no-argument callable running the model written in `out` once (MXNet runs elsewhere)."""
     import emitters
-    from emitters.base import EmitOptions
 
-    x = [np.random.default_rng(0).standard_normal(graph.shape(n)).astype(np.float32) for n in graph.inputs]
-    rows = []
+    threads = int(os.environ.get("OMP_NUM_THREADS", "0"))
+    if target == "caffe":
+        import cv2
 
-    def emit(target: str, g, name: str, **options) -> tuple[Path, Any]:
-        out = work / name
-        out.mkdir(parents=True, exist_ok=True)
-        result = emitters.get(target).emit(g, out, EmitOptions(**options))
-        return out, result
+        if threads:
+            cv2.setNumThreads(threads)
+        caffe = emitters.get("caffe")
+        net, io = caffe.load(out), caffe._io(out)
 
-    naive = naive_symmetric(graph)  # the timing baseline: no pad layers, wrong border numbers
-    # Caffe (OpenCV DNN): pad layer groups vs kernel extension vs the naive symmetric baseline
-    caffe = emitters.get("caffe")
-    for label, g, opts in (("pad layer groups", graph, {"caffe_pad": "layer"}),
-                           ("kernel extension", graph, {"caffe_pad": "kernel"}),
-                           ("naive symmetric (inexact)", naive, {})):
-        out, result = emit("caffe", g, f"caffe-{label.split()[0]}", **opts)
-        net = caffe.load(out)
-        io = caffe._io(out)
-
-        def forward(net=net, io=io):
+        def forward():
             for name, value in zip(io["inputs"], x):
                 net.setInput(value, name)
             return net.forward(io["outputs"])
 
-        rows.append({"runtime": "caffe (OpenCV DNN)", "variant": label, "pad_layers": len(result.pad_layers),
-                     "ms": median_ms(forward, repeat)})
+        return forward
+    if target == "torch":
+        import torch
 
-    # MXNet: exact pad operators vs the naive symmetric baseline, Module and Gluon
-    from emitters.mxnet import runtime as mx_runtime
+        from emitters.torch import runner
 
-    jobs = []
-    for label, g in (("exact pad operators", graph), ("naive symmetric (inexact)", naive)):
-        out, result = emit("mxnet", g, f"mxnet-{label.split()[0]}")
-        jobs.append((label, out, len(result.pad_layers)))
-    timed = mx_runtime.evaluate([(out, x) for _, out, _ in jobs], modes=("module", "gluon"), bench=repeat)
-    for (label, _, pads), res in zip(jobs, timed):
-        for mode, ms in res.get("ms", {}).items():
-            rows.append({"runtime": f"mxnet ({mode})", "variant": label, "pad_layers": pads, "ms": round(ms, 2)})
-
-    # PyTorch and onnxruntime: exact vs naive
-    import torch
-
-    from emitters.torch import runner
-
-    # size-free models compute TF's SAME pads at run time (tf_same_pad); --static-shapes bakes them
-    for label, g, opts in (("exact, runtime pads (default)", graph, {}),
-                           ("exact, baked pads (--static-shapes)", graph, {"static_shapes": True}),
-                           ("naive symmetric (inexact)", naive, {})):
-        out, result = emit("torch", g, f"torch-{label.split()[1].strip(',')}", **opts)
-        module = runner.import_model(out)
-        model = module.load(str(out / "model.pt"))
+        if threads:
+            torch.set_num_threads(threads)
+        model = runner.import_model(out).load(str(out / "model.pt"))
         tensors = [torch.from_numpy(v) for v in x]
-        with torch.no_grad():
-            ms = median_ms(lambda: model(*tensors), repeat)
-        rows.append({"runtime": "torch", "variant": label, "pad_layers": len(result.pad_layers), "ms": ms})
 
+        def run_torch():
+            with torch.no_grad():
+                return model(*tensors)
+
+        return run_torch
     import onnxruntime as ort
 
-    for label, g, opts in (("exact, auto_pad SAME_UPPER (default)", graph, {}),
-                           ("exact, native pads (--static-shapes)", graph, {"static_shapes": True}),
-                           ("naive symmetric (inexact)", naive, {})):
-        out, result = emit("onnx", g, f"onnx-{label.split()[1].strip(',')}", **opts)
-        session = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
-        feeds = {i.name: v for i, v in zip(session.get_inputs(), x)}
-        rows.append({"runtime": "onnxruntime", "variant": label, "pad_layers": len(result.pad_layers),
-                     "ms": median_ms(lambda: session.run(None, feeds), repeat)})
-    return _with_ratios(rows)
+    settings = ort.SessionOptions()
+    settings.intra_op_num_threads = threads  # 0: onnxruntime's default
+    session = ort.InferenceSession(str(out / "model.onnx"), settings, providers=["CPUExecutionProvider"])
+    feeds = {i.name: v for i, v in zip(session.get_inputs(), x)}
+    return lambda: session.run(None, feeds)
+
+
+def latencies(graph, repeat: int, work: Path, rounds: int = 3) -> list[dict[str, Any]]:
+    """Every LATENCY_VARIANTS model timed in `rounds` interleaved rounds of `repeat` runs each (a busy
+    moment of a shared machine then hits every variant alike); `ms` is the median of the rounds' medians."""
+    import emitters
+    from emitters.base import EmitOptions
+    from emitters.mxnet import runtime as mx_runtime
+
+    x = [np.random.default_rng(0).standard_normal(graph.shape(n)).astype(np.float32) for n in graph.inputs]
+    naive = naive_symmetric(graph)  # the timing baseline: no pad layers, wrong border numbers
+    emitted = []
+    for i, (runtime, label, target, is_naive, options) in enumerate(LATENCY_VARIANTS):
+        out = work / f"latency-{i}-{target}"
+        out.mkdir(parents=True, exist_ok=True)
+        result = emitters.get(target).emit(naive if is_naive else graph, out, EmitOptions(**options))
+        emitted.append((runtime, label, target, out, len(result.pad_layers)))
+    local = {out: _runner(target, out, x) for _, _, target, out, _ in emitted if target != "mxnet"}
+    mxnet_jobs = [(out, x) for _, _, target, out, _ in emitted if target == "mxnet"]
+    samples: dict[tuple[str, str], list[float]] = {}
+    for r in range(rounds):
+        for runtime, label, target, out, _ in (emitted if r % 2 == 0 else emitted[::-1]):
+            if target != "mxnet":
+                samples.setdefault((runtime, label), []).append(median_ms(local[out], repeat, latency_clock()))
+        timed = mx_runtime.evaluate(mxnet_jobs, modes=("module", "gluon"), bench=repeat)
+        for (runtime, label, _, _, _), res in zip([e for e in emitted if e[2] == "mxnet"], timed):
+            for mode, ms in res.get("ms", {}).items():
+                samples.setdefault((f"mxnet ({mode})", label), []).append(ms)
+    pads = {(runtime, label): n for runtime, label, _, _, n in emitted}
+    rows = []
+    for (runtime, label), values in samples.items():
+        n = pads.get((runtime, label), pads.get(("mxnet", label)))
+        rows.append({"runtime": runtime, "variant": label, "pad_layers": n, "ms": round(statistics.median(values), 2)})
+    return _with_ratios(sorted(rows, key=lambda row: row["runtime"]))
 
 
 def _with_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -156,8 +188,14 @@ def main() -> int:
     parser.add_argument("--model", default="mobilenet_v2")
     parser.add_argument("--size", type=int, default=224)
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved latency rounds (median of them)")
     parser.add_argument("--skip-tf2onnx", action="store_true")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="latency: threads per runtime (OMP_NUM_THREADS; 0: each runtime's default). With 1, "
+                        "torch/OpenCV/onnxruntime are timed in CPU time of the calling thread (steady on a busy machine)")
     args = parser.parse_args()
+    if args.threads:
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # torch, OpenCV and the MXNet subprocess read it
     args.cache.mkdir(parents=True, exist_ok=True)
 
     from zoo import fixtures
@@ -188,7 +226,7 @@ def main() -> int:
         from convert import pipeline
 
         graph, _, _, _ = pipeline.load_graph(pipeline.Request(source=Path(zoo["keras"]), target="ir"))
-        report["latency"] = latencies(graph, args.repeat, Path(tmp))
+        report["latency"] = latencies(graph, args.repeat, Path(tmp), args.rounds)
 
     if not args.skip_tf2onnx:
         proc = subprocess.run([sys.executable, "-m", "bench.tf2onnx_compare", str(zoo["saved_model"]), "--json"],
@@ -202,7 +240,8 @@ def main() -> int:
     md = [f"# Benchmarks ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores)", "",
           "## Conversion (`convert tf2X SRC --verify`, whole process incl. imports)", "",
           table(report["conversion"], conv_cols), "",
-          f"## Inference latency of {args.model} {args.size}, batch 1, median of {args.repeat} runs (ms)", "",
+          f"## Inference latency of {args.model} {args.size}, batch 1, median of {args.rounds} interleaved rounds of "
+          f"{args.repeat} runs (ms)", "",
           table(report["latency"], ["runtime", "variant", "pad_layers", "ms", "x_naive"]), "",
           "## tf2onnx side by side", "", "```", json.dumps(report["tf2onnx"], indent=1), "```", ""]
     (args.cache / "bench-report.md").write_text("\n".join(md))

@@ -164,7 +164,7 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
     import emitters
     import parsers
 
-    from . import ir, outdir, report, requirements, verify
+    from . import ir, outdir, padding, report, requirements, verify
 
     started = time.perf_counter()
     source = parsers.open_source(req.source)  # built once, passed down
@@ -218,6 +218,10 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
             options={"rtol": req.rtol, "seed": req.seed, "input_shapes": {k: list(v) for k, v in req.input_shapes.items()}},
         )
         doc["notes"] = notes
+        if emitted is not None:  # per layer, the lowering the padding module chose (`convert inspect` shows the same)
+            from emitters.options import options_for
+
+            doc["lowerings"] = padding.lowerings(graph, options_for(req.target, req.options))
         doc["inference_passes"] = graph.metadata.get("inference_passes", [])
         doc["source_settings"] = graph.metadata.get("tf_settings")
         doc["peak_rss_mb"] = peak_rss_mb()

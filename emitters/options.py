@@ -46,8 +46,9 @@ class TorchOptions(TargetOptions):
 class CaffeOptions(TargetOptions):
     TARGET: ClassVar[str] = "caffe"
     COMMAND_HELP: ClassVar[str] = "Write deploy.prototxt + model.caffemodel (BVLC layers; verified in OpenCV DNN)."
-    caffe_pad: str = option("layer", "Asymmetric pads: a pad layer group, or zero taps added to the kernel (conv only).",
-                            choices=("layer", "kernel"))
+    caffe_pad: str = option("auto", "Asymmetric conv pads: a pad layer group, zero taps added to the kernel, or "
+                            "whichever was measured faster in OpenCV for the layer's kind (auto).",
+                            choices=("auto", "layer", "kernel"))
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,19 @@ def test_asymmetric_pads_are_reported(models, tmp_path):
         assert (t, l) != (b, r) and layer["node"] and layer["reason"]
 
 
+@pytest.mark.parametrize("target", ["mxnet", "caffe"])
+def test_lowerings_are_recorded_per_layer(models, target, tmp_path):
+    """conversion.json's `lowerings` is the padding module's choice per layer, as `inspect` shows it."""
+    code, stdout, stderr = run_cli(f"tf2{target}", models["mobilenet"]["ckpt"], "-o", tmp_path / "out", "--json")
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    code, inspected, stderr = run_cli("inspect", models["mobilenet"]["ckpt"], "--json")
+    assert code == 0, stderr
+    expected = {r["node"]: r["plan"][target] for r in json.loads(inspected) if r["plan"].get(target, "-") != "-"}
+    assert doc["lowerings"] == expected and expected
+    assert {e["node"] for e in doc["pad_layers"]} <= set(doc["lowerings"])
+
+
 def test_verify_command_reruns_the_check(models, tmp_path):
     out = tmp_path / "out"
     assert run_cli("tf2onnx", models["resnet"]["pb"], "-o", out)[0] == 0

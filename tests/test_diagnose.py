@@ -184,7 +184,8 @@ def _mxnet_edit(out: Path, node: str, key: str, old: str, new: str) -> None:
 
 
 def mxnet_pad_width_altered(out: Path) -> None:
-    _mxnet_edit(out, "conv1_Conv2D_pad", "pad_width", "(0, 0, 0, 0, 0, 1, 0, 1)", "(0, 0, 0, 0, 1, 0, 1, 0)")
+    # the pool's pad operator (conv1 is a 3-channel stem, which MXNet lowers with kernel taps instead)
+    _mxnet_edit(out, "pool_MaxPool_pad", "pad_width", "(0, 0, 0, 0, 0, 1, 0, 1)", "(0, 0, 0, 0, 1, 0, 1, 0)")
 
 
 def mxnet_pad_value_altered(out: Path) -> None:
@@ -202,7 +203,7 @@ FAULTS = [
     ("caffe", caffe_pad_constant_removed, "conv1/Conv2D", "border"),
     ("caffe", caffe_pad_group_removed, "conv1/Conv2D", "everywhere"),
     ("mxnet", mxnet_pad_value_altered, "pool/MaxPool", "border"),
-    ("mxnet", mxnet_pad_width_altered, "conv1/Conv2D", "everywhere"),
+    ("mxnet", mxnet_pad_width_altered, "pool/MaxPool", "everywhere"),
 ]
 
 

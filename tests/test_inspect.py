@@ -24,8 +24,11 @@ def graph_with_asymmetric_pads() -> ir.Graph:
     return g
 
 
+PAD_LAYERS = {"caffe_pad": "layer", "extra": {"conv_lowering": "pad"}}  # not the measured choice (costs.py)
+
+
 def test_rows_carry_pads_and_plans():
-    rows = {r["node"]: r for r in inspect.rows(graph_with_asymmetric_pads())}
+    rows = {r["node"]: r for r in inspect.rows(graph_with_asymmetric_pads(), PAD_LAYERS)}
     assert rows["conv"]["pads"] == [0, 1, 0, 1]
     assert rows["conv"]["plan"] == {"torch": "pad layer", "caffe": "pad group", "mxnet": "pad layer", "onnx": "in layer"}
     assert rows["pool"]["plan"]["torch"] == "pad layer (-inf)"
@@ -43,8 +46,10 @@ def test_render_counts_asymmetric_nodes():
 # ---- inspect vs. the emitted conversion: the same plan, so the same pad layers ----------------
 
 TARGET_OPTIONS = [  # every target, and every option that changes a plan
-    ("torch", {}), ("caffe", {"caffe_pad": "layer"}), ("caffe", {"caffe_pad": "kernel"}),
-    ("mxnet", {}), ("onnx", {"opset": 17}), ("onnx", {"opset": 13}),
+    ("torch", {}), ("torch", {"extra": {"conv_lowering": "kernel"}}), ("torch", {"extra": {"conv_lowering": "pad"}}),
+    ("caffe", {}), ("caffe", {"caffe_pad": "layer"}), ("caffe", {"caffe_pad": "kernel"}),
+    ("mxnet", {}), ("mxnet", {"extra": {"conv_lowering": "kernel"}}), ("mxnet", {"extra": {"conv_lowering": "pad"}}),
+    ("onnx", {"opset": 17}), ("onnx", {"opset": 13}),
 ]
 
 

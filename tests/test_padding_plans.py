@@ -75,17 +75,23 @@ def _node(op: str, in_hw=(8, 8), **attrs):
 
 CONV = dict(kernel=(3, 3), stride=(2, 2), dilation=(1, 1), groups=1, pads=(0, 1, 0, 1), out=(4, 4))
 AVG = dict(kernel=(3, 3), stride=(2, 2), pads=(0, 1, 0, 1), count_include_pad=False, out=(4, 4))
+PAD, KERNEL = ({"extra": {"conv_lowering": lowering}} for lowering in ("pad", "kernel"))  # else costs.py decides
 UP = dict(kernel=(1, 1), stride=(2, 2), dilation=(1, 1), groups=1, crop=(0, 0), output_size=(8, 8), out=(8, 8))
 
 
 @pytest.mark.parametrize("op,attrs,in_hw,target,values,summary,pad_layer,size_dependent", [
-    ("conv2d", CONV, (8, 8), "torch", {}, "pad layer", True, False),
+    ("conv2d", CONV, (8, 8), "torch", PAD, "pad layer", True, False),
+    ("conv2d", CONV, (8, 8), "torch", KERNEL, "kernel taps", False, False),
     ("conv2d", {**CONV, "padding": "SAME"}, (8, 8), "torch", {}, "runtime pad", True, True),  # recorded SAME
-    ("conv2d", {**CONV, "padding": "SAME"}, (8, 8), "torch", {"static_shapes": True}, "pad layer", True, True),
+    ("conv2d", {**CONV, "padding": "SAME"}, (8, 8), "torch", {"static_shapes": True, **PAD}, "pad layer", True, True),
+    ("conv2d", {**CONV, "padding": "SAME"}, (8, 8), "torch", {"static_shapes": True, **KERNEL}, "kernel taps", False,
+     True),
+    ("conv2d", {**CONV, "padding": "SAME"}, (8, 8), "torch", KERNEL, "runtime pad", True, True),  # not at every size
     ("conv2d", {**CONV, "padding": "SAME"}, (8, 8), "onnx", {}, "auto_pad SAME_UPPER", False, True),
     ("conv2d", CONV, (8, 8), "onnx", {}, "in layer", False, False),
-    ("conv2d", CONV, (8, 8), "mxnet", {}, "pad layer", True, False),
-    ("conv2d", CONV, (8, 8), "caffe", {}, "pad group", True, False),
+    ("conv2d", CONV, (8, 8), "mxnet", PAD, "pad layer", True, False),
+    ("conv2d", CONV, (8, 8), "mxnet", KERNEL, "kernel taps", False, False),
+    ("conv2d", CONV, (8, 8), "caffe", {"caffe_pad": "layer"}, "pad group", True, False),
     ("conv2d", CONV, (8, 8), "caffe", {"caffe_pad": "kernel"}, "kernel taps", False, False),
     ("avg_pool2d", AVG, (8, 8), "torch", {}, "pad layer + divisor map", True, True),
     ("avg_pool2d", AVG, (8, 8), "onnx", {}, "in layer", False, False),

@@ -14,10 +14,13 @@ from .plans import (
     TargetCaps,
     TransposedPlan,
     WindowPlan,
+    kernel_extension,
     plan_transposed,
     plan_window,
     window_output_hw,
+    with_kernel_taps,
 )
+from .costs import conv_lowering
 from .rules import (
     NO_PADS,
     Pads,
@@ -32,7 +35,7 @@ from .rules import (
     transposed_full_size,
     window_counts_1d,
 )
-from .targets import PADDED_OPS, plan
+from .targets import PADDED_OPS, lowerings, plan
 from .space_to_batch import SpaceToBatchConv, space_to_batch_conv
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .plans import kernel_extension
 from .rules import NO_PADS, Pads, output_size_1d, transposed_full_size, window_counts_1d
 
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -70,20 +71,6 @@ def _conv_axis_layer(before: int, after: int) -> tuple[int, int, int]:
     return before - p, after - p, p
 
 
-def _conv_axis_kernel(before: int, after: int, d: int) -> tuple[int, int, int] | None:
-    """(taps_before, taps_after, layer_pad) for the kernel-extension lowering, or None.
-
-    A leading zero tap shifts the window start by d: pad = after, taps = (after-before)/d in front
-    (or pad = before, taps behind when before > after). Exact, no extra layer.
-    """
-    diff = after - before
-    if diff % d:
-        return None
-    if diff >= 0:
-        return diff // d, 0, after
-    return 0, -diff // d, before
-
-
 def _opencv_dw_quirk(plan: CaffePlan, kernel: Sequence[int], dilation: Sequence[int]) -> bool:
     """OpenCV 4.14's depthwise (multiplier 1) 3-wide kernel path ignores dilation_w when pad_w == 1
     (measured: relative error ~1); pad_w 0 or 2 is fine."""
@@ -114,13 +101,11 @@ def _caffe_plan_conv(pads: Pads, dilation: Sequence[int], mode: str) -> CaffePla
     if pads.symmetric:
         return CaffePlan(None, 0.0, (pads.top, pads.left))
     if mode == "kernel":
-        h = _conv_axis_kernel(pads.top, pads.bottom, dilation[0])
-        w = _conv_axis_kernel(pads.left, pads.right, dilation[1])
-        if h is not None and w is not None:
-            return CaffePlan(
-                None, 0.0, (h[2], w[2]), kernel_taps=Pads(h[0], h[1], w[0], w[1]),
-                reason="asymmetric pads; zero taps added to the kernel",
-            )
+        extended = kernel_extension(pads, dilation)
+        if extended is not None:
+            taps, layer = extended
+            return CaffePlan(None, 0.0, (layer.top, layer.left), kernel_taps=taps,
+                             reason="asymmetric pads; zero taps added to the kernel")
     gt, gb, ph = _conv_axis_layer(pads.top, pads.bottom)
     gl, gr, pw = _conv_axis_layer(pads.left, pads.right)
     return CaffePlan(

@@ -52,7 +52,7 @@ class Plan:
     layer_pads: Pads = NO_PADS
     count_include_pad: bool = False  # average pooling: the layer divides by the padded window
     convention: str = "valid"  # pooling output rounding ('full' = ceil, MXNet)
-    kernel_taps: Pads = NO_PADS  # zero taps added to the kernel (Caffe's 'kernel' lowering)
+    kernel_taps: Pads = NO_PADS  # zero taps added to the kernel (kernel extension: convert/padding/costs.py)
     output_padding: tuple[int, int] = (0, 0)  # transposed conv: rows added at the end
     crop: Pads = NO_PADS  # output rows/cols sliced away after the layer (t, b, l, r)
     divisor_map: np.ndarray | None = None  # (Ho, Wo) to multiply the output by

@@ -54,6 +54,40 @@ def _fits(pads: Pads, kernel: Sequence[int], op: str, caps: TargetCaps) -> bool:
     return True
 
 
+def kernel_taps_1d(before: int, after: int, d: int) -> tuple[int, int, int] | None:
+    """(taps_before, taps_after, layer_pad) of the kernel-extension lowering of a conv's pads along
+    one axis, or None where it is not exact.
+
+    A leading zero tap moves the window's start back by d: pad = after on both sides with
+    (after - before) / d zero taps in front (or pad = before, taps behind when before > after)
+    reads exactly the rows TF's pads give, with no extra layer.
+    """
+    diff = after - before
+    if diff % d:
+        return None
+    if diff >= 0:
+        return diff // d, 0, after
+    return 0, -diff // d, before
+
+
+def kernel_extension(pads: Pads, dilation: Sequence[int]) -> tuple[Pads, Pads] | None:
+    """(zero taps (t, b, l, r) added to the kernel, symmetric layer pads) reproducing a conv's
+    asymmetric `pads`, or None when a side cannot be matched (a difference not a multiple of the
+    dilation)."""
+    h = kernel_taps_1d(pads.top, pads.bottom, dilation[0])
+    w = kernel_taps_1d(pads.left, pads.right, dilation[1])
+    if h is None or w is None:
+        return None
+    return Pads(h[0], h[1], w[0], w[1]), Pads(h[2], h[2], w[2], w[2])
+
+
+def with_kernel_taps(weight: np.ndarray, taps: Pads) -> np.ndarray:
+    """A conv weight (O, I, kh, kw) with the plan's zero `taps` (t, b, l, r) added (a no-op for none)."""
+    if taps.zero:
+        return weight
+    return np.pad(weight, ((0, 0), (0, 0), taps.h, taps.w))
+
+
 def plan_window(
     op: str,
     in_hw: Sequence[int],

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from .caffe import CaffePlan, caffe_plan_conv, caffe_plan_pool, caffe_plan_transposed
+from .costs import conv_lowering
 from .mxnet import plan_avg_pool, pool_full_hw
 from .plan_type import PadLayer, PadRecord, Plan
-from .plans import MXNET, ONNX, TORCH, TargetCaps, plan_transposed, plan_window
+from .plans import MXNET, ONNX, TORCH, TargetCaps, kernel_extension, plan_transposed, plan_window
 from .rules import Pads
 from .sizes import needs_runtime_pads, size_bound
 
@@ -51,6 +52,18 @@ def plan(node: Node, graph: Graph, options: Any) -> Plan:
     return result
 
 
+def lowerings(graph: Graph, options: Any) -> dict[str, str]:
+    """Node -> how `options.TARGET` lowers its padding (the plan's summary, e.g. 'kernel taps',
+    'pad layer', 'in layer'), for every node that has padding to lower: conversion.json's `lowerings`."""
+    found = {}
+    for node in graph.nodes:
+        if node.op in PADDED_OPS:
+            summary = plan(node, graph, options).summary()
+            if summary != "-":
+                found[node.name] = summary
+    return found
+
+
 def _in_hw(node: Node, graph: Graph) -> tuple[int, int]:
     shape = graph.shape(node.inputs[0])
     return int(shape[2]), int(shape[3])
@@ -79,6 +92,26 @@ def _transposed(node: Node, graph: Graph, target: str, record_crop: bool) -> Pla
                 crop=t.crop, records=records, size_dependent=True, reason=t.reason)
 
 
+KERNEL_REASON = "asymmetric pads; zero taps added to the kernel (measured cheaper than a pad layer)"
+
+
+def _conv_kernel_taps(node: Node, graph: Graph, options: Any) -> Plan | None:
+    """The kernel-extension plan of a conv with static asymmetric pads, where it is exact and the
+    measured-cheaper lowering for the target (convert/padding/costs.py); else None (a pad layer).
+    `options.extra['conv_lowering']` ('pad' or 'kernel') forces one, for bench/lowering.py."""
+    a = node.attrs
+    pads = Pads(*a["pads"])
+    if node.op != "conv2d" or pads.symmetric:
+        return None
+    in_c = graph.shape(node.inputs[0])[1]
+    choice = options.extra.get("conv_lowering") or conv_lowering(options.TARGET, a["groups"] == in_c > 1, a["kernel"], in_c)
+    extended = kernel_extension(pads, a.get("dilation", (1, 1))) if choice == "kernel" else None
+    if extended is None:
+        return None
+    taps, layer_pads = extended
+    return Plan(options.TARGET, node.op, layer_pads=layer_pads, kernel_taps=taps, reason=KERNEL_REASON)
+
+
 RUNTIME_REASON = "TF SAME pads computed from the runtime input size (these at the conversion size)"
 
 
@@ -100,7 +133,7 @@ def _runtime(node: Node, graph: Graph, options: Any, in_layer: bool = False) -> 
 @_planner("torch")
 def torch_plan(node: Node, graph: Graph, options: Any) -> Plan:
     if node.op in WINDOW_OPS:
-        return _runtime(node, graph, options) or _window(node, graph, TORCH)
+        return _runtime(node, graph, options) or _conv_kernel_taps(node, graph, options) or _window(node, graph, TORCH)
     if node.op == "conv_transpose2d":
         return _transposed(node, graph, "torch", record_crop=True)
     return Plan("torch", node.op)  # a TF Pad is a pad layer of the source, not one we add
@@ -120,7 +153,9 @@ def mxnet_plan(node: Node, graph: Graph, options: Any) -> Plan:
     a = node.attrs
     if node.op == "conv_transpose2d":
         return _transposed(node, graph, "mxnet", record_crop=True)
-    if node.op in ("conv2d", "max_pool2d") or (node.op == "avg_pool2d" and a.get("count_include_pad", False)):
+    if node.op == "conv2d":
+        return _conv_kernel_taps(node, graph, options) or _window(node, graph, MXNET)
+    if node.op == "max_pool2d" or (node.op == "avg_pool2d" and a.get("count_include_pad", False)):
         return _window(node, graph, MXNET)
     if node.op != "avg_pool2d":
         return Plan("mxnet", node.op)
@@ -173,7 +208,12 @@ def _from_caffe(node: Node, c: CaffePlan, size_dependent: bool) -> Plan:
 def caffe_plan(node: Node, graph: Graph, options: Any) -> Plan:
     a = node.attrs
     if node.op == "conv2d":
-        c = caffe_plan_conv(a["pads"], a["dilation"], options.caffe_pad, a["kernel"], caffe_depthwise(node, graph))
+        depthwise = caffe_depthwise(node, graph)
+        mode = options.caffe_pad
+        if mode == "auto":  # the measured-cheaper lowering for this kind of layer (costs.py)
+            in_c = graph.shape(node.inputs[0])[1]
+            mode = "kernel" if conv_lowering("caffe", depthwise, a["kernel"], in_c) == "kernel" else "layer"
+        c = caffe_plan_conv(a["pads"], a["dilation"], mode, a["kernel"], depthwise)
         return _from_caffe(node, c, size_dependent=False)
     if node.op in ("max_pool2d", "avg_pool2d"):
         c = caffe_plan_pool(node.op, _in_hw(node, graph), a["kernel"], a["stride"], a["pads"],
@@ -193,5 +233,5 @@ def caffe_plan(node: Node, graph: Graph, options: Any) -> Plan:
     return Plan("caffe", node.op, records=(record,), reason=record.reason)
 
 
-__all__ = ["PADDED_OPS", "plan", "torch_plan", "onnx_plan", "mxnet_plan", "caffe_plan", "caffe_depthwise",
+__all__ = ["PADDED_OPS", "plan", "lowerings", "torch_plan", "onnx_plan", "mxnet_plan", "caffe_plan", "caffe_depthwise",
            "caffe_transposed_kernel"]

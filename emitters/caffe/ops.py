@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from convert import ir
-from convert.padding import Pads, Plan, output_hw
+from convert.padding import Pads, Plan, output_hw, with_kernel_taps
 from convert.padding.caffe import caffe_pool_out_1d  # Caffe's own (ceil-rounded) pooling size
 from convert.padding.targets import caffe_transposed_kernel
 from emitters.base import HandlerTable, NodeContext
@@ -58,8 +58,7 @@ def _conv2d(ctx: Ctx) -> str:
     x = node.inputs[0]
     plan = ctx.plan()
     x = _pad_group(ctx, plan, x)
-    taps = plan.kernel_taps
-    weight = np.pad(node.params["weight"], ((0, 0), (0, 0), (taps.top, taps.bottom), (taps.left, taps.right)))
+    weight = with_kernel_taps(node.params["weight"], plan.kernel_taps)
     out_c, _, kh, kw = weight.shape
     (dh, dw), (sh, sw), (ph, pw) = a["dilation"], a["stride"], (plan.layer_pads.top, plan.layer_pads.left)
     n, _, h, w = b.shape(x)
@@ -85,8 +84,7 @@ def _conv_transpose2d(ctx: Ctx) -> str:
     plan = ctx.plan()
     weight = caffe_transposed_kernel(node)
     x = _pad_group(ctx, plan, x)
-    taps = plan.kernel_taps
-    weight = np.pad(weight, ((0, 0), (0, 0), (taps.top, taps.bottom), (taps.left, taps.right)))
+    weight = with_kernel_taps(weight, plan.kernel_taps)
     _, out_per_group, kh, kw = weight.shape
     groups = a["groups"]
     (sh, sw), (ph, pw) = a["stride"], (plan.layer_pads.top, plan.layer_pads.left)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from convert.ir.lazy import contiguous
-from convert.padding import Pads, Plan
+from convert.padding import Pads, Plan, with_kernel_taps
 from emitters.base import HandlerTable, NodeContext
 
 from .symbol import Fragment, Ref
@@ -76,11 +76,11 @@ def conv2d(ctx: Ctx) -> Fragment:
     a, p, f = ctx.attrs, ctx.node.params, Fragment()
     plan = ctx.plan()
     x = _pad_layer(f, ctx, ctx.inputs[0], plan)
-    weight = contiguous(p["weight"], np.float32)
+    weight = with_kernel_taps(contiguous(p["weight"], np.float32), plan.kernel_taps)
     ins = [x, f.var(f"{ctx.name}_weight", weight)]
     if p.get("bias") is not None:
         ins.append(f.var(f"{ctx.name}_bias", p["bias"]))
-    f.op("Convolution", ctx.name, ins, kernel=a["kernel"], stride=a["stride"], dilate=a["dilation"],
+    f.op("Convolution", ctx.name, ins, kernel=weight.shape[2:], stride=a["stride"], dilate=a["dilation"],
          pad=_hw(plan.layer_pads), num_filter=weight.shape[0],
          num_group=a["groups"], no_bias=len(ins) == 2)
     return f

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convert.padding import Pads, Plan, effective_kernel
+from convert.padding import Pads, Plan, effective_kernel, with_kernel_taps
 
 from ..base import NodeContext
 from .lowering import TABLE, Ctx, Lowered, call, lit, pair
@@ -67,17 +67,20 @@ def conv2d(ctx: Ctx) -> Lowered:
         # size as ceil(n / s), the same expression as the SAME-padded branches it is usually added to
         x, stride = f"{x}[:, :, ::{stride[0]}, ::{stride[1]}]", (1, 1)
     groups = int(a.get("groups", 1))
+    weight = with_kernel_taps(weight, plan.kernel_taps)
     layer = call(
         "nn.Conv2d",
         str(ctx.in_shapes[0][1]),
         str(weight.shape[0]),
-        kernel_size=pair(a["kernel"]),
+        kernel_size=pair(weight.shape[2:]),
         stride=None if stride == (1, 1) else pair(stride),
         padding=_layer_padding(plan.layer_pads),
         dilation=None if tuple(a.get("dilation", (1, 1))) == (1, 1) else pair(a["dilation"]),
         groups=None if groups == 1 else str(groups),
         bias=None if bias is not None else "False",
     )
+    if not plan.kernel_taps.zero:
+        layer += f"  # {plan.reason}"
     out.modules.append((ctx.var, layer))
     out.state[f"{ctx.var}.weight"] = weight
     if bias is not None:
