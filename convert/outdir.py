@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import glob
 import json
 import os
 import re
@@ -62,7 +63,20 @@ def temp_dir(out: Path) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(out.parent)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.convert-{os.getpid()}-", suffix=".tmp", dir=out.parent))
+    return Path(tempfile.mkdtemp(prefix=_temp_prefix(out), suffix=".tmp", dir=out.parent))
+
+
+def _temp_prefix(out: Path) -> str:
+    return f".{out.name}.convert-{os.getpid()}-"
+
+
+def discard_temps(out: Path) -> None:
+    """Remove this process's temp directories beside OUT: a signal can land between mkdtemp and the
+    caller holding the name, so the caller's own `tmp` is not enough."""
+    out = Path(out)
+    for entry in out.parent.glob(glob.escape(_temp_prefix(out)) + "*.tmp"):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def commit(tmp: Path, out: Path, *, force: bool) -> None:

@@ -178,8 +178,8 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
 
     progress.stage("parse")
     graph, kind, seconds, notes = load_graph(req, cache, progress)
-    tmp = outdir.temp_dir(out)
     try:
+        tmp = outdir.temp_dir(out)
         if req.target == "ir":
             ir.save(graph, tmp)
             emitted = None
@@ -238,7 +238,7 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
         doc["out"] = str(out)
         return Conversion(doc)
     except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
+        outdir.discard_temps(out)  # not just tmp: an interrupt may come before tmp is assigned
         failed_write = outdir.as_os_error(exc, out) if not isinstance(exc, ConvertError) else None
         if failed_write is not None and failed_write is not exc:
             raise failed_write from None

@@ -101,6 +101,18 @@ def _frozen_for(source: Source, graph: "Graph"):
                              use_ema=bool(settings["use_ema"])))
 
 
+def session_config():
+    """No grappler: its constant folding over big weight tensors costs seconds and changes nothing."""
+    import tensorflow as tf
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    config.graph_options.rewrite_options.constant_folding = rewriter_config_pb2.RewriterConfig.OFF
+    config.graph_options.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
+    return config
+
+
 def _session_run(path: "str | Path | Source", graph: "Graph", inputs: list[np.ndarray],
                  fetch: list[str]) -> list[np.ndarray]:
     """One TF session run of the frozen source: feed IR-layout inputs, fetch tensors by TF name."""
@@ -122,8 +134,6 @@ def _session_run(path: "str | Path | Source", graph: "Graph", inputs: list[np.nd
         for n, t, x in zip(graph.inputs, src_in, inputs)
     }
     feed.update(frozen.weight_feeds(tfg))  # checkpoint values are fed, not copied into the GraphDef
-    from .build import session_config
-
     with tf.compat.v1.Session(graph=tfg, config=session_config()) as sess:
         return sess.run([tfg.get_tensor_by_name(t) for t in fetch], feed_dict=feed)
 

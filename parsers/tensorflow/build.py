@@ -1,9 +1,9 @@
-"""Frozen GraphDef -> IR graph.
+"""Frozen GraphDef -> IR graph, without TensorFlow.
 
-1. Import the GraphDef with each input replaced by a fixed-shape placeholder (input_map), so TF's
-   shape inference gives a static shape to every tensor.
+1. Model the GraphDef (tfgraph.Graph) with each input replaced by a fixed-shape placeholder
+   (input_map), so shape inference gives a static shape to every tensor.
 2. Split the inference subgraph: ops that depend on an input and lead to an output. Everything else
-   that feeds it is a constant, evaluated in one session run.
+   that feeds it is a constant, evaluated with tfgraph's numpy evaluators.
 3. Walk the subgraph in topological order; one handler per TF op emits IR nodes. Ops without a
    handler (or that a handler refuses) are all collected and reported together.
 """
@@ -11,8 +11,6 @@
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from convert import ir
 from convert.errors import Unsupported, UnsupportedError, UsageError
@@ -23,9 +21,8 @@ from .context import NHWC_TO_NCHW, Context, NotConvertible, Val, show_shape
 from .graphio import node_of
 from .loader import Frozen
 from .table import TABLE
+from .tfgraph import SHAPE_OPS, DType, Graph, ShapeError, TensorShape
 
-# Ops whose value is known from static shapes alone (not from the data).
-_SHAPE_OPS = {"Shape", "ShapeN", "Size", "Rank"}
 _HINTS = {
     "FusedBatchNormGrad": "training op; export the inference graph",
     "ArgMax": "integer outputs are not supported; pick the float tensor before it with --outputs",
@@ -64,50 +61,41 @@ def _fixed_shape(tensor: str, static: list[int | None], options: ParseOptions, s
     return [1 if (i == 0 and d is None) else d for i, d in enumerate(static)]  # batch defaults to 1
 
 
+def _placeholder_signature(node: Any) -> tuple[DType, list | None]:
+    shape = TensorShape.from_proto(node.attr["shape"].shape) if "shape" in node.attr else TensorShape(None)
+    return DType(node.attr["dtype"].type), shape.dims
+
+
 def _input_signatures(frozen: Frozen, options: ParseOptions) -> list[tuple[str, Any, list]]:
     """(tensor name, dtype, fixed shape) per input; Placeholders are read from their attrs, other
-    tensors from one probe import."""
-    import tensorflow as tf
-
-    from .protos import to_tensorflow  # TRANSITIONAL (issue 12): this TF-backed code takes TF's classes
-
+    tensors from one probe of the whole graph."""
     nodes = {n.name: n for n in frozen.graph_def.node}
     probe = None
     result = []
     for t in frozen.inputs:
         node = nodes[node_of(t)]
         if node.op == "Placeholder" and t.endswith(":0"):
-            dtype = tf.dtypes.as_dtype(node.attr["dtype"].type)
-            shape = tf.TensorShape(to_tensorflow(node.attr["shape"].shape)) if "shape" in node.attr \
-                else tf.TensorShape(None)
+            dtype, static = _placeholder_signature(node)
         else:
             if probe is None:
-                probe = tf.Graph()
-                with probe.as_default():
-                    tf.import_graph_def(to_tensorflow(frozen.graph_def), name="")
+                probe = _import(frozen, {})
             tensor = probe.get_tensor_by_name(t)
-            dtype, shape = tensor.dtype, tensor.shape
-        static = shape.as_list() if shape.rank is not None else None
+            dtype, static = tensor.dtype, tensor.shape.dims
         result.append((t, dtype, _fixed_shape(t, static, options, len(frozen.inputs) == 1)))
     return result
 
 
-def import_fixed(frozen: Frozen, signatures: list) -> tuple[Any, dict[str, Any]]:
-    """A tf.Graph of the frozen GraphDef with inputs replaced by fixed-shape placeholders."""
-    import tensorflow as tf
+def _import(frozen: Frozen, input_map: dict) -> Graph:
+    try:
+        return Graph(frozen.graph_def, input_map, getattr(frozen, "weights", {}))
+    except ShapeError as e:
+        raise UsageError(f"the input shape does not fit the graph: {_line(e)}") from None
 
-    from .protos import to_tensorflow  # TRANSITIONAL (issue 12)
 
-    graph = tf.Graph()
-    with graph.as_default():
-        placeholders = {
-            t: tf.compat.v1.placeholder(dtype, shape, name=f"convert_input_{i}")
-            for i, (t, dtype, shape) in enumerate(signatures)
-        }
-        try:
-            tf.import_graph_def(to_tensorflow(frozen.graph_def), input_map=dict(placeholders), name="")
-        except ValueError as e:
-            raise UsageError(f"the input shape does not fit the graph: {_line(e)}") from None
+def import_fixed(frozen: Frozen, signatures: list) -> tuple[Graph, dict[str, Any]]:
+    """The frozen GraphDef as a tfgraph.Graph with inputs replaced by fixed-shape placeholders."""
+    graph = _import(frozen, {t: (dtype, shape) for t, dtype, shape in signatures})
+    placeholders = {t: graph.get_tensor_by_name(f"convert_input_{i}:0") for i, (t, _, _) in enumerate(signatures)}
     return graph, placeholders
 
 
@@ -121,7 +109,7 @@ def _inference_ops(all_ops: list[Any], placeholders: dict, out_tensors: list[Any
     Shape/Size/Rank of fully known shapes do not depend on the data, so they count as constants."""
     dynamic: set[str] = {p.op.name for p in placeholders.values()}
     for op in all_ops:  # import order is topological
-        if op.type in _SHAPE_OPS and all(t.shape.is_fully_defined() for t in op.inputs):
+        if op.type in SHAPE_OPS and all(t.shape.is_fully_defined() for t in op.inputs):
             continue
         if any(t.op.name in dynamic for t in op.inputs):
             dynamic.add(op.name)
@@ -203,7 +191,7 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     frontier = sorted({t.name for op in live_ops for t in op.inputs if t.op.name not in dynamic})
     input_desc = ", ".join(f"input '{t}' has shape {show_shape(s)}" for t, _, s in signatures)
     graph = ir.Graph(name=name)
-    ctx = Context(graph, _evaluate(tfg, frontier, placeholders, signatures, frozen), input_desc)
+    ctx = Context(graph, _evaluate(tfg, frontier), input_desc)
     fmt = _data_format(live_ops)
     _add_inputs(ctx, signatures, placeholders, fmt)
     _convert_ops(ctx, live_ops)
@@ -232,67 +220,26 @@ def source_tensors(ctx: Context) -> dict[str, list]:
     }
 
 
-def session_config():
-    """No grappler: its constant folding over big weight tensors costs seconds and changes nothing."""
-    import tensorflow as tf
-    from tensorflow.core.protobuf import rewriter_config_pb2
-
-    config = tf.compat.v1.ConfigProto()
-    config.graph_options.rewrite_options.disable_meta_optimizer = True
-    config.graph_options.rewrite_options.constant_folding = rewriter_config_pb2.RewriterConfig.OFF
-    config.graph_options.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
-    return config
-
-
-def _weight_behind(op: Any, weights: dict) -> Any:
-    """The (lazy) checkpoint value `op` passes on unchanged (a Const in weights, through Identity ops)."""
-    while op.type in ("Identity", "Snapshot", "StopGradient") and len(op.inputs) == 1:
-        op = op.inputs[0].op
-    return weights.get(op.name) if op.type == "Const" else None
-
-
-def _weights_needed(tfg: Any, pending: list[str], frozen: Frozen) -> dict:
-    """Feeds for the checkpoint values the `pending` tensors are computed from (only those are read)."""
-    seen: set[str] = set()
-    stack = [tfg.get_tensor_by_name(n).op for n in pending]
-    while stack:
-        op = stack.pop()
-        if op.name not in seen:
-            seen.add(op.name)
-            stack.extend(t.op for t in op.inputs)
-    return {tfg.get_tensor_by_name(f"{name}:0"): np.asarray(value)
-            for name, value in frozen.weights.items() if name in seen}
-
-
-def _evaluate(tfg: Any, names: list[str], placeholders: dict, signatures: list,
-              frozen: Frozen | None = None) -> dict[str, np.ndarray]:
-    import tensorflow as tf
-    from tensorflow.python.framework import tensor_util
-
-    weights = getattr(frozen, "weights", {})
-    values: dict[str, np.ndarray] = {}
-    pending = []
-    for n in names:  # Const outputs are read straight from the GraphDef (or kept lazy: frozen.weights)
-        op = tfg.get_tensor_by_name(n).op
-        weight = _weight_behind(op, weights)
-        if weight is not None:
-            values[n] = weight
-        elif op.type == "Const":
-            values[n] = tensor_util.MakeNdarray(op.get_attr("value"))
-        else:
-            pending.append(n)
-    if not pending:
-        return values
-    # inputs get zeros: constants that depend on them depend on their static shape only
-    feed = _weights_needed(tfg, pending, frozen) if weights else {}
-    for (t, dtype, shape), ph in zip(signatures, placeholders.values()):
-        if shape is not None and all(d is not None for d in shape):
-            feed[ph] = np.zeros(shape, dtype.as_numpy_dtype)
-    with tf.compat.v1.Session(graph=tfg, config=session_config()) as sess:
-        try:
-            results = sess.run([tfg.get_tensor_by_name(n) for n in pending], feed_dict=feed)
-        except tf.errors.InvalidArgumentError as e:
-            raise UsageError(f"could not evaluate the graph's constants: {_line(e)}; a placeholder that is "
-                             "not an input needs a value (--set NAME=VALUE) or belongs in --inputs") from None
-    values.update({n: np.asarray(v) for n, v in zip(pending, results)})
+def _evaluate(graph: Graph, names: list[str]) -> dict[str, Any]:
+    """Values of the constant frontier (Const values as they are: a streamed weight stays lazy)."""
+    values: dict[str, Any] = {}
+    for n in names:
+        tensor = graph.get_tensor_by_name(n)
+        value = graph.evaluator.value(tensor)
+        if value is None:
+            raise _no_value(*graph.evaluator.failure(tensor))
+        values[n] = value
     return values
+
+
+def _no_value(op: Any, why: str) -> Exception:
+    """The one-line error for a constant the parser cannot compute."""
+    if op.type in ("Placeholder", "PlaceholderWithDefault"):
+        return UsageError(f"could not evaluate the graph's constants: placeholder '{op.name}' has no value; a "
+                          "placeholder that is not an input needs a value (--set NAME=VALUE) or belongs in --inputs")
+    if why == "no evaluator":
+        return UnsupportedError([Unsupported(op.type, op.name, "computes a constant the converter cannot "
+                                             "evaluate (no evaluator for this op); freeze that value or "
+                                             "pick other --inputs/--outputs")])
+    return UsageError(f"could not evaluate the graph's constants: node '{op.name}' ({op.type}): "
+                      f"{why.removeprefix('error: ')}")

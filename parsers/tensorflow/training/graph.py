@@ -1,6 +1,6 @@
 """A mutable view of a GraphDef for the training -> inference passes: nodes by name, tensor
 references, consumers, a topological order that follows control edges too, and a small numpy
-evaluator for the scalar constants that decide control flow (no TF session involved)."""
+evaluator for the scalar constants that decide control flow (tfgraph's, no TF session involved)."""
 
 from __future__ import annotations
 
@@ -124,37 +124,40 @@ class GraphView:
 
 # ---- constants ---------------------------------------------------------------------------------
 
-_UNARY = {"Identity": lambda a: a, "LogicalNot": np.logical_not, "StopGradient": lambda a: a,
-          "Snapshot": lambda a: a, "Neg": np.negative, "Squeeze": np.squeeze}
-_BINARY = {
-    "LogicalAnd": np.logical_and, "LogicalOr": np.logical_or, "Equal": np.equal, "NotEqual": np.not_equal,
-    "Greater": np.greater, "GreaterEqual": np.greater_equal, "Less": np.less, "LessEqual": np.less_equal,
-    "Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.divide,
-    "Maximum": np.maximum, "Minimum": np.minimum,
-}
+# A PlaceholderWithDefault is a value the user may feed (flags.py decides scalar flags): not a constant.
+_NOT_CONSTANT = {"PlaceholderWithDefault"}
 
 
 def const_value(view: GraphView, ref: str, depth: int = 0) -> np.ndarray | None:
-    """The value of tensor `ref` when it follows from Const nodes by a few simple ops, else None."""
-    from ..tensors import numpy_dtype, to_numpy
+    """The value of tensor `ref` when it follows from Const nodes by ops with a numpy evaluator
+    (tfgraph.fold, the same the parser folds constants with), else None."""
+    from ..tensors import to_numpy
+    from ..tfgraph import FOLDS, NodeAttrs
+    from ..tfgraph.fold import cast_to
+    from ..tfgraph.shapes import out_dtypes
 
     name, index, _ = split_ref(ref)
     node = view.nodes.get(name)
     if node is None or depth > 32:
         return None
     if node.op == "Const":
-        return to_numpy(node.attr["value"].tensor)
-    ins = view.data_inputs(node)
-    values = [const_value(view, tensor_ref(n, i), depth + 1) for n, i in ins[:2]]
+        return to_numpy(node.attr["value"].tensor) if index == 0 else None
+    fold = FOLDS.get(node.op)
+    if fold is None or node.op in _NOT_CONSTANT:
+        return None
+    values = [const_value(view, tensor_ref(n, i), depth + 1) for n, i in view.data_inputs(node)]
     if any(v is None for v in values):
         return None
-    if node.op in _UNARY and len(values) >= 1:
-        return np.asarray(_UNARY[node.op](values[0]))
-    if node.op in _BINARY and len(values) == 2:
-        return np.asarray(_BINARY[node.op](values[0], values[1]))
-    if node.op == "Cast" and values:
-        return np.asarray(values[0]).astype(numpy_dtype(node.attr["DstT"].type))
-    return None
+    op = NodeAttrs(node)
+    try:
+        result = fold(op, *values)
+    except Exception:  # noqa: BLE001 - not a constant we can compute: the caller keeps the node
+        return None
+    results = result if isinstance(result, (list, tuple)) else [result]
+    if index >= len(results):
+        return None
+    dtypes = out_dtypes(op)
+    return np.asarray(cast_to(results[index], dtypes[index] if index < len(dtypes) else None))
 
 
 def make_const(view: GraphView, name: str, value: Any, inputs: list[str] = ()) -> Any:

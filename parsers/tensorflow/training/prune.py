@@ -16,28 +16,25 @@ from .graph import GraphView, split_ref
 
 
 def _signature(view: GraphView, tensor: str) -> tuple[int, Any]:
-    """dtype enum and TensorShapeProto of `tensor`, from TF's shape inference on its ancestors."""
-    import tensorflow as tf
-    from ..protos import GraphDef, from_tensorflow, to_tensorflow
+    """dtype enum and TensorShapeProto of `tensor`, from shape inference on its ancestors."""
+    from ..protos import GraphDef
+    from ..tfgraph import Graph, ShapeError
 
     name = split_ref(tensor)[0]
     sub = GraphDef()
-    sub.versions.CopyFrom(view.graph_def.versions)
-    sub.library.CopyFrom(view.graph_def.library)
     keep = view.ancestors([name])
     sub.node.extend(n for n in view.graph_def.node if n.name in keep)
-    graph = tf.Graph()
     try:
-        with graph.as_default():
-            tf.import_graph_def(to_tensorflow(sub), name="")
-        t = graph.get_tensor_by_name(tensor)
-    except (ValueError, KeyError) as e:
+        t = Graph(sub).get_tensor_by_name(tensor)
+    except (ShapeError, KeyError) as e:
         line = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
         raise UsageError(f"--inputs {tensor}: cannot cut the graph there ({line}); name a placeholder "
                          "or a tensor of the forward path") from None
-    shape = (from_tensorflow(t.shape.as_proto()) if t.shape.rank is not None
-             else _queue_shape(view, tensor) or from_tensorflow(t.shape.as_proto()))
-    return t.dtype.as_datatype_enum, shape
+    if t.dtype is None:
+        raise UsageError(f"--inputs {tensor}: cannot tell the dtype of that tensor ({t.op.type}); name a "
+                         "placeholder or a tensor of the forward path")
+    shape = t.shape.as_proto() if t.shape.rank is not None else _queue_shape(view, tensor) or t.shape.as_proto()
+    return int(t.dtype), shape
 
 
 def _queue_shape(view: GraphView, tensor: str) -> Any:

@@ -1,0 +1,10 @@
+"""A TF-free model of a GraphDef: ops in topological order with static shapes (shapes/, one
+function per op) and constant values (fold.py, one numpy evaluator per op, evaluated by
+evaluate.py). What the parser uses instead of tf.import_graph_def and a session."""
+
+from .graph import DType, Graph, NodeAttrs, Op, ShapeError, Tensor, TensorShape
+from .fold import FOLDS, SHAPE_OPS, fold
+from .shapes import SHAPE_FNS, shape_fn
+
+__all__ = ["DType", "Graph", "NodeAttrs", "Op", "ShapeError", "Tensor", "TensorShape", "FOLDS",
+           "SHAPE_OPS", "fold", "SHAPE_FNS", "shape_fn"]

@@ -1,0 +1,344 @@
+"""One numpy evaluator per TF op, `@fold("Pack")`: `fn(op, *input_values) -> value` (a tuple for
+several outputs). `op` offers get_attr (a tfgraph Op or a bare NodeDef's NodeAttrs). Used for the
+constant frontier of the parser and by the training passes (training/graph.py's const_value).
+
+Inputs of Shape/ShapeN/Size/Rank may be stand-ins that only have `.shape`. A Const's value may be
+a lazy array: evaluators that only pass a value through (Identity) never materialize it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+FOLDS: dict[str, Callable] = {}
+SHAPE_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})  # known from static shapes alone
+
+
+def fold(*names: str) -> Callable:
+    def register(fn: Callable) -> Callable:
+        for name in names:
+            if name in FOLDS:
+                raise ValueError(f"two evaluators for {name!r}")
+            FOLDS[name] = fn
+        return fn
+
+    return register
+
+
+def cast_to(value: Any, dtype: Any) -> Any:
+    """`value` as TF's output dtype (numpy's promotion can differ); lazy values pass as they are."""
+    if isinstance(value, (bool, int, float, np.generic, list)):
+        value = np.asarray(value)
+    if dtype is None or not isinstance(value, np.ndarray):
+        return value
+    try:
+        want = np.dtype(dtype.as_numpy_dtype)
+    except (TypeError, ValueError, KeyError):
+        return value
+    return value if value.dtype == want else value.astype(want)
+
+
+def _attr(op: Any, name: str, default: Any = None) -> Any:
+    try:
+        value = op.get_attr(name)
+    except ValueError:
+        return default
+    return default if value is None else value
+
+
+def _int(v: Any) -> int:
+    return int(np.asarray(v).reshape(()))
+
+
+def _ints(v: Any) -> list[int]:
+    return [int(x) for x in np.asarray(v).reshape(-1)]
+
+
+# ---- pass-through and shape-only ---------------------------------------------------------------
+
+@fold("Identity", "StopGradient", "Snapshot", "PreventGradient", "CheckNumerics", "EnsureShape",
+      "PlaceholderWithDefault")
+def _identity(op: Any, x: Any, *rest: Any) -> Any:
+    return x
+
+
+@fold("IdentityN")
+def _identity_n(op: Any, *xs: Any) -> tuple:
+    return tuple(xs)
+
+
+def _out_type(op: Any) -> np.dtype:
+    t = _attr(op, "out_type")
+    return np.dtype(t.as_numpy_dtype) if t is not None else np.dtype(np.int32)
+
+
+@fold("Shape")
+def _shape(op: Any, x: Any) -> np.ndarray:
+    return np.asarray(tuple(x.shape), _out_type(op)).reshape(-1)
+
+
+@fold("ShapeN")
+def _shape_n(op: Any, *xs: Any) -> tuple:
+    return tuple(np.asarray(tuple(x.shape), _out_type(op)).reshape(-1) for x in xs)
+
+
+@fold("Size")
+def _size(op: Any, x: Any) -> np.ndarray:
+    return np.asarray(math.prod(x.shape), _out_type(op))
+
+
+@fold("Rank")
+def _rank(op: Any, x: Any) -> np.ndarray:
+    return np.asarray(len(x.shape), np.int32)
+
+
+# ---- elementwise -------------------------------------------------------------------------------
+
+def _relu6(x: np.ndarray) -> np.ndarray:
+    return np.clip(x, 0, 6)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+_UNARY: dict[str, Callable] = {
+    "Neg": np.negative, "Abs": np.abs, "Sqrt": np.sqrt, "Rsqrt": lambda x: 1 / np.sqrt(x),
+    "Square": np.square, "Exp": np.exp, "Log": np.log, "Floor": np.floor, "Ceil": np.ceil,
+    "Round": np.round, "Rint": np.rint, "Reciprocal": np.reciprocal, "Inv": np.reciprocal,
+    "Sign": np.sign, "Sigmoid": _sigmoid, "Tanh": np.tanh, "Relu": lambda x: np.maximum(x, 0),
+    "Relu6": _relu6, "LogicalNot": np.logical_not, "ZerosLike": np.zeros_like, "OnesLike": np.ones_like,
+}
+
+
+def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """TF's Div/TruncateDiv: integers round toward zero (C semantics), floats divide."""
+    if np.issubdtype(np.result_type(a, b), np.integer):
+        q = np.abs(a) // np.abs(b)
+        return np.where((a < 0) != (b < 0), -q, q)
+    return np.divide(a, b)
+
+
+_BINARY: dict[str, Callable] = {
+    "Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.true_divide,
+    "Div": _trunc_div, "TruncateDiv": _trunc_div, "FloorDiv": np.floor_divide, "FloorMod": np.mod,
+    "Maximum": np.maximum, "Minimum": np.minimum, "Pow": np.power,
+    "SquaredDifference": lambda a, b: np.square(a - b),
+    "Equal": np.equal, "NotEqual": np.not_equal, "Greater": np.greater, "GreaterEqual": np.greater_equal,
+    "Less": np.less, "LessEqual": np.less_equal, "LogicalAnd": np.logical_and, "LogicalOr": np.logical_or,
+}
+
+
+def _register_unary(name: str, fn: Callable) -> None:
+    fold(name)(lambda op, x: fn(np.asarray(x)))
+
+
+def _register_binary(name: str, fn: Callable) -> None:
+    fold(name)(lambda op, a, b: fn(np.asarray(a), np.asarray(b)))
+
+
+for _name, _fn in _UNARY.items():
+    _register_unary(_name, _fn)
+for _name, _fn in _BINARY.items():
+    _register_binary(_name, _fn)
+
+
+@fold("AddN")
+def _add_n(op: Any, *xs: Any) -> np.ndarray:
+    return sum(np.asarray(x) for x in xs[1:]) + np.asarray(xs[0])
+
+
+@fold("Cast")
+def _cast(op: Any, x: Any) -> np.ndarray:
+    return np.asarray(x).astype(op.get_attr("DstT").as_numpy_dtype)
+
+
+@fold("Select")
+def _select(op: Any, c: Any, a: Any, b: Any) -> np.ndarray:
+    c, a = np.asarray(c), np.asarray(a)
+    if c.ndim == 1 and a.ndim > 1:  # v1 Select picks whole rows by a vector condition
+        c = c.reshape((-1,) + (1,) * (a.ndim - 1))
+    return np.where(c, a, np.asarray(b))
+
+
+@fold("SelectV2")
+def _select_v2(op: Any, c: Any, a: Any, b: Any) -> np.ndarray:
+    return np.where(np.asarray(c), np.asarray(a), np.asarray(b))
+
+
+@fold("BiasAdd", "BiasAddV1")
+def _bias_add(op: Any, x: Any, b: Any) -> np.ndarray:
+    x, b = np.asarray(x), np.asarray(b)
+    fmt = _attr(op, "data_format", b"NHWC")
+    if fmt.startswith(b"NC") and x.ndim >= 3:
+        return x + b.reshape((-1,) + (1,) * (x.ndim - 2))
+    return x + b
+
+
+@fold("MatMul")
+def _matmul(op: Any, a: Any, b: Any) -> np.ndarray:
+    a, b = np.asarray(a), np.asarray(b)
+    return (a.T if _attr(op, "transpose_a", False) else a) @ (b.T if _attr(op, "transpose_b", False) else b)
+
+
+# ---- reductions --------------------------------------------------------------------------------
+
+_REDUCE: dict[str, Callable] = {"Sum": np.sum, "Prod": np.prod, "Mean": np.mean, "Max": np.max,
+                                "Min": np.min, "All": np.all, "Any": np.any}
+
+
+def _register_reduce(name: str, fn: Callable) -> None:
+    @fold(name)
+    def reduce(op: Any, x: Any, axes: Any) -> np.ndarray:
+        x = np.asarray(x)
+        axis = tuple(sorted({a % x.ndim for a in _ints(axes)})) if x.ndim else ()
+        return fn(x, axis=axis, keepdims=bool(_attr(op, "keep_dims", False)))
+
+
+for _name, _fn in _REDUCE.items():
+    _register_reduce(_name, _fn)
+
+
+@fold("ArgMax", "ArgMin")
+def _arg(op: Any, x: Any, axis: Any) -> np.ndarray:
+    fn = np.argmax if op.type == "ArgMax" else np.argmin
+    return fn(np.asarray(x), axis=_int(axis))
+
+
+# ---- shape manipulation ------------------------------------------------------------------------
+
+@fold("Pack")
+def _pack(op: Any, *xs: Any) -> np.ndarray:
+    return np.stack([np.asarray(x) for x in xs], axis=int(_attr(op, "axis", 0)))
+
+
+@fold("Unpack")
+def _unpack(op: Any, x: Any) -> tuple:
+    x = np.asarray(x)
+    axis = int(_attr(op, "axis", 0)) % x.ndim
+    return tuple(np.take(x, i, axis=axis) for i in range(x.shape[axis]))
+
+
+@fold("ConcatV2")
+def _concat_v2(op: Any, *args: Any) -> np.ndarray:
+    return np.concatenate([np.asarray(x) for x in args[:-1]], axis=_int(args[-1]))
+
+
+@fold("Concat")
+def _concat(op: Any, axis: Any, *xs: Any) -> np.ndarray:
+    return np.concatenate([np.asarray(x) for x in xs], axis=_int(axis))
+
+
+@fold("Reshape")
+def _reshape(op: Any, x: Any, shape: Any) -> np.ndarray:
+    return np.reshape(np.asarray(x), _ints(shape))
+
+
+@fold("ExpandDims")
+def _expand_dims(op: Any, x: Any, axis: Any) -> np.ndarray:
+    x = np.asarray(x)
+    a = _int(axis)
+    return np.expand_dims(x, a if a >= 0 else a + x.ndim + 1)
+
+
+@fold("Squeeze")
+def _squeeze(op: Any, x: Any) -> np.ndarray:
+    x = np.asarray(x)
+    dims = _attr(op, "squeeze_dims", []) or []
+    return np.squeeze(x, axis=tuple(d % x.ndim for d in dims)) if dims else np.squeeze(x)
+
+
+@fold("Transpose")
+def _transpose(op: Any, x: Any, perm: Any) -> np.ndarray:
+    return np.transpose(np.asarray(x), _ints(perm))
+
+
+@fold("Fill")
+def _fill(op: Any, dims: Any, value: Any) -> np.ndarray:
+    value = np.asarray(value)
+    return np.full(_ints(dims), value, value.dtype)
+
+
+@fold("Range")
+def _range(op: Any, start: Any, limit: Any, delta: Any) -> np.ndarray:
+    return np.arange(np.asarray(start).item(), np.asarray(limit).item(), np.asarray(delta).item())
+
+
+@fold("Tile")
+def _tile(op: Any, x: Any, multiples: Any) -> np.ndarray:
+    return np.tile(np.asarray(x), _ints(multiples))
+
+
+@fold("BroadcastTo")
+def _broadcast_to(op: Any, x: Any, shape: Any) -> np.ndarray:
+    return np.array(np.broadcast_to(np.asarray(x), _ints(shape)))
+
+
+@fold("BroadcastArgs")
+def _broadcast_args(op: Any, a: Any, b: Any) -> np.ndarray:
+    return np.asarray(np.broadcast_shapes(tuple(_ints(a)), tuple(_ints(b))), np.asarray(a).dtype)
+
+
+@fold("GatherV2", "Gather")
+def _gather(op: Any, params: Any, indices: Any, axis: Any = 0) -> np.ndarray:
+    return np.take(np.asarray(params), np.asarray(indices), axis=_int(axis))
+
+
+@fold("Slice")
+def _slice(op: Any, x: Any, begin: Any, size: Any) -> np.ndarray:
+    x = np.asarray(x)
+    index = tuple(slice(b, None if s == -1 else b + s) for b, s in zip(_ints(begin), _ints(size)))
+    return x[index]
+
+
+def strided_index(begin: list[int], end: list[int], strides: list[int], masks: dict[str, int]) -> tuple:
+    """TF's StridedSlice spec as a numpy index (slices, ints, None for new axes, Ellipsis)."""
+    index: list[Any] = []
+    for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+        if masks["ellipsis_mask"] >> i & 1:
+            index.append(Ellipsis)
+        elif masks["new_axis_mask"] >> i & 1:
+            index.append(None)
+        elif masks["shrink_axis_mask"] >> i & 1:
+            index.append(b)
+        else:
+            index.append(slice(None if masks["begin_mask"] >> i & 1 else b,
+                               None if masks["end_mask"] >> i & 1 else e, s))
+    return tuple(index)
+
+
+STRIDED_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+
+
+@fold("StridedSlice")
+def _strided_slice(op: Any, x: Any, begin: Any, end: Any, strides: Any) -> np.ndarray:
+    masks = {m: int(_attr(op, m, 0)) for m in STRIDED_MASKS}
+    return np.asarray(x)[strided_index(_ints(begin), _ints(end), _ints(strides), masks)]
+
+
+@fold("Split")
+def _split(op: Any, axis: Any, x: Any) -> tuple:
+    return tuple(np.split(np.asarray(x), int(op.get_attr("num_split")), axis=_int(axis)))
+
+
+@fold("SplitV")
+def _split_v(op: Any, x: Any, sizes: Any, axis: Any) -> tuple:
+    x = np.asarray(x)
+    a = _int(axis) % x.ndim
+    sizes = _ints(sizes)
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = x.shape[a] - (sum(sizes) + 1)
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=a))
+
+
+@fold("Pad", "PadV2", "MirrorPad")
+def _pad(op: Any, x: Any, paddings: Any, value: Any = 0) -> np.ndarray:
+    x = np.asarray(x)
+    widths = np.asarray(paddings).reshape(-1, 2).tolist()
+    if op.type == "MirrorPad":
+        mode = "reflect" if _attr(op, "mode", b"REFLECT").upper() == b"REFLECT" else "symmetric"
+        return np.pad(x, widths, mode=mode)
+    return np.pad(x, widths, constant_values=np.asarray(value).item())

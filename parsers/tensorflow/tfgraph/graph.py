@@ -1,0 +1,269 @@
+"""A TF-free graph over a GraphDef: Graph / Op / Tensor with the part of tf.Graph's API the op
+handlers use (op.type/.name/.inputs/.outputs/.get_attr/.node_def, tensor.name/.op/.value_index/
+.dtype/.shape/.consumers()), static shapes from `shapes/` and constant values from `fold.py`.
+
+An `input_map` replaces tensors by fixed-shape placeholders, as tf.import_graph_def's does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from ..known_ops import attr_defaults, output_args
+from ..tensors import dtype_name, numpy_dtype
+
+class ShapeError(ValueError):
+    """The graph's shapes do not fit together (TF's import would refuse it)."""
+
+
+class DType(int):
+    """TF's DataType enum, with tf.DType's `.name` (an int, so == and != work as TF's do)."""
+
+    @property
+    def name(self) -> str:
+        return dtype_name(int(self))
+
+    @property
+    def as_numpy_dtype(self) -> type:
+        return numpy_dtype(int(self)).type
+
+    @property
+    def as_datatype_enum(self) -> int:
+        return int(self)
+
+    def __repr__(self) -> str:
+        return f"DType({self.name})"
+
+
+class TensorShape:
+    """A static shape: dims (None where unknown), or unknown rank (dims None)."""
+
+    def __init__(self, dims: Iterable[int | None] | None):
+        self.dims = None if dims is None else [None if d is None or d < 0 else int(d) for d in dims]
+
+    @classmethod
+    def from_proto(cls, proto: Any) -> "TensorShape":
+        return cls(None if proto.unknown_rank else [d.size for d in proto.dim])
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.dims is None else len(self.dims)
+
+    def as_list(self) -> list[int | None]:
+        if self.dims is None:
+            raise ValueError("as_list() is not defined on an unknown TensorShape")
+        return list(self.dims)
+
+    def is_fully_defined(self) -> bool:
+        return self.dims is not None and all(d is not None for d in self.dims)
+
+    def as_proto(self) -> Any:
+        from ..protos import TensorShapeProto
+
+        proto = TensorShapeProto()
+        if self.dims is None:
+            proto.unknown_rank = True
+        for d in self.dims or []:
+            proto.dim.add(size=-1 if d is None else d)
+        return proto
+
+    def __len__(self) -> int:
+        return len(self.as_list())
+
+    def __iter__(self):
+        return iter(self.as_list())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TensorShape) and self.dims == other.dims
+
+    def __repr__(self) -> str:
+        return f"TensorShape({self.dims})"
+
+
+def attr_value(value: Any) -> Any:
+    """An AttrValue as tf.Operation.get_attr returns it: bytes, int, float, bool, DType,
+    TensorShapeProto, TensorProto, NameAttrList, or a list of those."""
+    kind = value.WhichOneof("value")
+    if kind == "list":
+        lst = value.list
+        for field in ("s", "i", "f", "b", "type", "shape", "tensor", "func"):
+            items = list(getattr(lst, field))
+            if items:
+                return [DType(t) for t in items] if field == "type" else items
+        return []
+    if kind == "type":
+        return DType(value.type)
+    if kind is None or kind == "placeholder":
+        return None
+    return getattr(value, kind)
+
+
+class NodeAttrs:
+    """get_attr over a bare NodeDef (the training passes' view has no Graph)."""
+
+    def __init__(self, node_def: Any):
+        self.node_def = node_def
+        self.name = node_def.name
+        self.type = node_def.op
+
+    def get_attr(self, name: str) -> Any:
+        """The attr, or its default from TF's op definition when the NodeDef leaves it out (as TF's
+        import fills it in)."""
+        if name in self.node_def.attr:
+            return attr_value(self.node_def.attr[name])
+        defaults = attr_defaults(self.type)
+        if name not in defaults:
+            raise ValueError(f"operation '{self.name}' has no attr named '{name}'")
+        value = defaults[name]
+        return list(value) if isinstance(value, list) else value
+
+
+class Tensor:
+    def __init__(self, op: "Op", index: int):
+        self.op = op
+        self.value_index = index
+        self.name = f"{op.name}:{index}"
+        self.shape = TensorShape(None)
+        self.dtype: DType | None = None
+        self._consumers: list[Op] = []
+
+    def consumers(self) -> list["Op"]:
+        return list(self._consumers)
+
+    def __repr__(self) -> str:
+        return f"<Tensor {self.name} {self.shape.dims}>"
+
+
+class Op(NodeAttrs):
+    def __init__(self, node_def: Any, num_outputs: int):
+        super().__init__(node_def)
+        self.inputs: tuple[Tensor, ...] = ()
+        self.control_inputs: tuple[Op, ...] = ()
+        self.outputs = tuple(Tensor(self, i) for i in range(num_outputs))
+
+    def __repr__(self) -> str:
+        return f"<Op {self.name} ({self.type})>"
+
+
+def _split(ref: str) -> tuple[str, int, bool]:
+    if ref.startswith("^"):
+        return ref[1:], -1, True
+    node, _, index = ref.partition(":")
+    return node, int(index) if index.isdigit() else 0, False
+
+
+def _num_outputs(node: Any, referenced: int) -> int:
+    """From TF's op definition (Split's num_split, IdentityN's T, ...); for an op TF does not
+    define, as many as the graph uses."""
+    args = output_args(node.op)
+    if args is None:
+        return referenced
+    count = 0
+    for _, number_attr, type_list_attr in args:
+        if number_attr:
+            count += node.attr[number_attr].i
+        elif type_list_attr:
+            count += len(node.attr[type_list_attr].list.type)
+        else:
+            count += 1
+    return max(count, referenced)
+
+
+def _order(nodes: dict[str, Any]) -> list[str]:
+    """Every node after its inputs (data and control), otherwise in GraphDef order; a cycle
+    (a while loop's back edge) is cut where it closes."""
+    order: list[str] = []
+    seen: set[str] = set()
+    for root in nodes:
+        stack = [(root, False)]
+        while stack:
+            name, done = stack.pop()
+            if done:
+                order.append(name)
+                continue
+            if name in seen or name not in nodes:
+                continue
+            seen.add(name)
+            stack.append((name, True))
+            stack.extend((_split(r)[0], False) for r in reversed(nodes[name].input))
+    return order
+
+
+class Graph:
+    """The ops of `graph_def` in topological order, with static shapes and dtypes.
+
+    input_map: tensor name -> (DType, dims or None): each becomes a Placeholder op
+    `convert_input_<i>` whose output replaces that tensor wherever it is used.
+    weights: Const node name -> value (possibly lazy) that replaces the node's attr value.
+    """
+
+    def __init__(self, graph_def: Any, input_map: dict[str, tuple[Any, Sequence | None]] | None = None,
+                 weights: dict[str, Any] | None = None):
+        from .evaluate import Evaluator
+        from .shapes import infer
+
+        self.graph_def = graph_def
+        self.weights = weights or {}
+        nodes = {n.name: n for n in graph_def.node}
+        referenced: dict[str, int] = {}
+        for n in graph_def.node:
+            for ref in n.input:
+                name, index, control = _split(ref)
+                if not control:
+                    referenced[name] = max(referenced.get(name, 0), index + 1)
+        self._ops: dict[str, Op] = {}
+        mapped: dict[str, Tensor] = {}
+        for i, (tensor, (dtype, dims)) in enumerate((input_map or {}).items()):
+            op = Op(_placeholder_def(f"convert_input_{i}", dtype, dims), 1)
+            op.outputs[0].dtype, op.outputs[0].shape = DType(dtype), TensorShape(dims)
+            self._ops[op.name] = op
+            mapped[_canonical(tensor)] = op.outputs[0]
+        for name in _order(nodes):
+            self._ops[name] = Op(nodes[name], _num_outputs(nodes[name], referenced.get(name, 0)))
+        for name in list(self._ops):
+            op = self._ops[name]
+            if name not in nodes:
+                continue
+            data, control = [], []
+            for ref in op.node_def.input:
+                src, index, is_control = _split(ref)
+                if src not in self._ops:
+                    raise ShapeError(f"node '{name}' reads '{ref}', which is not in the graph")
+                if is_control:
+                    control.append(self._ops[src])
+                    continue
+                t = mapped.get(f"{src}:{index}") or self._ops[src].outputs[index]
+                t._consumers.append(op)
+                data.append(t)
+            op.inputs, op.control_inputs = tuple(data), tuple(control)
+        self.evaluator = Evaluator(self)
+        for op in self._ops.values():
+            if op.name in nodes:
+                infer(op, self.evaluator)
+
+    def get_operations(self) -> list[Op]:
+        return list(self._ops.values())
+
+    def get_operation_by_name(self, name: str) -> Op:
+        return self._ops[name]
+
+    def get_tensor_by_name(self, name: str) -> Tensor:
+        node, index, _ = _split(name)
+        if node not in self._ops or index >= len(self._ops[node].outputs):
+            raise KeyError(f"the graph has no tensor '{name}'")
+        return self._ops[node].outputs[index]
+
+
+def _canonical(name: str) -> str:
+    node, index, _ = _split(name)
+    return f"{node}:{index}"
+
+
+def _placeholder_def(name: str, dtype: Any, dims: Sequence | None) -> Any:
+    from ..protos import AttrValue, GraphDef
+
+    node = GraphDef().node.add()
+    node.name, node.op = name, "Placeholder"
+    node.attr["dtype"].CopyFrom(AttrValue(type=int(dtype)))
+    node.attr["shape"].CopyFrom(AttrValue(shape=TensorShape(dims).as_proto()))
+    return node

@@ -1,0 +1,293 @@
+"""Shape functions: reshapes, joins and splits, slices, pads, fills, reductions and gathers."""
+
+from __future__ import annotations
+
+import math
+
+from ..fold import STRIDED_MASKS
+from ..graph import ShapeError
+from .base import Dims, Node, axis_index, broadcast, known_prod, merge, shape_fn, show
+
+# ---- reshaping ---------------------------------------------------------------------------------
+
+@shape_fn("Reshape")
+def _reshape(node: Node) -> list:
+    x, shape = node.dims(0), node.ints(1)
+    if shape is None:
+        s = node.dims(1)
+        return [None if s is None or s[0] is None else [None] * s[0]]
+    if shape.count(-1) > 1:
+        raise ShapeError(f"Reshape: more than one -1 in {shape}")
+    total = known_prod(x) if x is not None else None
+    known = math.prod(d for d in shape if d != -1)
+    if -1 in shape:
+        if total is None or known == 0:
+            return [[None if d == -1 else d for d in shape]]
+        if total % known:
+            raise ShapeError(f"Reshape: cannot reshape a tensor of {total} elements to {shape}")
+        return [[total // known if d == -1 else d for d in shape]]
+    if total is not None and total != known:
+        raise ShapeError(f"Reshape: cannot reshape a tensor of {total} elements to {shape}")
+    return [shape]
+
+
+@shape_fn("ExpandDims")
+def _expand_dims(node: Node) -> list:
+    x, dim = node.dims(0), node.ints(1)
+    if x is None or dim is None:
+        return [None]
+    axis = axis_index(dim[0], len(x) + 1, "ExpandDims axis")
+    return [x[:axis] + [1] + x[axis:]]
+
+
+@shape_fn("Squeeze")
+def _squeeze(node: Node) -> list:
+    x = node.dims(0)
+    if x is None:
+        return [None]
+    dims = node.attr("squeeze_dims", []) or []
+    if not dims:
+        if any(d is None for d in x):
+            return [None]
+        return [[d for d in x if d != 1]]
+    axes = {axis_index(int(a), len(x), "Squeeze axis") for a in dims}
+    for a in axes:
+        if x[a] is not None and x[a] != 1:
+            raise ShapeError(f"Squeeze: dimension {a} of {show(x)} is not 1")
+    return [[d for i, d in enumerate(x) if i not in axes]]
+
+
+@shape_fn("Transpose")
+def _transpose(node: Node) -> list:
+    x, perm = node.dims(0), node.ints(1)
+    if perm is None:
+        return [None if x is None else [None] * len(x)]
+    if x is None:
+        return [[None] * len(perm)]
+    if sorted(perm) != list(range(len(x))):
+        raise ShapeError(f"Transpose: {perm} is not a permutation of rank {len(x)}")
+    return [[x[p] for p in perm]]
+
+
+def _concat(node: Node, axis: list[int] | None, shapes: list) -> list:
+    rank = next((len(s) for s in shapes if s is not None), None)
+    if rank is None:
+        return [None]
+    if axis is None:
+        return [[None] * rank]
+    a = axis_index(axis[0], rank, "ConcatV2 axis")
+    out = [None] * rank
+    total = 0
+    for s in shapes:
+        if s is None:
+            total = None
+            continue
+        if len(s) != rank:
+            raise ShapeError(f"{node.op.type}: inputs of rank {len(s)} and {rank}")
+        rest = merge([d for i, d in enumerate(out) if i != a], [d for i, d in enumerate(s) if i != a],
+                     f"{node.op.type}: ")
+        out = rest[:a] + [None] + rest[a:]
+        total = None if total is None or s[a] is None else total + s[a]
+    out[a] = total
+    return [out]
+
+
+@shape_fn("ConcatV2")
+def _concat_v2(node: Node) -> list:
+    n = len(node.op.inputs) - 1
+    return _concat(node, node.ints(n), [node.dims(i) for i in range(n)])
+
+
+@shape_fn("Concat")
+def _concat_v1(node: Node) -> list:
+    return _concat(node, node.ints(0), [node.dims(i) for i in range(1, len(node.op.inputs))])
+
+
+@shape_fn("Pack")
+def _pack(node: Node) -> list:
+    out = None
+    for i in range(len(node.op.inputs)):
+        out = merge(out, node.dims(i), "Pack: ")
+    if out is None:
+        return [None]
+    axis = axis_index(int(node.attr("axis", 0)), len(out) + 1, "Pack axis")
+    return [out[:axis] + [len(node.op.inputs)] + out[axis:]]
+
+
+@shape_fn("Unpack")
+def _unpack(node: Node) -> list:
+    x = node.dims(0)
+    if x is None:
+        return [None] * node.n_out
+    axis = axis_index(int(node.attr("axis", 0)), len(x), "Unpack axis")
+    if x[axis] is not None and x[axis] != node.n_out:
+        raise ShapeError(f"Unpack: {node.n_out} outputs from a dimension of size {x[axis]}")
+    return [x[:axis] + x[axis + 1:]] * node.n_out
+
+
+@shape_fn("Split")
+def _split(node: Node) -> list:
+    axis, x = node.ints(0), node.dims(1)
+    n = node.n_out
+    if x is None or axis is None:
+        return [None if x is None else [None] * len(x)] * n
+    a = axis_index(axis[0], len(x), "Split axis")
+    if x[a] is not None and x[a] % n:
+        raise ShapeError(f"Split: dimension {a} of size {x[a]} does not split into {n}")
+    piece = list(x)
+    piece[a] = None if x[a] is None else x[a] // n
+    return [piece] * n
+
+
+@shape_fn("SplitV")
+def _split_v(node: Node) -> list:
+    x, sizes, axis = node.dims(0), node.ints(1), node.ints(2)
+    n = node.n_out
+    if x is None or axis is None or sizes is None:
+        return [None if x is None else [None] * len(x)] * n
+    a = axis_index(axis[0], len(x), "SplitV axis")
+    if -1 in sizes and x[a] is not None:
+        sizes = list(sizes)
+        sizes[sizes.index(-1)] = x[a] - (sum(sizes) + 1)
+    if x[a] is not None and -1 not in sizes and sum(sizes) != x[a]:
+        raise ShapeError(f"SplitV: sizes {sizes} do not add up to dimension {a} of size {x[a]}")
+    return [x[:a] + [None if s == -1 else s] + x[a + 1:] for s in sizes]
+
+
+@shape_fn("Slice")
+def _slice(node: Node) -> list:
+    x, begin, size = node.dims(0), node.ints(1), node.ints(2)
+    if begin is None or size is None:
+        return [None if x is None else [None] * len(x)]
+    if x is None:
+        return [[None if s == -1 else s for s in size]]
+    out = []
+    for n, b, s in zip(x, begin, size):
+        if s == -1:
+            out.append(None if n is None else n - b)
+        else:
+            if n is not None and (b < 0 or b + s > n):
+                raise ShapeError(f"Slice: begin {begin} size {size} out of bounds for {show(x)}")
+            out.append(s)
+    return [out]
+
+
+def _strided_axis(n: int | None, b: int, e: int, s: int, begin_all: bool, end_all: bool) -> int | None:
+    if n is None:
+        return None
+    if s == 0:
+        raise ShapeError("StridedSlice: a stride of 0")
+    return len(range(*slice(None if begin_all else b, None if end_all else e, s).indices(n)))
+
+
+@shape_fn("StridedSlice")
+def _strided_slice(node: Node) -> list:
+    x, begin, end, strides = node.dims(0), node.ints(1), node.ints(2), node.ints(3)
+    if x is None or begin is None or end is None or strides is None:
+        return [None]
+    masks = {m: int(node.attr(m, 0)) for m in STRIDED_MASKS}
+    ellipsis = next((i for i in range(len(begin)) if masks["ellipsis_mask"] >> i & 1), None)
+    spec = list(range(len(begin))) + ([] if ellipsis is not None else [-1])
+    used = sum(1 for i in range(len(begin)) if i != ellipsis and not masks["new_axis_mask"] >> i & 1)
+    out: list = []
+    axis = 0
+    for i in spec:
+        if i == -1 or i == ellipsis:
+            for _ in range(len(x) - used):
+                out.append(x[axis])
+                axis += 1
+        elif masks["new_axis_mask"] >> i & 1:
+            out.append(1)
+        elif axis >= len(x):
+            raise ShapeError(f"StridedSlice: the slice spec indexes more than the {len(x)} axes of {show(x)}")
+        elif masks["shrink_axis_mask"] >> i & 1:
+            n = x[axis]
+            if n is not None and not -n <= begin[i] < n:
+                raise ShapeError(f"StridedSlice: index {begin[i]} out of range for an axis of size {n}")
+            axis += 1
+        else:
+            out.append(_strided_axis(x[axis], begin[i], end[i], strides[i], bool(masks["begin_mask"] >> i & 1),
+                                     bool(masks["end_mask"] >> i & 1)))
+            axis += 1
+    return [out]
+
+
+@shape_fn("Pad", "PadV2", "MirrorPad")
+def _pad(node: Node) -> list:
+    x, pads = node.dims(0), node.value(1)
+    if pads is None:
+        return [None if x is None else [None] * len(x)]
+    pads = pads.reshape(-1, 2)
+    if x is not None and len(x) != len(pads):
+        raise ShapeError(f"{node.op.type}: paddings for rank {len(pads)} on a tensor of rank {len(x)}")
+    x = x if x is not None else [None] * len(pads)
+    return [[None if n is None else n + int(p[0]) + int(p[1]) for n, p in zip(x, pads)]]
+
+
+@shape_fn("Tile")
+def _tile(node: Node) -> list:
+    x, mult = node.dims(0), node.ints(1)
+    if mult is None:
+        return [None if x is None else [None] * len(x)]
+    x = x if x is not None else [None] * len(mult)
+    return [[None if n is None else n * m for n, m in zip(x, mult)]]
+
+
+@shape_fn("Fill", "BroadcastTo")
+def _fill(node: Node) -> list:
+    dims = node.ints(0 if node.op.type == "Fill" else 1)
+    if dims is None:
+        s = node.dims(0 if node.op.type == "Fill" else 1)
+        return [None if s is None or s[0] is None else [None] * s[0]]
+    if node.op.type == "BroadcastTo":
+        broadcast(node.dims(0), dims)
+    return [dims]
+
+
+@shape_fn("BroadcastArgs")
+def _broadcast_args(node: Node) -> list:
+    a, b = node.dims(0), node.dims(1)
+    return [[None if a is None or b is None or None in a + b else max(a[0], b[0])]]
+
+
+@shape_fn("Range")
+def _range(node: Node) -> list:
+    values = [node.value(i) for i in range(3)]
+    if any(v is None for v in values):
+        return [[None]]
+    start, limit, delta = (v.item() for v in values)
+    if delta == 0:
+        raise ShapeError("Range: delta is 0")
+    return [[max(0, math.ceil((limit - start) / delta))]]
+
+
+def _reduced(node: Node, x: Dims, axes: list[int] | None, keep: bool) -> Dims:
+    if x is None:
+        return None
+    if axes is None:
+        return [None] * len(x) if keep else None
+    axes_set = {axis_index(a, len(x), f"{node.op.type} axis") for a in axes} if x else set()
+    if keep:
+        return [1 if i in axes_set else d for i, d in enumerate(x)]
+    return [d for i, d in enumerate(x) if i not in axes_set]
+
+
+@shape_fn("Sum", "Prod", "Mean", "Max", "Min", "All", "Any")
+def _reduce(node: Node) -> list:
+    return [_reduced(node, node.dims(0), node.ints(1), bool(node.attr("keep_dims", False)))]
+
+
+@shape_fn("ArgMax", "ArgMin")
+def _arg(node: Node) -> list:
+    axis = node.ints(1)
+    return [_reduced(node, node.dims(0), axis[:1] if axis is not None else None, False)]
+
+
+@shape_fn("GatherV2", "Gather")
+def _gather(node: Node) -> list:
+    params, indices = node.dims(0), node.dims(1)
+    axis = node.ints(2) if node.op.type == "GatherV2" else [0]
+    if params is None or indices is None or axis is None:
+        return [None]
+    a = axis_index(axis[0], len(params), "GatherV2 axis")
+    return [params[:a] + indices + params[a + 1:]]

@@ -1,0 +1,56 @@
+"""Shape functions: variables, v1 control flow and input pipelines (what the training passes see)."""
+
+from __future__ import annotations
+
+from ..graph import TensorShape
+from .base import Node, shape_fn
+
+@shape_fn("VariableV2", "Variable", "VarHandleOp")
+def _variable(node: Node) -> list:
+    dims = TensorShape.from_proto(node.attr("shape")).dims
+    return [[] if node.op.type == "VarHandleOp" else dims]
+
+
+@shape_fn("ReadVariableOp")
+def _read_variable(node: Node) -> list:
+    handle = node.op.inputs[0].op
+    return [TensorShape.from_proto(handle.get_attr("shape")).dims if handle.type == "VarHandleOp" else None]
+
+
+@shape_fn("Switch", "RefSwitch")
+def _switch(node: Node) -> list:
+    return [node.dims(0)] * 2
+
+
+@shape_fn("Enter", "RefEnter")
+def _enter(node: Node) -> list:
+    """A loop variable may change shape from one iteration to the next: known only when constant."""
+    return [node.dims(0) if node.attr("is_constant", False) else None]
+
+
+@shape_fn("Exit", "RefExit", "NextIteration", "Assign")
+def _forward(node: Node) -> list:
+    return [node.dims(0)]
+
+
+@shape_fn("Merge", "RefMerge")
+def _merge(node: Node) -> list:
+    """The dims every input agrees on (a cond's branches may differ: TF relaxes, not refuses)."""
+    shapes = [node.dims(i) for i in range(len(node.op.inputs))]
+    out = shapes[0] if shapes else None
+    for s in shapes[1:]:
+        if out is None or s is None or len(s) != len(out):
+            out = None
+            break
+        out = [a if a == b else None for a, b in zip(out, s)]
+    return [out, []]
+
+
+@shape_fn("NoOp")
+def _no_op(node: Node) -> list:
+    return []
+
+
+@shape_fn("IteratorGetNext", "IteratorGetNextSync")
+def _iterator(node: Node) -> list:
+    return [TensorShape.from_proto(s).dims for s in node.attr("output_shapes", []) or []]

@@ -1,0 +1,100 @@
+"""Shape functions: sources, pass-through, shape-of and elementwise ops."""
+
+from __future__ import annotations
+
+from ..graph import ShapeError, TensorShape
+from .base import Node, broadcast, merge, shape_fn
+
+# ---- sources and pass-through ------------------------------------------------------------------
+
+@shape_fn("Const")
+def _const(node: Node) -> list:
+    op = node.op
+    if op.name in node.weights:
+        return [list(node.weights[op.name].shape)]
+    return [[d.size for d in op.node_def.attr["value"].tensor.tensor_shape.dim]]
+
+
+@shape_fn("Placeholder", "PlaceholderWithDefault")
+def _placeholder(node: Node) -> list:
+    shape = node.attr("shape")
+    dims = TensorShape.from_proto(shape).dims if shape is not None else None
+    if node.op.type == "PlaceholderWithDefault" and shape is None:
+        dims = node.dims(0)
+    return [dims]  # a PlaceholderWithDefault is as open as its attr says: it may be fed
+
+
+_SAME_SHAPE = ("Identity", "StopGradient", "Snapshot", "PreventGradient", "CheckNumerics", "Relu", "Relu6",
+               "Elu", "Selu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Neg", "Abs",
+               "Floor", "Ceil", "Round", "Rint", "Reciprocal", "Inv", "Sign", "Erf", "Erfc", "Softplus",
+               "Softsign", "LeakyRelu", "Softmax", "LogSoftmax", "LogicalNot", "Cast", "ZerosLike",
+               "OnesLike", "Cumsum", "IsFinite", "IsNan", "IsInf")
+
+
+@shape_fn(*_SAME_SHAPE)
+def _same(node: Node) -> list:
+    return [node.dims(0)]
+
+
+@shape_fn("EnsureShape")
+def _ensure_shape(node: Node) -> list:
+    return [merge(node.dims(0), TensorShape.from_proto(node.attr("shape")).dims, "EnsureShape: ")]
+
+
+@shape_fn("IdentityN")
+def _identity_n(node: Node) -> list:
+    return [node.dims(i) for i in range(len(node.op.inputs))]
+
+
+@shape_fn("Shape")
+def _shape(node: Node) -> list:
+    d = node.dims(0)
+    return [[None if d is None else len(d)]]
+
+
+@shape_fn("ShapeN")
+def _shape_n(node: Node) -> list:
+    return [[None if node.dims(i) is None else len(node.dims(i))] for i in range(len(node.op.inputs))]
+
+
+@shape_fn("Size", "Rank")
+def _scalar(node: Node) -> list:
+    return [[]]
+
+
+# ---- elementwise -------------------------------------------------------------------------------
+
+_BROADCASTING = ("Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "DivNoNan", "TruncateDiv", "FloorDiv",
+                 "FloorMod", "Maximum", "Minimum", "Pow", "SquaredDifference", "Equal", "NotEqual",
+                 "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "SelectV2")
+
+
+@shape_fn(*_BROADCASTING)
+def _broadcasting(node: Node) -> list:
+    out = node.dims(0)
+    for i in range(1, len(node.op.inputs)):
+        out = broadcast(out, node.dims(i))
+    return [out]
+
+
+@shape_fn("AddN")
+def _add_n(node: Node) -> list:
+    out = node.dims(0)
+    for i in range(1, len(node.op.inputs)):
+        out = merge(out, node.dims(i), "AddN: ")
+    return [out]
+
+
+@shape_fn("Select")
+def _select(node: Node) -> list:
+    return [merge(node.dims(1), node.dims(2), "Select: ")]
+
+
+@shape_fn("BiasAdd", "BiasAddV1")
+def _bias_add(node: Node) -> list:
+    x, b = node.dims(0), node.dims(1)
+    if x is not None and b is not None and b and len(x) >= 2:
+        c = x[1] if node.attr("data_format", "NHWC").startswith("NC") and len(x) >= 3 else x[-1]
+        if c is not None and b[0] is not None and c != b[0]:
+            raise ShapeError(f"BiasAdd: bias of size {b[0]} for {c} channels")
+    return [x]
