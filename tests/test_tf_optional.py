@@ -25,7 +25,6 @@ from tests import tf_models
 REPO = Path(__file__).resolve().parents[1]
 CONVERT = str(Path(sys.executable).with_name("convert"))
 TARGETS = ("torch", "caffe", "mxnet", "onnx")
-TF_FREE_PARSER = pytest.mark.xfail(reason="issue 12: TF-free parser not merged yet", strict=False)
 BASE_PYTHON = os.environ.get("CONVERT_BASE_PYTHON")
 
 # Each blocked package logs the first frame outside the import machinery that tried to import it.
@@ -127,7 +126,6 @@ def test_keras_sources_convert_without_tf(sources, source, target, tmp_path):
     _convert_and_check(sources, source, target, tmp_path)
 
 
-@TF_FREE_PARSER
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("source", ["ckpt", "tf1_saved_model", "tf2_saved_model"])
 def test_tf_sources_convert_without_tf(sources, source, target, tmp_path):
@@ -227,7 +225,6 @@ def test_a_missing_framework_found_late_is_still_one_line(name, extra):
 
 # ---- the import audit: no module on a TF-free path imports TF or torch --------------------------------
 
-NEEDS_TF = ("parsers.tensorflow",)  # until issue 12's TF-free parser is merged
 NOT_HERE = ("emitters.torch", "emitters.mxnet.runner")  # torch's emitter; the MXNet runner runs in .venv-mxnet
 
 
@@ -251,19 +248,14 @@ def _audit(modules: list[str], tmp_path: Path) -> None:
     assert without.attempts() == []
 
 
-def test_every_module_off_the_tf_and_torch_paths_imports_without_them(tmp_path):
-    _audit(_modules(NEEDS_TF + NOT_HERE), tmp_path)
-
-
-@TF_FREE_PARSER
-def test_the_tf_parser_imports_without_tf(tmp_path):
-    _audit([m for m in _modules(NOT_HERE) if m.startswith(NEEDS_TF)], tmp_path)
+def test_every_module_off_the_torch_paths_imports_without_tf_or_torch(tmp_path):
+    """The TF parser included: TensorFlow is imported only by the reference run, inside functions."""
+    _audit(_modules(NOT_HERE), tmp_path)
 
 
 # ---- a real base install: `make test-base-install` -------------------------------------------------------
 
-BASE_SOURCES = ["keras", "h5"] + [pytest.param(s, marks=TF_FREE_PARSER)
-                                  for s in ("ckpt", "tf1_saved_model", "tf2_saved_model")]
+BASE_SOURCES = ["keras", "h5", "ckpt", "tf1_saved_model", "tf2_saved_model"]
 
 
 def _base_install(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:

@@ -2,7 +2,7 @@
 
 parse(path, options) -> ir.Graph (NCHW, explicit pads); run_reference(path, graph, inputs) runs the
 same frozen graph in TensorFlow on IR-layout inputs and returns IR-layout outputs.
-TensorFlow is imported inside the functions only.
+TensorFlow is imported only by the reference run (verification), inside its functions.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ KINDS = ("tf_checkpoint", "saved_model", "frozen_pb")
 
 
 def _quiet() -> None:
-    """No C++ logging and no Python deprecation chatter from TF's v1 APIs."""
+    """No C++ logging and no Python deprecation chatter from TF's v1 APIs (the reference run only:
+    parsing never imports TensorFlow)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
 
