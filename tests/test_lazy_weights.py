@@ -77,6 +77,41 @@ def test_views_are_lazy_and_equal_numpy(name, view):
     assert value.dtype == want.dtype and np.array_equal(value, want) and value.flags.c_contiguous
 
 
+@pytest.mark.parametrize("shape,axes", [((3, 3, 64, 1024), (3, 2, 0, 1)), ((1000, 300), (1, 0)),
+                                        ((7, 7, 41, 131), (3, 2, 0, 1)), ((1, 1, 600, 700), (3, 2, 0, 1)),
+                                        ((2, 5, 300, 300), (0, 2, 3, 1))])
+def test_big_transposes_are_tiled_and_equal_numpy(shape, axes):
+    value = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    assert value.nbytes >= 1 << 20  # over the size where the copy goes tile by tile
+    got = np.asarray(_lazy(value).transpose(axes))
+    assert got.flags.c_contiguous and np.array_equal(got, value.transpose(axes))
+
+
+def _read_viewed(value, view=None):
+    """A recipe that reads transposed, as the checkpoint reader does: `value` reshaped, then transposed."""
+    return value if view is None else np.ascontiguousarray(value.reshape(view[0]).transpose(view[1]))
+
+
+_read_viewed.reads_transposed = True
+FOLDED = [lambda a: a.T, lambda a: a.transpose(1, 0, 2) if a.ndim == 3 else a.T, lambda a: a.reshape(-1),
+          lambda a: a.reshape(a.shape[0], -1), lambda a: a.reshape(2, 3, 4, 10) if a.shape == (6, 4, 10) else a,
+          lambda a: a.reshape(*a.shape[:-1], 2, a.shape[-1] // 2) if a.shape[-1] % 2 == 0 < a.shape[-1] - 2 else a]
+
+
+def test_transposes_and_splitting_reshapes_fold_into_a_recipe_that_reads_transposed():
+    """Every chain of transposes and reshapes equals numpy's; those that only split axes stay one read."""
+    import itertools
+
+    value = np.random.default_rng(1).standard_normal((6, 4, 10)).astype(np.float32)
+    for chain in itertools.product(FOLDED, repeat=3):
+        got, want = LazyArray(value.shape, value.dtype, _read_viewed, (value, None)), value
+        for step in chain:
+            got, want = step(got), step(want)
+        assert got.shape == want.shape and np.array_equal(np.asarray(got), want)
+    fc = LazyArray((392, 16), np.float32, _read_viewed, (np.zeros((392, 16), np.float32), None))
+    assert fc.T.reshape(16, 7, 7, 8).transpose(0, 3, 1, 2)._fn is _read_viewed  # a flattened fc weight
+
+
 def test_operators_compute_like_ndarray():
     a = _lazy(BASE)
     assert np.array_equal(a == BASE, np.ones(BASE.shape, bool))

@@ -203,6 +203,23 @@ def test_lazy_tensors_equal_read(ckpt, tmp_path):
                               bundle.read("large").transpose(2, 0, 1))
 
 
+def test_lazy_transposes_are_read_transposed(ckpt):
+    """A transpose of a lazy checkpoint tensor folds into its read (one copy from the mapped shard):
+    the same bytes as reading then transposing, for every axis order, composed transposes included."""
+    import itertools
+
+    with Bundle(ckpt) as bundle:
+        for key in bundle.keys():
+            value = bundle.read(key)
+            for axes in itertools.permutations(range(value.ndim)) if value.ndim >= 2 else ():
+                got = bundle.lazy(key).transpose(axes)
+                assert got._fn is bundle.lazy(key)._fn  # no separate transpose step
+                want = np.ascontiguousarray(value.transpose(axes))
+                assert np.asarray(got).tobytes() == want.tobytes() and got.shape == want.shape
+                again = got.transpose(tuple(reversed(range(value.ndim))))
+                assert np.asarray(again).tobytes() == np.ascontiguousarray(want.transpose()).tobytes()
+
+
 def test_lazy_checks_the_index_now_and_the_bytes_when_read(ckpt, tmp_path):
     prefix = _copy(ckpt, tmp_path)
     pattern = _corrupt_data_byte(prefix)
@@ -210,6 +227,8 @@ def test_lazy_checks_the_index_now_and_the_bytes_when_read(ckpt, tmp_path):
         lazy = bundle.lazy("large")  # the crc needs the bytes: not checked yet
         with pytest.raises(InputError, match=pattern):
             np.asarray(lazy)
+        with pytest.raises(InputError, match=pattern):
+            np.asarray(lazy.transpose(2, 0, 1))  # read transposed: the same check
     _truncate_data(prefix)
     with Bundle(prefix) as bundle:
         with pytest.raises(InputError, match="past the end of the file"):
@@ -226,6 +245,7 @@ def test_partitioned_variable_reads_lazily(tmp_path):
             saver.save(sess, str(tmp_path / "model.ckpt"))
     with Bundle(tmp_path / "model.ckpt") as bundle:
         assert np.array_equal(np.asarray(bundle.lazy("p/w")), bundle.read("p/w"))
+        assert np.array_equal(np.asarray(bundle.lazy("p/w").T), bundle.read("p/w").T)
         assert bundle.lazy("p/w").shape == (200, 6)
 
 

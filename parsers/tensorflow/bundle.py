@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from convert.errors import InputError
-from convert.ir.lazy import LazyArray
+from convert.ir.lazy import LazyArray, copy_tiled, transposed
 
 TABLE_MAGIC = 0xDB4775248B80FB57
 FOOTER_SIZE = 48
@@ -160,11 +160,11 @@ def _fast_extend() -> Any:
 _FAST_EXTEND = _fast_extend()
 
 
-def crc32c_extend(crc: int, data: memoryview) -> int:
-    """The standard CRC-32C of (what gave `crc`) + `data`."""
-    if _FAST_EXTEND is not None:
-        return _FAST_EXTEND(crc, bytes(data))  # (it takes bytes only; `data` is one CHUNK at most)
-    return _raw_crc(data, crc ^ 0xFFFFFFFF) ^ 0xFFFFFFFF
+def crc32c_extend(crc: int, data: "memoryview | np.ndarray") -> int:
+    """The standard CRC-32C of (what gave `crc`) + `data` (bytes, a memoryview or a uint8 array)."""
+    if _FAST_EXTEND is not None:  # it takes bytes or an array, not a memoryview: copy only that
+        return _FAST_EXTEND(crc, data if isinstance(data, np.ndarray) else bytes(data))
+    return _raw_crc(memoryview(data).cast("B"), crc ^ 0xFFFFFFFF) ^ 0xFFFFFFFF
 
 
 def unmask(masked: int) -> int:
@@ -397,16 +397,48 @@ class Bundle:
     def get_tensor(self, key: str) -> np.ndarray:
         return self.read(key)
 
-    def read(self, key: str) -> np.ndarray:
-        """The tensor as a fresh numpy array (its bytes checked against the stored crc32c)."""
+    def read(self, key: str, view: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> np.ndarray:
+        """The tensor as a fresh numpy array (its bytes checked against the stored crc32c); with a view
+        (shape, axes): reshaped to `shape`, then transposed to `axes` (contiguous)."""
         entry = self._entry(key)
         dtype = self.dtype(key)
         if any(d < 0 for d in entry.shape):
             raise InputError(f"{self.prefix}.index: tensor '{key}' has shape {list(entry.shape)}; "
                              "the index is corrupt")
-        if entry.slices:
-            return self._assemble(key, entry, dtype)
-        return self._read_entry(key, entry, dtype)
+        if entry.slices or view is None or not entry.size:
+            value = self._assemble(key, entry, dtype) if entry.slices else self._read_entry(key, entry, dtype)
+            return value if view is None else transposed(value.reshape(view[0]), view[1])
+        return self._read_transposed(key, entry, dtype, *view)
+
+    def _read_transposed(self, key: str, entry: Entry, dtype: np.dtype, shape: tuple[int, ...],
+                         axes: tuple[int, ...]) -> np.ndarray:
+        """_read_entry and a transpose in one copy: slab by slab of the first axis, straight from the
+        mapped shard into the transposed output (no second whole-tensor array)."""
+        path = self._shard_path(entry.shard_id)
+        data = self._check_entry(key, entry, dtype)
+        shape = tuple(shape)
+        if math.prod(shape) != math.prod(entry.shape) or sorted(axes) != list(range(len(shape))):
+            raise AssertionError(f"view {shape} {axes} does not fit tensor '{key}' {list(entry.shape)}")
+        out = np.empty(tuple(shape[a] for a in axes), dtype)
+        row = entry.size // shape[0]
+        rows = max(1, CHUNK // max(1, row))
+        where = [slice(None)] * len(shape)
+        source = np.frombuffer(data, np.uint8, entry.size, entry.offset)  # a view of the mapped shard
+        try:
+            crc = 0
+            for first in range(0, shape[0], rows):
+                last = min(first + rows, shape[0])
+                piece = source[first * row:last * row]
+                crc = crc32c_extend(crc, piece)
+                where[axes.index(0)] = slice(first, last)
+                copy_tiled(out[tuple(where)], piece.view(dtype).reshape((last - first,) + shape[1:]).transpose(axes))
+                del piece
+                _drop_pages(data, entry.offset + first * row, (last - first) * row)
+        finally:
+            del source  # (the shard's map cannot close while a view of it lives)
+        if crc != unmask(entry.crc32c):
+            raise InputError(f"{path}: crc32c mismatch in tensor '{key}'; the data shard is corrupt")
+        return out
 
     def lazy(self, key: str) -> LazyArray:
         """The tensor as a lazy array, read (and crc-checked) each time it is materialized. What can be
@@ -418,7 +450,7 @@ class Bundle:
                              "the index is corrupt")
         for part in self._slices.get(key, []) if entry.slices else [entry]:
             self._check_entry(key, part, dtype)
-        return LazyArray(entry.shape, dtype, read_tensor, (str(self.prefix), key))
+        return LazyArray(entry.shape, dtype, read_tensor, (str(self.prefix), key, None))
 
     def read_strings(self, key: str) -> list[bytes]:
         """The elements of a string tensor, e.g. the `_CHECKPOINTABLE_OBJECT_GRAPH` a TF2 save stores. TF
@@ -487,13 +519,14 @@ class Bundle:
         path = self._shard_path(entry.shard_id)
         data = self._check_entry(key, entry, dtype)
         out = np.empty(entry.shape, dtype)
-        target = memoryview(out.reshape(-1).view(np.uint8))
+        flat = out.reshape(-1).view(np.uint8)
+        target = memoryview(flat)
         crc = 0
         for start in range(0, entry.size, CHUNK):  # chunk by chunk: only the output is held in memory
             stop = min(start + CHUNK, entry.size)
             with memoryview(data)[entry.offset + start:entry.offset + stop] as piece:
-                crc = crc32c_extend(crc, piece)
                 target[start:stop] = piece
+            crc = crc32c_extend(crc, flat[start:stop])  # the copy, still in cache: no bytes() copy
             _drop_pages(data, entry.offset + start, stop - start)
         if crc != unmask(entry.crc32c):
             raise InputError(f"{path}: crc32c mismatch in tensor '{key}'; the data shard is corrupt")
@@ -524,7 +557,7 @@ _OPEN: dict[tuple[str, int], Bundle] = {}  # the bundles lazy tensors read from,
 _OPEN_MAX = 4
 
 
-def read_tensor(prefix: str, key: str) -> np.ndarray:
+def read_tensor(prefix: str, key: str, view: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> np.ndarray:
     """Tensor `key` of the checkpoint at `prefix` (what a lazy array from `Bundle.lazy` computes). The
     bundle is reopened when its index changed; a file gone or corrupt by now is the same InputError."""
     try:
@@ -536,7 +569,10 @@ def read_tensor(prefix: str, key: str) -> np.ndarray:
         bundle = _OPEN[(prefix, stamp)] = Bundle(prefix)
         while len(_OPEN) > _OPEN_MAX:
             _OPEN.pop(next(iter(_OPEN))).close()
-    return bundle.read(key)
+    return bundle.read(key, view)
+
+
+read_tensor.reads_transposed = True  # type: ignore[attr-defined] - LazyArray folds transposes into `view`
 
 
 def _drop_pages(data: Any, offset: int, size: int) -> None:
