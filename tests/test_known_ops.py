@@ -69,3 +69,16 @@ def test_table_agrees_with_op_def_registry():
     for name in SAMPLES:
         op_def = op_def_registry.get(name)
         assert [(a.name, a.number_attr, a.type_list_attr) for a in op_def.output_arg] == SAMPLES[name]
+
+
+@needs_tf
+def test_defaults_file_equals_tf_registry():
+    """tf_op_defaults.txt is what scripts/vendor_tf_ops.py writes from the installed TensorFlow."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import vendor_tf_ops
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    from parsers.tensorflow.known_ops import DEFAULTS_PATH
+
+    assert DEFAULTS_PATH.read_text() == vendor_tf_ops.render_defaults()

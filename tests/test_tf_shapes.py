@@ -410,3 +410,40 @@ def test_an_attr_left_out_takes_tfs_default():
     ours = Graph(gd)
     assert ours.get_operation_by_name("mm").get_attr("transpose_a") is False
     assert ours.get_tensor_by_name("mm:0").shape.dims == [2, 4]
+
+
+def _stripped_defaults_cases():
+    """(op built by TF, attrs to strip): nodes as a FunctionDef body writes them, defaults left out."""
+    x4 = lambda: _ph([1, 8, 8, 4])  # noqa: E731
+    return [
+        ("Conv2D", lambda: tf.nn.conv2d(x4(), _f(3, 3, 4, 2), 2, "SAME"),
+         ("data_format", "dilations", "explicit_paddings", "use_cudnn_on_gpu")),
+        ("FusedBatchNormV3", lambda: tf.compat.v1.nn.fused_batch_norm(x4(), *(_f(4) for _ in range(2)), _f(4), _f(4) + 1,
+                                                                      is_training=False),
+         ("epsilon", "exponential_avg_factor", "data_format")),
+        ("LeakyRelu", lambda: tf.nn.leaky_relu(x4()), ("alpha",)),
+        ("Mean", lambda: tf.reduce_mean(x4(), [1, 2]), ("keep_dims",)),
+        ("StridedSlice", lambda: x4()[:, 1:], ("begin_mask", "ellipsis_mask", "new_axis_mask")),
+        ("ResizeBilinear", lambda: tf.compat.v1.image.resize_bilinear(x4(), [16, 16]),
+         ("align_corners", "half_pixel_centers")),
+        ("MaxPool", lambda: tf.nn.max_pool2d(x4(), 3, 2, "SAME"), ("data_format",)),
+    ]
+
+
+@pytest.mark.parametrize("op_type, build, attrs", _stripped_defaults_cases(), ids=lambda v: v if isinstance(v, str) else "")
+def test_left_out_attrs_take_the_vendored_defaults_as_tf_fills_them(op_type, build, attrs):
+    """known_ops.attr_defaults (tf_op_defaults.txt) gives what TF's import fills in, attr by attr."""
+    graph = tf.Graph()
+    with graph.as_default():
+        build()
+    gd = graph.as_graph_def()
+    node = next(n for n in gd.node if n.op == op_type)
+    for attr in attrs:
+        assert attr in node.attr, attr
+        del node.attr[attr]
+    theirs = tf.Graph()
+    with theirs.as_default():
+        tf.import_graph_def(gd, name="")
+    ours = Graph(gd)
+    for attr in attrs:
+        assert ours.get_operation_by_name(node.name).get_attr(attr) == theirs.get_operation_by_name(node.name).get_attr(attr), attr

@@ -1,12 +1,16 @@
-"""Which op names TensorFlow itself defines (a node of any other op cannot run in TF), and their
-output arguments, from tf_ops.txt: TF's op registry written out by scripts/vendor_tf_ops.py."""
+"""Which op names TensorFlow itself defines (a node of any other op cannot run in TF), their output
+arguments (tf_ops.txt) and their attr defaults (tf_op_defaults.txt): TF's op registry written out by
+scripts/vendor_tf_ops.py."""
 
 from __future__ import annotations
 
+import base64
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 TABLE_PATH = Path(__file__).with_name("tf_ops.txt")
+DEFAULTS_PATH = Path(__file__).with_name("tf_op_defaults.txt")
 
 
 @lru_cache(maxsize=1)
@@ -43,29 +47,24 @@ def output_args(name: str) -> list[tuple[str, str, str]] | None:
     return None if args is None else list(args)
 
 
-# Defaults of the attrs the parser reads that a FunctionDef's nodes may leave out (TF's import fills
-# them in from the op registry), as tf.Operation.get_attr returns them. A subset of TF's OpDefs.
-_FMT = {"data_format": b"NHWC"}
-_WINDOW = {**_FMT, "dilations": [1, 1, 1, 1], "explicit_paddings": []}
-_REDUCE = {"keep_dims": False}
-_RESIZE = {"align_corners": False, "half_pixel_centers": False}
-_BATCH_NORM = {**_FMT, "epsilon": 0.0001, "is_training": True, "exponential_avg_factor": 1.0}
-_ATTR_DEFAULTS: dict[str, dict] = {
-    "MatMul": {"transpose_a": False, "transpose_b": False},
-    **{op: {"adj_x": False, "adj_y": False} for op in ("BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")},
-    **{op: _REDUCE for op in ("Mean", "Sum", "Max", "Min", "Prod", "All", "Any")},
-    "StridedSlice": {m: 0 for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
-                                    "shrink_axis_mask")},
-    "Pack": {"axis": 0}, "Unpack": {"axis": 0}, "Squeeze": {"squeeze_dims": []},
-    **{op: _WINDOW for op in ("Conv2D", "DepthwiseConv2dNative", "Conv2DBackpropInput")},
-    **{op: _FMT for op in ("MaxPool", "AvgPool", "BiasAdd", "DepthToSpace", "SpaceToDepth")},
-    **{op: _BATCH_NORM for op in ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")},
-    **{op: _RESIZE for op in ("ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic")},
-    "LeakyRelu": {"alpha": 0.2}, "Cast": {"Truncate": False},
-}
+def attr_defaults(name: str) -> dict[str, Any]:
+    """Op `name`'s attr defaults as AttrValue messages ({} for an op without any): what TF's import
+    fills in for an attr a NodeDef (e.g. a FunctionDef's node) leaves out."""
+    encoded = _defaults_table().get(name)
+    if not encoded:
+        return {}
+    from .protos import AttrValue
+
+    return {attr: AttrValue.FromString(base64.b64decode(b64)) for attr, b64 in encoded.items()}
 
 
-def attr_defaults(name: str) -> dict:
-    """Op `name`'s defaults for attrs a NodeDef may leave out, as tf.Operation.get_attr returns them
-    ({} for other ops)."""
-    return _ATTR_DEFAULTS.get(name, {})
+@lru_cache(maxsize=1)
+def _defaults_table() -> dict[str, dict[str, str]]:
+    """Op name -> attr -> base64 of its serialized default AttrValue, from tf_op_defaults.txt."""
+    table = {}
+    for line in DEFAULTS_PATH.read_text().splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name, *pairs = line.split()
+        table[name] = dict(pair.split("=", 1) for pair in pairs)
+    return table

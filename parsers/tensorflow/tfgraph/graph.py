@@ -111,11 +111,10 @@ class NodeAttrs:
         import fills it in)."""
         if name in self.node_def.attr:
             return attr_value(self.node_def.attr[name])
-        defaults = attr_defaults(self.type)
-        if name not in defaults:
+        default = attr_defaults(self.type).get(name)
+        if default is None:
             raise ValueError(f"operation '{self.name}' has no attr named '{name}'")
-        value = defaults[name]
-        return list(value) if isinstance(value, list) else value
+        return attr_value(default)
 
 
 class Tensor:
