@@ -16,12 +16,11 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import emitters  # noqa: E402
 import parsers  # noqa: E402
 from convert import passes, verify  # noqa: E402
 from convert.errors import InputError  # noqa: E402
-from emitters.base import EmitOptions  # noqa: E402
 from parsers.base import ParseOptions  # noqa: E402
+from tests.every_target import errors_per_target  # noqa: E402
 
 tf = pytest.importorskip("tensorflow")
 RTOL = 1e-4
@@ -166,15 +165,7 @@ def test_saved_model_every_target_matches_tf(saved, name, tmp_path):
     ours = parsers.run_reference(model["path"], graph, inputs)  # our TF-free frozen graph, run in TF
     for a, b in zip(ours, expected):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
-    errors = {}
-    for target in emitters.TARGETS:
-        emitter = emitters.get(target)
-        assert not emitter.unsupported(graph), target
-        out = tmp_path / target
-        out.mkdir()
-        emitter.emit(graph, out, EmitOptions())
-        actual = emitter.run(out, inputs)
-        errors[target] = max(verify.metrics(np.asarray(a), b)["max_rel"] for a, b in zip(actual, expected))
+    errors = errors_per_target(graph, inputs, expected, tmp_path)
     assert max(errors.values()) <= RTOL, errors
 
 

@@ -6,12 +6,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import emitters
 from convert import passes, verify
-from emitters.base import EmitOptions
+from tests.every_target import errors_per_target
 
 # (model, input size): odd and even sizes, so stride-2 SAME pads are asymmetric in one and not the other
 MODELS = [("mobilenet_v2", 96), ("resnet50", 65)]
@@ -35,13 +33,5 @@ def test_zoo_model_every_target(model, size, form, zoo_cache, tmp_path):
     graph = passes.run_default_passes(parsers.parse(source, ParseOptions()))
     inputs = verify.make_inputs(graph)
     expected = parsers.run_reference(source, graph, inputs)
-    errors = {}
-    for target in emitters.TARGETS:
-        emitter = emitters.get(target)
-        assert not emitter.unsupported(graph), target
-        out = tmp_path / target
-        out.mkdir()
-        emitter.emit(graph, out, EmitOptions())
-        actual = emitter.run(out, inputs)
-        errors[target] = max(verify.metrics(np.asarray(a), b)["max_rel"] for a, b in zip(actual, expected))
+    errors = errors_per_target(graph, inputs, expected, tmp_path)
     assert max(errors.values()) <= RTOL, errors
