@@ -72,13 +72,13 @@ def test_table_agrees_with_op_def_registry():
 
 
 @needs_tf
-def test_defaults_file_equals_tf_registry():
-    """tf_op_defaults.txt is what scripts/vendor_tf_ops.py writes from the installed TensorFlow."""
+def test_attrs_file_equals_tf_registry():
+    """tf_op_attrs.txt is what scripts/vendor_tf_ops.py writes from the installed TensorFlow."""
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
         import vendor_tf_ops
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    from parsers.tensorflow.known_ops import DEFAULTS_PATH
+    from parsers.tensorflow.known_ops import ATTRS_PATH
 
-    assert DEFAULTS_PATH.read_text() == vendor_tf_ops.render_defaults()
+    assert ATTRS_PATH.read_text() == vendor_tf_ops.render_attrs()

@@ -72,3 +72,17 @@ def test_debug_ops_are_dropped():
                                    ("Conv2D", False), ("FusedBatchNormV3", False), ("DecodeCSV", False)])
 def test_is_io(op, io):
     assert is_io(op) is io
+
+
+@pytest.mark.parametrize("attr, refused", [("use_cudnn_\x7fn_gpu", True), ("_output_shapes", False),
+                                           ("data_format", False)])
+def test_an_attr_the_op_does_not_define_is_refused(attr, refused):
+    """A flipped byte in an attr's name: TF's import refuses the node, so the conversion does too
+    (TF's own underscored annotations pass)."""
+    gd = graph(INPUT, ("y", "Relu", ["x"]), ("c", "Conv2D", ["x", "x"]))
+    gd.node[2].attr[attr].s = b"NHWC"
+    if refused:
+        with pytest.raises(InputError, match="does not define"):
+            check_graph(gd, ["c:0"], "g.pb")
+    else:
+        check_graph(gd, ["c:0"], "g.pb")

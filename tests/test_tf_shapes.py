@@ -432,7 +432,7 @@ def _stripped_defaults_cases():
 
 @pytest.mark.parametrize("op_type, build, attrs", _stripped_defaults_cases(), ids=lambda v: v if isinstance(v, str) else "")
 def test_left_out_attrs_take_the_vendored_defaults_as_tf_fills_them(op_type, build, attrs):
-    """known_ops.attr_defaults (tf_op_defaults.txt) gives what TF's import fills in, attr by attr."""
+    """known_ops.attr_defaults (tf_op_attrs.txt) gives what TF's import fills in, attr by attr."""
     graph = tf.Graph()
     with graph.as_default():
         build()

@@ -176,3 +176,16 @@ def test_bad_tensors_raise_value_error(case):
 ], ids=repr)
 def test_to_proto_of_python_and_numpy_values(value):
     assert to_proto(value).SerializeToString() == tensor_util.make_tensor_proto(np.asarray(value)).SerializeToString()
+
+
+@pytest.mark.parametrize("dtype_enum", [0, 77])
+def test_a_const_of_an_unknown_dtype_is_an_input_error_naming_the_node(dtype_enum):
+    """A corrupt Const (DT_INVALID, an enum TF has not defined): exit 2 naming it, not an internal error."""
+    from convert.errors import InputError
+    from parsers.tensorflow.protos import NodeDef
+    from parsers.tensorflow.tensors import read_const
+
+    node = NodeDef(name="c", op="Const")
+    node.attr["value"].tensor.dtype = dtype_enum
+    with pytest.raises(InputError, match="node 'c' \\(Const\\) holds a value that cannot be read"):
+        read_const(node)

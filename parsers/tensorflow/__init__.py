@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from convert.errors import InputError
 from parsers.base import ParseOptions
 from parsers.source import Source, open_source
 
@@ -127,7 +128,12 @@ def _session_run(path: "str | Path | Source", graph: "Graph", inputs: list[np.nd
         # inputs of another size than the graph's (verify's extra sizes): feed placeholders of free shape
         free = {t: tf.compat.v1.placeholder(tf.as_dtype(np.asarray(x).dtype), None)
                 for n, t, x in zip(graph.inputs, src_in, inputs) if np.shape(x) != tuple(graph.shape(n))}
-        tf.import_graph_def(to_tensorflow(frozen.graph_def), name="", input_map=free or None)
+        try:
+            tf.import_graph_def(to_tensorflow(frozen.graph_def), name="", input_map=free or None)
+        except ValueError as e:  # a NodeDef TF's own validation refuses (what the parser accepted)
+            line = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
+            raise InputError(f"{open_source(path).path}: TensorFlow cannot load the graph for the reference run "
+                             f"({line}); the file may be corrupt") from None
     feed = {
         free.get(t) if t in free else tfg.get_tensor_by_name(t): _to_source(np.asarray(x), graph.source_layouts.get(n, ""))
         for n, t, x in zip(graph.inputs, src_in, inputs)

@@ -1,5 +1,5 @@
 """Which op names TensorFlow itself defines (a node of any other op cannot run in TF), their output
-arguments (tf_ops.txt) and their attr defaults (tf_op_defaults.txt): TF's op registry written out by
+arguments (tf_ops.txt) and their attrs with defaults (tf_op_attrs.txt): TF's op registry written out by
 scripts/vendor_tf_ops.py."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 TABLE_PATH = Path(__file__).with_name("tf_ops.txt")
-DEFAULTS_PATH = Path(__file__).with_name("tf_op_defaults.txt")
+ATTRS_PATH = Path(__file__).with_name("tf_op_attrs.txt")
 
 
 @lru_cache(maxsize=1)
@@ -47,10 +47,15 @@ def output_args(name: str) -> list[tuple[str, str, str]] | None:
     return None if args is None else list(args)
 
 
+def attr_names(name: str) -> set[str]:
+    """The attrs op `name` defines (empty for an unknown op)."""
+    return set(_attrs_table().get(name, {}))
+
+
 def attr_defaults(name: str) -> dict[str, Any]:
     """Op `name`'s attr defaults as AttrValue messages ({} for an op without any): what TF's import
     fills in for an attr a NodeDef (e.g. a FunctionDef's node) leaves out."""
-    encoded = _defaults_table().get(name)
+    encoded = {attr: b64 for attr, b64 in _attrs_table().get(name, {}).items() if b64 is not None}
     if not encoded:
         return {}
     from .protos import AttrValue
@@ -59,12 +64,12 @@ def attr_defaults(name: str) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=1)
-def _defaults_table() -> dict[str, dict[str, str]]:
-    """Op name -> attr -> base64 of its serialized default AttrValue, from tf_op_defaults.txt."""
+def _attrs_table() -> dict[str, dict[str, str | None]]:
+    """Op name -> attr -> base64 of its serialized default AttrValue (None: required), from tf_op_attrs.txt."""
     table = {}
-    for line in DEFAULTS_PATH.read_text().splitlines():
+    for line in ATTRS_PATH.read_text().splitlines():
         if not line or line.startswith("#"):
             continue
-        name, *pairs = line.split()
-        table[name] = dict(pair.split("=", 1) for pair in pairs)
+        name, *attrs = line.split()
+        table[name] = dict((a.split("=", 1) if "=" in a else (a, None)) for a in attrs)
     return table

@@ -70,6 +70,7 @@ def check_graph(graph_def: Any, roots: Iterable[str], where: Any, *, restore: It
         allowed = node.op in CHECKPOINT_OPS and name in restore_closure
         _refuse_io(node.op, node.name, where, allowed, node)
         _refuse_unknown(node, functions, where)
+        _refuse_bad_attrs(node, functions, where)
     restoring = _reachable_functions([nodes[n] for n in restore_closure], functions)
     for fname in sorted(_reachable_functions([nodes[n] for n in closure], functions)):
         for node in functions[fname].node_def:
@@ -142,6 +143,21 @@ def _refuse_unknown(node: Any, functions: dict[str, Any], where: Any) -> None:
     if node.op not in functions and not is_known_op(node.op):
         raise InputError(f"{where}: node '{node.name}' uses op {node.op[:60]!r}, which TensorFlow does not know "
                          "(a corrupt file, or a custom op library); pass a graph of standard TF ops")
+
+
+def _refuse_bad_attrs(node: Any, functions: dict[str, Any], where: Any) -> None:
+    """An attr the op does not define (a flipped byte in its name): TF's import refuses the node, and
+    the attr it stands for is missing. Underscored attrs are TF's internal annotations."""
+    from .known_ops import attr_names
+
+    if node.op in functions:
+        return
+    defined = attr_names(node.op)
+    unknown = sorted(a for a in node.attr if not a.startswith("_") and a not in defined)
+    if unknown:
+        raise InputError(f"{where}: node '{node.name}' ({node.op}) has an attr {unknown[0][:40]!r} that "
+                         f"{node.op} does not define, so TensorFlow cannot load it (a corrupt file?); pass "
+                         "the graph as TensorFlow wrote it")
 
 
 def _refuse_constant_loops(nodes: dict[str, Any], closure: set[str], functions: dict[str, Any],

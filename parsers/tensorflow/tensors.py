@@ -201,3 +201,15 @@ def to_proto(value: Any) -> Any:
     else:
         field.extend(flat.tolist())
     return proto
+
+
+def read_const(node: Any) -> np.ndarray:
+    """The value of Const NodeDef `node`; a value that cannot be read (a corrupt file: an unknown
+    dtype, content that does not fit the shape) is an InputError naming the node."""
+    from convert.errors import InputError
+
+    try:
+        return to_numpy(node.attr["value"].tensor)
+    except ValueError as e:
+        raise InputError(f"node '{node.name}' ({node.op}) holds a value that cannot be read ({e}); the file "
+                         "may be corrupt") from None

@@ -110,6 +110,6 @@ class Evaluator:
         weights = self.graph.weights
         if op.name in weights:
             return weights[op.name]  # as is: a lazy array materializes only where it is used
-        from ..tensors import to_numpy
+        from ..tensors import read_const
 
-        return to_numpy(op.node_def.attr["value"].tensor)
+        return read_const(op.node_def)

@@ -131,7 +131,7 @@ _NOT_CONSTANT = {"PlaceholderWithDefault"}
 def const_value(view: GraphView, ref: str, depth: int = 0) -> np.ndarray | None:
     """The value of tensor `ref` when it follows from Const nodes by ops with a numpy evaluator
     (tfgraph.fold, the same the parser folds constants with), else None."""
-    from ..tensors import to_numpy
+    from ..tensors import read_const
     from ..tfgraph import FOLDS, NodeAttrs
     from ..tfgraph.fold import cast_to
     from ..tfgraph.shapes import out_dtypes
@@ -141,7 +141,7 @@ def const_value(view: GraphView, ref: str, depth: int = 0) -> np.ndarray | None:
     if node is None or depth > 32:
         return None
     if node.op == "Const":
-        return to_numpy(node.attr["value"].tensor) if index == 0 else None
+        return read_const(node) if index == 0 else None
     fold = FOLDS.get(node.op)
     if fold is None or node.op in _NOT_CONSTANT:
         return None
