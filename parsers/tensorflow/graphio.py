@@ -142,3 +142,11 @@ def choose_io(
             raise UsageError("could not find the graph's outputs; name them with --outputs")
         notes.append(f"outputs auto-detected: {', '.join(outs)}")
     return ins, outs
+
+
+def split_ref(ref: str) -> tuple[str, int, bool]:
+    """'^a' -> ('a', -1, True); 'a' -> ('a', 0, False); 'a:2' -> ('a', 2, False)."""
+    if ref.startswith("^"):
+        return ref[1:], -1, True
+    node, _, index = ref.partition(":")
+    return node, int(index) if index.isdigit() else 0, False

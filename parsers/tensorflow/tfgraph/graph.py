@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
+from ..graphio import split_ref
 from ..known_ops import attr_defaults, output_args
 from ..tensors import dtype_name, numpy_dtype
 
@@ -144,13 +145,6 @@ class Op(NodeAttrs):
         return f"<Op {self.name} ({self.type})>"
 
 
-def _split(ref: str) -> tuple[str, int, bool]:
-    if ref.startswith("^"):
-        return ref[1:], -1, True
-    node, _, index = ref.partition(":")
-    return node, int(index) if index.isdigit() else 0, False
-
-
 def _num_outputs(node: Any, referenced: int) -> int:
     """From TF's op definition (Split's num_split, IdentityN's T, ...); for an op TF does not
     define, as many as the graph uses."""
@@ -184,7 +178,7 @@ def _order(nodes: dict[str, Any]) -> list[str]:
                 continue
             seen.add(name)
             stack.append((name, True))
-            stack.extend((_split(r)[0], False) for r in reversed(nodes[name].input))
+            stack.extend((split_ref(r)[0], False) for r in reversed(nodes[name].input))
     return order
 
 
@@ -207,7 +201,7 @@ class Graph:
         referenced: dict[str, int] = {}
         for n in graph_def.node:
             for ref in n.input:
-                name, index, control = _split(ref)
+                name, index, control = split_ref(ref)
                 if not control:
                     referenced[name] = max(referenced.get(name, 0), index + 1)
         self._ops: dict[str, Op] = {}
@@ -225,7 +219,7 @@ class Graph:
                 continue
             data, control = [], []
             for ref in op.node_def.input:
-                src, index, is_control = _split(ref)
+                src, index, is_control = split_ref(ref)
                 if src not in self._ops:
                     raise ShapeError(f"node '{name}' reads '{ref}', which is not in the graph")
                 if is_control:
@@ -247,14 +241,14 @@ class Graph:
         return self._ops[name]
 
     def get_tensor_by_name(self, name: str) -> Tensor:
-        node, index, _ = _split(name)
+        node, index, _ = split_ref(name)
         if node not in self._ops or index >= len(self._ops[node].outputs):
             raise KeyError(f"the graph has no tensor '{name}'")
         return self._ops[node].outputs[index]
 
 
 def _canonical(name: str) -> str:
-    node, index, _ = _split(name)
+    node, index, _ = split_ref(name)
     return f"{node}:{index}"
 
 

@@ -8,13 +8,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-
-def split_ref(ref: str) -> tuple[str, int, bool]:
-    """'^a' -> ('a', -1, True); 'a' -> ('a', 0, False); 'a:2' -> ('a', 2, False)."""
-    if ref.startswith("^"):
-        return ref[1:], -1, True
-    node, _, index = ref.partition(":")
-    return node, int(index) if index.isdigit() else 0, False
+from ..graphio import split_ref
 
 
 def tensor_ref(node: str, index: int) -> str:
