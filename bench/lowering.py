@@ -3,8 +3,8 @@
     python -m bench.lowering [--rounds 5] [--repeat 20] [--write]
 
 Times single-conv models (batch 1, stride 2, TF SAME pads that are asymmetric at these sizes:
-(0, 1) for 3x3, (1, 2) for 5x5, (2, 3) for 7x7) written with a pad layer in front ('pad') and with
-zero taps added to the kernel ('kernel'), in PyTorch (eager), OpenCV DNN (Caffe) and MXNet 1.9.1
+(0, 1) for 3x3, (1, 2) for 5x5, (2, 3) for 7x7) written with a pad layer in front ('pad'), with
+zero taps added to the kernel ('kernel') and, for Caffe, with shifted windows ('shift'), in PyTorch (eager), OpenCV DNN (Caffe) and MXNet 1.9.1
 (Module + Gluon summed), all on one thread (OMP_NUM_THREADS=1: the work a lowering costs, not how
 well it splits over a busy machine's cores). Rounds interleave every variant, so a busy moment of a
 shared machine hits them alike; a variant's figure is the median over rounds of the per-round best
@@ -30,6 +30,7 @@ os.environ["OMP_NUM_THREADS"] = "1"  # before torch / cv2 / the MXNet subprocess
 
 from convert import ir  # noqa: E402
 from convert.padding import costs, tf_pads  # noqa: E402
+from convert.padding.targets import CAFFE_MODES  # noqa: E402
 
 # (kind, kernel) -> layer shapes (in channels, out channels, input size): MobileNetV2/EfficientNetB0
 # stride-2 depthwise convs and stems, a ResNet-like 7x7 stem.
@@ -78,8 +79,7 @@ def _emit(target: str, graph: ir.Graph, lowering: str, out: Path) -> Path:
     from emitters.base import EmitOptions
 
     out.mkdir(parents=True, exist_ok=True)
-    options = EmitOptions(caffe_pad="kernel" if lowering == "kernel" else "layer", static_shapes=True,
-                          extra={"conv_lowering": lowering})
+    options = EmitOptions(caffe_pad=CAFFE_MODES[lowering], static_shapes=True, extra={"conv_lowering": lowering})
     emitters.get(target).emit(graph, out, options)
     return out
 
@@ -128,7 +128,7 @@ def measure(rounds: int, repeat: int, targets: tuple[str, ...] = TARGETS) -> dic
                 graph = conv_graph(kind, k, cin, cout, n)
                 x = np.random.default_rng(1).standard_normal((1, cin, n, n)).astype(np.float32)
                 for target in targets:
-                    for lowering in costs.LOWERINGS:
+                    for lowering in costs.lowerings_of(target):
                         out = _emit(target, graph, lowering, root / f"{target}-{kind}{k}-{i}-{lowering}")
                         jobs.append((target, kind, k, i, lowering, out, x))
         local = {id(j): _local_runner(j[0], j[5], j[6]) for j in jobs if j[0] != "mxnet"}

@@ -46,9 +46,11 @@ class TorchOptions(TargetOptions):
 class CaffeOptions(TargetOptions):
     TARGET: ClassVar[str] = "caffe"
     COMMAND_HELP: ClassVar[str] = "Write deploy.prototxt + model.caffemodel (BVLC layers; verified in OpenCV DNN)."
-    caffe_pad: str = option("auto", "Asymmetric conv pads: a pad layer group, zero taps added to the kernel, or "
-                            "whichever was measured faster in OpenCV for the layer's kind (auto).",
-                            choices=("auto", "layer", "kernel"))
+    caffe_pad: str = option("auto", "Asymmetric conv pads: a pad layer group, zero taps added to the kernel, a "
+                            "larger symmetric pad with the extra outputs sliced (shift), or whichever of these was "
+                            "measured fastest in OpenCV for the layer's kind (auto); all BVLC. 'opencv' writes four "
+                            "pad values in the layer: free in OpenCV DNN, but BVLC Caffe rejects the file.",
+                            choices=("auto", "layer", "kernel", "shift", "opencv"))
 
 
 @dataclass(frozen=True)

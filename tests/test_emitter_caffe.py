@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -80,14 +81,36 @@ def test_padding_matrix_kernel(case, tmp_path):
         assert not [p for p in result.pad_layers if p["node"] == "y"]
 
 
+SHIFT_CASES = [c for c in CASES if c.op in ("conv", "depthwise", "depthwise_m2")]
+
+
+@pytest.mark.parametrize("case", SHIFT_CASES, ids=[c.id for c in SHIFT_CASES])
+def test_padding_matrix_shift(case, tmp_path):
+    built = _built(case)
+    (y,), result, out = _emit_run(built.graph, [built.x_nchw], tmp_path, "shift")
+    _check(f"matrix-shift/{case.op}", y, built.expected_nchw)
+    for entry in result.pad_layers:  # the shift slices outputs; it never pads in front
+        assert entry["node"] != "y" or entry.get("kind") == "crop" or entry["reason"].startswith("OpenCV")
+
+
+@pytest.mark.parametrize("case", SHIFT_CASES, ids=[c.id for c in SHIFT_CASES])
+def test_padding_matrix_opencv_four_sided(case, tmp_path):
+    built = _built(case)
+    (y,), result, out = _emit_run(built.graph, [built.x_nchw], tmp_path, "opencv")
+    _check(f"matrix-opencv/{case.op}", y, built.expected_nchw)
+    if case.padding == "SAME":  # the layer pads itself (lopsided EXPLICIT pads fall back to a pad group)
+        assert not [p for p in result.pad_layers if p["node"] == "y"]
+    four = bool(re.search(r"^\s+pad: \d+$", (out / "deploy.prototxt").read_text(), re.M))
+    assert four == any(w.startswith("deploy.prototxt writes asymmetric conv pads") for w in result.warnings)
+
+
 def test_pad_layer_group_is_recorded_and_named(tmp_path):
     built = _built(ir_cases.Case("conv", (3, 3), (2, 2), (1, 1), (8, 8), "SAME"))
     _, result, out = _emit_run(built.graph, [built.x_nchw], tmp_path)
     assert result.pad_layers == [{"node": "y", "pads": [0, 1, 0, 1], "reason": result.pad_layers[0]["reason"]}]
     text = (out / "deploy.prototxt").read_text()
     assert 'name: "y/pad' in text and "round_mode" not in text and "ceil_mode" not in text
-    for layer_type in ("Slice", "Power", "Concat"):
-        assert f'type: "{layer_type}"' in text
+    assert 'type: "Concat"' in text and 'type: "Slice"' not in text  # rows made by 1x1 convs (spatial_row)
 
 
 # ---- plans (no runtime) ------------------------------------------------------------------------
@@ -97,6 +120,18 @@ def test_caffe_pool_rounds_up_and_clips():
     assert caffe_pool_out_1d(8, 3, 2, 0) == 4  # ceil(5/2)+1
     assert caffe_pool_out_1d(7, 3, 2, 1) == 4
     assert caffe_pool_out_1d(6, 2, 2, 1) == 4  # ceil(6/2)+1 = 4, last starts at 5 < 7
+
+
+def test_window_shift_plan_slices_leading_outputs():
+    # TF SAME, 3x3 stride 2 on 8: pads (0, 1); pad 2 starts window i+1 where TF starts window i
+    plan = caffe_plan_conv((0, 1, 0, 1), mode="shift", kernel=(3, 3), in_hw=(8, 8), stride=(2, 2))
+    assert plan.pad_group is None and plan.layer_pad == (2, 2) and plan.trim == Pads(1, 0, 1, 0)
+    # stride 1, even kernel: pads (0, 1) -> pad 1, one leading output sliced
+    plan = caffe_plan_conv((0, 1, 1, 1), mode="shift", kernel=(2, 3), in_hw=(5, 5), stride=(1, 1))
+    assert plan.layer_pad == (1, 1) and plan.trim == Pads(1, 0, 0, 0)
+    # more before than after: TF's alignment kept, surplus trailing outputs sliced
+    plan = caffe_plan_conv((2, 0, 0, 0), mode="shift", kernel=(3, 1), in_hw=(6, 6), stride=(1, 1))
+    assert plan.layer_pad == (2, 0) and plan.trim == Pads(0, 2, 0, 0)
 
 
 def test_plans_follow_tf_pads():

@@ -20,7 +20,7 @@ def test_one_target_list():
 
 @pytest.mark.parametrize("target,expected", [
     ("torch", [("nhwc", bool, False, None, None), ("static_shapes", bool, False, None, None)]),
-    ("caffe", [("caffe_pad", str, "auto", ("auto", "layer", "kernel"), None)]),
+    ("caffe", [("caffe_pad", str, "auto", ("auto", "layer", "kernel", "shift", "opencv"), None)]),
     ("mxnet", []),
     ("onnx", [("opset", int, eo.DEFAULT_OPSET, None, (eo.MIN_OPSET, eo.MAX_OPSET)),
               ("static_shapes", bool, False, None, None)]),

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .plans import kernel_extension
+from .plans import kernel_extension, window_shift
 from .rules import NO_PADS, Pads, output_size_1d, transposed_full_size, window_counts_1d
 
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -46,6 +46,14 @@ class CaffePlan:
     trim: Pads = NO_PADS
     scale_map: np.ndarray | None = None
     reason: str = ""
+    four_sided: Pads | None = None  # the layer's pads (t, b, l, r) as OpenCV DNN's four `pad` values
+
+    @property
+    def layer_pads(self) -> Pads:
+        if self.four_sided is not None:
+            return self.four_sided
+        (ph, pw) = self.layer_pad
+        return Pads(ph, ph, pw, pw)
 
 
 def caffe_pool_out_1d(n: int, k: int, s: int, p: int) -> int:
@@ -84,12 +92,18 @@ def caffe_plan_conv(
     mode: str = "layer",
     kernel: Sequence[int] = (1, 1),
     depthwise: bool = False,
+    in_hw: Sequence[int] = (0, 0),
+    stride: Sequence[int] = (1, 1),
 ) -> CaffePlan:
-    """conv2d (incl. depthwise/grouped) with IR pads (t, b, l, r). mode: 'layer' or 'kernel'.
+    """conv2d (incl. depthwise/grouped) with IR pads (t, b, l, r). mode: 'layer' (pad layer group),
+    'kernel' (zero taps) or 'shift' (a larger symmetric pad, leading outputs sliced; needs `in_hw`).
+
+    'opencv' writes the pads as four `pad` values: exact and free in OpenCV DNN, but BVLC Caffe
+    accepts one value per axis only, so that prototxt loads in OpenCV alone.
 
     `depthwise` (groups == in == out channels) avoids a layer padding OpenCV computes wrongly.
     """
-    plan = _caffe_plan_conv(Pads(*pads), dilation, mode)
+    plan = _caffe_plan_conv(Pads(*pads), dilation, mode, kernel, in_hw, stride)
     if depthwise and _opencv_dw_quirk(plan, kernel, dilation):
         pads = Pads(*pads)
         return CaffePlan(pads, 0.0, (0, 0), reason="OpenCV's dilated depthwise 3x3 path mishandles pad 1; "
@@ -97,9 +111,24 @@ def caffe_plan_conv(
     return plan
 
 
-def _caffe_plan_conv(pads: Pads, dilation: Sequence[int], mode: str) -> CaffePlan:
+def _within_half_window(pads: Pads, kernel: Sequence[int], dilation: Sequence[int]) -> bool:
+    """No side pads more than half the (dilated) window, as TF SAME never does: OpenCV's 3x3
+    depthwise path reads past the input for a larger one (measured: pads (1, 2) give garbage)."""
+    half_h, half_w = ((d * (k - 1) + 1) // 2 for k, d in zip(kernel, dilation))
+    return max(pads.top, pads.bottom) <= half_h and max(pads.left, pads.right) <= half_w
+
+
+def _caffe_plan_conv(pads: Pads, dilation: Sequence[int], mode: str, kernel: Sequence[int],
+                     in_hw: Sequence[int], stride: Sequence[int]) -> CaffePlan:
     if pads.symmetric:
         return CaffePlan(None, 0.0, (pads.top, pads.left))
+    if mode == "opencv" and _within_half_window(pads, kernel, dilation):
+        return CaffePlan(None, 0.0, (pads.top, pads.left), four_sided=pads,
+                         reason="asymmetric pads as four `pad` values (OpenCV DNN reads them; BVLC Caffe does not)")
+    if mode == "shift":
+        layer, trim = window_shift(in_hw, kernel, stride, dilation, pads)
+        return CaffePlan(None, 0.0, (layer.top, layer.left), trim=trim,
+                         reason="asymmetric pads; a larger symmetric pad shifts the windows, extra outputs sliced")
     if mode == "kernel":
         extended = kernel_extension(pads, dilation)
         if extended is not None:

@@ -3,7 +3,10 @@
 Two lowerings give TF's numbers for a conv2d whose pads differ per side (plans.py):
 * 'pad'    -- a separate constant pad layer in front, then the layer unpadded;
 * 'kernel' -- zero taps added to the kernel's short side plus a symmetric pad (no extra layer, but
-             a larger kernel: free for a depthwise 3x3 in one runtime, +78% MACs for a dense conv).
+             a larger kernel: free for a depthwise 3x3 in one runtime, +78% MACs for a dense conv);
+* 'shift'  -- a symmetric pad a whole stride larger, then the extra leading outputs sliced away (a
+             slice of the output instead of a padded copy of the input; Caffe only, where a pad is
+             a group of layers and costs two copies of the input).
 Which is cheaper depends on the runtime's kernels, so it is measured, not guessed:
 `python -m bench.lowering --write` times both on single-layer models (batch 1, stride 2, the layer
 shapes of MobileNet/EfficientNet/ResNet stems) in every runtime and rewrites MEASURED below.
@@ -14,17 +17,17 @@ from __future__ import annotations
 
 from typing import Sequence
 
-LOWERINGS = ("pad", "kernel")
+LOWERINGS = ("pad", "kernel", "shift")
 
 # (target, "depthwise" | "stem" | "dense", kernel size) -> lowering -> ms of the layer, pad included (bench/lowering.py)
 # BEGIN MEASURED (written by bench/lowering.py)
 MEASURED: dict[tuple[str, str, int], dict[str, float]] = {  # 2026-11-23, bench/lowering.py
-    ('caffe', 'dense', 3): {'pad': 7.007, 'kernel': 10.314},
-    ('caffe', 'dense', 7): {'pad': 4.545, 'kernel': 5.67},
-    ('caffe', 'depthwise', 3): {'pad': 3.071, 'kernel': 4.078},
-    ('caffe', 'depthwise', 5): {'pad': 4.262, 'kernel': 3.243},
-    ('caffe', 'stem', 3): {'pad': 1.093, 'kernel': 1.318},
-    ('caffe', 'stem', 7): {'pad': 7.408, 'kernel': 8.784},
+    ('caffe', 'dense', 3): {'pad': 5.774, 'kernel': 9.566, 'shift': 5.984},
+    ('caffe', 'dense', 7): {'pad': 4.019, 'kernel': 5.102, 'shift': 4.17},
+    ('caffe', 'depthwise', 3): {'pad': 1.646, 'kernel': 3.397, 'shift': 2.769},
+    ('caffe', 'depthwise', 5): {'pad': 3.192, 'kernel': 2.885, 'shift': 2.725},
+    ('caffe', 'stem', 3): {'pad': 0.732, 'kernel': 1.127, 'shift': 0.895},
+    ('caffe', 'stem', 7): {'pad': 6.503, 'kernel': 8.246, 'shift': 7.244},
     ('mxnet', 'dense', 3): {'pad': 27.077, 'kernel': 34.675},
     ('mxnet', 'dense', 7): {'pad': 13.521, 'kernel': 14.841},
     ('mxnet', 'depthwise', 3): {'pad': 25.327, 'kernel': 17.2},
@@ -39,6 +42,11 @@ MEASURED: dict[tuple[str, str, int], dict[str, float]] = {  # 2026-11-23, bench/
     ('torch', 'stem', 7): {'pad': 3.216, 'kernel': 3.561},
 }
 # END MEASURED
+
+
+def lowerings_of(target: str) -> tuple[str, ...]:
+    """The lowerings `target` can be given (the window shift is Caffe's: elsewhere a pad is one cheap op)."""
+    return LOWERINGS if target == "caffe" else ("pad", "kernel")
 
 
 STEM_CHANNELS = 4  # a dense conv reading at most this many channels (an image) is a 'stem'

@@ -87,6 +87,8 @@ class Plan:
             if value:
                 name += " (-FLT_MAX)" if self.target == "caffe" else " (-inf)"
             parts.append(name)
+        if self.target == "caffe" and not self.layer_pads.symmetric:
+            parts.append("four-sided pad (OpenCV only)")
         if not self.kernel_taps.zero:
             parts.append("kernel taps")
         if self.convention == "full":

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from .plan_type import PadLayer
-from .rules import NO_PADS, Pads, avg_pool_real_counts, output_hw, transposed_full_size
+from .rules import NO_PADS, Pads, avg_pool_real_counts, output_hw, output_size_1d, transposed_full_size
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,30 @@ def kernel_extension(pads: Pads, dilation: Sequence[int]) -> tuple[Pads, Pads] |
     if h is None or w is None:
         return None
     return Pads(h[0], h[1], w[0], w[1]), Pads(h[2], h[2], w[2], w[2])
+
+
+def window_shift_1d(n: int, k: int, s: int, d: int, before: int, after: int) -> tuple[int, int, int]:
+    """(layer_pad, outputs sliced before, outputs sliced after) of the window-shift lowering of a
+    conv's pads along one axis.
+
+    A symmetric pad p starts window i at i*s - p; TF's start at i*s - before. With p = before + m*s
+    (m the fewest whole strides covering `after`) the layer's window i + m is TF's window i, so
+    slicing away the m leading outputs (and any surplus at the end) leaves exactly TF's. It costs a
+    slice of the output instead of a padded copy of the input: cheaper where the output is smaller.
+    """
+    m = -(-max(0, after - before) // s)
+    p = before + m * s
+    got = output_size_1d(n, k, s, d, p, p)
+    return p, m, got - m - output_size_1d(n, k, s, d, before, after)
+
+
+def window_shift(
+    in_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int], pads: Pads
+) -> tuple[Pads, Pads]:
+    """(symmetric layer pads, output rows/cols (t, b, l, r) to slice away) reproducing `pads`."""
+    h = window_shift_1d(in_hw[0], kernel[0], stride[0], dilation[0], pads.top, pads.bottom)
+    w = window_shift_1d(in_hw[1], kernel[1], stride[1], dilation[1], pads.left, pads.right)
+    return Pads(h[0], h[0], w[0], w[0]), Pads(h[1], h[2], w[1], w[2])
 
 
 def with_kernel_taps(weight: np.ndarray, taps: Pads) -> np.ndarray:

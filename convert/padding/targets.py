@@ -195,11 +195,15 @@ def caffe_transposed_kernel(node: Node) -> np.ndarray:
     return dilated
 
 
+CAFFE_MODES = {"pad": "layer", "kernel": "kernel", "shift": "shift"}  # costs.LOWERINGS -> --caffe-pad
+
+
 def _from_caffe(node: Node, c: CaffePlan, size_dependent: bool) -> Plan:
     group = None if c.pad_group is None else PadLayer(Pads(*c.pad_group), c.pad_value)
     records = () if c.pad_group is None else (PadRecord(tuple(c.pad_group), c.reason),)
-    (ph, pw) = c.layer_pad
-    return Plan("caffe", node.op, pad_layer=group, layer_pads=Pads(ph, ph, pw, pw), kernel_taps=c.kernel_taps,
+    if node.op == "conv2d" and not Pads(*c.trim).zero:  # the window shift's slice
+        records = (PadRecord(tuple(c.trim), c.reason, "crop"),)
+    return Plan("caffe", node.op, pad_layer=group, layer_pads=c.layer_pads, kernel_taps=c.kernel_taps,
                 crop=c.trim, divisor_map=c.scale_map, records=records, size_dependent=size_dependent,
                 reason=c.reason)
 
@@ -210,11 +214,11 @@ def caffe_plan(node: Node, graph: Graph, options: Any) -> Plan:
     if node.op == "conv2d":
         depthwise = caffe_depthwise(node, graph)
         mode = options.caffe_pad
-        if mode == "auto":  # the measured-cheaper lowering for this kind of layer (costs.py)
+        if mode == "auto":  # the measured-cheapest lowering for this kind of layer (costs.py)
             in_c = graph.shape(node.inputs[0])[1]
-            mode = "kernel" if conv_lowering("caffe", depthwise, a["kernel"], in_c) == "kernel" else "layer"
-        c = caffe_plan_conv(a["pads"], a["dilation"], mode, a["kernel"], depthwise)
-        return _from_caffe(node, c, size_dependent=False)
+            mode = CAFFE_MODES[conv_lowering("caffe", depthwise, a["kernel"], in_c)]
+        c = caffe_plan_conv(a["pads"], a["dilation"], mode, a["kernel"], depthwise, _in_hw(node, graph), a["stride"])
+        return _from_caffe(node, c, size_dependent=mode == "shift")
     if node.op in ("max_pool2d", "avg_pool2d"):
         c = caffe_plan_pool(node.op, _in_hw(node, graph), a["kernel"], a["stride"], a["pads"],
                             bool(a.get("count_include_pad", False)))

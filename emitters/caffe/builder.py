@@ -106,6 +106,10 @@ class NetBuilder:
         self.shapes[output] = self.shapes[blob]
         self._producer[output] = layer
 
+    def warn_once(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
     def mark_external(self, blob: str) -> None:
         self._external.add(blob)
 
@@ -217,14 +221,31 @@ class NetBuilder:
 
     def rows(self, name: str, x: str, axis: int, count: int, value: float) -> str:
         """`count` slices of constant `value` shaped like x on every axis but `axis`."""
-        size = self.shape(x)[axis]
-        src = x if count >= size else self.slice(f"{name}_slice", x, axis, [count])[0]
-        const = self.power(f"{name}_const", src, scale=0.0, shift=value)
-        have = min(count, size)
+        shape = self.shape(x)
+        size = shape[axis]
+        if len(shape) == 4 and axis in (2, 3):
+            const, have = self.spatial_row(f"{name}_const", x, axis, value), 1
+        else:
+            src = x if count >= size else self.slice(f"{name}_slice", x, axis, [count])[0]
+            const, have = self.power(f"{name}_const", src, scale=0.0, shift=value), min(count, size)
         if have == count:
             return const
         block = self.concat(f"{name}_tile", [const] * -(-count // have), axis)
         return self.take(f"{name}_cut", block, axis, 0, count)
+
+    def spatial_row(self, name: str, x: str, axis: int, value: float) -> str:
+        """One row (axis 2) or column (axis 3) of `value`, shaped like NCHW `x` otherwise: a
+        depthwise 1x1 Convolution with zero weights, bias `value` and a stride of the axis' size
+        reads one row/column of x -- not the whole of it, as a Slice would (OpenCV copies every part
+        of a Slice, used or not)."""
+        n, c, h, w = self.shape(x)
+        stride = {"stride_h": h if axis == 2 else 1, "stride_w": w if axis == 3 else 1}
+        conv = {"num_output": c, "bias_term": True, "kernel_h": 1, "kernel_w": 1, "group": c, **stride}
+        blobs = [np.zeros((c, 1, 1, 1), np.float32), np.full(c, value, np.float32)]
+        top = self.unique(name)
+        shape = (n, c, 1, w) if axis == 2 else (n, c, h, 1)
+        self.add("Convolution", name, [x], [top], [shape], blobs, convolution_param=conv)
+        return top
 
     def pad_axis(self, name: str, x: str, axis: int, before: int, after: int, mode: str, value: float) -> str:
         """Pad one axis: constant (pad layer group) or reflect/symmetric (Slice + Concat)."""

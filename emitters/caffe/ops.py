@@ -60,20 +60,28 @@ def _conv2d(ctx: Ctx) -> str:
     x = _pad_group(ctx, plan, x)
     weight = with_kernel_taps(node.params["weight"], plan.kernel_taps)
     out_c, _, kh, kw = weight.shape
-    (dh, dw), (sh, sw), (ph, pw) = a["dilation"], a["stride"], (plan.layer_pads.top, plan.layer_pads.left)
+    (dh, dw), (sh, sw), pads = a["dilation"], a["stride"], plan.layer_pads
     n, _, h, w = b.shape(x)
-    oh, ow = output_hw((h, w), (kh, kw), (sh, sw), (dh, dw), Pads(ph, ph, pw, pw))
+    oh, ow = output_hw((h, w), (kh, kw), (sh, sw), (dh, dw), pads)
     bias = node.params.get("bias")
     conv = {
         "num_output": out_c, "bias_term": bias is not None, "kernel_h": kh, "kernel_w": kw,
-        "stride_h": sh, "stride_w": sw, "pad_h": ph, "pad_w": pw, "group": a["groups"],
+        "stride_h": sh, "stride_w": sw, "group": a["groups"],
     }
+    if pads.symmetric:
+        conv.update(pad_h=pads.top, pad_w=pads.left)
+    else:  # --caffe-pad opencv: OpenCV DNN's four pads (begin h, begin w, end h, end w)
+        conv["pad"] = [pads.top, pads.left, pads.bottom, pads.right]
+        b.warn_once("deploy.prototxt writes asymmetric conv pads as four `pad` values (--caffe-pad opencv): "
+                    "OpenCV DNN loads it, BVLC Caffe does not")
     if (dh, dw) != (1, 1):
         conv["dilation"] = [dh, dw]
     blobs = [weight] + ([bias] if bias is not None else [])
     top = b.unique(f"{node.name}/conv")
     b.add("Convolution", f"{node.name}/conv", [x], [top], [(n, out_c, oh, ow)], blobs, convolution_param=conv)
-    return top
+    if not plan.crop.zero:
+        ctx.builder.pad_layers += [r.entry(node.name) for r in plan.records]
+    return b.trim(f"{node.name}/trim", top, plan.crop)
 
 
 @TABLE.register("conv_transpose2d")
