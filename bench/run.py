@@ -74,6 +74,8 @@ LATENCY_VARIANTS = (
     ("caffe (OpenCV DNN)", "exact, measured lowerings (default)", "caffe", False, {}),
     ("caffe (OpenCV DNN)", "exact, pad layer groups", "caffe", False, {"caffe_pad": "layer"}),
     ("caffe (OpenCV DNN)", "exact, kernel extension", "caffe", False, {"caffe_pad": "kernel"}),
+    ("caffe (OpenCV DNN)", "exact, four-sided pads (--caffe-pad opencv; not BVLC)", "caffe", False,
+     {"caffe_pad": "opencv"}),
     ("caffe (OpenCV DNN)", "naive symmetric (inexact)", "caffe", True, {}),
     ("mxnet", "exact, measured lowerings (default)", "mxnet", False, {}),
     ("mxnet", "exact, pad operators", "mxnet", False, PAD_LAYERS),
@@ -154,7 +156,7 @@ def latencies(graph, repeat: int, work: Path, rounds: int = 3) -> list[dict[str,
         for runtime, label, target, out, _ in (emitted if r % 2 == 0 else emitted[::-1]):
             if target != "mxnet":
                 samples.setdefault((runtime, label), []).append(median_ms(local[out], repeat, latency_clock()))
-        timed = mx_runtime.evaluate(mxnet_jobs, modes=("module", "gluon"), bench=repeat)
+        timed = mx_runtime.evaluate(mxnet_jobs, modes=("module", "gluon", "gluon-fused"), bench=repeat)
         for (runtime, label, _, _, _), res in zip([e for e in emitted if e[2] == "mxnet"], timed):
             for mode, ms in res.get("ms", {}).items():
                 samples.setdefault((f"mxnet ({mode})", label), []).append(ms)
@@ -190,6 +192,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved latency rounds (median of them)")
     parser.add_argument("--skip-tf2onnx", action="store_true")
+    parser.add_argument("--latency-only", action="store_true",
+                        help="only the cost-of-exactness latency table (no conversions, no tf2onnx)")
     parser.add_argument("--threads", type=int, default=0,
                         help="latency: threads per runtime (OMP_NUM_THREADS; 0: each runtime's default). With 1, "
                         "torch/OpenCV/onnxruntime are timed in CPU time of the calling thread (steady on a busy machine)")
@@ -203,7 +207,7 @@ def main() -> int:
     # Fixtures are built in child processes: a child forked from a parent that has TensorFlow
     # loaded inherits its peak RSS (Linux keeps ru_maxrss across exec), which would spoil the figures.
     demo = args.cache / "demo" / "model.ckpt"
-    if not Path(str(demo) + ".index").exists():
+    if not args.latency_only and not Path(str(demo) + ".index").exists():
         subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from examples import demo_model; "
                         "demo_model.build(Path(sys.argv[1]))", str(args.cache / "demo")], check=True)
     subprocess.run([sys.executable, "-m", "zoo.fixtures", args.model, str(args.size), str(args.cache / "zoo")],
@@ -214,7 +218,7 @@ def main() -> int:
 
     report: dict[str, Any] = {"conversion": [], "latency": [], "tf2onnx": None}
     with tempfile.TemporaryDirectory(prefix="convert-bench-") as tmp:
-        for label, src in sources.items():
+        for label, src in ({} if args.latency_only else sources).items():
             for target in TARGETS:
                 out = Path(tmp) / f"{len(report['conversion'])}"
                 row = measure_cli([f"tf2{target}", src, "-o", str(out), "--json", "--verify"])
@@ -228,7 +232,7 @@ def main() -> int:
         graph, _, _, _ = pipeline.load_graph(pipeline.Request(source=Path(zoo["keras"]), target="ir"))
         report["latency"] = latencies(graph, args.repeat, Path(tmp), args.rounds)
 
-    if not args.skip_tf2onnx:
+    if not (args.skip_tf2onnx or args.latency_only):
         proc = subprocess.run([sys.executable, "-m", "bench.tf2onnx_compare", str(zoo["saved_model"]), "--json"],
                               capture_output=True, text=True)
         try:
@@ -237,13 +241,17 @@ def main() -> int:
             report["tf2onnx"] = {"error": (proc.stderr.strip().splitlines() or ["tf2onnx not available"])[-1]}
 
     conv_cols = ["source", "target", "exit", "seconds", "peak_mb", "max_rel", "pad_layers"]
-    md = [f"# Benchmarks ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores)", "",
-          "## Conversion (`convert tf2X SRC --verify`, whole process incl. imports)", "",
-          table(report["conversion"], conv_cols), "",
-          f"## Inference latency of {args.model} {args.size}, batch 1, median of {args.rounds} interleaved rounds of "
-          f"{args.repeat} runs (ms)", "",
-          table(report["latency"], ["runtime", "variant", "pad_layers", "ms", "x_naive"]), "",
-          "## tf2onnx side by side", "", "```", json.dumps(report["tf2onnx"], indent=1), "```", ""]
+    clock = ("one thread per runtime, CPU time (torch, OpenCV, onnxruntime: of the calling thread; MXNet: of its "
+             "process)" if args.threads == 1 else f"threads: {args.threads or 'each runtime default'}, wall time")
+    md = [f"# Benchmarks ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores)", ""]
+    if not args.latency_only:
+        md += ["## Conversion (`convert tf2X SRC --verify`, whole process incl. imports)", "",
+               table(report["conversion"], conv_cols), ""]
+    md += [f"## Inference latency of {args.model} {args.size}, batch 1, median of {args.rounds} interleaved rounds of "
+           f"{args.repeat} runs (ms; {clock})", "",
+           table(report["latency"], ["runtime", "variant", "pad_layers", "ms", "x_naive"]), ""]
+    if not args.latency_only:
+        md += ["## tf2onnx side by side", "", "```", json.dumps(report["tf2onnx"], indent=1), "```", ""]
     (args.cache / "bench-report.md").write_text("\n".join(md))
     (args.cache / "bench-report.json").write_text(json.dumps(report, indent=1))
     print("\n".join(md))

@@ -373,6 +373,18 @@ def test_batchnorm_stats_are_aux(family_results):
     assert names == {"arg:y_gamma", "arg:y_beta", "aux:y_moving_mean", "aux:y_moving_var"}
 
 
+@needs_mxnet
+def test_bench_mode_gluon_fused_runs_and_agrees(tmp_path):
+    """The benchmarks' Gluon with the MKLDNN backend (runner.py 'gluon-fused') gives TF's numbers too."""
+    case = next(c for c in MATRIX if c.op == "depthwise" and c.padding == "SAME" and c.stride == (2, 2))
+    built = ir_cases.build(case)
+    mxe.emit(built.graph, tmp_path, EmitOptions())
+    (result,) = mxe.evaluate([(tmp_path, [built.x_nchw])], ("gluon-fused", "module"), bench=2)
+    assert "error" not in result, result.get("error")
+    assert rel_error(result["outputs"]["gluon-fused"][0], built.expected_nchw) <= TOL
+    assert set(result["ms"]) == {"gluon-fused", "module"}
+
+
 # ---- file formats ------------------------------------------------------------------------------
 
 

@@ -7,12 +7,17 @@ Caffe's rules, unlike TF's:
   ``out = ceil((n + 2p - k) / s) + 1``; ``if p and (out - 1) * s >= n + p: out -= 1``.
 * Average pooling divides by ``min(start + k, n + p) - start`` per axis (start = i*s - p): the
   padding is counted, and so is any window overhanging the trailing pad only up to ``n + p``.
-* There is no pad layer. A constant pad is a *pad layer group* of standard layers: Slice off rows,
-  Power(scale 0, shift v) turns them into the constant, Concat puts them in front/behind.
+* There is no pad layer. A constant pad is a *pad layer group* of standard layers: a depthwise 1x1
+  Convolution with zero weights, bias v and a stride the size of the axis makes a row (column) of v,
+  Concat puts it in front/behind (NetBuilder.spatial_row; a Slice would cost a copy of the input in
+  OpenCV, which computes every part of a Slice).
+* OpenCV DNN also reads a conv's `pad` as four values (t, l, b, r) -- exact and free there, but
+  BVLC Caffe rejects it, so it is written only when asked for (`--caffe-pad opencv`).
 
 A plan per node says: pad layer group (rows/cols to add on each side, and the value), the layer's
-symmetric pad, zero taps to add to the kernel (the 'kernel' lowering), output rows/cols to Slice
-away, and for average pooling a (Ho, Wo) map to multiply by (Scale layer, axis 2, num_axes 2).
+symmetric pad (or OpenCV's four), zero taps to add to the kernel (the 'kernel' lowering), output
+rows/cols to Slice away (pooling's ceil rounding, the 'shift' lowering), and for average pooling a
+(Ho, Wo) map to multiply by (Scale layer, axis 2, num_axes 2).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from convert.errors import UsageError
 REPO = Path(__file__).resolve().parents[2]
 RUNNER = Path(__file__).with_name("runner.py")
 PYTHON_ENV = "CONVERT_MXNET_PYTHON"
-MODES = ("gluon", "module")
+MODES = ("gluon", "module")  # verification runs both; runner.py also has "gluon-fused" (benchmarks)
 
 
 def mxnet_python() -> Path:
