@@ -170,6 +170,8 @@ def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, setti
     if not (as_json or quiet):
         for note in doc.get("notes", []):
             click.echo(note, err=True)
+        for warning in doc.get("warnings", []):  # the emitter's (also in conversion.json)
+            click.echo(f"warning: {warning}", err=True)
     click.echo(json.dumps(doc, indent=2) if as_json else report.summary_line(doc))
 
 

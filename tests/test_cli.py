@@ -94,6 +94,25 @@ def test_lowerings_are_recorded_per_layer(models, target, tmp_path):
     assert {e["node"] for e in doc["pad_layers"]} <= set(doc["lowerings"])
 
 
+@pytest.mark.parametrize("mode", ["shift", "opencv"])
+def test_caffe_pad_modes_verify_and_say_what_they_wrote(models, mode, tmp_path):
+    """--caffe-pad shift / opencv verify against TF; opencv's prototxt (BVLC rejects it) says so."""
+    out = tmp_path / "out"
+    code, stdout, stderr = run_cli("tf2caffe", models["mobilenet"]["ckpt"], "-o", out, "--caffe-pad", mode,
+                                   "--verify", "--json")
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert doc["verify"]["passed"] and doc["verify"]["max_rel"] <= 1e-5
+    warned = [w for w in doc["warnings"] if "BVLC Caffe does not" in w]
+    plans = set(doc["lowerings"].values())
+    if mode == "opencv":
+        assert warned and "four-sided pad (OpenCV only)" in plans and not doc["pad_layers"]
+        _, _, stderr = run_cli("tf2caffe", models["mobilenet"]["ckpt"], "-o", tmp_path / "o2", "--caffe-pad", mode)
+        assert "warning: deploy.prototxt writes asymmetric conv pads as four `pad` values" in stderr
+    else:
+        assert not warned and "slice" in plans
+
+
 def test_verify_command_reruns_the_check(models, tmp_path):
     out = tmp_path / "out"
     assert run_cli("tf2onnx", models["resnet"]["pb"], "-o", out)[0] == 0

@@ -6,7 +6,7 @@ usage: runner.py JOBS.json RESULTS.jsonl
 JOBS.json is a list of jobs; one JSON line per job is appended to RESULTS.jsonl as it finishes
 (so a crash in one model loses nothing before it):
   {"kind": "run", "prefix": ".../model", "inputs": "in.npz", "out": ".../out", "modes": ["gluon", "module"],
-   "bench": 0}        -> {"ok": true, "outputs": {"gluon": "out-gluon.npz", ...}, "ms": {...}}
+   "bench": 0}        -> {"ok": true, "outputs": {"gluon": "out-gluon.npz", ...}, "ms": {...}, "best_ms": {...}}
   {"kind": "internals", "prefix": ..., "inputs": "in.npz", "names": [...], "out": "x.npz"}
                       -> {"names": [the ones found]}, their values (module-style bind) in x.npz in order
   {"kind": "load", "path": "x.params", "out": "x.npz"}   -> mx.nd.load, arrays saved as npz
@@ -98,7 +98,7 @@ MODES = {"gluon": _gluon, "gluon-fused": _gluon_fused, "module": _module}
 def _run(job):
     with np.load(job["inputs"]) as f:
         arrays = [f[f"arr_{i}"] for i in range(len(f.files))]
-    outputs, ms = {}, {}
+    outputs, ms, best = {}, {}, {}
     for mode in job["modes"]:
         forward = MODES[mode](job["prefix"], arrays)
         result = forward()
@@ -115,7 +115,8 @@ def _run(job):
                 forward()
                 times.append((clock() - t0) * 1000)
             ms[mode] = float(np.median(times))
-    return {"outputs": outputs, "ms": ms}
+            best[mode] = float(np.min(times))
+    return {"outputs": outputs, "ms": ms, "best_ms": best}
 
 
 def _load(job):

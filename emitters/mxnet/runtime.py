@@ -60,7 +60,8 @@ def evaluate(
 ) -> list[dict]:
     """Run each (out_dir, inputs) in every mode ('gluon' = SymbolBlock.imports, 'module' = mx.mod.Module).
 
-    One result per job: {"outputs": {mode: [arrays]}, "ms": {mode: median ms}} or {"error": message}.
+    One result per job: {"outputs": {mode: [arrays]}, "ms": {mode: median ms}, "best_ms": {mode: fastest
+    run}} (timings with `bench` runs) or {"error": message}.
     """
     jobs = list(jobs)
     with tempfile.TemporaryDirectory(prefix="convert-mxnet-") as tmp_name:
@@ -80,7 +81,7 @@ def evaluate(
             for mode, path in raw["outputs"].items():
                 with np.load(path) as f:
                     outputs[mode] = [f[f"arr_{k}"] for k in range(len(f.files))]
-            results.append({"outputs": outputs, "ms": raw.get("ms", {})})
+            results.append({"outputs": outputs, "ms": raw.get("ms", {}), "best_ms": raw.get("best_ms", {})})
         return results
 
 
