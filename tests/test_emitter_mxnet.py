@@ -469,3 +469,15 @@ def test_missing_runtime_is_a_usage_error(monkeypatch, tmp_path):
     monkeypatch.setenv("CONVERT_MXNET_PYTHON", str(tmp_path / "nope" / "python"))
     with pytest.raises(UsageError, match="make mxnet-env"):
         mxe.run(tmp_path, [np.zeros((1, 1), np.float32)])
+
+
+def test_runner_killed_by_the_oom_killer_says_so(monkeypatch, tmp_path):
+    """A runner process that dies of SIGKILL (what the out-of-memory killer sends) is named as such."""
+    from emitters.mxnet import runtime
+
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\nkill -9 $$\n")
+    python.chmod(0o755)
+    monkeypatch.setenv(runtime.PYTHON_ENV, str(python))
+    (result,) = runtime.evaluate([(tmp_path, [np.zeros((1, 1), np.float32)])])
+    assert "out-of-memory killer" in result["error"]

@@ -14,6 +14,7 @@ JOBS.json is a list of jobs; one JSON line per job is appended to RESULTS.jsonl 
   {"kind": "tojson", "path": "model-symbol.json", "out": "x.json"} -> mx.sym.load(path).tojson()
 """
 
+import gc
 import json
 import os
 import sys
@@ -116,6 +117,8 @@ def _run(job):
                 times.append((clock() - t0) * 1000)
             ms[mode] = float(np.median(times))
             best[mode] = float(np.min(times))
+        del forward, result  # this mode's copy of the weights goes before the next mode loads its own
+        gc.collect()
     return {"outputs": outputs, "ms": ms, "best_ms": best}
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -49,6 +50,9 @@ def call_runner(jobs: list[dict], tmp: Path, timeout: float = 1800) -> list[dict
         results = [json.loads(line) for line in results_path.read_text().splitlines() if line.strip()]
     if len(results) < len(jobs):
         why = f"MXNet runner exited with {proc.returncode}: {proc.stderr.strip()[-2000:]}"
+        if proc.returncode == -signal.SIGKILL:  # what the kernel's OOM killer sends
+            why = ("MXNet runner was killed (SIGKILL), usually by the kernel's out-of-memory killer: MXNet holds a "
+                   "model's weights about twice while loading it; free memory or check on a larger machine")
         results += [{"ok": False, "error": why}] * (len(jobs) - len(results))
     return results
 
