@@ -155,10 +155,19 @@ def _drop_layers(net, names: set[str], rewire: dict[str, str]) -> None:
     net.layer.extend(kept)
 
 
-def caffe_pad_constant_removed(out: Path) -> None:
-    """The Power(scale 0) of conv1's width pad group goes: the pad column repeats a real one."""
-    g = "conv1/Conv2D/pad_w"
-    _caffe_edit(out, lambda net: _drop_layers(net, {f"{g}_after_const"}, {f"{g}_after_const": f"{g}_after_slice/0"}))
+def caffe_pad_column_replaced(out: Path) -> None:
+    """conv1's width pad group fills its column with each row's maximum instead of zeros (a Pooling in
+    place of the zero-weight 1x1 conv that makes the column): wrong values at the border only."""
+
+    def edit(net):
+        layer = next(layer for layer in net.layer if layer.name == "conv1/Conv2D/pad_w_after_const")
+        width = layer.convolution_param.stride_w  # the row maker reads one column in `width`
+        layer.type = "Pooling"
+        layer.ClearField("convolution_param")
+        layer.pooling_param.kernel_h, layer.pooling_param.stride_h = 1, 1
+        layer.pooling_param.kernel_w, layer.pooling_param.stride_w = width, width
+
+    _caffe_edit(out, edit)
 
 
 def caffe_pad_group_removed(out: Path) -> None:
@@ -167,7 +176,7 @@ def caffe_pad_group_removed(out: Path) -> None:
     g = "conv1/Conv2D/pad_h"
 
     def edit(net):
-        _drop_layers(net, {f"{g}_after_slice", f"{g}_after_const", g}, {g: "input"})
+        _drop_layers(net, {f"{g}_after_const", g}, {g: "input"})
         conv = next(layer for layer in net.layer if layer.name == "conv1/Conv2D").convolution_param
         conv.pad_h, conv.pad_w = 1, 0
 
@@ -200,7 +209,7 @@ FAULTS = [
     ("onnx", onnx_avg_counts_pads, "avg/AvgPool", "border"),
     ("onnx", onnx_pad_changed, "conv1/Conv2D", "everywhere"),
     ("onnx", onnx_wrong_activation, "conv1/Relu", "everywhere"),
-    ("caffe", caffe_pad_constant_removed, "conv1/Conv2D", "border"),
+    ("caffe", caffe_pad_column_replaced, "conv1/Conv2D", "border"),
     ("caffe", caffe_pad_group_removed, "conv1/Conv2D", "everywhere"),
     ("mxnet", mxnet_pad_value_altered, "pool/MaxPool", "border"),
     ("mxnet", mxnet_pad_width_altered, "pool/MaxPool", "everywhere"),
@@ -258,7 +267,7 @@ def test_conversion_json_maps_every_node(converted):
 
 
 def test_report_is_self_contained(converted, tmp_path):
-    out = _planted(converted, "caffe", tmp_path, caffe_pad_constant_removed)
+    out = _planted(converted, "caffe", tmp_path, caffe_pad_column_replaced)
     report = tmp_path / "report.html"
     code, _, _ = run_cli("verify", out, "--layers", "--report", report)
     assert code == 4
@@ -304,7 +313,7 @@ def test_explain_gives_the_line_a_failed_verify_adds(converted, tmp_path):
 def test_a_model_the_runtime_cannot_run_is_one_line(converted, tmp_path):
     def break_net(out: Path) -> None:  # conv1's height pad group gone, nothing in its place
         g = "conv1/Conv2D/pad_h"
-        _caffe_edit(out, lambda net: _drop_layers(net, {f"{g}_after_slice", f"{g}_after_const", g}, {g: "input"}))
+        _caffe_edit(out, lambda net: _drop_layers(net, {f"{g}_after_const", g}, {g: "input"}))
 
     code, stdout, stderr = run_cli("verify", _planted(converted, "caffe", tmp_path, break_net), "--layers")
     assert code == 2
