@@ -152,8 +152,13 @@ def summary_line(doc: dict[str, Any]) -> str:
     if v:
         snr = "exact" if v.get("snr_db") is None else f"SNR {v['snr_db']:.1f} dB"
         check = f"{'OK' if v['passed'] else 'FAILED'} max_rel {fmt_error(v['max_rel'])} ({snr})"
-        if v.get("sizes"):
-            check += f" at {1 + len(v['sizes'])} sizes"
+        compared = [s for s in v.get("sizes", []) if "skipped" not in s]
+        if compared:
+            check += f" at {1 + len(compared)} sizes"
+        skipped = [s for s in v.get("sizes", []) if "skipped" in s]
+        if skipped:
+            shown = ", ".join("x".join(map(str, s["input_shapes"][0][2:])) for s in skipped)
+            check += f" (not at {shown}: {skipped[0]['skipped']})"
     pads = len(doc.get("pad_layers", []))
     sizes = doc.get("input_sizes", {}).get("spatial") == "any"
     shown = {k: "x".join(map(str, v[1:])) for k, v in doc.get("pads_computed_for", {}).items()}

@@ -329,3 +329,43 @@ def test_keras_fixed_input_that_bakes_its_size_exits_2(tmp_path: Path) -> None:
     assert r.returncode == 2, r.stderr
     assert "fixed at (32, 32, 3)" in r.stderr and "--input-shape 1,32,32,3" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+# ---- what the zoo found: --verify at other sizes on sources that are not fully free ------------
+
+
+def test_keras_normalization_is_kept_when_verified_at_other_sizes(tmp_path: Path) -> None:
+    """A fixed-input Keras model with a Normalization layer (EfficientNet's stem) verifies at three sizes:
+    the size-free copy the reference runs must rebuild the layer's mean/variance from its variables,
+    which Keras's set_weights does not (it normalized with 0 and 1: max_rel 0.18 on EfficientNetB0)."""
+    import keras
+
+    inp = keras.Input((32, 32, 3), name="image")
+    norm = keras.layers.Normalization(name="norm")  # state in variables, as adapt() leaves it
+    norm.adapt(np.random.default_rng(0).normal([0.5, -1.0, 2.0], [2.0, 0.5, 3.0], (64, 8, 8, 3)).astype(np.float32))
+    y = keras.layers.Conv2D(4, 3, strides=2, padding="same", name="c1")(norm(inp))
+    y = keras.layers.Dense(2, name="d")(keras.layers.GlobalAveragePooling2D(name="gap")(y))
+    path = tmp_path / "norm.keras"
+    keras.Model(inp, y).save(path)
+    r = convert(str(path), tmp_path / "o", "--verify")
+    assert r.returncode == 0, r.stderr
+    assert "OK" in r.stdout and "at 3 sizes" in r.stdout and "any H x W" in r.stdout
+
+
+def _batch_baked(x):
+    """Squeeze-and-excite as Keras traces it at batch 1: the Reshape's shape is the constant [1, 1, 1, C]."""
+    y = tf.nn.conv2d(x, tf.ones((3, 3, 3, 4)) * 0.1, 2, "SAME")
+    s = tf.reshape(tf.reduce_mean(y, axis=[1, 2]), [1, 1, 1, 4])
+    return tf.identity(y * tf.sigmoid(s), name="out")
+
+
+def test_source_that_bakes_batch_1_is_verified_at_batch_1(tmp_path: Path) -> None:
+    """TF cannot run a graph whose Reshape bakes batch 1 at batch 2: the other sizes are checked at the
+    conversion's batch instead (before: TF's InvalidArgumentError, exit 1)."""
+    pb = save_frozen(tmp_path / "se.pb", _batch_baked, [None, None, None, 3])
+    r = convert(pb, tmp_path / "o", "--verify", "--json")
+    assert r.returncode == 0, r.stderr
+    import json
+
+    sizes = json.loads(r.stdout)["verify"]["sizes"]
+    assert [s["input_shapes"][0][0] for s in sizes] == [1, 1] and all(s["passed"] for s in sizes)

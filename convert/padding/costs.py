@@ -1,6 +1,6 @@
 """Which exact lowering of a conv's asymmetric pads runs fastest in each target runtime, by measurement.
 
-Two lowerings give TF's numbers for a conv2d whose pads differ per side (plans.py):
+Exact lowerings of a conv2d whose pads differ per side (plans.py):
 * 'pad'    -- a separate constant pad layer in front, then the layer unpadded;
 * 'kernel' -- zero taps added to the kernel's short side plus a symmetric pad (no extra layer, but
              a larger kernel: free for a depthwise 3x3 in one runtime, +78% MACs for a dense conv);
@@ -8,7 +8,7 @@ Two lowerings give TF's numbers for a conv2d whose pads differ per side (plans.p
              slice of the output instead of a padded copy of the input; Caffe only, where a pad is
              a group of layers and costs two copies of the input).
 Which is cheaper depends on the runtime's kernels, so it is measured, not guessed:
-`python -m bench.lowering --write` times both on single-layer models (batch 1, stride 2, the layer
+`python -m bench.lowering --write` times each on single-layer models (batch 1, stride 2, the layer
 shapes of MobileNet/EfficientNet/ResNet stems) in every runtime and rewrites MEASURED below.
 ONNX takes four pads natively, so it has no entry.
 """

@@ -112,7 +112,21 @@ def _size_free_copy(model, keras):
             cfg[key] = [None] * (len(shape) - 1) + shape[-1:]
     copy = model.__class__.from_config(config, custom_objects=_custom_objects())
     copy.set_weights(model.get_weights())
+    for layer in _all_layers(copy):
+        if hasattr(layer, "finalize_state"):
+            # state derived from variables (Normalization's mean/variance) is rebuilt when Keras loads
+            # a file, not by set_weights: without this the copy normalizes with zeros and ones
+            layer.finalize_state()
     return copy
+
+
+def _all_layers(model) -> list:
+    """Every layer of `model`, those of nested models included."""
+    found = []
+    for layer in getattr(model, "layers", []):
+        found.append(layer)
+        found += _all_layers(layer)
+    return found
 
 
 def _load(path: str | Path, keras):
