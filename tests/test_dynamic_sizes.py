@@ -369,3 +369,29 @@ def test_source_that_bakes_batch_1_is_verified_at_batch_1(tmp_path: Path) -> Non
 
     sizes = json.loads(r.stdout)["verify"]["sizes"]
     assert [s["input_shapes"][0][0] for s in sizes] == [1, 1] and all(s["passed"] for s in sizes)
+
+
+
+def test_a_size_tf_cannot_run_is_reported_not_compared(tmp_path: Path) -> None:
+    """When the reference refuses every attempt at another size, that size is listed as skipped (why),
+    the check rests on the sizes compared, and the summary line names what was left out."""
+    import emitters
+    from convert import report, verify
+    from convert.ir.reference import evaluate
+    from emitters.base import EmitOptions
+    from tests import ir_cases
+
+    graph = ir_cases.build(next(c for c in matrix() if c.op == "conv" and c.padding == "SAME")).graph
+    emitters.get("onnx").emit(graph, tmp_path, EmitOptions())
+    conversion = tuple(graph.shape(graph.inputs[0]))
+
+    def reference(_source, g, inputs):  # a source that only runs at its conversion shape
+        if inputs[0].shape != conversion:
+            raise ValueError("Input to reshape is a tensor with 64 values, but the requested shape has 32")
+        return [evaluate(g, inputs)[g.outputs[0]]]
+
+    result = verify.verify(tmp_path, graph, emitters.get("onnx"), tmp_path, run_reference=reference, size_free=True)
+    assert result["passed"] and len(result["sizes"]) == 2
+    assert all("Input to reshape" in s["skipped"] and "max_rel" not in s for s in result["sizes"])
+    line = report.summary_line({"target": "onnx", "verify": result, "seconds": {}, "pad_layers": []})
+    assert "OK" in line and " at 3 sizes" not in line and "(not at " in line and "TensorFlow cannot run" in line

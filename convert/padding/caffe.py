@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from .plans import kernel_extension, window_shift
-from .rules import NO_PADS, Pads, output_size_1d, transposed_full_size, window_counts_1d
+from .rules import NO_PADS, Pads, effective_kernel, output_size_1d, transposed_full_size, window_counts_1d
 
 FLT_MAX = float(np.finfo(np.float32).max)
 
@@ -119,7 +119,7 @@ def caffe_plan_conv(
 def _within_half_window(pads: Pads, kernel: Sequence[int], dilation: Sequence[int]) -> bool:
     """No side pads more than half the (dilated) window, as TF SAME never does: OpenCV's 3x3
     depthwise path reads past the input for a larger one (measured: pads (1, 2) give garbage)."""
-    half_h, half_w = ((d * (k - 1) + 1) // 2 for k, d in zip(kernel, dilation))
+    half_h, half_w = (effective_kernel(k, d) // 2 for k, d in zip(kernel, dilation))
     return max(pads.top, pads.bottom) <= half_h and max(pads.left, pads.right) <= half_w
 
 

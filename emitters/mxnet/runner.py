@@ -41,29 +41,18 @@ def _fed(prefix, sym, arrays):
     return [(n, a) for n, a in zip(declared, arrays) if n in used]
 
 
-def _gluon(prefix, arrays):
-    sym = mx.sym.load(prefix + "-symbol.json")
-    fed = _fed(prefix, sym, arrays)
-    net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", [n for n, _ in fed], prefix + "-0000.params", ctx=mx.cpu())
-    net.hybridize(static_alloc=True, static_shape=True)  # how a deployed model runs
-    data = [mx.nd.array(a, dtype=a.dtype) for _, a in fed]
-
-    def forward():
-        out = net(*data)
-        out = list(out) if isinstance(out, (list, tuple)) else [out]
-        return [o.asnumpy() for o in out]
-
-    return forward
-
-
-def _gluon_fused(prefix, arrays):
-    """Gluon as Intel's CPU deployment guide runs it: the MKLDNN subgraph backend fuses conv + act
-    as mx.mod.Module does by default (plain hybridize does not; it is ~4x slower on one thread)."""
+def _gluon(prefix, arrays, backend=None):
+    """mx.gluon.SymbolBlock.imports, hybridized as a deployed model runs; with `backend="MKLDNN"` as
+    Intel's CPU deployment guide runs it: the subgraph backend fuses conv + act as mx.mod.Module does by
+    default (plain hybridize does not; it is ~4x slower on one thread)."""
     sym = mx.sym.load(prefix + "-symbol.json")
     fed = _fed(prefix, sym, arrays)
     net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", [n for n, _ in fed], prefix + "-0000.params", ctx=mx.cpu())
     data = [mx.nd.array(a, dtype=a.dtype) for _, a in fed]
-    net.optimize_for(*data, backend="MKLDNN", static_alloc=True, static_shape=True)
+    if backend:
+        net.optimize_for(*data, backend=backend, static_alloc=True, static_shape=True)
+    else:
+        net.hybridize(static_alloc=True, static_shape=True)
 
     def forward():
         out = net(*data)
@@ -93,7 +82,7 @@ def _module(prefix, arrays):
     return forward
 
 
-MODES = {"gluon": _gluon, "gluon-fused": _gluon_fused, "module": _module}
+MODES = {"gluon": _gluon, "gluon-fused": lambda prefix, arrays: _gluon(prefix, arrays, "MKLDNN"), "module": _module}
 
 
 def _run(job):
