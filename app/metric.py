@@ -23,10 +23,12 @@ from typing import Any
 import numpy as np
 
 EPS32 = float(np.finfo(np.float32).eps)  # 1.19e-7
-# float32 error of a correct conversion, measured in units of eps32 * max|ref| * sqrt(depth): at most 5.0
-# on the padding matrix (620 cases x 4 targets), 0.6 on MobileNetV2 96, 19 on ResNet50 65 (max_rel 2.5e-5 at
-# depth 122, randomised BN statistics); 32 leaves room. At the default rtol the floor decides past depth ~700.
-ROUNDING = 32.0
+# float32 error of a correct conversion, in units of eps32 * max|ref| * sqrt(depth) (bench/float32_noise.py):
+# TF's own float32 output is up to 47 units from exact float64 arithmetic on EfficientNetV2-B0 (SE gates,
+# randomised BN; the worst zoo model), 6.5 on ResNet50, 0.6 on MobileNetV2; two correct float32 results can be
+# twice that apart, and were 78 units apart there (onnx vs TF). 128 covers that with room; at the default rtol
+# the floor decides past depth ~43.
+ROUNDING = 128.0
 # the noise power a pass may have, relative to the signal: 40 dB = RMS error 1 % of the RMS signal at the
 # default rtol, never looser than 20 dB (a 10 % error) whatever --rtol says.
 SNR_FLOOR_DB = 40.0
