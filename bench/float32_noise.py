@@ -23,10 +23,9 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from tf_convert.app import pipeline, verify  # noqa: E402
-from tf_convert.app.metric import EPS32, ROUNDING  # noqa: E402
-from tf_convert.app.pipeline import Request  # noqa: E402
-
+from tf_convert.app import pipeline, verify
+from tf_convert.app.metric import EPS32, ROUNDING
+from tf_convert.app.pipeline import Request
 
 # a float64 twin this far from TF's float32 result computes something else (e.g. EfficientNet's Normalization
 # layer keeps its statistics in the config): such a model is left out, not measured

@@ -50,6 +50,11 @@ class LazyArray:
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
+    @property
+    def recipe(self) -> tuple[Callable[..., Any], tuple]:
+        """(fn, args): what the value is computed from, for code that reads the same source another way."""
+        return self._fn, self._args
+
     def __repr__(self) -> str:
         return f"LazyArray(shape={self.shape}, dtype={self.dtype.name}, fn={getattr(self._fn, '__name__', self._fn)})"
 

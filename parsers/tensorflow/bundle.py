@@ -536,6 +536,17 @@ def read_tensor(prefix: str, key: str, view: tuple[tuple[int, ...], tuple[int, .
     return bundle.read(key, view)
 
 
+def checkpoint_entry(value: Any) -> tuple[str, str] | None:
+    """(prefix, key) when `value` is a checkpoint tensor read as it is stored (no transpose, slice or cast
+    on top): the reference run then has TensorFlow read it itself (issue 26), not from our reading."""
+    if not isinstance(value, LazyArray):
+        return None
+    fn, args = value.recipe
+    if fn is not read_tensor or args[2] is not None:
+        return None
+    return str(args[0]), str(args[1])
+
+
 read_tensor.reads_transposed = True  # type: ignore[attr-defined] - LazyArray folds transposes into `view`
 
 

@@ -42,17 +42,26 @@ class Frozen:
     def weight_ops(self) -> dict[str, Any]:
         """{"Const:0": a TF op of the current default tf.Graph that reads that weight when the session runs it},
         the input_map of the import (the reference run). TF then holds each weight once, as its own tensor:
-        fed numpy values would be a second copy beside TF's (issue 25: 2x the model in RAM)."""
+        fed numpy values would be a second copy beside TF's (issue 25: 2x the model in RAM). A weight stored
+        as it is in a checkpoint is read by TF's own RestoreV2, so the reference never rests on our reader
+        (issue 26); the rest (transposed, sliced or computed values) come from ours."""
         import numpy as np
         import tensorflow as tf
+
+        from .bundle import checkpoint_entry
 
         present = {node.name for node in self.graph_def.node}
         ops = {}
         with tf.name_scope("tf_convert_weights"):
             for name, value in self.weights.items():
                 if name in present:
-                    read = tf.compat.v1.py_func(_value_of(value), [], tf.as_dtype(np.dtype(value.dtype)),
-                                                stateful=False)
+                    dtype = tf.as_dtype(np.dtype(value.dtype))
+                    entry = checkpoint_entry(value)
+                    if entry is not None:  # TF's own reader of the bundle: a reference independent of ours
+                        read = tf.raw_ops.RestoreV2(prefix=entry[0], tensor_names=[entry[1]],
+                                                    shape_and_slices=[""], dtypes=[dtype])[0]
+                    else:
+                        read = tf.compat.v1.py_func(_value_of(value), [], dtype, stateful=False)
                     read.set_shape(value.shape)
                     ops[f"{name}:0"] = read
         return ops
