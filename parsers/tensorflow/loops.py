@@ -19,7 +19,7 @@ def _name(ref: str) -> str:
     return ref.lstrip("^").split(":")[0]
 
 
-def _args_read(fdef: Any, refs: list[str]) -> set[str]:
+def args_read(fdef: Any, refs: list[str]) -> set[str]:
     """The argument names of `fdef` that the tensors `refs` (inside it) are computed from."""
     args = {a.name for a in fdef.signature.input_arg}
     nodes = {n.name: n for n in fdef.node_def}
@@ -34,7 +34,7 @@ def _args_read(fdef: Any, refs: list[str]) -> set[str]:
     return found
 
 
-def _returned(fdef: Any) -> list[str]:
+def returned_refs(fdef: Any) -> list[str]:
     return [fdef.ret[out.name] for out in fdef.signature.output_arg if out.name in fdef.ret]
 
 
@@ -52,7 +52,7 @@ def data_dependent_bounds(node: Any, inputs: list[str], library: dict[str, Any],
     if len(names) != len(inputs) or len(cond_names) != len(inputs):
         return None
     data = {i for i, t in enumerate(inputs) if is_data(t)}
-    feeds = [{names.index(a) for a in _args_read(body, [ref])} for ref in _returned(body)]
+    feeds = [{names.index(a) for a in args_read(body, [ref])} for ref in returned_refs(body)]
     changed = len(feeds) == len(inputs)
     while changed:
         changed = False
@@ -60,7 +60,7 @@ def data_dependent_bounds(node: Any, inputs: list[str], library: dict[str, Any],
             if i not in data and sources & data:
                 data.add(i)
                 changed = True
-    read = {cond_names.index(a) for a in _args_read(cond, _returned(cond))}
+    read = {cond_names.index(a) for a in args_read(cond, returned_refs(cond))}
     return [inputs[i] for i in sorted(read & data)]
 
 

@@ -13,6 +13,7 @@ from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError,
 from ..loops import input_dependent, loop_hint
 from ..safety import LOOP_OPS
 from .graph import GraphView, make_const
+from .loop_variables import read_before_loops
 
 VARIABLES = ("VariableV2", "Variable", "VarHandleOp")
 EMA_SUFFIX = "/ExponentialMovingAverage"
@@ -39,7 +40,9 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
         raise InputError(f"the graph holds variables without values (e.g. '{names[0]}'), so it is not "
                          "frozen; pass the checkpoint prefix (model.ckpt) or the SavedModel instead")
     stored = reader.get_variable_to_shape_map()
-    handles = _resource_uses(view, {n for n in names if view.nodes[n].op == "VarHandleOp"})
+    resource_variables = {n for n in names if view.nodes[n].op == "VarHandleOp"}
+    read_before_loops(view, resource_variables)  # a loop's read-only kernels: their values ride the loop
+    handles = _resource_uses(view, resource_variables)
     shadows = 0
     for name in names:
         key = _key(view.nodes[name])
