@@ -22,6 +22,8 @@ from tf_convert.convert.errors import Unsupported, UnsupportedError
 from .graphio import split_ref
 from .tfgraph import Graph
 
+_LIST_MAKERS = frozenset({"TensorListFromTensor", "TensorListReserve", "EmptyTensorList", "TensorListSetItem",
+                          "TensorListPushBack"})  # ops whose output is a list
 _PASS_THROUGH = frozenset({"Identity", "StopGradient", "Snapshot"})
 _LIST_OPS = frozenset({
     "TensorListFromTensor", "TensorListReserve", "EmptyTensorList", "TensorListGetItem", "TensorListSetItem",
@@ -112,8 +114,6 @@ class _Lowering:
         if kind == "TensorListFromTensor":
             x = op.inputs[0]
             dims = x.shape.dims
-            if not dims or dims[0] is None:
-                raise _Refused(f"the length of the tensor it splits ({x.name}) is not known while converting")
             unstack = f"{op.name}/unstacked"
             if dims[0]:
                 self.out.append(_node(unstack, "Unpack", [node.input[0]], T=int(x.dtype), num=dims[0], axis=0))
@@ -160,25 +160,43 @@ class _Lowering:
             self.out.append(_const(op.name, np.asarray(lst.shape, np.dtype(outputs[0].dtype.as_numpy_dtype))))
 
 
-def _takes_list(op: Any, lists: dict[str, _List]) -> bool:
+def _takes_list(op: Any, lists: dict[str, Any]) -> bool:
     return any(t.name in lists for t in op.inputs)
 
 
 def lower_tensor_lists(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights: dict[str, Any]) -> Any:
-    """`graph_def` with its TensorList ops written as plain nodes (itself when it has none)."""
+    """`graph_def` with its TensorList ops written as plain nodes (itself when it has none). A list
+    made from a tensor whose length shape inference cannot see yet (the stack of an earlier loop:
+    a stacked RNN) waits for the next round, once that earlier list is lowered."""
+    left = sum(n.op in _LIST_OPS for n in graph_def.node)
+    while left:
+        graph_def = _lower_once(graph_def, input_map, weights)
+        now = sum(n.op in _LIST_OPS for n in graph_def.node)
+        if now == left:
+            node = next(n for n in graph_def.node if n.op in _LIST_OPS)
+            raise UnsupportedError([Unsupported(node.op, node.name, "a TensorList op of a loop: the length "
+                                                "of its list is not known while converting")])
+        left = now
+    return graph_def
+
+
+def _lower_once(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights: dict[str, Any]) -> Any:
     from .protos import GraphDef
 
-    if not any(n.op in _LIST_OPS for n in graph_def.node):
-        return graph_def
     graph = Graph(graph_def, input_map, weights)
     names = {n.name for n in graph_def.node}
     lowering = _Lowering(graph)
+    waiting: set[str] = set()  # list tensors lowered on a later round
     problems = []
     for op in graph.get_operations():
         if op.name not in names:
             continue  # a placeholder standing for an input
         try:
-            if op.type in _LIST_OPS:
+            if _takes_list(op, waiting) or (op.type == "TensorListFromTensor" and not _length_known(op)):
+                if op.type in _LIST_MAKERS or op.type in _PASS_THROUGH:  # lists only: items are tensors
+                    waiting.add(op.outputs[0].name)
+                lowering.out.append(op.node_def)
+            elif op.type in _LIST_OPS:
                 lowering.lower(op)
             elif op.type in _PASS_THROUGH and _takes_list(op, lowering.lists):
                 lowering.lists[op.outputs[0].name] = lowering.lists[op.inputs[0].name]
@@ -202,3 +220,8 @@ def lower_tensor_lists(graph_def: Any, input_map: dict[str, tuple[Any, Any]], we
     lowered.versions.CopyFrom(graph_def.versions)
     lowered.node.extend(lowering.out)
     return lowered
+
+
+def _length_known(op: Any) -> bool:
+    dims = op.inputs[0].shape.dims
+    return bool(dims) and dims[0] is not None

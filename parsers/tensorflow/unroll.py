@@ -89,38 +89,39 @@ class _Loop:
         return {names.index(a) for a in args_read(self.cond, returned_refs(self.cond))}
 
 
-def _evaluate(loop: _Loop, library: dict[str, Any], state: dict[int, Any]) -> tuple[bool, dict[int, Any]]:
-    """(cond's value, the static variables' next values) for static values `state`, by numpy."""
+def _counter_nodes(loop: _Loop, library: dict[str, Any], indices: list[int]) -> tuple[list[Any], list[str]]:
+    """The nodes of `cond` and of the body's results `indices` (the counters), their arguments read
+    from nodes `loop_var_<i>`; and the tensors of cond's value and of those results."""
+    nodes, wanted = [], []
+    for prefix, fdef, outputs in (("cond/", loop.cond, [0]), ("body/", loop.body, indices)):
+        bound = {a.name: f"loop_var_{i}" for i, a in enumerate(fdef.signature.input_arg)}
+        copies, returns = body_nodes(fdef, library, prefix, bound)
+        needed = _closure(copies, [returns[k] for k in outputs])
+        nodes.extend(n for n in copies if n.name in needed)
+        wanted.extend(returns[k] for k in outputs)
+    return nodes, wanted
+
+
+def _evaluate(loop: _Loop, counters: tuple[list[Any], list[str]], state: dict[int, Any]) -> tuple[bool, dict]:
+    """(cond's value, the static variables' next values) for static values `state`, by numpy;
+    `counters` is _counter_nodes(..., sorted(state))."""
     from .protos import GraphDef
-    from .tensors import to_proto
 
     graph_def = GraphDef()
-    args = {}
-    for i, value in state.items():
-        node = graph_def.node.add(name=f"loop_var_{i}", op="Const")
-        proto = to_proto(np.asarray(value))
-        node.attr["dtype"].type = proto.dtype
-        node.attr["value"].tensor.CopyFrom(proto)
-        args[i] = node.name
-    wanted = []
-    for prefix, fdef, outputs in (("cond/", loop.cond, [0]), ("body/", loop.body, sorted(state))):
-        names = [a.name for a in fdef.signature.input_arg]
-        bound = {names[i]: args.get(i, f"loop_var_{i}") for i in range(len(names))}
-        nodes, returns = body_nodes(fdef, library, prefix, bound)
-        needed = _closure(nodes, [returns[k] for k in outputs])
-        graph_def.node.extend(n for n in nodes if n.name in needed)
-        wanted.append([returns[k] for k in outputs])
+    graph_def.node.extend(_const(f"loop_var_{i}", value) for i, value in state.items())
+    nodes, wanted = counters
+    graph_def.node.extend(nodes)
     graph = Graph(graph_def)
     value = graph.evaluator.value
 
     def of(ref: str) -> Any:
         return value(graph.get_tensor_by_name(_canonical(ref)))
 
-    go = of(wanted[0][0])
+    go = of(wanted[0])
     if go is None:
         raise _refuse(loop.node, "its condition cannot be computed while converting (an op without a numpy "
                                  "evaluator); make the number of steps a constant")
-    following = {i: of(ref) for i, ref in zip(sorted(state), wanted[1])}
+    following = {i: of(ref) for i, ref in zip(sorted(state), wanted[1:])}
     missing = [loop.args[i] for i, v in following.items() if v is None]
     if missing:
         raise _refuse(loop.node, f"the next value of its counter '{missing[0]}' cannot be computed while "
@@ -142,8 +143,9 @@ def _closure(nodes: list[Any], refs: list[str]) -> set[str]:
 
 
 def _trajectory(loop: _Loop, library: dict[str, Any], budget: int, is_data: Callable[[str], bool],
-                label: Callable[[str], str]) -> list[dict]:
-    """The static variables' values at the start of each step (as many as the loop runs)."""
+                label: Callable[[str], str]) -> tuple[list[dict], dict]:
+    """The static variables' values at the start of each step (as many as the loop runs), and after
+    the last."""
     read = loop.cond_reads()
     if not read <= loop.static:
         bad = sorted(read - loop.static)
@@ -157,10 +159,11 @@ def _trajectory(loop: _Loop, library: dict[str, Any], budget: int, is_data: Call
     state = {i: loop.first[i] for i in counters | needed}
     steps: list[dict] = []
     size = max(len(loop.body.node_def), 1)
+    nodes = _counter_nodes(loop, library, sorted(state))
     while True:
-        go, following = _evaluate(loop, library, state)
+        go, following = _evaluate(loop, nodes, state)
         if not go:
-            return steps
+            return steps, following
         if len(steps) >= MAX_TRIPS or (len(steps) + 1) * size > budget:
             raise _refuse(loop.node, f"unrolling it takes more than {min(MAX_TRIPS, budget // size)} steps of "
                                      f"{size} nodes (the cap on an unrolled loop's size); convert a model with "
@@ -169,10 +172,17 @@ def _trajectory(loop: _Loop, library: dict[str, Any], budget: int, is_data: Call
         state = {i: following[i] for i in state}
 
 
+def _scopes(names: Any) -> set[str]:
+    """Every name scope ("a/", "a/b/") that node names `names` are under."""
+    return {name[:k + 1] for name in names for k, c in enumerate(name) if c == "/"}
+
+
 def _free_prefix(base: str, taken: set[str]) -> str:
+    """`base` ("scope/"), or "scope_/" ... when nodes are under it already (`taken`: _scopes); taken now."""
     prefix = base
-    while any(name.startswith(prefix) for name in taken):
+    while prefix in taken:
         prefix = prefix[:-1] + "_/"
+    taken.add(prefix)
     return prefix
 
 
@@ -187,7 +197,8 @@ def _const(name: str, value: Any) -> Any:
     return node
 
 
-def _unroll(loop: _Loop, library: dict[str, Any], steps: list[dict], taken: set[str]) -> tuple[list, list[str]]:
+def _unroll(loop: _Loop, library: dict[str, Any], steps: list[dict], after: dict,
+            taken: set[str]) -> tuple[list, list[str]]:
     """The nodes of every copy of the body, and the tensor that holds each loop variable at the end."""
     name = loop.node.name
     nodes: list[Any] = []
@@ -204,16 +215,10 @@ def _unroll(loop: _Loop, library: dict[str, Any], steps: list[dict], taken: set[
                 bound[arg] = loop.refs[i] if i in loop.invariant else current[i]
         copies, returns = body_nodes(loop.body, library, prefix, bound)
         nodes.extend(copies)
-        taken.update(n.name for n in copies)
         current = [loop.refs[i] if i in loop.invariant else returns[i] for i in range(len(loop.args))]
-    if steps:
-        last, following = steps[-1], _evaluate(loop, library, steps[-1])[1]
-    else:
-        following = {i: loop.first[i] for i in loop.static if i not in loop.invariant}
-        last = following
-    for i in last:
+    for i, value in after.items():
         if i not in loop.invariant:  # its value after the last step, as a constant
-            const = _const(_free_prefix(f"{name}/final_{i}/", taken) + "value", following[i])
+            const = _const(_free_prefix(f"{name}/final_{i}/", taken) + "value", value)
             nodes.append(const)
             current[i] = const.name
     return nodes, current
@@ -249,12 +254,12 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
             return lower_tensor_lists(current, input_map, weights)
         graph = Graph(current, input_map, weights)
         data = input_dependent({n.name: n for n in current.node})
-        taken = {n.name for n in current.node}
+        taken = _scopes(n.name for n in current.node)
         added, returns = [], {}
         for node in loops:
             loop = _Loop(node, library, graph)
-            steps = _trajectory(loop, library, budget, lambda ref, data=data: split_ref(ref)[0] in data, label)
-            nodes, finals = _unroll(loop, library, steps, taken)
+            steps, after = _trajectory(loop, library, budget, lambda ref, data=data: split_ref(ref)[0] in data, label)
+            nodes, finals = _unroll(loop, library, steps, after, taken)
             budget -= len(nodes)
             added.extend(nodes)
             if node.name in kept:
