@@ -32,6 +32,7 @@ from tf_convert.convert.errors import Unsupported, UnsupportedError
 from .graphio import split_ref
 from .inline import body_nodes, inline_calls, rewire
 from .loops import args_read, input_dependent, loop_hint, returned_refs
+from .safety import LOOP_HINT
 from .tensor_lists import lower_tensor_lists
 from .tfgraph import Graph
 
@@ -241,6 +242,9 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
     Tensors named in `keep` (inputs, outputs) keep their meaning."""
     from .protos import GraphDef
 
+    frames = [n for n in graph_def.node if n.op == "LoopCond"]  # one per TF1 loop
+    if frames:
+        raise UnsupportedError([Unsupported(n.op, n.name, LOOP_HINT) for n in frames])
     if not any(n.op in WHILE_OPS for n in graph_def.node):
         return lower_tensor_lists(graph_def, input_map, weights)
     library = {f.signature.name: f for f in graph_def.library.function}

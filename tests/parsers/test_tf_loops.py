@@ -125,3 +125,17 @@ def test_saved_model_loop_says_what_bounds_it(tf, tmp_path, condition, data_depe
     assert code == 3 and "While" in output, output
     assert "trip count depends on the data" in output, output
     assert ("starting at 'steps" in output) == (condition == "input"), output  # the input by its own name
+
+
+def test_tf1_control_flow_frames_refused_by_name(tf, tmp_path):
+    """A loop written with TF2's control flow turned off (Enter/Merge/Switch/LoopCond/Exit frames, as
+    TF 1.x wrote dynamic_rnn) is not unrolled: exit 3 naming its nodes, never a wrong model."""
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        src = _tf1_loop(tf, tmp_path, data_dependent=False)
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+    code, output = _convert(src, tmp_path / "out", "--inputs", "x", "--outputs", "y")
+    assert code == 3, output
+    assert "TF1 while loop" in output and "Traceback" not in output, output  # its Enter or LoopCond nodes
+    assert not (tmp_path / "out").exists()
