@@ -37,6 +37,7 @@ LOOP_OPS = frozenset({"While", "StatelessWhile", "_While", "For", "Enter", "RefE
 # (unroll.py); TF1 control-flow frames are not
 LOOP_HINT = ("a TF1 while loop (Enter/Exit frames) is not unrolled; re-export it with TF2's control flow (the "
              "default: While loops of a static trip count convert) or convert the Keras .keras/.h5 file")
+_FRAME_OPS = LOOP_OPS | {"Merge", "RefMerge", "Switch", "RefSwitch"}
 DEBUG_OPS = frozenset({"Print", "PrintV2", "Assert"})
 INPUT_OPS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"})
 NOT_IO = frozenset({"Snapshot"})  # ops the IO_PATTERN would catch wrongly (Snapshot is an identity)
@@ -180,7 +181,8 @@ def _refuse_constant_loops(nodes: dict[str, Any], closure: set[str], functions: 
 
 def _in_fed_frame(nodes: dict[str, Any], closure: set[str], name: str, fed: set[str]) -> bool:
     """A TF1 frame node (a constant's Enter, the LoopCond of a counter) of a loop that an input feeds:
-    inside its frame (forward, up to the Exits) it reaches a node that depends on an input."""
+    inside its frame (forward, up to the Exits) it reaches a control-flow node of the loop (NextIteration,
+    Merge, Switch, ...) that depends on an input."""
     if nodes[name].op in ("While", "StatelessWhile", "_While", "For"):
         return False
     consumers: dict[str, list[str]] = {}
@@ -190,7 +192,7 @@ def _in_fed_frame(nodes: dict[str, Any], closure: set[str], name: str, fed: set[
     seen, stack = {name}, [name]
     while stack:
         current = stack.pop()
-        if current in fed:
+        if current in fed and nodes[current].op in _FRAME_OPS:
             return True
         if nodes[current].op in ("Exit", "RefExit"):
             continue
