@@ -23,9 +23,13 @@ from .graphio import split_ref
 from .tfgraph import Graph
 
 _LIST_MAKERS = frozenset({"TensorListFromTensor", "TensorListReserve", "EmptyTensorList", "TensorListSetItem",
-                          "TensorListPushBack"})  # ops whose output is a list
+                          "TensorListPushBack", "TensorArrayScatterV3", "TensorArrayWriteV3"})  # output: a list
 _PASS_THROUGH = frozenset({"Identity", "StopGradient", "Snapshot"})
-_LIST_OPS = frozenset({
+# TF1 TensorArrays (a dynamic_rnn frame): a list per version of the array's flow tensor; the handle
+# only names the array (its ops are lowered, so nothing else may read it)
+_ARRAY_OPS = frozenset({"TensorArrayV3", "TensorArrayScatterV3", "TensorArrayReadV3", "TensorArrayWriteV3",
+                        "TensorArrayGatherV3", "TensorArraySizeV3", "TensorArrayCloseV3"})
+_LIST_OPS = _ARRAY_OPS | frozenset({
     "TensorListFromTensor", "TensorListReserve", "EmptyTensorList", "TensorListGetItem", "TensorListSetItem",
     "TensorListStack", "TensorListGather", "TensorListLength", "TensorListElementShape", "TensorListPushBack",
 })
@@ -84,6 +88,7 @@ class _Lowering:
     def __init__(self, graph: Graph):
         self.graph = graph
         self.lists: dict[str, _List] = {}
+        self.handles: set[str] = set()  # TensorArray handles: read by the lowered ops only
         self.out: list[Any] = []
 
     def list_of(self, op: Any, k: int) -> _List:
@@ -108,17 +113,65 @@ class _Lowering:
             self.out.append(_const(name, np.zeros(shape, numpy_dtype(lst.dtype))))
         return name
 
+    def unstacked(self, op: Any, k: int) -> list[str]:
+        """Refs of the slices of input `k` of `op` along its first axis (one Unpack node)."""
+        x = op.inputs[k]
+        dims = x.shape.dims
+        unstack = f"{op.name}/unstacked"
+        if dims[0]:
+            self.out.append(_node(unstack, "Unpack", [op.node_def.input[k]], T=int(x.dtype), num=dims[0], axis=0))
+        return [unstack if i == 0 else f"{unstack}:{i}" for i in range(dims[0])]
+
+    def lower_array(self, op: Any) -> None:
+        node, outputs, kind = op.node_def, op.outputs, op.type
+        if kind == "TensorArrayV3":
+            size = int(_known(self.graph, op.inputs[0], "size"))
+            shape = node.attr["element_shape"].shape if "element_shape" in node.attr else None
+            dims = None if shape is None or shape.unknown_rank else [d.size for d in shape.dim]
+            self.lists[outputs[1].name] = _List([None] * max(size, 0), node.attr["dtype"].type, dims)
+            self.handles.add(outputs[0].name)
+        elif kind == "TensorArrayScatterV3":
+            lst = self.list_of(op, 3)
+            indices = [int(i) for i in _known(self.graph, op.inputs[1], "indices").reshape(-1)]
+            slices = self.unstacked(op, 2)
+            if len(slices) != len(indices) or any(not 0 <= i < len(lst.elements) for i in indices):
+                raise _Refused(f"it scatters {len(slices)} items to {len(indices)} positions of {len(lst.elements)}")
+            elements = list(lst.elements)
+            for i, ref in zip(indices, slices):
+                elements[i] = ref
+            self.lists[outputs[0].name] = _List(elements, lst.dtype, lst.shape)
+        elif kind == "TensorArrayWriteV3":
+            lst = self.list_of(op, 3)
+            index = int(_known(self.graph, op.inputs[1], "index"))
+            if not 0 <= index < len(lst.elements):
+                raise _Refused(f"it writes item {index} of an array of {len(lst.elements)}")
+            elements = list(lst.elements)
+            elements[index] = node.input[2]
+            self.lists[outputs[0].name] = _List(elements, lst.dtype, lst.shape)
+        elif kind == "TensorArrayReadV3":
+            lst = self.list_of(op, 2)
+            index = int(_known(self.graph, op.inputs[1], "index"))
+            self.out.append(_node(op.name, "Identity", [self.element(lst, index, op, None)], T=lst.dtype))
+        elif kind == "TensorArrayGatherV3":
+            lst = self.list_of(op, 2)
+            indices = [int(i) for i in _known(self.graph, op.inputs[1], "indices").reshape(-1)]
+            if not indices:
+                raise _Refused("it gathers no items (no fixed-size tensor holds them)")
+            refs = [self.element(lst, i, op, None) for i in indices]
+            self.out.append(_node(op.name, "Pack", refs, T=lst.dtype, N=len(refs), axis=0))
+        elif kind == "TensorArraySizeV3":
+            self.out.append(_const(op.name, np.int32(len(self.list_of(op, 1).elements))))
+
     def lower(self, op: Any) -> None:
         node, outputs = op.node_def, op.outputs
         kind = op.type
+        if kind in _ARRAY_OPS:
+            return self.lower_array(op)
         if kind == "TensorListFromTensor":
             x = op.inputs[0]
-            dims = x.shape.dims
-            unstack = f"{op.name}/unstacked"
-            if dims[0]:
-                self.out.append(_node(unstack, "Unpack", [node.input[0]], T=int(x.dtype), num=dims[0], axis=0))
-            elements = [unstack if i == 0 else f"{unstack}:{i}" for i in range(dims[0])]
-            self.lists[outputs[0].name] = _List(elements, int(x.dtype), [d if d is not None else -1 for d in dims[1:]])
+            elements = self.unstacked(op, 0)
+            self.lists[outputs[0].name] = _List(elements, int(x.dtype),
+                                                [d if d is not None else -1 for d in x.shape.dims[1:]])
         elif kind in ("TensorListReserve", "EmptyTensorList"):
             shape = _shape_of(self.graph.evaluator.value(op.inputs[0]))
             size = int(_known(self.graph, op.inputs[1], "size")) if kind == "TensorListReserve" else 0
@@ -192,7 +245,7 @@ def _lower_once(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights: 
         if op.name not in names:
             continue  # a placeholder standing for an input
         try:
-            if _takes_list(op, waiting) or (op.type == "TensorListFromTensor" and not _length_known(op)):
+            if _takes_list(op, waiting) or not _length_known(op):
                 if op.type in _LIST_MAKERS or op.type in _PASS_THROUGH:  # lists only: items are tensors
                     waiting.add(op.outputs[0].name)
                 lowering.out.append(op.node_def)
@@ -200,7 +253,7 @@ def _lower_once(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights: 
                 lowering.lower(op)
             elif op.type in _PASS_THROUGH and _takes_list(op, lowering.lists):
                 lowering.lists[op.outputs[0].name] = lowering.lists[op.inputs[0].name]
-            elif _takes_list(op, lowering.lists):
+            elif _takes_list(op, lowering.lists) or any(t.name in lowering.handles for t in op.inputs):
                 raise _Refused("it takes a TensorList, which converts only through the TensorList ops of an "
                                "unrolled loop")
             else:
@@ -223,5 +276,9 @@ def _lower_once(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights: 
 
 
 def _length_known(op: Any) -> bool:
-    dims = op.inputs[0].shape.dims
+    """False for an op that splits a tensor whose length shape inference does not know (yet)."""
+    split = {"TensorListFromTensor": 0, "TensorArrayScatterV3": 2}.get(op.type)
+    if split is None:
+        return True
+    dims = op.inputs[split].shape.dims
     return bool(dims) and dims[0] is not None

@@ -29,10 +29,10 @@ import numpy as np
 
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 
+from .frames import functional_loops
 from .graphio import split_ref
 from .inline import body_nodes, inline_calls, rewire
-from .loops import args_read, input_dependent, loop_hint, returned_refs
-from .safety import LOOP_HINT
+from .loops import args_read, input_ancestors, input_dependent, loop_hint, returned_refs
 from .tensor_lists import lower_tensor_lists
 from .tfgraph import Graph
 
@@ -144,13 +144,13 @@ def _closure(nodes: list[Any], refs: list[str]) -> set[str]:
 
 
 def _trajectory(loop: _Loop, library: dict[str, Any], budget: int, is_data: Callable[[str], bool],
-                label: Callable[[str], str]) -> tuple[list[dict], dict]:
+                label: Callable[[str], str], origins: Callable[[str], list[str]]) -> tuple[list[dict], dict]:
     """The static variables' values at the start of each step (as many as the loop runs), and after
     the last."""
     read = loop.cond_reads()
     if not read <= loop.static:
         bad = sorted(read - loop.static)
-        hint = loop_hint(loop.node, loop.refs, library, is_data, label)
+        hint = loop_hint(loop.node, loop.refs, library, is_data, label, origins)
         if "depends on the data" not in hint:
             hint = (f"its condition reads loop variable '{loop.args[bad[0]]}', which is not known while converting "
                     "(not a counter from constants); make the number of steps a constant")
@@ -242,9 +242,7 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
     Tensors named in `keep` (inputs, outputs) keep their meaning."""
     from .protos import GraphDef
 
-    frames = [n for n in graph_def.node if n.op == "LoopCond"]  # one per TF1 loop
-    if frames:
-        raise UnsupportedError([Unsupported(n.op, n.name, LOOP_HINT) for n in frames])
+    graph_def = functional_loops(graph_def)  # TF1 frames as While nodes
     if not any(n.op in WHILE_OPS for n in graph_def.node):
         return lower_tensor_lists(graph_def, input_map, weights)
     library = {f.signature.name: f for f in graph_def.library.function}
@@ -257,12 +255,14 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
         if not loops:
             return lower_tensor_lists(current, input_map, weights)
         graph = Graph(current, input_map, weights)
-        data = input_dependent({n.name: n for n in current.node})
+        by_name = {n.name: n for n in current.node}
+        data = input_dependent(by_name)
         taken = _scopes(n.name for n in current.node)
         added, returns = [], {}
         for node in loops:
             loop = _Loop(node, library, graph)
-            steps, after = _trajectory(loop, library, budget, lambda ref, data=data: split_ref(ref)[0] in data, label)
+            steps, after = _trajectory(loop, library, budget, lambda ref, data=data: split_ref(ref)[0] in data, label,
+                                       lambda ref, nodes=by_name: input_ancestors(nodes, ref))
             nodes, finals = _unroll(loop, library, steps, after, taken)
             budget -= len(nodes)
             added.extend(nodes)

@@ -124,18 +124,56 @@ def test_saved_model_loop_says_what_bounds_it(tf, tmp_path, condition, data_depe
         return
     assert code == 3 and "While" in output, output
     assert "trip count depends on the data" in output, output
-    assert ("starting at 'steps" in output) == (condition == "input"), output  # the input by its own name
+    assert ("reads 'steps" in output) == (condition == "input"), output  # the input by its own name
 
 
-def test_tf1_control_flow_frames_refused_by_name(tf, tmp_path):
+@pytest.mark.parametrize("data_dependent", [False, True], ids=["static", "data_dependent"])
+def test_tf1_control_flow_frames(tf, tmp_path, data_dependent):
     """A loop written with TF2's control flow turned off (Enter/Merge/Switch/LoopCond/Exit frames, as
-    TF 1.x wrote dynamic_rnn) is not unrolled: exit 3 naming its nodes, never a wrong model."""
+    TF 1.x wrote while_loop): unrolled like a While when static, refused by name when the data bounds it."""
     tf.compat.v1.disable_control_flow_v2()
     try:
-        src = _tf1_loop(tf, tmp_path, data_dependent=False)
+        src = _tf1_loop(tf, tmp_path, data_dependent)
     finally:
         tf.compat.v1.enable_control_flow_v2()
-    code, output = _convert(src, tmp_path / "out", "--inputs", "x", "--outputs", "y")
-    assert code == 3, output
-    assert "TF1 while loop" in output and "Traceback" not in output, output  # its Enter or LoopCond nodes
+    inputs = "x,steps" if data_dependent else "x"
+    code, output = _convert(src, tmp_path / "out", "--inputs", inputs, "--outputs", "y", "--verify")
+    assert "Traceback" not in output, output
+    if not data_dependent:
+        assert code == 0 and "OK max_rel" in output, output
+        return
+    assert code == 3 and "trip count depends on the data" in output and "'steps'" in output, output
     assert not (tmp_path / "out").exists()
+
+
+def test_dynamic_rnn_sequence_length_refused_by_name(tf, tmp_path):
+    """dynamic_rnn with a `sequence_length` input runs as many steps as the longest sequence: the data
+    bounds the loop, so it is refused naming that input."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (1, 6, 3), name="x")
+        lengths = tf.compat.v1.placeholder(tf.int32, (1,), name="lengths")
+        outputs, _ = tf.compat.v1.nn.dynamic_rnn(_ElmanCell(), x, sequence_length=lengths, dtype=tf.float32)
+        tf.identity(outputs, name="y")
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            tf.compat.v1.train.Saver().save(sess, str(tmp_path / "model.ckpt"))
+    code, output = _convert(tmp_path / "model.ckpt", tmp_path / "out", "--inputs", "x,lengths", "--outputs", "y")
+    assert code == 3 and "trip count depends on the data" in output and "lengths" in output, output
+    assert "Traceback" not in output and not (tmp_path / "out").exists()
+
+
+class _ElmanCell:
+    state_size = output_size = 4
+
+    def zero_state(self, batch, dtype):
+        import tensorflow as tf
+
+        return tf.zeros((batch, 4), dtype)
+
+    def __call__(self, x, h, scope=None):
+        import tensorflow as tf
+
+        w = tf.compat.v1.get_variable("w", (x.shape[-1] + 4, 4))
+        h = tf.tanh(tf.matmul(tf.concat([x, h], 1), w))
+        return h, h

@@ -5,7 +5,8 @@ Fixtures, built here with random weights at two odd sequence lengths (7 and 13):
   reset_after modes), SimpleRNN with go_backwards, Bidirectional LSTM, stacked layers;
   and one saved with `tf.saved_model.save` (its trace spells the recurrent bias add differently);
 - TF1 `tf.compat.v1.nn.dynamic_rnn` graphs saved as checkpoint + .meta, with an LSTM cell and a GRU cell
-  written as tf.compat.v1's rnn_cell writes them (Keras 3 hides those classes);
+  written as tf.compat.v1's rnn_cell writes them (Keras 3 hides those classes), both as TF2 writes the
+  loop (While, TensorLists) and as TF 1.x did (control-flow frames, TensorArrayV3);
 - a plain `tf.compat.v1.while_loop` accumulating x[:, t] @ w into a state, frozen to a .pb.
 Each is parsed (the loop unrolled, its TensorLists lowered), emitted for every target and run in the
 target's own runtime against TF's output on the same input. Run with `-s` for the table.
@@ -93,10 +94,20 @@ class _Cell:
         return h, h
 
 
-def _dynamic_rnn(kind: str):
+def _dynamic_rnn(kind: str, frames: bool = False):
+    """dynamic_rnn of a `kind` cell; `frames`: written as TF 1.x wrote it (control flow v2 off: Enter/Merge/
+    Switch/LoopCond/Exit frames with TensorArrayV3 ops), else as TF2 writes it (While, TensorLists)."""
     def save(directory: Path, length: int, feed: np.ndarray) -> tuple[Path, dict, np.ndarray]:
         import tensorflow as tf
 
+        if frames:
+            tf.compat.v1.disable_control_flow_v2()
+        try:
+            return _write(tf, directory, length, feed)
+        finally:
+            tf.compat.v1.enable_control_flow_v2()
+
+    def _write(tf, directory: Path, length: int, feed: np.ndarray) -> tuple[Path, dict, np.ndarray]:
         graph = tf.Graph()
         with graph.as_default():
             tf.compat.v1.set_random_seed(length)
@@ -151,6 +162,8 @@ MODELS = {
     "lstm_tf_saved_model": _keras_tf_saved,
     "dynamic_rnn_lstm": _dynamic_rnn("lstm"),
     "dynamic_rnn_gru": _dynamic_rnn("gru"),
+    "tf1_frames_dynamic_rnn_lstm": _dynamic_rnn("lstm", frames=True),
+    "tf1_frames_dynamic_rnn_gru": _dynamic_rnn("gru", frames=True),
     "while_loop_accumulating": _accumulating_loop,
 }
 
@@ -177,7 +190,7 @@ def test_unrolled_loop_every_target(tmp_path, model, length):
     feed = np.random.default_rng(length).normal(0, 1, (1, length, FEATURES)).astype(np.float32)
     path, names, expected = MODELS[model](tmp_path, length, feed)
     graph = tf_parser.parse(path, ParseOptions(**names))
-    assert not any(n.op.startswith(("while", "tensor_list")) for n in graph.nodes)
+    assert not any(n.op.startswith(("while", "tensor_list", "tensor_array")) for n in graph.nodes)
     graph = passes.run_default_passes(graph)
     work = tmp_path / "targets"
     work.mkdir()

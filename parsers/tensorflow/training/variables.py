@@ -70,7 +70,7 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
             node.op = "Identity"
             node.attr["T"].CopyFrom(AttrValue(type=node.attr["dtype"].type))
             del node.attr["dtype"]
-        elif node.op == "Identity" and node.name in handles:  # a handle passed on: now its value
+        elif node.op in ("Identity", "Enter") and node.name in handles:  # a handle passed on: now its value
             node.attr["T"].type = view.nodes[handles[node.name]].attr["dtype"].type
         elif node.op == "ResourceGather" and node.input[0].split(":")[0] in handles:
             _gather_of_constant(view, node)
@@ -93,7 +93,7 @@ def _resource_uses(view: GraphView, variables: set[str]) -> dict[str, str]:
         used = next((i for i in node.input if not i.startswith("^") and i.split(":")[0] in handles), None)
         if used is None or node.op in ("ReadVariableOp", "ResourceGather"):
             continue
-        if node.op == "Identity":
+        if node.op in ("Identity", "Enter"):  # passed on (into a TF1 loop frame: read there)
             handles[name] = handles[used.split(":")[0]]
             continue
         if node.op in LOOP_OPS:
