@@ -33,10 +33,10 @@ CHECKPOINT_OPS = frozenset({"RestoreV2", "Restore", "RestoreSlice", "SaveV2", "S
                             "MergeV2Checkpoints", "ShardedFilename", "ShardedFilespec"})
 LOOP_OPS = frozenset({"While", "StatelessWhile", "_While", "For", "Enter", "RefEnter", "Exit", "RefExit",
                       "NextIteration", "RefNextIteration", "LoopCond"})
-# why a loop is refused (issue 23 part C): TF2 While loops with a static trip count are unrolled
-# (unroll.py); TF1 control-flow frames are not
-LOOP_HINT = ("a TF1 while loop (Enter/Exit frames) is not unrolled; re-export it with TF2's control flow (the "
-             "default: While loops of a static trip count convert) or convert the Keras .keras/.h5 file")
+# why a loop is refused (issue 23 part C) where nothing more precise can be said: While loops and TF1
+# frames of a static trip count are unrolled (unroll.py, frames.py); other forms are not
+LOOP_HINT = ("a TF loop of a form that is not unrolled (While loops and TF1 while frames with a static trip count "
+             "are, reading variables only); convert the model's Keras .keras/.h5 file instead")
 _FRAME_OPS = LOOP_OPS | {"Merge", "RefMerge", "Switch", "RefSwitch"}
 DEBUG_OPS = frozenset({"Print", "PrintV2", "Assert"})
 INPUT_OPS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"})
