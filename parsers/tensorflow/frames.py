@@ -57,13 +57,16 @@ class _Frame:
         self.all = nodes
         self.borrowed: set[str] = set()
         switches = [c for c in consumers.get(loop_cond.name, []) if c.op == "Switch"]
+        if not switches or not loop_cond.input:
+            raise _Refused("its LoopCond drives no loop variable")
         self.merges, self.enters, self.nexts, self.exits = [], [], [], []
         self.switches = switches
         for switch in switches:
-            merge = nodes[split_ref(switch.input[0])[0]]
-            if merge.op != "Merge" or len(merge.input) != 2:
+            merge = nodes.get(split_ref(switch.input[0])[0]) if switch.input else None
+            if merge is None or merge.op != "Merge" or len(merge.input) != 2:
                 raise _Refused(f"its Switch '{switch.name}' does not read a loop Merge")
-            by_op = {nodes[split_ref(r)[0]].op: nodes[split_ref(r)[0]] for r in merge.input}
+            sources = [nodes.get(split_ref(r)[0]) for r in merge.input]
+            by_op = {n.op: n for n in sources if n is not None}
             if set(by_op) != {"Enter", "NextIteration"}:
                 raise _Refused(f"its Merge '{merge.name}' is not an Enter and a NextIteration")
             self.merges.append(merge)
@@ -92,8 +95,8 @@ class _Frame:
                 stack.append(consumer.name)
         for node in list(seen.values()):  # constants whose pivot control edge was pruned: copied in
             for ref in node.input:
-                source = self.all[split_ref(ref)[0]]
-                if source.op == "Const" and not source.input and source.name not in seen:
+                source = self.all.get(split_ref(ref)[0])
+                if source is not None and source.op == "Const" and not source.input and source.name not in seen:
                     seen[source.name] = source
                     self.borrowed.add(source.name)  # copied, not moved: others may read it
         return list(seen.values())
@@ -119,7 +122,7 @@ def _function(frame: _Frame, nodes: dict[str, Any], name: str, returns: list[str
             return f"^{node}" if node in members else ""
         if f"{node}:{index}" in args:
             return args[f"{node}:{index}"]
-        if node in members:
+        if node in members and node in nodes:
             return _out_ref(nodes[node], index)
         raise _Refused(f"node '{r}' inside the loop reads a tensor from outside it without an Enter")
 

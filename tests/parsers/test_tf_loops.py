@@ -177,3 +177,26 @@ class _ElmanCell:
         w = tf.compat.v1.get_variable("w", (x.shape[-1] + 4, 4))
         h = tf.tanh(tf.matmul(tf.concat([x, h], 1), w))
         return h, h
+
+
+def test_tf1_nested_frames_refused_by_name(tf, tmp_path):
+    """A TF1 while loop inside another (frames in frames) is not unrolled: exit 3 naming the loop."""
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        graph = tf.Graph()
+        with graph.as_default():
+            x = tf.compat.v1.placeholder(tf.float32, (1, 4), name="x")
+
+            def outer(t, h):
+                _, inner = tf.compat.v1.while_loop(lambda s, g: s < 2, lambda s, g: (s + 1, tf.tanh(g + x)),
+                                                   [tf.constant(0), h])
+                return t + 1, inner
+
+            _, y = tf.compat.v1.while_loop(lambda t, h: t < 3, outer, [tf.constant(0), tf.zeros((1, 4))])
+            tf.identity(y, name="y")
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+    (tmp_path / "nested.pb").write_bytes(graph.as_graph_def().SerializeToString())
+    code, output = _convert(tmp_path / "nested.pb", tmp_path / "out", "--inputs", "x", "--outputs", "y")
+    assert code == 3 and "nested TF1 loops" in output and "Traceback" not in output, output
+    assert not (tmp_path / "out").exists()

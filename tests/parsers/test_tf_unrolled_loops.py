@@ -7,7 +7,8 @@ Fixtures, built here with random weights at two odd sequence lengths (7 and 13):
 - TF1 `tf.compat.v1.nn.dynamic_rnn` graphs saved as checkpoint + .meta, with an LSTM cell and a GRU cell
   written as tf.compat.v1's rnn_cell writes them (Keras 3 hides those classes), both as TF2 writes the
   loop (While, TensorLists) and as TF 1.x did (control-flow frames, TensorArrayV3);
-- a plain `tf.compat.v1.while_loop` accumulating x[:, t] @ w into a state, frozen to a .pb.
+- a plain `tf.compat.v1.while_loop` accumulating x[:, t] @ w into a state, and one whose body runs
+  another while_loop (unrolled on a second round), frozen to .pb files.
 Each is parsed (the loop unrolled, its TensorLists lowered), emitted for every target and run in the
 target's own runtime against TF's output on the same input. Run with `-s` for the table.
 """
@@ -146,6 +147,29 @@ def _accumulating_loop(directory: Path, length: int, feed: np.ndarray) -> tuple[
     return directory / "loop.pb", {"inputs": ["x"], "outputs": ["y"]}, expected
 
 
+def _nested_loops(directory: Path, length: int, feed: np.ndarray) -> tuple[Path, dict, np.ndarray]:
+    """A while_loop over time whose body runs a 3-step while_loop that reads its counter as data."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(length)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (1, length, FEATURES), name="x")
+        w = tf.constant(rng.normal(0, 0.5, (FEATURES, 4)).astype(np.float32))
+
+        def outer(t, h):
+            def inner(s, g):
+                return s + 1, tf.tanh(g + tf.matmul(x[:, t], w) * tf.cast(s, tf.float32))
+            return t + 1, tf.compat.v1.while_loop(lambda s, g: s < 3, inner, [tf.constant(0), h])[1]
+
+        _, h = tf.compat.v1.while_loop(lambda t, h: t < length, outer, [tf.constant(0), tf.zeros((1, 4))])
+        y = tf.identity(h, name="y")
+        with tf.compat.v1.Session() as sess:
+            expected = sess.run(y, {x: feed})
+    (directory / "nested.pb").write_bytes(graph.as_graph_def().SerializeToString())
+    return directory / "nested.pb", {"inputs": ["x"], "outputs": ["y"]}, expected
+
+
 MODELS = {
     "lstm_sequences": _keras_export(lambda keras, L, n: keras.Model(
         x := keras.Input((n, FEATURES)), L.LSTM(5, return_sequences=True)(x))),
@@ -165,6 +189,7 @@ MODELS = {
     "tf1_frames_dynamic_rnn_lstm": _dynamic_rnn("lstm", frames=True),
     "tf1_frames_dynamic_rnn_gru": _dynamic_rnn("gru", frames=True),
     "while_loop_accumulating": _accumulating_loop,
+    "nested_while_loops": _nested_loops,
 }
 
 
