@@ -24,6 +24,7 @@ from .loops import loop_hint
 from .safety import LOOP_HINT, LOOP_OPS
 from .table import TABLE
 from .tfgraph import SHAPE_OPS, DType, Graph, ShapeError, TensorShape
+from .unroll import unroll_loops
 
 _HINTS = {
     "FusedBatchNormGrad": "training op; export the inference graph",
@@ -93,6 +94,19 @@ def _import(frozen: Frozen, input_map: dict) -> Graph:
         return Graph(frozen.graph_def, input_map, getattr(frozen, "weights", {}))
     except ShapeError as e:
         raise UsageError(f"the input shape does not fit the graph: {_line(e)}") from None
+
+
+def _unrolled(frozen: Frozen, signatures: list) -> Frozen:
+    """`frozen` with its While loops unrolled at the fixed input shapes (TF's reference run keeps them)."""
+    from dataclasses import replace
+
+    input_map = {t: (dtype, shape) for t, dtype, shape in signatures}
+    try:
+        graph_def = unroll_loops(frozen.graph_def, input_map, getattr(frozen, "weights", {}),
+                                 frozen.inputs + frozen.outputs)
+    except ShapeError as e:
+        raise UsageError(f"the input shape does not fit the graph: {_line(e)}") from None
+    return frozen if graph_def is frozen.graph_def else replace(frozen, graph_def=graph_def)
 
 
 def import_fixed(frozen: Frozen, signatures: list) -> tuple[Graph, dict[str, Any]]:
@@ -196,6 +210,8 @@ def _add_outputs(ctx: Context, names: list[str], tensors: list[Any]) -> None:
 
 def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> ir.Graph:
     signatures = _input_signatures(frozen, options)
+    original = {n.name for n in frozen.graph_def.node}
+    frozen = _unrolled(frozen, signatures)
     tfg, placeholders = import_fixed(frozen, signatures)
     out_tensors = [placeholders[o] if o in placeholders else tfg.get_tensor_by_name(o) for o in frozen.outputs]
     live_ops, dynamic = _inference_ops(tfg.get_operations(), placeholders, out_tensors)
@@ -208,7 +224,7 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     library = {f.signature.name: f for f in tfg.graph_def.library.function}
     _convert_ops(ctx, live_ops, library, dynamic, {p.name: t for t, p in placeholders.items()})
     _add_outputs(ctx, frozen.outputs, out_tensors)
-    graph.metadata["source_tensors"] = source_tensors(ctx)
+    graph.metadata["source_tensors"] = {t: v for t, v in source_tensors(ctx).items() if node_of(t) in original}
     graph.prune()
     unknown = [t for t in graph.tensors.values() if any(d < 0 for d in t.shape)]
     if unknown:

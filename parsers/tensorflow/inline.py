@@ -166,7 +166,7 @@ def _split(ref: str) -> tuple[str, int]:
     return node, int(index) if index.isdigit() else 0
 
 
-def _rewire(nodes: Any, returns: dict[str, list[str]]) -> None:
+def rewire(nodes: Any, returns: dict[str, list[str]]) -> None:
     """Inputs that named a removed call's output name the returned tensor instead (through chains of
     calls passing an argument straight back); control edges on a removed call go."""
     def resolve(ref: str) -> str:
@@ -222,7 +222,7 @@ def inline_calls(graph_def: Any, keep: Any = (), max_depth: int = _MAX_DEPTH) ->
             else:
                 returns[call.name] = returned
         remaining = [n for n in current.node if n.name not in returns] + added
-        _rewire(remaining, returns)
+        rewire(remaining, returns)
         del current.node[:]
         current.node.extend(remaining)
     raise InputError(f"function calls nest deeper than {max_depth} levels (or call themselves); "

@@ -1,5 +1,5 @@
-"""Why a TF While loop is refused (issue 23 part C): loops are not unrolled, and one whose trip
-count the data decides never can be (no fixed graph computes it).
+"""Why a TF While loop is refused (issue 23 part C): one whose trip count the data decides is never
+unrolled (no fixed graph computes it); unroll.py unrolls the others.
 
 A functional While takes its loop variables as inputs; its `cond` function reads some of them and
 its `body` returns the next value of each. A variable depends on the data when its first value
@@ -19,7 +19,7 @@ def _name(ref: str) -> str:
     return ref.lstrip("^").split(":")[0]
 
 
-def _args_read(fdef: Any, refs: list[str]) -> set[str]:
+def args_read(fdef: Any, refs: list[str]) -> set[str]:
     """The argument names of `fdef` that the tensors `refs` (inside it) are computed from."""
     args = {a.name for a in fdef.signature.input_arg}
     nodes = {n.name: n for n in fdef.node_def}
@@ -34,7 +34,7 @@ def _args_read(fdef: Any, refs: list[str]) -> set[str]:
     return found
 
 
-def _returned(fdef: Any) -> list[str]:
+def returned_refs(fdef: Any) -> list[str]:
     return [fdef.ret[out.name] for out in fdef.signature.output_arg if out.name in fdef.ret]
 
 
@@ -52,7 +52,7 @@ def data_dependent_bounds(node: Any, inputs: list[str], library: dict[str, Any],
     if len(names) != len(inputs) or len(cond_names) != len(inputs):
         return None
     data = {i for i, t in enumerate(inputs) if is_data(t)}
-    feeds = [{names.index(a) for a in _args_read(body, [ref])} for ref in _returned(body)]
+    feeds = [{names.index(a) for a in args_read(body, [ref])} for ref in returned_refs(body)]
     changed = len(feeds) == len(inputs)
     while changed:
         changed = False
@@ -60,23 +60,42 @@ def data_dependent_bounds(node: Any, inputs: list[str], library: dict[str, Any],
             if i not in data and sources & data:
                 data.add(i)
                 changed = True
-    read = {cond_names.index(a) for a in _args_read(cond, _returned(cond))}
+    read = {cond_names.index(a) for a in args_read(cond, returned_refs(cond))}
     return [inputs[i] for i in sorted(read & data)]
 
 
 def loop_hint(node: Any, inputs: list[str], library: dict[str, Any], is_data: Callable[[str], bool],
-              label: Callable[[str], str] = str) -> str:
+              label: Callable[[str], str] = str, origins: Callable[[str], list[str]] | None = None) -> str:
     """The refusal of loop node `node` (a NodeDef): by what its trip count depends on where that can
-    be told. `label` names a tensor as the user knows it (an input by its --inputs name)."""
+    be told. `label` names a tensor as the user knows it (an input by its --inputs name); `origins`
+    gives the inputs a tensor is computed from (dynamic_rnn's bound from its `sequence_length`)."""
     if node.op not in ("While", "StatelessWhile", "_While"):
         return LOOP_HINT
     bounds = data_dependent_bounds(node, inputs, library, is_data)
     if not bounds:
         return LOOP_HINT
-    reads = ", ".join(repr(label(b)) for b in bounds)
-    return (f"a TF While loop whose trip count depends on the data (its condition reads the loop variable(s) "
-            f"starting at {reads}): "
-            "no fixed graph computes it, so it is not convertible; make the number of steps a constant")
+    reads = ", ".join(repr(label(b)) + _computed_from(b, origins) for b in bounds)
+    return (f"a While loop whose trip count depends on the data (its condition reads {reads}): not convertible, "
+            "make the number of steps a constant")
+
+
+def _computed_from(tensor: str, origins: Callable[[str], list[str]] | None) -> str:
+    sources = [s for s in (origins(tensor) if origins else []) if s != tensor.split(":")[0]]
+    return f" (computed from input {', '.join(map(repr, sources))})" if sources else ""
+
+
+def input_ancestors(nodes: dict[str, Any], tensor: str) -> list[str]:
+    """The placeholders (node names) that GraphDef tensor `tensor` is computed from."""
+    found, seen, stack = [], set(), [_name(tensor)]
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in nodes:
+            continue
+        seen.add(name)
+        if nodes[name].op in INPUT_OPS:
+            found.append(name)
+        stack.extend(_name(i) for i in nodes[name].input if not i.startswith("^"))
+    return sorted(found)
 
 
 def input_dependent(nodes: dict[str, Any]) -> set[str]:

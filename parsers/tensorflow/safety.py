@@ -33,9 +33,11 @@ CHECKPOINT_OPS = frozenset({"RestoreV2", "Restore", "RestoreSlice", "SaveV2", "S
                             "MergeV2Checkpoints", "ShardedFilename", "ShardedFilespec"})
 LOOP_OPS = frozenset({"While", "StatelessWhile", "_While", "For", "Enter", "RefEnter", "Exit", "RefExit",
                       "NextIteration", "RefNextIteration", "LoopCond"})
-# why a loop is refused (issue 23 part C): TF loops are not unrolled; the Keras files convert exactly
-LOOP_HINT = ("a TF While loop (a recurrent layer: Keras RNN in a SavedModel, tf.nn.dynamic_rnn) is not converted; "
-             "convert the model's Keras .keras/.h5 file instead, where LSTM/GRU/SimpleRNN convert exactly")
+# why a loop is refused (issue 23 part C) where nothing more precise can be said: While loops and TF1
+# frames of a static trip count are unrolled (unroll.py, frames.py); other forms are not
+LOOP_HINT = ("a TF loop of a form that is not unrolled (While loops and TF1 while frames with a static trip count "
+             "are, reading variables only); convert the model's Keras .keras/.h5 file instead")
+_FRAME_OPS = LOOP_OPS | {"Merge", "RefMerge", "Switch", "RefSwitch"}
 DEBUG_OPS = frozenset({"Print", "PrintV2", "Assert"})
 INPUT_OPS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"})
 NOT_IO = frozenset({"Snapshot"})  # ops the IO_PATTERN would catch wrongly (Snapshot is an identity)
@@ -172,9 +174,33 @@ def _refuse_constant_loops(nodes: dict[str, Any], closure: set[str], functions: 
         node = nodes[name]
         loops = node.op in LOOP_OPS or any(
             n.op in LOOP_OPS for f in _reachable_functions([node], functions) for n in functions[f].node_def)
-        if loops and name not in fed:
+        if loops and name not in fed and not _in_fed_frame(nodes, closure, name, fed):
             raise InputError(f"{where}: node '{name}' ({node.op}) is a loop on the constant path (it does not "
                              "depend on an input); refusing to run it")
+
+
+def _in_fed_frame(nodes: dict[str, Any], closure: set[str], name: str, fed: set[str]) -> bool:
+    """A TF1 frame node (a constant's Enter, the LoopCond of a counter) of a loop that an input feeds:
+    inside its frame (forward, up to the Exits) it reaches a control-flow node of the loop (NextIteration,
+    Merge, Switch, ...) that depends on an input."""
+    if nodes[name].op in ("While", "StatelessWhile", "_While", "For"):
+        return False
+    consumers: dict[str, list[str]] = {}
+    for n in closure:
+        for i in nodes[n].input:
+            consumers.setdefault(_node(i), []).append(n)
+    seen, stack = {name}, [name]
+    while stack:
+        current = stack.pop()
+        if current in fed and nodes[current].op in _FRAME_OPS:
+            return True
+        if nodes[current].op in ("Exit", "RefExit"):
+            continue
+        for consumer in consumers.get(current, ()):
+            if consumer not in seen:
+                seen.add(consumer)
+                stack.append(consumer)
+    return False
 
 
 def _depends_on_input(nodes: dict[str, Any], closure: set[str]) -> set[str]:

@@ -1,9 +1,12 @@
-"""TF While loops (issue 23 part C): recurrent layers saved as TF graphs are refused by name (exit 3,
-every loop node listed, with what to convert instead), never converted silently wrong.
+"""TF While loops (issue 23 part C): a loop whose trip count is static at the conversion's input shape
+is unrolled and converts (exit 0, checked against TF by --verify); one whose trip count the data
+decides is refused by name (exit 3, naming what its condition reads), never converted silently
+wrong; so is one that would unroll past the size cap.
 
-Fixtures: a Keras LSTM exported as a SavedModel (functional While), and TF1 graphs built with
-tf.compat.v1.while_loop (Enter/Exit frames), one with a static trip count and one whose trip count
-is read from an input.
+Fixtures: a Keras GRU exported as a SavedModel (functional While), TF1 graphs built with
+tf.compat.v1.while_loop, one with a static trip count and one whose trip count is read from an
+input, and SavedModels whose loop is bounded by a constant, an input, or a value computed from x.
+The numbers of unrolled models in every target are checked in test_tf_unrolled_loops.py.
 """
 
 from __future__ import annotations
@@ -47,31 +50,48 @@ def tf():
 
 
 @pytest.mark.parametrize("data_dependent", [False, True], ids=["static", "data_dependent"])
-def test_tf1_while_loop_refused_by_name(tf, tmp_path, data_dependent):
+def test_tf1_while_loop_unrolled_or_refused_by_name(tf, tmp_path, data_dependent):
     src = _tf1_loop(tf, tmp_path, data_dependent)
     inputs = "x,steps" if data_dependent else "x"  # the trip count is an input: data decides it
-    code, output = _convert(src, tmp_path / "out", "--inputs", inputs, "--outputs", "y")
-    assert code == 3, output
-    assert "While loop" in output and "Traceback" not in output
+    code, output = _convert(src, tmp_path / "out", "--inputs", inputs, "--outputs", "y", "--verify")
+    assert "Traceback" not in output, output
+    if not data_dependent:  # 5 steps at x's fixed shape: unrolled, and TF agrees
+        assert code == 0 and "OK max_rel" in output, output
+        return
     # the data decides the trip count: refused as never convertible, naming what the condition reads
-    assert ("trip count depends on the data" in output and "'steps'" in output) == data_dependent, output
+    assert code == 3, output
+    assert "trip count depends on the data" in output and "'steps'" in output, output
     assert not (tmp_path / "out").exists()
 
 
-def test_keras_rnn_saved_model_refused_by_name(tf, tmp_path):
+def test_keras_rnn_saved_model_unrolled(tf, tmp_path):
     import keras
 
     x = keras.Input((6, 3), batch_size=1)
     keras.Model(x, keras.layers.GRU(4)(x)).export(str(tmp_path / "saved"))
-    code, output = _convert(tmp_path / "saved", tmp_path / "out")
-    assert code == 3, output
-    assert "While (node" in output and ".keras/.h5" in output
+    code, output = _convert(tmp_path / "saved", tmp_path / "out", "--verify")
+    assert code == 0 and "OK max_rel" in output, output
+    assert "while" not in (tmp_path / "out" / "model.py").read_text().split("def forward")[1].split("\n")[0]
+
+
+def test_loop_past_the_size_cap_refused_by_name(tf, tmp_path):
+    """A loop of 20000 steps (past unroll.MAX_TRIPS): refused naming the loop and the cap, nothing written."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (1, 4), name="x")
+        _, y = tf.compat.v1.while_loop(lambda t, h: t < 20000, lambda t, h: (t + 1, h * 0.5 + x),
+                                       [tf.constant(0), tf.zeros((1, 4))])
+        tf.identity(y, name="y")
+    (tmp_path / "long.pb").write_bytes(graph.as_graph_def().SerializeToString())
+    code, output = _convert(tmp_path / "long.pb", tmp_path / "out", "--inputs", "x", "--outputs", "y")
+    assert code == 3 and "While" in output and "cap on an unrolled loop" in output, output
+    assert "Traceback" not in output and not (tmp_path / "out").exists()
 
 
 def _saved_loop(tf, path: Path, condition: str) -> Path:
     """A SavedModel whose tf.function runs a while_loop over x (1, 5, 3): `condition` picks what
     bounds it: a constant, an input (`steps`), or a value the body computes from x."""
-    w = tf.constant(0.1, shape=(3, 4))
+    w = tf.reshape(tf.linspace(-1.0, 1.0, 12), (3, 4))  # distinct columns: --verify needs a varying output
 
     def cond(t, h, steps):
         if condition == "computed":
@@ -97,7 +117,86 @@ def _saved_loop(tf, path: Path, condition: str) -> Path:
 @pytest.mark.parametrize("condition, data_dependent", [("constant", False), ("input", True), ("computed", True)])
 def test_saved_model_loop_says_what_bounds_it(tf, tmp_path, condition, data_dependent):
     src = _saved_loop(tf, tmp_path, condition)
-    code, output = _convert(src, tmp_path / "out", "--inputs", "x,steps")
-    assert code == 3 and "While" in output and "Traceback" not in output, output
-    assert ("trip count depends on the data" in output) == data_dependent, output
-    assert ("starting at 'steps" in output) == (condition == "input"), output  # the input by its own name
+    code, output = _convert(src, tmp_path / "out", "--inputs", "x,steps", "--verify")
+    assert "Traceback" not in output, output
+    if not data_dependent:  # a constant bound: unrolled (steps is an input nothing reads)
+        assert code == 0 and "OK max_rel" in output, output
+        return
+    assert code == 3 and "While" in output, output
+    assert "trip count depends on the data" in output, output
+    assert ("reads 'steps" in output) == (condition == "input"), output  # the input by its own name
+
+
+@pytest.mark.parametrize("data_dependent", [False, True], ids=["static", "data_dependent"])
+def test_tf1_control_flow_frames(tf, tmp_path, data_dependent):
+    """A loop written with TF2's control flow turned off (Enter/Merge/Switch/LoopCond/Exit frames, as
+    TF 1.x wrote while_loop): unrolled like a While when static, refused by name when the data bounds it."""
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        src = _tf1_loop(tf, tmp_path, data_dependent)
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+    inputs = "x,steps" if data_dependent else "x"
+    code, output = _convert(src, tmp_path / "out", "--inputs", inputs, "--outputs", "y", "--verify")
+    assert "Traceback" not in output, output
+    if not data_dependent:
+        assert code == 0 and "OK max_rel" in output, output
+        return
+    assert code == 3 and "trip count depends on the data" in output and "'steps'" in output, output
+    assert not (tmp_path / "out").exists()
+
+
+def test_dynamic_rnn_sequence_length_refused_by_name(tf, tmp_path):
+    """dynamic_rnn with a `sequence_length` input runs as many steps as the longest sequence: the data
+    bounds the loop, so it is refused naming that input."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (1, 6, 3), name="x")
+        lengths = tf.compat.v1.placeholder(tf.int32, (1,), name="lengths")
+        outputs, _ = tf.compat.v1.nn.dynamic_rnn(_ElmanCell(), x, sequence_length=lengths, dtype=tf.float32)
+        tf.identity(outputs, name="y")
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            tf.compat.v1.train.Saver().save(sess, str(tmp_path / "model.ckpt"))
+    code, output = _convert(tmp_path / "model.ckpt", tmp_path / "out", "--inputs", "x,lengths", "--outputs", "y")
+    assert code == 3 and "trip count depends on the data" in output and "lengths" in output, output
+    assert "Traceback" not in output and not (tmp_path / "out").exists()
+
+
+class _ElmanCell:
+    state_size = output_size = 4
+
+    def zero_state(self, batch, dtype):
+        import tensorflow as tf
+
+        return tf.zeros((batch, 4), dtype)
+
+    def __call__(self, x, h, scope=None):
+        import tensorflow as tf
+
+        w = tf.compat.v1.get_variable("w", (x.shape[-1] + 4, 4))
+        h = tf.tanh(tf.matmul(tf.concat([x, h], 1), w))
+        return h, h
+
+
+def test_tf1_nested_frames_refused_by_name(tf, tmp_path):
+    """A TF1 while loop inside another (frames in frames) is not unrolled: exit 3 naming the loop."""
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        graph = tf.Graph()
+        with graph.as_default():
+            x = tf.compat.v1.placeholder(tf.float32, (1, 4), name="x")
+
+            def outer(t, h):
+                _, inner = tf.compat.v1.while_loop(lambda s, g: s < 2, lambda s, g: (s + 1, tf.tanh(g + x)),
+                                                   [tf.constant(0), h])
+                return t + 1, inner
+
+            _, y = tf.compat.v1.while_loop(lambda t, h: t < 3, outer, [tf.constant(0), tf.zeros((1, 4))])
+            tf.identity(y, name="y")
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+    (tmp_path / "nested.pb").write_bytes(graph.as_graph_def().SerializeToString())
+    code, output = _convert(tmp_path / "nested.pb", tmp_path / "out", "--inputs", "x", "--outputs", "y")
+    assert code == 3 and "nested TF1 loops" in output and "Traceback" not in output, output
+    assert not (tmp_path / "out").exists()

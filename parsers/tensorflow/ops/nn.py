@@ -26,6 +26,11 @@ def bias_add(ctx: Context, op: Any) -> None:
     x = op.inputs[0]
     rank = len(ctx.shape(x))
     fmt = attr(op, "data_format", "NHWC")
+    if not ctx.is_const(op.inputs[1]) and not (rank >= 3 and fmt.startswith("NC")):
+        # a computed bias (a traced Keras RNN step adds h @ U so): an add broadcast on the last axis
+        from .elementwise import _binary
+
+        return _binary(ctx, op, "add")
     bias = ctx.const(op.inputs[1])
     x_ir = ctx.nchw(x, fmt) if rank in (4, 5) else ctx.tf_order(x)  # NCHW / NCDHW
     perm = fmt_perm(fmt, rank)

@@ -32,7 +32,16 @@ def _gather(ctx: Context, op: Any, data: Any, indices: Any, axis: int, batch_dim
     if batch_dims != 0:
         raise NotConvertible(f"{op.type} with batch_dims={batch_dims}: only batch_dims=0 is supported")
     rank = len(ctx.shape(data))
-    out = ctx.emit("gather", op.name, [ctx.tf_order(data), _indices(ctx, op, indices)], ctx.shape(op.outputs[0]),
+    index, shape = _indices(ctx, op, indices), tuple(ctx.shape(op.outputs[0]))
+    if not ctx.shape(indices):  # a scalar index (x[:, t] of an unrolled loop) drops the axis: the
+        # emitters gather by a 1-D index, so gather one and drop the axis after
+        index = ctx.emit("reshape", f"{op.name}/index", [index], (1,), {"shape": (1,)}, source_op=op.type)
+        kept = shape[:axis % rank] + (1,) + shape[axis % rank:]
+        one = ctx.emit("gather", f"{op.name}/one", [ctx.tf_order(data), index], kept, {"axis": axis % rank},
+                       source_op=op.type, out_dtype=_dtype(data))
+        out = ctx.emit("reshape", op.name, [one], shape, {"shape": shape}, source_op=op.type)
+        return ctx.set(op.outputs[0], out)
+    out = ctx.emit("gather", op.name, [ctx.tf_order(data), index], shape,
                    {"axis": axis % rank}, source_op=op.type, out_dtype=_dtype(data))
     ctx.set(op.outputs[0], out)
 

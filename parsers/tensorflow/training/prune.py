@@ -83,12 +83,16 @@ def cut_inputs(view: GraphView, inputs: list[str]) -> list[str]:
 
 
 def keep_needed(view: GraphView, outputs: list[str]) -> int:
-    """Drop every node the outputs do not need (data edges only) and all control edges."""
+    """Drop every node the outputs do not need (data edges only) and all control edges, but those
+    that pin a constant into a TF1 loop frame (TF runs it there, and refuses the frame without)."""
     needed = view.ancestors([split_ref(o)[0] for o in outputs], control=False)
     dropped = {n for n in view.nodes if n not in needed}
     view.remove(dropped)
+    frames = any(n.op == "LoopCond" for n in view.graph_def.node)
     for node in view.graph_def.node:
         refs = [r for r in node.input if not r.startswith("^")]
+        if frames and not refs:
+            refs = [r for r in node.input if split_ref(r)[0] in view.nodes]
         if len(refs) != len(node.input):
             del node.input[:]
             node.input.extend(refs)

@@ -13,6 +13,7 @@ from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError,
 from ..loops import input_dependent, loop_hint
 from ..safety import LOOP_OPS
 from .graph import GraphView, make_const
+from .loop_variables import read_before_loops
 
 VARIABLES = ("VariableV2", "Variable", "VarHandleOp")
 EMA_SUFFIX = "/ExponentialMovingAverage"
@@ -39,7 +40,9 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
         raise InputError(f"the graph holds variables without values (e.g. '{names[0]}'), so it is not "
                          "frozen; pass the checkpoint prefix (model.ckpt) or the SavedModel instead")
     stored = reader.get_variable_to_shape_map()
-    handles = _resource_uses(view, {n for n in names if view.nodes[n].op == "VarHandleOp"})
+    resource_variables = {n for n in names if view.nodes[n].op == "VarHandleOp"}
+    read_before_loops(view, resource_variables)  # a loop's read-only kernels: their values ride the loop
+    handles = _resource_uses(view, resource_variables)
     shadows = 0
     for name in names:
         key = _key(view.nodes[name])
@@ -67,7 +70,7 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
             node.op = "Identity"
             node.attr["T"].CopyFrom(AttrValue(type=node.attr["dtype"].type))
             del node.attr["dtype"]
-        elif node.op == "Identity" and node.name in handles:  # a handle passed on: now its value
+        elif node.op in ("Identity", "Enter") and node.name in handles:  # a handle passed on: now its value
             node.attr["T"].type = view.nodes[handles[node.name]].attr["dtype"].type
         elif node.op == "ResourceGather" and node.input[0].split(":")[0] in handles:
             _gather_of_constant(view, node)
@@ -90,7 +93,7 @@ def _resource_uses(view: GraphView, variables: set[str]) -> dict[str, str]:
         used = next((i for i in node.input if not i.startswith("^") and i.split(":")[0] in handles), None)
         if used is None or node.op in ("ReadVariableOp", "ResourceGather"):
             continue
-        if node.op == "Identity":
+        if node.op in ("Identity", "Enter"):  # passed on (into a TF1 loop frame: read there)
             handles[name] = handles[used.split(":")[0]]
             continue
         if node.op in LOOP_OPS:
