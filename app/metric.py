@@ -25,10 +25,10 @@ import numpy as np
 EPS32 = float(np.finfo(np.float32).eps)  # 1.19e-7
 # float32 error of a correct conversion, in units of eps32 * max|ref| * sqrt(depth) (bench/float32_noise.py):
 # TF's own float32 output is up to 47 units from exact float64 arithmetic on EfficientNetV2-B0 (SE gates,
-# randomised BN; the worst zoo model), 6.5 on ResNet50, 0.6 on MobileNetV2; two correct float32 results can be
-# twice that apart, and were 78 units apart there (onnx vs TF). 128 covers that with room; at the default rtol
-# the floor decides past depth ~43.
-ROUNDING = 128.0
+# randomised BN; the worst zoo model), 6.5 on ResNet50, 0.6 on MobileNetV2. Two correct float32 results can be
+# twice that apart: 98 units between torch and TF there (the zoo's worst of 480 conversions). 160 leaves 1.6x
+# room; at the default rtol the floor decides past depth ~28 ops.
+ROUNDING = 160.0
 # the noise power a pass may have, relative to the signal: 40 dB = RMS error 1 % of the RMS signal at the
 # default rtol, never looser than 20 dB (a 10 % error) whatever --rtol says.
 SNR_FLOOR_DB = 40.0
