@@ -127,13 +127,26 @@ def _state_dict(model, values: dict[str, np.ndarray]):
     return result
 
 
+# A volume stays (N, D, H, W, C) in the IR (only rank-4 tensors change layout); the module takes NCDHW.
+_TO_MODULE = {5: (0, 4, 1, 2, 3)}
+_FROM_MODULE = {5: (0, 2, 3, 4, 1)}
+
+
+def module_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The module's input shape for the IR input `shape` (NCHW as is; a volume NDHWC -> NCDHW)."""
+    perm = _TO_MODULE.get(len(shape))
+    return tuple(shape[p] for p in perm) if perm else tuple(shape)
+
+
 def _run_torch(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """The module's outputs for IR-layout `inputs`, in the IR's layout."""
     import torch
 
     with torch.no_grad():
-        out = model(*[torch.from_numpy(x) for x in inputs])
-    outs = out if isinstance(out, (tuple, list)) else [out]
-    return [o.detach().numpy() for o in outs]
+        out = model(*[torch.from_numpy(np.ascontiguousarray(x.transpose(_TO_MODULE[x.ndim]))
+                                       if x.ndim in _TO_MODULE else x) for x in inputs])
+    outs = [o.detach().numpy() for o in (out if isinstance(out, (tuple, list)) else [out])]
+    return [o.transpose(_FROM_MODULE[o.ndim]) if o.ndim in _FROM_MODULE else o for o in outs]
 
 
 def _reference(source, graph, shapes: dict[str, tuple[int, ...]] | None, seed: int):
@@ -203,11 +216,12 @@ def run(req: IntoRequest) -> dict[str, Any]:
     preq = pipeline.Request(source=source, target="torch", input_shapes=dict(req.input_shapes), inputs=req.inputs,
                             outputs=req.outputs)
     graph, kind, seconds, notes = pipeline.load_graph(preq, passes=into_passes())
-    if len(graph.inputs) != 1 or len(graph.shape(graph.inputs[0])) != 4:
-        raise ArchitectureMismatch("--into maps models with one image input (N, C, H, W); this one has "
+    if len(graph.inputs) != 1 or len(graph.shape(graph.inputs[0])) not in (4, 5):
+        raise ArchitectureMismatch("--into maps models with one image input (N, C, H, W) or volume (N, C, D, H, W); "
+                                   "this one has "
                                    f"{[graph.shape(n) for n in graph.inputs]}")
     t0 = time.perf_counter()
-    shape = graph.shape(graph.inputs[0])
+    shape = module_shape(graph.shape(graph.inputs[0]))
     built = trace.build(req.target, req.kwargs, shape)
     model, traced = built.model, built.traced
     in_hw = trace.input_shapes_of(traced)
@@ -264,7 +278,8 @@ def run(req: IntoRequest) -> dict[str, Any]:
             "into": {"module": req.target, "kwargs": req.kwargs, "fix_pads": req.fix_pads, "map": req.pins},
             "files": files,
             "inputs": [{"source_name": graph.source_names.get(n, n), "name": module_layers.inputs[0],
-                        "shape": list(graph.shape(n)), "layout": "NCHW"} for n in graph.inputs],
+                        "shape": list(module_shape(graph.shape(n))),
+                        "layout": "NCHW" if len(graph.shape(n)) == 4 else "NCDHW"} for n in graph.inputs],
             "parameters": records,
             "pairs": [{"module": t.id, "tf": i.id, "kind": t.kind} for t, i in pairs],
             "differences": [{"module": f.path, "what": f.what, "detail": f.detail,

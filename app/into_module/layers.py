@@ -2,7 +2,7 @@
 pooling, activation or merge, with the shape-only steps (flatten, view, dropout, identity) left out.
 
 `ir_layers(graph)` builds it from the IR; trace.py builds it from the user's traced module. Kinds:
-conv, linear, bn, act, max_pool, avg_pool, global_avg, add, mul, sub, concat, softmax, pad, input,
+conv, conv_transpose, linear, bn, act, max_pool, avg_pool, global_avg, add, mul, sub, concat, softmax, pad, input,
 and `other:<op>` (matched only by an identical kind)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ COMMUTATIVE = frozenset({"add", "mul"})
 # IR activations -> (variant, arguments) as the semantics check compares them
 _IR_ACTIVATIONS = {"relu", "clip", "leaky_relu", "elu", "sigmoid", "hard_sigmoid", "tanh", "swish", "hard_swish",
                    "gelu"}
-_IR_TRANSPARENT = {"identity", "reshape"}
+_IR_TRANSPARENT = {"identity", "reshape", "transpose"}  # a layout change: the module has its own
 
 
 @dataclass
@@ -74,6 +74,11 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str]) -> Layer:
         attrs = {"weight": tuple(node.params["weight"].shape), "groups": int(a["groups"]), "stride": tuple(a["stride"]),
                  "dilation": tuple(a["dilation"]), "kernel": tuple(a["kernel"]), "bias": "bias" in node.params}
         return Layer(node.name, "conv", inputs, attrs, shape, node)
+    if op in ("conv_transpose2d", "conv_transpose3d"):
+        attrs = {"weight": tuple(node.params["weight"].shape), "groups": int(a.get("groups", 1)),
+                 "stride": tuple(a["stride"]), "dilation": tuple(a.get("dilation", (1,) * len(a["stride"]))),
+                 "kernel": tuple(a["kernel"]), "bias": "bias" in node.params}
+        return Layer(node.name, "conv_transpose", inputs, attrs, shape, node)
     if op == "linear":
         return Layer(node.name, "linear", inputs, {"weight": tuple(node.params["weight"].shape),
                                                    "bias": "bias" in node.params}, shape, node)

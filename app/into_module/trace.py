@@ -200,6 +200,10 @@ def _module_layer(path: str, m, inputs: list[str], shape) -> Layer | None:
         attrs = {"weight": tuple(m.weight.shape), "groups": m.groups, "stride": tuple(m.stride),
                  "dilation": tuple(m.dilation), "kernel": tuple(m.kernel_size), "bias": m.bias is not None}
         return Layer(path, "conv", inputs, attrs, shape, m)
+    if isinstance(m, (nn.ConvTranspose2d, nn.ConvTranspose3d)):
+        attrs = {"weight": tuple(m.weight.shape), "groups": m.groups, "stride": tuple(m.stride),
+                 "dilation": tuple(m.dilation), "kernel": tuple(m.kernel_size), "bias": m.bias is not None}
+        return Layer(path, "conv_transpose", inputs, attrs, shape, m)
     if isinstance(m, nn.Linear):
         return Layer(path, "linear", inputs, {"weight": tuple(m.weight.shape), "bias": m.bias is not None}, shape, m)
     if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d)):
@@ -244,7 +248,7 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
         return Layer(name, "act", inputs, {"variant": ("swish",)}, shape)
     if fname == "gelu":
         return Layer(name, "act", inputs, {"variant": ("gelu", kwargs.get("approximate", "none"))}, shape)
-    if fname in ("flatten", "view", "reshape", "contiguous", "dropout", "squeeze", "unsqueeze"):
+    if fname in ("flatten", "view", "reshape", "contiguous", "dropout", "squeeze", "unsqueeze", "permute", "transpose"):
         return None
     if fname == "softmax":
         dim = kwargs.get("dim", args[1] if len(args) > 1 else -1)

@@ -19,6 +19,8 @@ _KERNEL_TRANSFORMS = {
     "depthwise": "TF (kh, kw, in, mult) -> (in*mult, 1, kh, kw): depthwise, groups=in",
     "conv": "TF HWIO (kh, kw, in, out) -> OIHW (out, in, kh, kw)",
     "linear": "TF (in, out) -> (out, in)",
+    "conv_transpose2d": "TF (kh, kw, out, in) -> (in, out, kh, kw)",
+    "conv_transpose3d": "TF (kd, kh, kw, out, in) -> (in, out, kd, kh, kw)",
 }
 
 
@@ -32,6 +34,8 @@ def _tf_name(node, param: str) -> str:
 
 
 def _kernel_transform(layer: Layer, flattened: bool) -> str:
+    if layer.kind == "conv_transpose":
+        return _KERNEL_TRANSFORMS[layer.node.op]
     if layer.kind == "linear":
         text = _KERNEL_TRANSFORMS["linear"]
         return text + ("; input rows permuted from TF's NHWC flatten order to NCHW" if flattened else "")
@@ -52,7 +56,7 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str]) -> tuple[d
 
     for t, i in pairs:
         node = i.node
-        if t.kind in ("conv", "linear"):
+        if t.kind in ("conv", "conv_transpose", "linear"):
             put(t.id, "weight", node.params["weight"], _tf_name(node, "weight"),
                 _kernel_transform(i, i.id in flattened))
             if t.attrs["bias"]:

@@ -252,3 +252,68 @@ def keras_mobilenet_v2(alpha: float = 0.35, classes: int = 10):
     base = keras.applications.MobileNetV2(input_shape=(None, None, 3), alpha=alpha, weights=None, include_top=False,
                                           pooling="avg")
     return keras.Model(base.input, keras.layers.Dense(classes, name="predictions")(base.output))
+
+
+# ---- transposed convolutions (issue 24, the rest) ---------------------------------------------------
+class Upsampler(nn.Module):
+    """The usual hand port of Keras' Conv2DTranspose(k=3, s=2, 'same'): padding=1, output_padding=1 gives
+    the right size but keeps the full output's rows [1, 2n+1), TF keeps [0, 2n). The k=4 one is right."""
+
+    def __init__(self, up_padding: int = 1, up_output_padding: int = 1):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 8, 3, padding=1)
+        self.up = nn.ConvTranspose2d(8, 6, 3, 2, padding=up_padding, output_padding=up_output_padding)
+        self.up2 = nn.ConvTranspose2d(6, 3, 4, 2, padding=1)
+
+    def forward(self, x):
+        return self.up2(torch.relu(self.up(torch.relu(self.conv(x)))))
+
+
+def keras_upsampler():
+    import keras
+    from keras import layers as L
+
+    inp = keras.Input((None, None, 4))
+    x = L.Conv2D(8, 3, padding="same", activation="relu", name="conv")(inp)
+    x = L.Conv2DTranspose(6, 3, strides=2, padding="same", activation="relu", name="up")(x)
+    return keras.Model(inp, L.Conv2DTranspose(3, 4, strides=2, padding="same", name="up2")(x))
+
+
+class Upsampler3d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose3d(3, 2, 3, 2, padding=1, output_padding=1)
+
+    def forward(self, x):
+        return self.up(x)
+
+
+def keras_upsampler_3d():
+    import keras
+    from keras import layers as L
+
+    inp = keras.Input((5, 6, 7, 3))
+    return keras.Model(inp, L.Conv3DTranspose(2, 3, strides=2, padding="same", name="up")(inp))
+
+
+class Deconv(nn.Module):
+    """TF1's tf.nn.conv2d_transpose (Conv2DBackpropInput) + bias_add, ported by hand."""
+
+    def __init__(self, padding: int = 1, output_padding: int = 1, out_channels: int = 4):
+        super().__init__()
+        self.deconv = nn.ConvTranspose2d(3, out_channels, 3, 2, padding=padding, output_padding=output_padding)
+
+    def forward(self, x):
+        return self.deconv(x)
+
+
+def tf1_deconv(x, out_hw: tuple[int, int] = (14, 14), padding: str = "SAME", seed: int = 5):
+    """tf.nn.conv2d_transpose to `out_hw` (stride 2, 3x3) + bias_add on an NHWC placeholder."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(seed)
+    kernel = tf.constant(rng.normal(0, 0.3, (3, 3, 4, 3)).astype(np.float32))
+    bias = tf.constant(rng.normal(0, 0.2, 4).astype(np.float32))
+    y = tf.nn.conv2d_transpose(x, kernel, [int(x.shape[0]), *out_hw, 4], strides=2, padding=padding)
+    return tf.identity(tf.nn.bias_add(y, bias), name="y")
