@@ -15,6 +15,7 @@ import copy
 import importlib.util
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,8 @@ def _flattened(graph) -> set[str]:
         flat = index.producer(node.inputs[0])
         if flat is not None and flat.op == "reshape":
             shape = graph.shape(flat.inputs[0])
-            if len(shape) == 4 and shape[2] * shape[3] > 1:
+            rows = graph.shape(flat.output)[0]  # (N, C*H*W): a flatten; (N*T, heads*dim): tokens, no permutation
+            if len(shape) == 4 and shape[2] * shape[3] > 1 and rows == shape[0]:
                 found.add(node.name)
     return found
 
@@ -158,9 +160,49 @@ def _reference(source, graph, shapes: dict[str, tuple[int, ...]] | None, seed: i
 
 
 def _random_inputs(graph, shapes: dict[str, tuple[int, ...]] | None, seed: int) -> list[np.ndarray]:
+    """Standard normal; token ids and masks whole numbers in their valid range (as verify feeds them)."""
+    from .. import token_inputs
+
     rng = np.random.default_rng(seed)
     dims = shapes or {n: graph.shape(n) for n in graph.inputs}
-    return [rng.standard_normal(dims[n]).astype(np.float32) for n in graph.inputs]
+    inputs = []
+    for n in graph.inputs:
+        ids = token_inputs.value_range(graph, n)
+        inputs.append(rng.integers(*ids, dims[n]).astype(graph.tensors[n].dtype) if ids is not None
+                      else rng.standard_normal(dims[n]).astype(np.float32))
+    return inputs
+
+
+def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, str]:
+    """(the whole table, its TF name) for module embedding `t` of constant ids (positions) paired with
+    the constant TF adds: its first rows only (TF1 BERT slices the table to the sequence length, and the
+    slice folds); the rest are read from the checkpoint's variable that starts with those rows."""
+    from tf_convert.convert.ir import lazy
+
+    rows, width = t.attrs["weight"]
+    known = np.asarray(lazy.materialize(i.node.params["value"]), np.float32).reshape(-1, width)
+    if known.shape[0] == rows:
+        return known, i.node.name
+    bundle = _checkpoint(source)
+    for key in bundle.keys() if bundle is not None else []:
+        if tuple(bundle.shape(key)) == (rows, width):
+            value = np.asarray(bundle.read(key), np.float32)
+            if np.array_equal(value[:known.shape[0]], known):
+                return value, key
+    raise ArchitectureMismatch(f"module path '{t.id}' is a ({rows}, {width}) table; TF's graph adds only its first "
+                               f"{known.shape[0]} rows (constant '{i.node.name}') and the source has no variable "
+                               f"that holds the rest: convert a graph built at sequence length {rows}")
+
+
+def _checkpoint(source):
+    """The TF1 checkpoint bundle behind `source`, or None."""
+    from tf_convert.parsers.tensorflow.bundle import Bundle
+
+    path = Path(str(source.path))
+    for prefix in (path, path.with_suffix("")):
+        if Path(f"{prefix}.index").is_file():
+            return Bundle(prefix)
+    return None
 
 
 def _compare(model, inputs: list[np.ndarray], expected: list[np.ndarray]) -> dict[str, Any]:
@@ -216,12 +258,12 @@ def run(req: IntoRequest) -> dict[str, Any]:
     preq = pipeline.Request(source=source, target="torch", input_shapes=dict(req.input_shapes), inputs=req.inputs,
                             outputs=req.outputs)
     graph, kind, seconds, notes = pipeline.load_graph(preq, passes=into_passes())
-    if len(graph.inputs) != 1 or len(graph.shape(graph.inputs[0])) not in (4, 5):
-        raise ArchitectureMismatch("--into maps models with one image input (N, C, H, W) or volume (N, C, D, H, W); "
-                                   "this one has "
-                                   f"{[graph.shape(n) for n in graph.inputs]}")
+    images = [len(graph.shape(n)) in (4, 5) and graph.tensors[n].dtype == "float32" for n in graph.inputs]
+    if any(images) and len(graph.inputs) != 1:
+        raise ArchitectureMismatch("--into maps models with one image input (N, C, H, W) or volume (N, C, D, H, W), "
+                                   f"or token inputs; this one has {[graph.shape(n) for n in graph.inputs]}")
     t0 = time.perf_counter()
-    shape = module_shape(graph.shape(graph.inputs[0]))
+    shape = [(module_shape(graph.shape(n)), graph.tensors[n].dtype) for n in graph.inputs]
     built = trace.build(req.target, req.kwargs, shape)
     model, traced = built.model, built.traced
     in_hw = trace.input_shapes_of(traced)
@@ -232,7 +274,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
     pairs = [(module_layers.layers[t], ir_layers.layers[i]) for t, i in paired.items()]
     order = list(module_layers.layers)
     pairs.sort(key=lambda p: order.index(p[0].id))
-    values, records = transforms.parameters(pairs, _flattened(graph))
+    values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source))
     state = _state_dict(model, values)
     seconds["match"] = round(time.perf_counter() - t0, 3)
 

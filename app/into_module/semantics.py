@@ -107,6 +107,14 @@ def check(pairs: list[tuple[Layer, Layer]], in_hw: dict[str, tuple]) -> list[Fin
             findings.extend(_window(t, i, in_hw))
         elif t.kind == "conv_transpose" and t.node is not None:
             findings.extend(_transposed_crop(t, i, in_hw))
+        elif t.kind == "other:matmul":
+            findings.extend(_attention_scale(t, i, pairs))
+        elif t.kind == "layer_norm" and "epsilon" in i.node.attrs:  # TF1 BERT's 1e-12, nn.LayerNorm's 1e-5
+            eps, theirs = float(t.node.eps), float(i.node.attrs["epsilon"])
+            if abs(eps - theirs) > 1e-6 * theirs:  # TF stores 1e-12 as float32
+                findings.append(Finding(t.id, "epsilon", f"eps={eps:g}, TF's epsilon is {theirs:.3g}",
+                                        {"path": t.id, "op": "attribute", "name": "eps", "value": theirs},
+                                        f"construct '{t.id}' with eps={theirs:.3g}"))
         elif t.kind == "bn" and "epsilon" in i.node.attrs:
             eps, theirs = float(t.node.eps), float(i.node.attrs["epsilon"])
             if abs(eps - theirs) > 1e-12 * max(1.0, theirs):
@@ -130,6 +138,8 @@ def _sides(pads) -> str:
 
 
 def _name(variant: tuple) -> str:
+    if variant[0] == "gelu":
+        return {"none": "gelu (erf)", "tanh": "gelu (tanh approximation)"}.get(variant[1], f"gelu({variant[1]})")
     if variant[0] == "clip":
         return "ReLU6" if variant[1:] == (0.0, 6.0) else f"clip{variant[1:]}"
     return variant[0] + (f"({', '.join(map(str, variant[1:]))})" if len(variant) > 1 else "")
@@ -177,3 +187,26 @@ def _transposed_crop(t: Layer, i: Layer, in_hw: dict[str, tuple]) -> list[Findin
               f"{'x'.join(map(str, size))} ({axes}; negative: rows past the full output); "
               f"{_torch_can_express(theirs, m)}")
     return [Finding(t.id, "padding", detail, {"path": t.id, "op": "conv_transpose", "crop": [list(c) for c in theirs]})]
+
+
+# ---- attention: the scale on the scores ----------------------------------------------------------------
+def _attention_scale(t: Layer, i: Layer, pairs: list[tuple[Layer, Layer]]) -> list[Finding]:
+    """A product of two activations (attention scores) times the constants on it and on its operands
+    (Keras scales the query, BERT the scores: the same product) on each side."""
+    partner = {tl.id: il for tl, il in pairs}
+    by_id = {tl.id: tl for tl, _ in pairs}
+
+    def total(layer: Layer, lookup) -> float:
+        factor = layer.scale
+        for name in layer.inputs:
+            operand = lookup(name)
+            factor *= operand.scale if operand is not None else 1.0
+        return factor
+
+    ours = total(t, by_id.get)
+    ir_by_id = {il.id: il for il in partner.values()}
+    theirs = total(i, ir_by_id.get)
+    if abs(ours - theirs) <= 1e-6 * max(abs(theirs), 1e-12):
+        return []
+    return [Finding(t.label, "scale", f"the module scales the product by {ours:.6g}, TF by {theirs:.6g}", None,
+                    f"scale it by {theirs:.6g} (1/sqrt(head_dim) when TF's is that)")]
