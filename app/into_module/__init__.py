@@ -173,6 +173,18 @@ def _random_inputs(graph, shapes: dict[str, tuple[int, ...]] | None, seed: int) 
     return inputs
 
 
+def _check_input_order(module_inputs: list[str], graph, paired: dict[str, str]) -> None:
+    """The module is fed TF's inputs in TF's order: refused (by name) where its forward takes them in another."""
+    want = [paired.get(name) for name in module_inputs]
+    if len(module_inputs) > 1 and want != list(graph.inputs):
+        def source(n: str) -> str:
+            return graph.source_names.get(n, n).removesuffix(":0")
+
+        raise ArchitectureMismatch(f"the module's forward takes {module_inputs} where TF's inputs are, in its order, "
+                                   f"{[source(n) for n in graph.inputs]}; pass --inputs "
+                                   f"{','.join(source(n) for n in want if n is not None)}")
+
+
 def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, str]:
     """(the whole table, its TF name) for module embedding `t` of constant ids (positions) paired with
     the constant TF adds: its first rows only (TF1 BERT slices the table to the sequence length, and the
@@ -271,6 +283,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
     paired = match.match(module_layers, ir_layers, _pins(req.pins, module_layers, ir_layers))
     if isinstance(paired, match.Mismatch):
         raise ArchitectureMismatch(paired.message())
+    _check_input_order(module_layers.inputs, graph, paired)
     pairs = [(module_layers.layers[t], ir_layers.layers[i]) for t, i in paired.items()]
     order = list(module_layers.layers)
     pairs.sort(key=lambda p: order.index(p[0].id))

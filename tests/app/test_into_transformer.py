@@ -169,3 +169,11 @@ def test_a_missing_attention_scale_is_named(encoder, tmp_path):
     message = str(failure.value)
     assert failure.value.exit_code == 4 and "scale differs: the module scales the product by 1, TF by 0.353553" \
         in message and "pads.apply() cannot fix this" in message, message
+
+
+def test_inputs_in_another_order_than_forward_are_refused_by_name(bert_ckpt, tmp_path):
+    """forward(input_ids, attention_mask, token_type_ids) is fed TF's inputs in TF's order: a different
+    --inputs order is refused with the order to pass (ids and masks pair by what reads them)."""
+    code, _, err = run_cli("tf2torch", bert_ckpt, "--inputs", "input_mask,input_ids,segment_ids", "--outputs",
+                           OUTPUTS_ARG, "--into", f"{MODULES}:BertModel", "-o", tmp_path / "out")
+    assert code == 3 and "pass --inputs input_ids,input_mask,segment_ids" in err, err
