@@ -1,9 +1,12 @@
 """The common form both sides are matched in: a small graph of layers (`Layer`), one per parametric layer,
-pooling, activation or merge, with the shape-only steps (flatten, view, dropout, identity) left out.
+pooling, activation or merge, with the shape-only steps (flatten, view, permute, dropout, identity, casts,
+arithmetic with a constant) read through; a constant factor is kept as the layer's `scale` (the attention
+scale is compared).
 
 `ir_layers(graph)` builds it from the IR; trace.py builds it from the user's traced module. Kinds:
-conv, conv_transpose, linear, bn, act, max_pool, avg_pool, global_avg, add, mul, sub, concat, softmax, pad, input,
-and `other:<op>` (matched only by an identical kind)."""
+conv, conv_transpose, linear, bn, embedding, layer_norm, act, max_pool, avg_pool, global_avg, add, mul, sub,
+concat, softmax, pad, input, const (a table added as a constant: positions), and `other:<op>` (matched only by
+an identical kind: a product of two activations is `other:matmul` on both sides)."""
 
 from __future__ import annotations
 

@@ -73,8 +73,11 @@ def _into_bert(prefix: Path, out: Path, **options):
 # ---- TF1 BERT into BertModel ------------------------------------------------------------------------
 def test_bert_checkpoint_into_hf_bert_model(bert_ckpt, tmp_path):
     out = tmp_path / "out"
-    doc = _into_bert(bert_ckpt, out, verify=True)
+    doc = _into_bert(bert_ckpt, out, verify=True, layers=True)
     assert not doc["differences"] and doc["verify"]["passed"], doc["verify"]
+    rows = {row["module"]: row for row in doc["verify"]["layers"]}  # per module path, TF's (tokens, features)
+    assert {"embeddings.word_embeddings", "encoder.layer.1.attention.self.key", "pooler.dense"} <= set(rows)
+    assert all(row["passed"] for row in rows.values()), rows
     records = {r["parameter"]: r for r in doc["parameters"]}
     # Q, K, V have one shape: each pairs with TF's by where it is used, and the record names its variable
     for layer in range(CFG.layers):
