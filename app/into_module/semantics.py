@@ -192,21 +192,17 @@ def _transposed_crop(t: Layer, i: Layer, in_hw: dict[str, tuple]) -> list[Findin
 # ---- attention: the scale on the scores ----------------------------------------------------------------
 def _attention_scale(t: Layer, i: Layer, pairs: list[tuple[Layer, Layer]]) -> list[Finding]:
     """A product of two activations (attention scores) times the constants on it and on its operands
-    (Keras scales the query, BERT the scores: the same product) on each side."""
-    partner = {tl.id: il for tl, il in pairs}
-    by_id = {tl.id: tl for tl, _ in pairs}
-
-    def total(layer: Layer, lookup) -> float:
-        factor = layer.scale
-        for name in layer.inputs:
-            operand = lookup(name)
-            factor *= operand.scale if operand is not None else 1.0
-        return factor
-
-    ours = total(t, by_id.get)
-    ir_by_id = {il.id: il for il in partner.values()}
-    theirs = total(i, ir_by_id.get)
+    (Keras scales the query, BERT the scores: the same product), on each side."""
+    ours = _product_scale(t, {tl.id: tl for tl, _ in pairs})
+    theirs = _product_scale(i, {il.id: il for _, il in pairs})
     if abs(ours - theirs) <= 1e-6 * max(abs(theirs), 1e-12):
         return []
     return [Finding(t.label, "scale", f"the module scales the product by {ours:.6g}, TF by {theirs:.6g}", None,
                     f"scale it by {theirs:.6g} (1/sqrt(head_dim) when TF's is that)")]
+
+
+def _product_scale(layer: Layer, paired: dict[str, Layer]) -> float:
+    factor = layer.scale
+    for name in layer.inputs:
+        factor *= paired[name].scale if name in paired else 1.0
+    return factor
