@@ -15,6 +15,7 @@ import copy
 import importlib.util
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,8 @@ def _flattened(graph) -> set[str]:
         flat = index.producer(node.inputs[0])
         if flat is not None and flat.op == "reshape":
             shape = graph.shape(flat.inputs[0])
-            if len(shape) == 4 and shape[2] * shape[3] > 1:
+            rows = graph.shape(flat.output)[0]  # (N, C*H*W): a flatten; (N*T, heads*dim): tokens, no permutation
+            if len(shape) == 4 and shape[2] * shape[3] > 1 and rows == shape[0]:
                 found.add(node.name)
     return found
 
@@ -127,13 +129,26 @@ def _state_dict(model, values: dict[str, np.ndarray]):
     return result
 
 
+# A volume stays (N, D, H, W, C) in the IR (only rank-4 tensors change layout); the module takes NCDHW.
+_TO_MODULE = {5: (0, 4, 1, 2, 3)}
+_FROM_MODULE = {5: (0, 2, 3, 4, 1)}
+
+
+def module_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The module's input shape for the IR input `shape` (NCHW as is; a volume NDHWC -> NCDHW)."""
+    perm = _TO_MODULE.get(len(shape))
+    return tuple(shape[p] for p in perm) if perm else tuple(shape)
+
+
 def _run_torch(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """The module's outputs for IR-layout `inputs`, in the IR's layout."""
     import torch
 
     with torch.no_grad():
-        out = model(*[torch.from_numpy(x) for x in inputs])
-    outs = out if isinstance(out, (tuple, list)) else [out]
-    return [o.detach().numpy() for o in outs]
+        out = model(*[torch.from_numpy(np.ascontiguousarray(x.transpose(_TO_MODULE[x.ndim]))
+                                       if x.ndim in _TO_MODULE else x) for x in inputs])
+    outs = [o.detach().numpy() for o in (out if isinstance(out, (tuple, list)) else [out])]
+    return [o.transpose(_FROM_MODULE[o.ndim]) if o.ndim in _FROM_MODULE else o for o in outs]
 
 
 def _reference(source, graph, shapes: dict[str, tuple[int, ...]] | None, seed: int):
@@ -145,9 +160,61 @@ def _reference(source, graph, shapes: dict[str, tuple[int, ...]] | None, seed: i
 
 
 def _random_inputs(graph, shapes: dict[str, tuple[int, ...]] | None, seed: int) -> list[np.ndarray]:
+    """Standard normal; token ids and masks whole numbers in their valid range (as verify feeds them)."""
+    from .. import token_inputs
+
     rng = np.random.default_rng(seed)
     dims = shapes or {n: graph.shape(n) for n in graph.inputs}
-    return [rng.standard_normal(dims[n]).astype(np.float32) for n in graph.inputs]
+    inputs = []
+    for n in graph.inputs:
+        ids = token_inputs.value_range(graph, n)
+        inputs.append(rng.integers(*ids, dims[n]).astype(graph.tensors[n].dtype) if ids is not None
+                      else rng.standard_normal(dims[n]).astype(np.float32))
+    return inputs
+
+
+def _check_input_order(module_inputs: list[str], graph, paired: dict[str, str]) -> None:
+    """The module is fed TF's inputs in TF's order: refused (by name) where its forward takes them in another."""
+    want = [paired.get(name) for name in module_inputs]
+    if len(module_inputs) > 1 and want != list(graph.inputs):
+        def source(n: str) -> str:
+            return graph.source_names.get(n, n).removesuffix(":0")
+
+        raise ArchitectureMismatch(f"the module's forward takes {module_inputs} where TF's inputs are, in its order, "
+                                   f"{[source(n) for n in graph.inputs]}; pass --inputs "
+                                   f"{','.join(source(n) for n in want if n is not None)}")
+
+
+def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, str]:
+    """(the whole table, its TF name) for module embedding `t` of constant ids (positions) paired with
+    the constant TF adds: its first rows only (TF1 BERT slices the table to the sequence length, and the
+    slice folds); the rest are read from the checkpoint's variable that starts with those rows."""
+    from tf_convert.convert.ir import lazy
+
+    rows, width = t.attrs["weight"]
+    known = np.asarray(lazy.materialize(i.node.params["value"]), np.float32).reshape(-1, width)
+    if known.shape[0] == rows:
+        return known, i.node.name
+    bundle = _checkpoint(source)
+    for key in bundle.keys() if bundle is not None else []:
+        if tuple(bundle.shape(key)) == (rows, width):
+            value = np.asarray(bundle.read(key), np.float32)
+            if np.array_equal(value[:known.shape[0]], known):
+                return value, key
+    raise ArchitectureMismatch(f"module path '{t.id}' is a ({rows}, {width}) table; TF's graph adds only its first "
+                               f"{known.shape[0]} rows (constant '{i.node.name}') and the source has no variable "
+                               f"that holds the rest: convert a graph built at sequence length {rows}")
+
+
+def _checkpoint(source):
+    """The TF1 checkpoint bundle behind `source`, or None."""
+    from tf_convert.parsers.tensorflow.bundle import Bundle
+
+    path = Path(str(source.path))
+    for prefix in (path, path.with_suffix("")):
+        if Path(f"{prefix}.index").is_file():
+            return Bundle(prefix)
+    return None
 
 
 def _compare(model, inputs: list[np.ndarray], expected: list[np.ndarray]) -> dict[str, Any]:
@@ -203,11 +270,12 @@ def run(req: IntoRequest) -> dict[str, Any]:
     preq = pipeline.Request(source=source, target="torch", input_shapes=dict(req.input_shapes), inputs=req.inputs,
                             outputs=req.outputs)
     graph, kind, seconds, notes = pipeline.load_graph(preq, passes=into_passes())
-    if len(graph.inputs) != 1 or len(graph.shape(graph.inputs[0])) != 4:
-        raise ArchitectureMismatch("--into maps models with one image input (N, C, H, W); this one has "
-                                   f"{[graph.shape(n) for n in graph.inputs]}")
+    images = [len(graph.shape(n)) in (4, 5) and graph.tensors[n].dtype == "float32" for n in graph.inputs]
+    if any(images) and len(graph.inputs) != 1:
+        raise ArchitectureMismatch("--into maps models with one image input (N, C, H, W) or volume (N, C, D, H, W), "
+                                   f"or token inputs; this one has {[graph.shape(n) for n in graph.inputs]}")
     t0 = time.perf_counter()
-    shape = graph.shape(graph.inputs[0])
+    shape = [(module_shape(graph.shape(n)), graph.tensors[n].dtype) for n in graph.inputs]
     built = trace.build(req.target, req.kwargs, shape)
     model, traced = built.model, built.traced
     in_hw = trace.input_shapes_of(traced)
@@ -215,10 +283,11 @@ def run(req: IntoRequest) -> dict[str, Any]:
     paired = match.match(module_layers, ir_layers, _pins(req.pins, module_layers, ir_layers))
     if isinstance(paired, match.Mismatch):
         raise ArchitectureMismatch(paired.message())
+    _check_input_order(module_layers.inputs, graph, paired)
     pairs = [(module_layers.layers[t], ir_layers.layers[i]) for t, i in paired.items()]
     order = list(module_layers.layers)
     pairs.sort(key=lambda p: order.index(p[0].id))
-    values, records = transforms.parameters(pairs, _flattened(graph))
+    values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source))
     state = _state_dict(model, values)
     seconds["match"] = round(time.perf_counter() - t0, 3)
 
@@ -264,7 +333,8 @@ def run(req: IntoRequest) -> dict[str, Any]:
             "into": {"module": req.target, "kwargs": req.kwargs, "fix_pads": req.fix_pads, "map": req.pins},
             "files": files,
             "inputs": [{"source_name": graph.source_names.get(n, n), "name": module_layers.inputs[0],
-                        "shape": list(graph.shape(n)), "layout": "NCHW"} for n in graph.inputs],
+                        "shape": list(module_shape(graph.shape(n))),
+                        "layout": "NCHW" if len(graph.shape(n)) == 4 else "NCDHW"} for n in graph.inputs],
             "parameters": records,
             "pairs": [{"module": t.id, "tf": i.id, "kind": t.kind} for t, i in pairs],
             "differences": [{"module": f.path, "what": f.what, "detail": f.detail,

@@ -17,17 +17,19 @@ def fixable(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
 
 def source(findings: list[Finding], model: str, factory: str) -> str:
     """The text of pads.py for the fixable `findings`."""
-    pads, attributes, activations = {}, {}, {}
+    pads, attributes, activations, crops = {}, {}, {}, {}
     for f in findings:
         fix = f.fix or {}
         if fix.get("op") in ("conv", "max_pool", "avg_pool"):
             pads[fix["path"]] = {"same": True} if fix.get("same") else {"pads": list(fix["pads"])}
+        elif fix.get("op") == "conv_transpose":
+            crops[fix["path"]] = [tuple(c) for c in fix["crop"]]
         elif fix.get("op") == "attribute":
             attributes[fix["path"]] = (fix["name"], fix["value"])
         elif fix.get("op") == "module":
             activations[fix["path"]] = (fix["class"], dict(fix["kwargs"]))
     return TEMPLATE.read_text().format(model=model, factory=factory, pads=fmt(pads), attributes=fmt(attributes),
-                                       activations=fmt(activations))
+                                       activations=fmt(activations), crops=fmt(crops))
 
 
 def fmt(table: dict) -> str:

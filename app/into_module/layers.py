@@ -1,9 +1,12 @@
 """The common form both sides are matched in: a small graph of layers (`Layer`), one per parametric layer,
-pooling, activation or merge, with the shape-only steps (flatten, view, dropout, identity) left out.
+pooling, activation or merge, with the shape-only steps (flatten, view, permute, dropout, identity, casts,
+arithmetic with a constant) read through; a constant factor is kept as the layer's `scale` (the attention
+scale is compared).
 
 `ir_layers(graph)` builds it from the IR; trace.py builds it from the user's traced module. Kinds:
-conv, linear, bn, act, max_pool, avg_pool, global_avg, add, mul, sub, concat, softmax, pad, input,
-and `other:<op>` (matched only by an identical kind)."""
+conv, conv_transpose, linear, bn, embedding, layer_norm, act, max_pool, avg_pool, global_avg, add, mul, sub,
+concat, softmax, pad, input, const (a table added as a constant: positions), and `other:<op>` (matched only by
+an identical kind: a product of two activations is `other:matmul` on both sides)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,9 @@ COMMUTATIVE = frozenset({"add", "mul"})
 # IR activations -> (variant, arguments) as the semantics check compares them
 _IR_ACTIVATIONS = {"relu", "clip", "leaky_relu", "elu", "sigmoid", "hard_sigmoid", "tanh", "swish", "hard_swish",
                    "gelu"}
-_IR_TRANSPARENT = {"identity", "reshape"}
+# a layout change (the module has its own), a cast, one_hot (its matmul is the embedding lookup)
+_IR_TRANSPARENT = {"identity", "reshape", "transpose", "cast", "one_hot"}
+_ARITHMETIC = {"add", "mul", "sub", "div"}  # with a constant operand: transparent (an attention scale, a mask)
 
 
 @dataclass
@@ -29,6 +34,7 @@ class Layer:
     shape: tuple[int, ...] = ()  # output shape at the conversion size (NCHW)
     node: Any = None  # the IR Node, or the torch module (None for a functional call)
     where: str = ""  # how messages name it, when not by its id (a functional call in forward)
+    scale: float = 1.0  # constant factors applied to its output before the next layer (an attention scale)
 
     @property
     def label(self) -> str:
@@ -67,13 +73,29 @@ def activation_variant(op: str, attrs: dict[str, Any]) -> tuple:
     return (op,)
 
 
-def _ir_layer(graph: Graph, node: Node, inputs: list[str]) -> Layer:
+def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Node], one_hots: set[str]) -> Layer:
     op, a = node.op, node.attrs
+    if op == "gather" and node.inputs[0] in consts and int(a.get("axis", 0)) == 0:  # an embedding lookup
+        table = consts[node.inputs[0]]
+        return Layer(node.name, "embedding", inputs, {"weight": tuple(table.params["value"].shape), "table": table},
+                     tuple(graph.shape(node.output)), node)
+    if op == "linear" and node.inputs[0] in one_hots:  # one_hot @ table: a lookup too
+        weight = node.params["weight"]  # (out, in) = table transposed
+        return Layer(node.name, "embedding", inputs, {"weight": (weight.shape[1], weight.shape[0])},
+                     tuple(graph.shape(node.output)), node)
+    if op == "layer_norm":
+        return Layer(node.name, "layer_norm", inputs, {"features": int(graph.shape(node.output)[-1])},
+                     tuple(graph.shape(node.output)), node)
     shape = tuple(graph.shape(node.output))
     if op == "conv2d":
         attrs = {"weight": tuple(node.params["weight"].shape), "groups": int(a["groups"]), "stride": tuple(a["stride"]),
                  "dilation": tuple(a["dilation"]), "kernel": tuple(a["kernel"]), "bias": "bias" in node.params}
         return Layer(node.name, "conv", inputs, attrs, shape, node)
+    if op in ("conv_transpose2d", "conv_transpose3d"):
+        attrs = {"weight": tuple(node.params["weight"].shape), "groups": int(a.get("groups", 1)),
+                 "stride": tuple(a["stride"]), "dilation": tuple(a.get("dilation", (1,) * len(a["stride"]))),
+                 "kernel": tuple(a["kernel"]), "bias": "bias" in node.params}
+        return Layer(node.name, "conv_transpose", inputs, attrs, shape, node)
     if op == "linear":
         return Layer(node.name, "linear", inputs, {"weight": tuple(node.params["weight"].shape),
                                                    "bias": "bias" in node.params}, shape, node)
@@ -97,13 +119,41 @@ def ir_layers(graph: Graph) -> LayerGraph:
     """The IR graph as layers: constants and shape-only nodes left out (their readers read through them)."""
     alias: dict[str, str] = {name: name for name in graph.inputs}
     layers = {name: Layer(name, "input", [], {}, tuple(graph.shape(name))) for name in graph.inputs}
+    consts = {node.output: node for node in graph.nodes if node.op == "const"}
+    one_hots = {node.output for node in graph.nodes if node.op == "one_hot"}
     for node in graph.nodes:
         if node.op == "const":
             continue
+        if node.op == "add":  # a table added as a constant: TF1 BERT's position embeddings, sliced and folded
+            for name in node.inputs:
+                if name in consts and _is_table(consts[name]) and name not in alias:
+                    layers[name] = Layer(name, "const", [], {"shape": tuple(consts[name].params["value"].shape)},
+                                         tuple(graph.shape(name)), consts[name])
+                    alias[name] = name
         inputs = [alias[i] for i in node.inputs if i in alias]
-        if node.op in _IR_TRANSPARENT and len(inputs) == 1:
+        if (node.op in _IR_TRANSPARENT or node.op in _ARITHMETIC) and len(inputs) == 1:
             alias[node.output] = inputs[0]
+            layers[inputs[0]].scale *= _scalar_factor(node, consts)
             continue
-        layers[node.name] = _ir_layer(graph, node, inputs)
+        layers[node.name] = _ir_layer(graph, node, inputs, consts, one_hots)
         alias[node.output] = node.name
     return LayerGraph(layers, [alias[o] for o in graph.outputs], list(graph.inputs))
+
+
+def _is_table(const: Node) -> bool:
+    """A float constant with two axes longer than 1 (rows of a table, not a per-channel vector)."""
+    value = const.params.get("value")
+    return value is not None and value.dtype.kind == "f" and sum(1 for d in value.shape if d > 1) >= 2
+
+
+def _scalar_factor(node: Node, consts: dict[str, Node]) -> float:
+    """The constant a mul/div by one scalar multiplies by (1.0 for any other transparent node)."""
+    import numpy as np
+
+    if node.op not in ("mul", "div") or len(node.inputs) != 2:
+        return 1.0
+    value = [consts[i].params["value"] for i in node.inputs if i in consts]
+    if len(value) != 1 or np.size(value[0]) != 1 or (node.op == "div" and node.inputs[1] not in consts):
+        return 1.0
+    factor = float(np.asarray(value[0]).reshape(()))
+    return factor if node.op == "mul" else 1.0 / factor

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .layers import COMMUTATIVE, Layer, LayerGraph, named
 
 
@@ -39,6 +41,23 @@ def _architecture(t: Layer, i: Layer) -> str | None:
         for key in ("stride", "dilation"):
             if ta[key] != ia[key]:
                 return f"{key} {ta[key]} where TF has {ia[key]}"
+    elif t.kind == "conv_transpose":
+        if ta["groups"] != ia["groups"]:
+            return f"groups={ta['groups']} where TF has groups={ia['groups']}"
+        if ta["weight"] != ia["weight"]:
+            return f"weight shape {ta['weight']} (in, out, k...) where TF has {ia['weight']}"
+        for key in ("stride", "dilation"):
+            if ta[key] != ia[key]:
+                return f"{key} {ta[key]} where TF has {ia[key]}"
+    elif t.kind in ("embedding", "layer_norm"):
+        key = "weight" if t.kind == "embedding" else "features"
+        if ta[key] != ia[key]:
+            return f"{t.describe()} where TF has {i.describe()}"
+    elif t.kind == "const":  # an embedding of constant ids (positions) against TF's sliced table
+        rows, width = ta["weight"]
+        shape = ia["shape"]
+        if shape[-1] != width or int(np.prod(shape[:-1])) > rows:
+            return f"a ({rows}, {width}) table where TF adds a constant {shape}"
     elif t.kind == "linear":
         if ta["weight"] != ia["weight"]:
             return f"weight shape {ta['weight']} (out, in) where TF has {ia['weight']}"
@@ -122,7 +141,7 @@ def match(module: LayerGraph, ir: LayerGraph, pinned: dict[str, str] | None = No
         sys.setrecursionlimit(limit)
     if failure is not None:
         return failure
-    params = ("conv", "linear", "bn")
+    params = ("conv", "conv_transpose", "linear", "bn", "embedding", "layer_norm", "const")
     for name, layer in module.layers.items():
         if name not in walk.t2i and layer.kind in params:
             return Mismatch(name, "-", f"{layer.describe()} computes nothing the outputs use (no TF partner)")

@@ -96,7 +96,7 @@ def check(pairs: list[tuple[Layer, Layer]], in_hw: dict[str, tuple]) -> list[Fin
     conversion's size."""
     findings: list[Finding] = []
     for t, i in pairs:
-        if t.kind in ("conv", "linear") and "bias" in i.node.params and not t.attrs["bias"]:
+        if t.kind in ("conv", "conv_transpose", "linear") and "bias" in i.node.params and not t.attrs["bias"]:
             findings.append(Finding(t.id, "bias", "the module has bias=False, TF adds a bias", None,
                                     f"construct '{t.id}' with bias=True"))
         if t.kind in ("conv", "max_pool", "avg_pool") and t.node is not None:
@@ -105,6 +105,16 @@ def check(pairs: list[tuple[Layer, Layer]], in_hw: dict[str, tuple]) -> list[Fin
                                         {"path": t.id, "op": "conv", **_pad_rule(i)}))
                 continue
             findings.extend(_window(t, i, in_hw))
+        elif t.kind == "conv_transpose" and t.node is not None:
+            findings.extend(_transposed_crop(t, i, in_hw))
+        elif t.kind == "other:matmul":
+            findings.extend(_attention_scale(t, i, pairs))
+        elif t.kind == "layer_norm" and "epsilon" in i.node.attrs:  # TF1 BERT's 1e-12, nn.LayerNorm's 1e-5
+            eps, theirs = float(t.node.eps), float(i.node.attrs["epsilon"])
+            if abs(eps - theirs) > 1e-6 * theirs:  # TF stores 1e-12 as float32
+                findings.append(Finding(t.id, "epsilon", f"eps={eps:g}, TF's epsilon is {theirs:.3g}",
+                                        {"path": t.id, "op": "attribute", "name": "eps", "value": theirs},
+                                        f"construct '{t.id}' with eps={theirs:.3g}"))
         elif t.kind == "bn" and "epsilon" in i.node.attrs:
             eps, theirs = float(t.node.eps), float(i.node.attrs["epsilon"])
             if abs(eps - theirs) > 1e-12 * max(1.0, theirs):
@@ -128,6 +138,71 @@ def _sides(pads) -> str:
 
 
 def _name(variant: tuple) -> str:
+    if variant[0] == "gelu":
+        return {"none": "gelu (erf)", "tanh": "gelu (tanh approximation)"}.get(variant[1], f"gelu({variant[1]})")
     if variant[0] == "clip":
         return "ReLU6" if variant[1:] == (0.0, 6.0) else f"clip{variant[1:]}"
     return variant[0] + (f"({', '.join(map(str, variant[1:]))})" if len(variant) > 1 else "")
+
+
+# ---- transposed convolutions: which rows of the full output each side keeps ----------------------------
+def tf_transposed_crop(ir_layer: Layer, in_size) -> list[tuple[int, int]]:
+    """TF's (begin, end) crop of the full transposed-conv output (n-1)*s + d*(k-1) + 1 per spatial axis at
+    input size `in_size`; a negative end is rows past the full output (zeros before the bias)."""
+    a = ir_layer.node.attrs
+    dilation = a.get("dilation", (1,) * len(a["stride"]))
+    crops = []
+    for n, k, s, d, begin, out in zip(in_size, a["kernel"], a["stride"], dilation, a["crop"], a["output_size"]):
+        full = (n - 1) * s + d * (k - 1) + 1
+        crops.append((int(begin), int(full - begin - out)))
+    return crops
+
+
+def module_transposed_crop(m) -> list[tuple[int, int]]:
+    """nn.ConvTranspose's (begin, end) crop: `padding` at both ends, less `output_padding` at the end."""
+    return [(int(p), int(p - op)) for p, op in zip(m.padding, m.output_padding)]
+
+
+def _torch_can_express(crops: list[tuple[int, int]], m) -> str:
+    """The padding/output_padding that give `crops`, or why nn.ConvTranspose cannot."""
+    limit = [max(s, d) for s, d in zip(m.stride, m.dilation)]
+    if all(b >= 0 and 0 <= b - e < lim for (b, e), lim in zip(crops, limit)):
+        pads, extra = tuple(b for b, _ in crops), tuple(b - e for b, e in crops)
+        return f"padding={pads}, output_padding={extra} would express it"
+    return ("nn.ConvTranspose's padding/output_padding cannot express it (they crop at least as much at the "
+            "start as at the end)")
+
+
+def _transposed_crop(t: Layer, i: Layer, in_hw: dict[str, tuple]) -> list[Finding]:
+    """TF's SAME transposed conv keeps [begin, full - end) with the odd row cropped at the END; torch
+    crops `padding` at both ends and gives `output_padding` back at the end only."""
+    m = t.node
+    size = tuple(in_hw[t.id][2:])
+    ours, theirs = module_transposed_crop(m), tf_transposed_crop(i, size)
+    if ours == theirs:
+        return []
+    axes = {2: "top,bottom,left,right", 3: "front,back,top,bottom,left,right"}[len(theirs)]
+    detail = (f"the module crops {_sides(v for c in ours for v in c)} of the full output, TF "
+              f"{_sides(v for c in theirs for v in c)} at "
+              f"{'x'.join(map(str, size))} ({axes}; negative: rows past the full output); "
+              f"{_torch_can_express(theirs, m)}")
+    return [Finding(t.id, "padding", detail, {"path": t.id, "op": "conv_transpose", "crop": [list(c) for c in theirs]})]
+
+
+# ---- attention: the scale on the scores ----------------------------------------------------------------
+def _attention_scale(t: Layer, i: Layer, pairs: list[tuple[Layer, Layer]]) -> list[Finding]:
+    """A product of two activations (attention scores) times the constants on it and on its operands
+    (Keras scales the query, BERT the scores: the same product), on each side."""
+    ours = _product_scale(t, {tl.id: tl for tl, _ in pairs})
+    theirs = _product_scale(i, {il.id: il for _, il in pairs})
+    if abs(ours - theirs) <= 1e-6 * max(abs(theirs), 1e-12):
+        return []
+    return [Finding(t.label, "scale", f"the module scales the product by {ours:.6g}, TF by {theirs:.6g}", None,
+                    f"scale it by {theirs:.6g} (1/sqrt(head_dim) when TF's is that)")]
+
+
+def _product_scale(layer: Layer, paired: dict[str, Layer]) -> float:
+    factor = layer.scale
+    for name in layer.inputs:
+        factor *= paired[name].scale if name in paired else 1.0
+    return factor

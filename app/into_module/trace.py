@@ -21,7 +21,7 @@ class Built(NamedTuple):
     initialized: bool
 
 
-def build(target: str, kwargs: dict[str, Any] | None, shape: tuple[int, ...]) -> Built:
+def build(target: str, kwargs: dict[str, Any] | None, shape) -> Built:
     """The module and its trace at `shape`. Mapping needs only shapes and attributes, and a big module's
     random init costs seconds (0.36 s CPU of bench-into's 28M parameters): the module is built on the meta
     device and given uninitialized CPU memory (shapes on meta tensors, or Module.to_empty, would import
@@ -111,7 +111,7 @@ def load_module(target: str, kwargs: dict[str, Any] | None = None, meta: bool = 
     return model.eval()
 
 
-def trace(model, shape: tuple[int, ...]):
+def trace(model, shape):
     """torch.fx GraphModule of `model`, every node's output shape recorded at an input of `shape` (shapes_at)."""
     import torch
 
@@ -125,8 +125,9 @@ def trace(model, shape: tuple[int, ...]):
     return traced
 
 
-def shapes_at(traced, shape: tuple[int, ...]) -> None:
-    """Run `traced` on zeros of `shape`, recording every node's output shape in `node.meta["shape"]`
+def shapes_at(traced, shape) -> None:
+    """Run `traced` on zeros of `shape` (one float input's shape, or [(shape, dtype)] per input), recording
+    every node's output shape in `node.meta["shape"]`
     (torch.fx's ShapeProp would import torch's fake-tensor machinery: seconds for nothing). A module that
     fails there does not fit the TF graph: ArchitectureMismatch naming the module path that failed."""
     import torch
@@ -142,18 +143,24 @@ def shapes_at(traced, shape: tuple[int, ...]) -> None:
                 got = [a.meta["shape"] for a in n.all_input_nodes if "shape" in a.meta]
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
                 raise ArchitectureMismatch(f"module path '{where}' fails on its input {got[0] if got else ''} at the "
-                                           f"source's input shape {tuple(shape)}: {first}") from None
+                                           f"source's input shape {shown}: {first}") from None
             if isinstance(result, torch.Tensor):
                 n.meta["shape"] = tuple(result.shape)
             return result
 
+    specs = [(tuple(shape), "float32")] if isinstance(shape[0], int) else [(tuple(s), d) for s, d in shape]
+    shown = specs[0][0] if len(specs) == 1 else [s for s, _ in specs]
+
+    def zeros(batch):
+        return [torch.zeros((batch, *s[1:]) if batch is not None else s, dtype=getattr(torch, d)) for s, d in specs]
+
     with torch.no_grad():
         try:  # batch 0: every shape, no arithmetic (a 100 MB stack of convs at 224 is seconds of it)
-            Shapes(traced).run(torch.zeros((0, *shape[1:])))
+            Shapes(traced).run(*zeros(0))
             return
         except Exception:  # noqa: BLE001 - batch 0 may not run: run the real shape
             pass
-        Shapes(traced).run(torch.zeros(shape))
+        Shapes(traced).run(*zeros(None))
 
 
 def input_shapes_of(traced) -> dict[str, tuple[int, ...]]:
@@ -200,6 +207,14 @@ def _module_layer(path: str, m, inputs: list[str], shape) -> Layer | None:
         attrs = {"weight": tuple(m.weight.shape), "groups": m.groups, "stride": tuple(m.stride),
                  "dilation": tuple(m.dilation), "kernel": tuple(m.kernel_size), "bias": m.bias is not None}
         return Layer(path, "conv", inputs, attrs, shape, m)
+    if isinstance(m, (nn.ConvTranspose2d, nn.ConvTranspose3d)):
+        attrs = {"weight": tuple(m.weight.shape), "groups": m.groups, "stride": tuple(m.stride),
+                 "dilation": tuple(m.dilation), "kernel": tuple(m.kernel_size), "bias": m.bias is not None}
+        return Layer(path, "conv_transpose", inputs, attrs, shape, m)
+    if isinstance(m, nn.Embedding):  # ids from a buffer (positions): a table added as a constant
+        return Layer(path, "embedding" if inputs else "const", inputs, {"weight": tuple(m.weight.shape)}, shape, m)
+    if isinstance(m, nn.LayerNorm):
+        return Layer(path, "layer_norm", inputs, {"features": int(m.normalized_shape[-1])}, shape, m)
     if isinstance(m, nn.Linear):
         return Layer(path, "linear", inputs, {"weight": tuple(m.weight.shape), "bias": m.bias is not None}, shape, m)
     if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d)):
@@ -220,11 +235,24 @@ def _module_layer(path: str, m, inputs: list[str], shape) -> Layer | None:
     return Layer(path, f"other:{type(m).__name__}", inputs, {}, shape, m)
 
 
+_ARITHMETIC = {"add", "add_", "__add__", "__iadd__", "mul", "mul_", "sub", "sub_", "rsub", "truediv", "div", "div_"}
+
+
 def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -> Layer | None:
     import torch
     import torch.nn.functional as F
 
     fname = getattr(target, "__name__", str(target))
+    if len(inputs) == 1 and fname in _ARITHMETIC:
+        return None  # with a constant operand: an attention scale, a mask's arithmetic
+    if fname == "getitem":  # x[:, None, None, :] only adds axes; x[:, 0] selects
+        index = args[1] if len(args) > 1 else ()
+        index = index if isinstance(index, tuple) else (index,)
+        if all(i is None or i is Ellipsis or i == slice(None) for i in index):
+            return None
+        return Layer(name, "other:slice", inputs, {}, shape)
+    if target in (torch.matmul, operator.matmul) or fname in ("matmul", "bmm"):
+        return Layer(name, "other:matmul", inputs, {}, shape)
     if target in (operator.add, torch.add) or fname in ("add", "add_", "__add__", "__iadd__"):
         return Layer(name, "add", inputs, {}, shape)
     if target in (operator.mul, torch.mul) or fname in ("mul", "mul_"):
@@ -244,7 +272,8 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
         return Layer(name, "act", inputs, {"variant": ("swish",)}, shape)
     if fname == "gelu":
         return Layer(name, "act", inputs, {"variant": ("gelu", kwargs.get("approximate", "none"))}, shape)
-    if fname in ("flatten", "view", "reshape", "contiguous", "dropout", "squeeze", "unsqueeze"):
+    if fname in ("flatten", "view", "reshape", "contiguous", "dropout", "squeeze", "unsqueeze", "permute", "transpose",
+                 "float", "to", "type", "type_as", "expand"):
         return None
     if fname == "softmax":
         dim = kwargs.get("dim", args[1] if len(args) > 1 else -1)
@@ -260,6 +289,21 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
     if target is F.pad or fname == "pad":
         return Layer(name, "pad", inputs, {}, shape)
     return Layer(name, f"other:{fname}", inputs, {}, shape)
+
+
+def _scalar_factor(n) -> float | None:
+    """The constant a mul/div node multiplies its one tensor by (x * c, c * x, x / c), or None."""
+    import torch.fx
+
+    fname = getattr(n.target, "__name__", str(n.target))
+    numbers = [a for a in n.args if isinstance(a, (int, float)) and not isinstance(a, bool)]
+    if len(n.args) != 2 or len(numbers) != 1:
+        return None
+    if fname in ("mul", "mul_"):
+        return float(numbers[0])
+    if fname in ("truediv", "div", "div_") and isinstance(n.args[0], torch.fx.Node) and numbers[0] != 0:
+        return 1.0 / float(numbers[0])
+    return None
 
 
 def _tensor_inputs(args, kwargs) -> list:
@@ -299,6 +343,8 @@ def torch_layers(traced) -> LayerGraph:
         if n.op == "get_attr":
             continue
         ins = [alias[x.name] for x in _tensor_inputs(n.args, n.kwargs) if x.name in alias]
+        if n.op in ("call_function", "call_method") and not ins:
+            continue  # computed from constants and buffers alone (position ids, sizes)
         if n.op == "call_module":
             layer = _module_layer(str(n.target), modules[str(n.target)], ins, shape)
         elif n.op == "call_method" and n.target in ("size", "dim"):
@@ -310,6 +356,9 @@ def torch_layers(traced) -> LayerGraph:
         if layer is None:
             if len(ins) == 1:
                 alias[n.name] = ins[0]
+                factor = _scalar_factor(n)
+                if factor is not None:  # an attention scale: checked against TF's (semantics.py)
+                    layers[ins[0]].scale *= factor
             continue
         layers[layer.id] = layer
         alias[n.name] = layer.id

@@ -19,6 +19,19 @@ _KERNEL_TRANSFORMS = {
     "depthwise": "TF (kh, kw, in, mult) -> (in*mult, 1, kh, kw): depthwise, groups=in",
     "conv": "TF HWIO (kh, kw, in, out) -> OIHW (out, in, kh, kw)",
     "linear": "TF (in, out) -> (out, in)",
+    "conv_transpose2d": "TF (kh, kw, out, in) -> (in, out, kh, kw)",
+    "conv_transpose3d": "TF (kd, kh, kw, out, in) -> (in, out, kd, kh, kw)",
+}
+
+
+# the op a parser names a node by, under the layer's (variable scope's) name
+_OP_SUFFIXES = ("/MatMul", "/linear", "/batchnorm/add_1")
+# Keras MultiHeadAttention's projections: their kernels keep the heads as an axis of their own
+_MHA_KERNELS = {
+    "query": "Keras MultiHeadAttention (d_model, heads, head_dim) -> (heads*head_dim, d_model)",
+    "key": "Keras MultiHeadAttention (d_model, heads, head_dim) -> (heads*head_dim, d_model)",
+    "value": "Keras MultiHeadAttention (d_model, heads, head_dim) -> (heads*head_dim, d_model)",
+    "attention_output": "Keras MultiHeadAttention (heads, head_dim, d_model) -> (d_model, heads*head_dim)",
 }
 
 
@@ -28,20 +41,26 @@ def _tf_name(node, param: str) -> str:
              "mean": "moving_mean", "variance": "moving_variance"}[param]
     if param == "weight" and node.attrs.get("groups", 1) > 1 and node.params["weight"].shape[1] == 1:
         keras = "depthwise_kernel"
-    return f"{node.name}/{keras}"
+    scope = next((node.name[:-len(s)] for s in _OP_SUFFIXES if node.name.endswith(s)), node.name)
+    return f"{scope}/{keras}"
 
 
 def _kernel_transform(layer: Layer, flattened: bool) -> str:
+    if layer.kind == "conv_transpose":
+        return _KERNEL_TRANSFORMS[layer.node.op]
     if layer.kind == "linear":
-        text = _KERNEL_TRANSFORMS["linear"]
+        mha = _MHA_KERNELS.get(layer.id.rpartition("/")[2]) if layer.node.source_op == "MultiHeadAttention" else None
+        text = mha or _KERNEL_TRANSFORMS["linear"]
         return text + ("; input rows permuted from TF's NHWC flatten order to NCHW" if flattened else "")
     depthwise = layer.attrs["groups"] > 1 and layer.attrs["weight"][1] == 1
     return _KERNEL_TRANSFORMS["depthwise" if depthwise else "conv"]
 
 
-def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str],
+               tables=None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(state_dict values as numpy, records) for every paired parametric layer. `flattened`: the IR
-    linear layers whose weight rows the passes permuted for a flatten (NHWC -> NCHW order)."""
+    linear layers whose weight rows the passes permuted for a flatten (NHWC -> NCHW order). `tables(t, i)`:
+    (the whole table, its TF name) for a module embedding of constant ids whose rows TF added as a constant."""
     values: dict[str, np.ndarray] = {}
     records: list[dict[str, Any]] = []
 
@@ -52,7 +71,7 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str]) -> tuple[d
 
     for t, i in pairs:
         node = i.node
-        if t.kind in ("conv", "linear"):
+        if t.kind in ("conv", "conv_transpose", "linear"):
             put(t.id, "weight", node.params["weight"], _tf_name(node, "weight"),
                 _kernel_transform(i, i.id in flattened))
             if t.attrs["bias"]:
@@ -60,6 +79,27 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str]) -> tuple[d
                     put(t.id, "bias", node.params["bias"], _tf_name(node, "bias"), "as is")
                 else:
                     put(t.id, "bias", np.zeros(t.attrs["weight"][0], np.float32), "-", "zeros: TF has no bias here")
+        elif t.kind == "embedding":
+            if node.op == "gather":
+                table = i.attrs["table"]
+                put(t.id, "weight", table.params["value"], table.name, "as is: the table TF's gather reads")
+            else:  # one_hot(ids) @ table: the linear holds the table transposed
+                put(t.id, "weight", np.asarray(lazy.materialize(node.params["weight"])).T, f"{node.name} (table)",
+                    "one_hot @ table in TF: the table as is")
+        elif t.kind == "layer_norm":
+            width = t.attrs["features"]
+            for name, param, default in (("weight", "gamma", 1.0), ("bias", "beta", 0.0)):
+                if getattr(t.node, name, None) is None:
+                    continue  # elementwise_affine=False
+                value = node.params.get(param)
+                if value is None:
+                    put(t.id, name, np.full(width, default, np.float32), "-", f"{default:g}s: TF has no {param}")
+                else:
+                    put(t.id, name, np.asarray(lazy.materialize(value)).reshape(width), _tf_name(node, param),
+                        "reshaped to (features,)")
+        elif t.kind == "const":
+            value, where = tables(t, i)
+            put(t.id, "weight", value, where, "the table TF slices and adds as a constant")
         elif t.kind == "bn":
             values_bn, recs = _batch_norm(t, node)
             values.update(values_bn)

@@ -252,3 +252,238 @@ def keras_mobilenet_v2(alpha: float = 0.35, classes: int = 10):
     base = keras.applications.MobileNetV2(input_shape=(None, None, 3), alpha=alpha, weights=None, include_top=False,
                                           pooling="avg")
     return keras.Model(base.input, keras.layers.Dense(classes, name="predictions")(base.output))
+
+
+# ---- transposed convolutions (issue 24, the rest) ---------------------------------------------------
+class Upsampler(nn.Module):
+    """The usual hand port of Keras' Conv2DTranspose(k=3, s=2, 'same'): padding=1, output_padding=1 gives
+    the right size but keeps the full output's rows [1, 2n+1), TF keeps [0, 2n). The k=4 one is right."""
+
+    def __init__(self, up_padding: int = 1, up_output_padding: int = 1):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 8, 3, padding=1)
+        self.up = nn.ConvTranspose2d(8, 6, 3, 2, padding=up_padding, output_padding=up_output_padding)
+        self.up2 = nn.ConvTranspose2d(6, 3, 4, 2, padding=1)
+
+    def forward(self, x):
+        return self.up2(torch.relu(self.up(torch.relu(self.conv(x)))))
+
+
+def keras_upsampler():
+    import keras
+    from keras import layers as L
+
+    inp = keras.Input((None, None, 4))
+    x = L.Conv2D(8, 3, padding="same", activation="relu", name="conv")(inp)
+    x = L.Conv2DTranspose(6, 3, strides=2, padding="same", activation="relu", name="up")(x)
+    return keras.Model(inp, L.Conv2DTranspose(3, 4, strides=2, padding="same", name="up2")(x))
+
+
+class Upsampler3d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose3d(3, 2, 3, 2, padding=1, output_padding=1)
+
+    def forward(self, x):
+        return self.up(x)
+
+
+def keras_upsampler_3d():
+    import keras
+    from keras import layers as L
+
+    inp = keras.Input((5, 6, 7, 3))
+    return keras.Model(inp, L.Conv3DTranspose(2, 3, strides=2, padding="same", name="up")(inp))
+
+
+class Deconv(nn.Module):
+    """TF1's tf.nn.conv2d_transpose (Conv2DBackpropInput) + bias_add, ported by hand."""
+
+    def __init__(self, padding: int = 1, output_padding: int = 1, out_channels: int = 4):
+        super().__init__()
+        self.deconv = nn.ConvTranspose2d(3, out_channels, 3, 2, padding=padding, output_padding=output_padding)
+
+    def forward(self, x):
+        return self.deconv(x)
+
+
+def tf1_deconv(x, out_hw: tuple[int, int] = (14, 14), padding: str = "SAME", seed: int = 5):
+    """tf.nn.conv2d_transpose to `out_hw` (stride 2, 3x3) + bias_add on an NHWC placeholder."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(seed)
+    kernel = tf.constant(rng.normal(0, 0.3, (3, 3, 4, 3)).astype(np.float32))
+    bias = tf.constant(rng.normal(0, 0.2, 4).astype(np.float32))
+    y = tf.nn.conv2d_transpose(x, kernel, [int(x.shape[0]), *out_hw, 4], strides=2, padding=padding)
+    return tf.identity(tf.nn.bias_add(y, bias), name="y")
+
+
+# ---- a BERT encoder as Hugging Face's BertModel writes it (issue 24, the rest) ------------------------
+class BertEmbeddings(nn.Module):
+    def __init__(self, vocab_size, hidden, max_positions, type_vocab, eps):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(vocab_size, hidden)
+        self.position_embeddings = nn.Embedding(max_positions, hidden)
+        self.token_type_embeddings = nn.Embedding(type_vocab, hidden)
+        self.LayerNorm = nn.LayerNorm(hidden, eps=eps)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, input_ids, token_type_ids):
+        # HF slices a position_ids buffer (its own fx tracer handles that); torch.fx wants arange
+        position_ids = torch.arange(input_ids.size(1)).unsqueeze(0)
+        x = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+        x = x + self.position_embeddings(position_ids)
+        return self.dropout(self.LayerNorm(x))
+
+
+class BertSelfAttention(nn.Module):
+    def __init__(self, hidden, heads, scaled: bool = True, swap_qk: bool = False):
+        super().__init__()
+        self.scaled, self.swap_qk = scaled, swap_qk  # a forgotten scale; q and k in each other's places
+        self.num_attention_heads, self.attention_head_size = heads, hidden // heads
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden)
+        self.value = nn.Linear(hidden, hidden)
+        self.dropout = nn.Dropout(0.1)
+
+    def transpose_for_scores(self, x):
+        x = x.view(x.size()[:-1] + (self.num_attention_heads, self.attention_head_size))
+        return x.permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states, attention_mask):
+        query = self.transpose_for_scores(self.query(hidden_states))
+        key = self.transpose_for_scores(self.key(hidden_states))
+        value = self.transpose_for_scores(self.value(hidden_states))
+        if self.swap_qk:  # the module's `key` computes what TF's query does: paired by where it is used
+            query, key = key, query
+        scores = torch.matmul(query, key.transpose(-1, -2))
+        if self.scaled:
+            scores = scores / (self.attention_head_size ** 0.5)
+        probs = self.dropout(nn.functional.softmax(scores + attention_mask, dim=-1))
+        context = torch.matmul(probs, value).permute(0, 2, 1, 3).contiguous()
+        return context.view(context.size()[:-2] + (self.num_attention_heads * self.attention_head_size,))
+
+
+class BertSelfOutput(nn.Module):
+    """BertSelfOutput (and BertOutput, with `width` the intermediate size): dense, dropout, residual LayerNorm."""
+
+    def __init__(self, hidden, eps, width=None):
+        super().__init__()
+        self.dense = nn.Linear(width or hidden, hidden)
+        self.LayerNorm = nn.LayerNorm(hidden, eps=eps)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, hidden_states, input_tensor):
+        return self.LayerNorm(self.dropout(self.dense(hidden_states)) + input_tensor)
+
+
+class BertAttention(nn.Module):
+    def __init__(self, hidden, heads, eps):
+        super().__init__()
+        self.self = BertSelfAttention(hidden, heads)
+        self.output = BertSelfOutput(hidden, eps)
+
+    def forward(self, hidden_states, attention_mask):
+        return self.output(self.self(hidden_states, attention_mask), hidden_states)
+
+
+class BertIntermediate(nn.Module):
+    def __init__(self, hidden, intermediate, act):
+        super().__init__()
+        self.dense = nn.Linear(hidden, intermediate)
+        self.intermediate_act_fn = nn.GELU(approximate="tanh" if act == "gelu_new" else "none")
+
+    def forward(self, x):
+        return self.intermediate_act_fn(self.dense(x))
+
+
+class BertLayer(nn.Module):
+    def __init__(self, hidden, heads, intermediate, eps, act):
+        super().__init__()
+        self.attention = BertAttention(hidden, heads, eps)
+        self.intermediate = BertIntermediate(hidden, intermediate, act)
+        self.output = BertSelfOutput(hidden, eps, intermediate)
+
+    def forward(self, hidden_states, attention_mask):
+        attention = self.attention(hidden_states, attention_mask)
+        return self.output(self.intermediate(attention), attention)
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, layers, *args):
+        super().__init__()
+        self.layer = nn.ModuleList([BertLayer(*args) for _ in range(layers)])
+
+    def forward(self, hidden_states, attention_mask):
+        for layer in self.layer:
+            hidden_states = layer(hidden_states, attention_mask)
+        return hidden_states
+
+
+class BertPooler(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.dense = nn.Linear(hidden, hidden)
+        self.activation = nn.Tanh()
+
+    def forward(self, hidden_states):
+        return self.activation(self.dense(hidden_states[:, 0]))
+
+
+class BertModel(nn.Module):
+    """transformers.BertModel's structure and parameter names (transformers is not installed here):
+    forward(input_ids, attention_mask, token_type_ids) -> (sequence_output, pooled_output).
+    BertConfig's defaults: layer_norm_eps 1e-12, hidden_act "gelu" (erf); "gelu_new" is the tanh one."""
+
+    def __init__(self, vocab_size=30, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                 intermediate_size=24, max_position_embeddings=16, type_vocab_size=2, layer_norm_eps=1e-12,
+                 hidden_act="gelu"):
+        super().__init__()
+        self.embeddings = BertEmbeddings(vocab_size, hidden_size, max_position_embeddings, type_vocab_size,
+                                         layer_norm_eps)
+        self.encoder = BertEncoder(num_hidden_layers, hidden_size, num_attention_heads, intermediate_size,
+                                   layer_norm_eps, hidden_act)
+        self.pooler = BertPooler(hidden_size)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        extended = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * -10000.0
+        sequence = self.encoder(self.embeddings(input_ids, token_type_ids), extended)
+        return sequence, self.pooler(sequence)
+
+
+class KerasStyleEncoder(nn.Module):
+    """What keras_encoder below computes, written the usual PyTorch way: nn.Embedding, separate q/k/v
+    nn.Linear (Keras keeps each as a (d_model, heads, head_dim) kernel), nn.LayerNorm at its default eps
+    (Keras' LayerNormalization uses 1e-3) and nn.GELU."""
+
+    def __init__(self, vocab: int = 30, width: int = 16, heads: int = 2, hidden: int = 24, eps: float = 1e-5,
+                 scaled: bool = True, swap_qk: bool = False):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.norm0 = nn.LayerNorm(width, eps=eps)
+        self.attn = BertSelfAttention(width, heads, scaled, swap_qk)
+        self.attn_out = nn.Linear(width, width)
+        self.norm1 = nn.LayerNorm(width, eps=eps)
+        self.ff1 = nn.Linear(width, hidden)
+        self.act = nn.GELU()
+        self.ff2 = nn.Linear(hidden, width)
+        self.norm2 = nn.LayerNorm(width, eps=eps)
+
+    def forward(self, ids):
+        x = self.norm0(self.embed(ids))
+        zeros = torch.zeros(1, 1, 1, ids.size(1))  # no mask: BertSelfAttention adds one
+        x = self.norm1(x + self.attn_out(self.attn(x, zeros)))
+        return self.norm2(x + self.ff2(self.act(self.ff1(x))))
+
+
+def keras_encoder(vocab: int = 30, width: int = 16, heads: int = 2, hidden: int = 24):
+    import keras
+    from keras import layers as L
+
+    ids = keras.Input((None,), dtype="int32")
+    x = L.LayerNormalization(name="norm0")(L.Embedding(vocab, width, name="embed")(ids))
+    att = L.MultiHeadAttention(heads, width // heads, name="attn")(x, x)
+    x = L.LayerNormalization(name="norm1")(L.Add()([x, att]))
+    ff = L.Dense(width, name="ff2")(L.Dense(hidden, activation="gelu", name="ff1")(x))
+    return keras.Model(ids, L.LayerNormalization(name="norm2")(L.Add()([x, ff])))
