@@ -361,3 +361,58 @@ def build_graph(
     pb = directory / "op_samples.pb"
     pb.write_bytes(graph.as_graph_def().SerializeToString())
     return pb, feeds, values
+
+
+# ---- issue 22 part A (opsa): identity-likes, the matrix diagonal / band family, nn extras, bitwise -------
+
+for _op in ("CheckNumericsV2", "DeepCopy", "Copy", "CopyHost"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(tf, o, t["img"], **({"message": "x"} if o == "CheckNumericsV2" else {}))
+           * 2.0)
+
+
+def _band_args(case: str) -> tuple[int, int]:
+    rng = _rng(case)
+    return int(rng.integers(-1, 3)), int(rng.integers(-1, 4))
+
+
+# random bands (negative: unbounded) on (2, 3, 4, 5) floats, int32 and on an NHWC activation
+for _case, _feed in (("MatrixBandPart", "x"), ("MatrixBandPart_int32", "i"), ("MatrixBandPart_2", "xr")):
+    sample("MatrixBandPart", _case, lambda tf, t, c=_case, f=_feed:
+           raw(tf, "MatrixBandPart", t[f], *(np.int64(v) for v in _band_args(c))))
+sample("MatrixBandPart", "MatrixBandPart_nhwc", lambda tf, t: raw(tf, "MatrixBandPart", _conv(tf, t), 1, 0))
+# V1: the main diagonal; V2 aligns every diagonal left; V3 each way, with a padding value
+sample("MatrixDiagPart", "MatrixDiagPart", lambda tf, t: raw(tf, "MatrixDiagPart", t["x"]))
+sample("MatrixDiagPart", "MatrixDiagPart_wide",
+       lambda tf, t: raw(tf, "MatrixDiagPart", tf.transpose(t["i"], [0, 1, 3, 2])))
+sample("MatrixDiagPartV2", "MatrixDiagPartV2", lambda tf, t: raw(tf, "MatrixDiagPartV2", t["x"], np.int32([-2, 1]),
+                                                                 np.float32(9.0)))
+sample("MatrixDiagPartV2", "MatrixDiagPartV2_one", lambda tf, t: raw(tf, "MatrixDiagPartV2", t["x"], np.int32(2),
+                                                                     np.float32(0.0)))
+for _align in ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT"):
+    sample("MatrixDiagPartV3", f"MatrixDiagPartV3_{_align}", lambda tf, t, a=_align: raw(
+        tf, "MatrixDiagPartV3", t["x"], np.int32([-3, 2]), np.float32(-7.5), align=a))
+sample("MatrixDiagPartV3", "MatrixDiagPartV3_int32", lambda tf, t: raw(
+    tf, "MatrixDiagPartV3", t["i"], np.int32([-1, 3]), np.int32(99), align="RIGHT_LEFT"))
+sample("MatrixDiag", "MatrixDiag", lambda tf, t: raw(tf, "MatrixDiag", t["y"]))
+sample("MatrixDiagV2", "MatrixDiagV2", lambda tf, t: raw(tf, "MatrixDiagV2", t["x"][:, :, :3], np.int32([-1, 1]),
+                                                         np.int32(-1), np.int32(-1), np.float32(2.5)))
+sample("MatrixDiagV2", "MatrixDiagV2_rect", lambda tf, t: raw(tf, "MatrixDiagV2", t["y"], np.int32(1),
+                                                              np.int32(5), np.int32(6), np.float32(0.0)))
+for _align in ("RIGHT_LEFT", "LEFT_RIGHT"):
+    sample("MatrixDiagV3", f"MatrixDiagV3_{_align}", lambda tf, t, a=_align: raw(
+        tf, "MatrixDiagV3", t["x"][:, :, :3], np.int32([-1, 1]), np.int32(5), np.int32(6), np.float32(-1.0),
+        align=a))
+sample("MatrixDiagV3", "MatrixDiagV3_int32", lambda tf, t: raw(
+    tf, "MatrixDiagV3", t["j"], np.int32(-1), np.int32(-1), np.int32(-1), np.int32(7), align="RIGHT_LEFT"))
+sample("MatrixSetDiag", "MatrixSetDiag", lambda tf, t: raw(tf, "MatrixSetDiag", t["x"], t["d"][..., 0]))
+sample("MatrixSetDiagV2", "MatrixSetDiagV2", lambda tf, t: raw(tf, "MatrixSetDiagV2", t["x"], t["d"][:, :, :3, :4],
+                                                               np.int32([-1, 1])))
+for _align in ("RIGHT_LEFT", "LEFT_RIGHT", "RIGHT_RIGHT"):
+    sample("MatrixSetDiagV3", f"MatrixSetDiagV3_{_align}", lambda tf, t, a=_align: raw(
+        tf, "MatrixSetDiagV3", t["x"], t["d"][:, :, :3, :4], np.int32([-1, 1]), align=a))
+sample("MatrixSetDiagV3", "MatrixSetDiagV3_int32", lambda tf, t: raw(
+    tf, "MatrixSetDiagV3", t["i"], t["i"][:, :, 1:3, :4], np.int32([0, 1]), align="LEFT_RIGHT"))
+sample("Diag", "Diag", lambda tf, t: raw(tf, "Diag", t["y"][0, :3]))
+sample("Diag", "Diag_int32", lambda tf, t: raw(tf, "Diag", t["j"]))
+sample("DiagPart", "DiagPart", lambda tf, t: raw(tf, "DiagPart", raw(tf, "Diag", t["y"][1, :2]) + 1.0))
+sample("DiagPart", "DiagPart_flat", lambda tf, t: raw(tf, "DiagPart", tf.reshape(t["x"][:, :3, :3, :2], [6, 6])))
