@@ -416,3 +416,43 @@ sample("Diag", "Diag", lambda tf, t: raw(tf, "Diag", t["y"][0, :3]))
 sample("Diag", "Diag_int32", lambda tf, t: raw(tf, "Diag", t["j"]))
 sample("DiagPart", "DiagPart", lambda tf, t: raw(tf, "DiagPart", raw(tf, "Diag", t["y"][1, :2]) + 1.0))
 sample("DiagPart", "DiagPart_flat", lambda tf, t: raw(tf, "DiagPart", tf.reshape(t["x"][:, :3, :3, :2], [6, 6])))
+
+# nn extras: odd sizes (6x6 -> SAME pads 0/1 at stride 2 with a 2-wide window; 3x3 windows pad both sides)
+sample("MaxPoolV2", "MaxPoolV2", lambda tf, t: raw(tf, "MaxPoolV2", t["img"], np.int32([1, 3, 2, 1]),
+                                                   np.int32([1, 2, 2, 1]), padding="SAME"))
+sample("MaxPoolV2", "MaxPoolV2_valid", lambda tf, t: raw(tf, "MaxPoolV2", _conv(tf, t), np.int32([1, 2, 3, 1]),
+                                                         np.int32([1, 1, 2, 1]), padding="VALID"))
+sample("MaxPoolWithArgmax", "MaxPoolWithArgmax", lambda tf, t: raw(
+    tf, "MaxPoolWithArgmax", t["img"], ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding="SAME")[0])
+sample("DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropInput", lambda tf, t: raw(
+    tf, "DepthwiseConv2dNativeBackpropInput", np.int32([1, 11, 12, 3]), _w(15, 3, 2, 3, 2),
+    tf.concat([t["img"], t["img"]], 3), strides=[1, 2, 2, 1], padding="SAME"))
+sample("DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropInput_valid", lambda tf, t: raw(
+    tf, "DepthwiseConv2dNativeBackpropInput", np.int32([1, 8, 7, 1]), _w(16, 3, 2, 1, 3), t["img"],
+    strides=[1, 1, 1, 1], padding="VALID"))
+sample("FusedPadConv2D", "FusedPadConv2D", lambda tf, t: raw(
+    tf, "FusedPadConv2D", t["img"], np.int32([[0, 0], [1, 2], [2, 1], [0, 0]]), _w(17, 3, 3, 3, 4),
+    mode="REFLECT", strides=[1, 2, 2, 1], padding="SAME"))
+sample("FusedPadConv2D", "FusedPadConv2D_symmetric", lambda tf, t: raw(
+    tf, "FusedPadConv2D", t["img"], np.int32([[0, 0], [2, 0], [1, 3], [0, 0]]), _w(18, 2, 3, 3, 2),
+    mode="SYMMETRIC", strides=[1, 1, 2, 1], padding="VALID"))
+sample("FusedResizeAndPadConv2D", "FusedResizeAndPadConv2D", lambda tf, t: raw(
+    tf, "FusedResizeAndPadConv2D", t["img"], np.int32([9, 11]), np.int32([[0, 0], [1, 1], [0, 2], [0, 0]]),
+    _w(19, 3, 3, 3, 4), mode="REFLECT", strides=[1, 2, 1, 1], padding="SAME"))
+sample("FusedResizeAndPadConv2D", "FusedResizeAndPadConv2D_corners", lambda tf, t: raw(
+    tf, "FusedResizeAndPadConv2D", t["img"], np.int32([11, 7]), np.int32([[0, 0], [2, 1], [1, 1], [0, 0]]),
+    _w(20, 2, 2, 3, 3), resize_align_corners=True, mode="SYMMETRIC", strides=[1, 1, 1, 1], padding="VALID"))
+
+
+def _xent_logits(tf: Any, t: dict[str, Any]) -> Any:
+    return tf.reshape(t["x"], [6, 20]) * 2.0
+
+
+sample("SoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits_loss", lambda tf, t: raw(
+    tf, "SoftmaxCrossEntropyWithLogits", _xent_logits(tf, t), tf.nn.softmax(tf.reshape(t["d"], [6, 20])))[0])
+sample("SoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits_backprop", lambda tf, t: raw(
+    tf, "SoftmaxCrossEntropyWithLogits", _xent_logits(tf, t), tf.nn.softmax(tf.reshape(t["d"], [6, 20])))[1])
+sample("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits_loss", lambda tf, t: raw(
+    tf, "SparseSoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [8, 15]), tf.reshape(t["k"][0, 0, :2, :4], [8]))[0])
+sample("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits_backprop", lambda tf, t: raw(
+    tf, "SparseSoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [8, 15]), tf.reshape(t["k"][1, 2, 2:4, 1:5], [8]))[1])

@@ -1,3 +1,141 @@
-"""Issue 22 part A, nn extras."""
+"""Issue 22 part A, nn extras: MaxPoolV2 (constant ksize/strides), MaxPoolWithArgmax (its values),
+DepthwiseConv2dNativeBackpropInput, FusedPadConv2D / FusedResizeAndPadConv2D (graph-transform fusions:
+MirrorPad (after a bilinear resize) then Conv2D), and the softmax cross-entropies (loss and backprop)."""
 
 from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tf_convert.convert.ir.lazy import contiguous
+from tf_convert.convert.padding import PaddingError, output_hw, transposed_conv_crop
+
+from ..context import NHWC_TO_NCHW, Context, NotConvertible, attr, fmt_perm
+from ..table import tf_op
+from .spatial import conv_pads, emit_conv, hw, nchw_out
+
+
+def _max_pool(ctx: Context, op: Any, ksize: list[int], strides: list[int]) -> None:
+    """TF's max pooling as the IR max_pool2d (pads from TF's rule; padded elements never win)."""
+    fmt = attr(op, "data_format", "NHWC")
+    x_ir = ctx.nchw(op.inputs[0], fmt)
+    c_axis = 3 if fmt.startswith("NH") else 1
+    if ksize[0] != 1 or strides[0] != 1 or ksize[c_axis] != 1 or strides[c_axis] != 1:
+        raise NotConvertible("pooling over the batch or channel axis is not supported")
+    kernel, stride = hw(ksize, fmt), hw(strides, fmt)
+    in_hw = ctx.graph.shape(x_ir)[2:]
+    pads = conv_pads(op, in_hw, kernel, stride, (1, 1), fmt)
+    out_shape = nchw_out(ctx, op, fmt)
+    if tuple(output_hw(in_hw, kernel, stride, (1, 1), pads)) != tuple(out_shape[2:]):
+        raise NotConvertible(f"padding rule gives another output size than TF's {tuple(out_shape[2:])}")
+    attrs = {"kernel": tuple(kernel), "stride": tuple(stride), "pads": tuple(pads)}
+    if attr(op, "padding", "VALID") == "SAME":
+        attrs["padding"] = "SAME"  # its pads follow the input size (convert.padding.sizes)
+    out = ctx.emit("max_pool2d", op.name, [x_ir], out_shape, attrs, source_op=op.type)
+    ctx.set(op.outputs[0], out, fmt_perm(fmt))
+
+
+@tf_op("MaxPoolV2")
+def max_pool_v2(ctx: Context, op: Any) -> None:
+    ksize, strides = ([int(v) for v in np.asarray(ctx.const(t)).reshape(-1)] for t in op.inputs[1:3])
+    _max_pool(ctx, op, ksize, strides)
+
+
+@tf_op("MaxPoolWithArgmax")
+def max_pool_with_argmax(ctx: Context, op: Any) -> None:
+    """The pooled values; the argmax output (TF's flattened ((b * H + y) * W + x) * C + c positions, its
+    tie order) is refused where anything reads it."""
+    if op.outputs[1].consumers():
+        raise NotConvertible("the argmax output of MaxPoolWithArgmax (TF's flattened positions) is not "
+                             "converted; only its values output (0) is")
+    _max_pool(ctx, op, list(op.get_attr("ksize")), list(op.get_attr("strides")))
+
+
+@tf_op("DepthwiseConv2dNativeBackpropInput")
+def depthwise_conv_transpose(ctx: Context, op: Any) -> None:
+    """The transposed depthwise conv: a grouped conv_transpose2d, one group per input channel (input
+    channel c reads the multiplier's M output channels c * M .. c * M + M - 1)."""
+    fmt = attr(op, "data_format", "NHWC")
+    filt = np.asarray(ctx.const(op.inputs[1]))  # (kh, kw, C, M)
+    kh, kw, channels, mult = filt.shape
+    x_ir = ctx.nchw(op.inputs[2], fmt)
+    out_shape = nchw_out(ctx, op, fmt)
+    stride = hw(attr(op, "strides"), fmt)
+    dilation = hw(attr(op, "dilations", [1, 1, 1, 1]), fmt)
+    if dilation != (1, 1):
+        raise NotConvertible("dilated transposed depthwise convolution is not supported")
+    if attr(op, "padding", "VALID") == "EXPLICIT":
+        raise NotConvertible("EXPLICIT padding of a transposed depthwise convolution is not supported")
+    try:
+        crop = transposed_conv_crop(out_shape[2:], (kh, kw), stride, dilation, attr(op, "padding", "VALID"), None)
+    except PaddingError as e:
+        raise NotConvertible(str(e)) from None
+    # IOHW with I = C * M (channel c * M + m) and O / groups = 1
+    weight = contiguous(filt.transpose(2, 3, 0, 1).reshape(channels * mult, 1, kh, kw), np.float32)
+    attrs = {"kernel": (kh, kw), "stride": tuple(stride), "dilation": tuple(dilation), "groups": int(channels),
+             "crop": tuple(crop), "output_size": tuple(out_shape[2:])}
+    out = ctx.emit("conv_transpose2d", op.name, [x_ir], out_shape, attrs, {"weight": weight}, op.type)
+    ctx.set(op.outputs[0], out, fmt_perm(fmt))
+
+
+@tf_op("FusedPadConv2D", "FusedResizeAndPadConv2D")
+def fused_pad_conv(ctx: Context, op: Any) -> None:
+    """[ResizeBilinear ->] MirrorPad -> Conv2D, as TF's graph transforms fuse them (NHWC, dilation 1)."""
+    resized = op.type == "FusedResizeAndPadConv2D"
+    x = ctx.nchw(op.inputs[0], "NHWC")
+    n, c, h, w = ctx.graph.shape(x)
+    if resized:
+        size = tuple(int(v) for v in np.asarray(ctx.const(op.inputs[1])).reshape(-1))
+        coordinate = "align_corners" if op.get_attr("resize_align_corners") else "asymmetric"
+        if size != (h, w):
+            h, w = size
+            x = ctx.emit("resize", f"{op.name}/resize", [x], (n, c, h, w),
+                         {"mode": "bilinear", "coordinate": coordinate, "size": size}, source_op=op.type)
+    paddings = np.asarray(ctx.const(op.inputs[2 if resized else 1])).astype(int).reshape(4, 2)
+    pads = tuple((int(paddings[p][0]), int(paddings[p][1])) for p in NHWC_TO_NCHW)
+    if any(v for pair in pads[:2] for v in pair):
+        raise NotConvertible(f"{op.type} padding the batch or channel axis")
+    if any(v for pair in pads for v in pair):
+        h, w = h + sum(pads[2]), w + sum(pads[3])
+        x = ctx.emit("pad", f"{op.name}/pad", [x], (n, c, h, w),
+                     {"pads": pads, "mode": op.get_attr("mode").decode().lower(), "value": 0.0}, source_op=op.type)
+    filt = np.asarray(ctx.const(op.inputs[3 if resized else 2]))  # HWIO
+    weight = filt.transpose(3, 2, 0, 1)
+    stride = hw(list(op.get_attr("strides")), "NHWC")
+    pads_conv = conv_pads(op, (h, w), weight.shape[2:], stride, (1, 1), "NHWC")
+    out = emit_conv(ctx, op.name, x, weight, c // filt.shape[2], stride, (1, 1), pads_conv,
+                    nchw_out(ctx, op, "NHWC"), op.type)
+    ctx.set(op.outputs[0], out, NHWC_TO_NCHW)
+
+
+def _cross_entropy(ctx: Context, op: Any, logits: str, labels: str) -> None:
+    """loss = -sum(labels * log_softmax(logits)) per row; backprop = softmax(logits) - labels."""
+    shape = tuple(ctx.graph.shape(logits))
+    if len(shape) != 2 or tuple(ctx.graph.shape(labels)) != shape:
+        raise NotConvertible(f"{op.type} of logits {shape} and labels {tuple(ctx.graph.shape(labels))}: "
+                             "only equal (batch, classes) shapes are supported")
+    # both outputs: the one nothing reads is pruned with the dead nodes
+    log_p = ctx.emit("log_softmax", f"{op.name}/log_softmax", [logits], shape, {"axis": 1}, source_op=op.type)
+    weighted = ctx.emit("mul", f"{op.name}/weighted", [labels, log_p], shape, source_op=op.type)
+    total = ctx.emit("reduce_sum", f"{op.name}/sum", [weighted], shape[:1], {"axes": (1,), "keepdims": False},
+                     source_op=op.type)
+    ctx.set(op.outputs[0], ctx.emit("neg", op.name, [total], shape[:1], source_op=op.type))
+    p = ctx.emit("softmax", f"{op.name}/softmax", [logits], shape, {"axis": 1}, source_op=op.type)
+    ctx.set(op.outputs[1], ctx.emit("sub", f"{op.name}/backprop", [p, labels], shape, source_op=op.type))
+
+
+@tf_op("SoftmaxCrossEntropyWithLogits")
+def softmax_cross_entropy(ctx: Context, op: Any) -> None:
+    _cross_entropy(ctx, op, ctx.tf_order(op.inputs[0]), ctx.tf_order(op.inputs[1]))
+
+
+@tf_op("SparseSoftmaxCrossEntropyWithLogits")
+def sparse_softmax_cross_entropy(ctx: Context, op: Any) -> None:
+    """The labels (class ids; TF refuses ids outside [0, classes)) as one-hot rows."""
+    logits = ctx.tf_order(op.inputs[0])
+    batch, classes = ctx.graph.shape(logits)
+    labels = ctx.emit("one_hot", f"{op.name}/one_hot", [ctx.tf_order(op.inputs[1])], (batch, classes),
+                      {"depth": int(classes), "axis": 1, "on": 1.0, "off": 0.0}, source_op=op.type,
+                      out_dtype="float32")
+    _cross_entropy(ctx, op, logits, labels)
