@@ -456,3 +456,19 @@ sample("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogi
     tf, "SparseSoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [8, 15]), tf.reshape(t["k"][0, 0, :2, :4], [8]))[0])
 sample("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits_backprop", lambda tf, t: raw(
     tf, "SparseSoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [8, 15]), tf.reshape(t["k"][1, 2, 2:4, 1:5], [8]))[1])
+# quantize-dequantize: ranges that move one side onto the grid, x's halves on rounding ties, both round modes
+for _case, _op, _lo, _hi, _kw in (
+    ("QuantizeAndDequantizeV2", "QuantizeAndDequantizeV2", -2.0, 1.0, {"num_bits": 3}),
+    ("QuantizeAndDequantizeV2_half_up", "QuantizeAndDequantizeV2", -2.5, 2.5, {"num_bits": 4, "round_mode": "HALF_UP"}),
+    ("QuantizeAndDequantizeV2_unsigned", "QuantizeAndDequantizeV2", 0.0, 2.0,
+     {"num_bits": 3, "signed_input": False}),
+    ("QuantizeAndDequantizeV4", "QuantizeAndDequantizeV4", -1.0, 3.0, {"num_bits": 5, "narrow_range": True}),
+    ("QuantizeAndDequantizeV4_half_up", "QuantizeAndDequantizeV4", -3.0, 1.5,
+     {"num_bits": 2, "round_mode": "HALF_UP"}),
+):
+    sample(_op, _case, lambda tf, t, o=_op, lo=_lo, hi=_hi, kw=_kw: raw(
+        tf, o, t["x"], np.float32(lo), np.float32(hi), range_given=True, **kw))
+sample("QuantizeAndDequantizeV3", "QuantizeAndDequantizeV3", lambda tf, t: raw(
+    tf, "QuantizeAndDequantizeV3", t["x"], np.float32(-1.5), np.float32(2.0), np.int32(4)))
+sample("QuantizeAndDequantizeV3", "QuantizeAndDequantizeV3_nhwc", lambda tf, t: raw(
+    tf, "QuantizeAndDequantizeV3", _conv(tf, t), np.float32(-4.0), np.float32(4.0), np.int32(6), narrow_range=True))

@@ -1,11 +1,13 @@
 """Issue 22 part A, elementwise extras: the identity-likes TF graphs carry (copies and checks that pass their
-input through at inference)."""
+input through at inference), and QuantizeAndDequantizeV2/V3/V4 with a constant range."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..context import Context
+import numpy as np
+
+from ..context import Context, NotConvertible, attr
 from ..table import tf_op
 from .elementwise import pass_through
 
@@ -14,3 +16,64 @@ from .elementwise import pass_through
 def identity_like(ctx: Context, op: Any) -> None:
     """Their output is their (first) input: CheckNumericsV2 only raises on nan/inf, the copies copy."""
     pass_through(ctx, op)
+
+
+# ---- QuantizeAndDequantizeV2/V3/V4 with a given range ------------------------------------------------
+
+_QDQ = ("QuantizeAndDequantizeV2", "QuantizeAndDequantizeV3", "QuantizeAndDequantizeV4")
+
+
+def quantize_range(low: float, high: float, bits: int, signed: bool, narrow: bool) -> tuple[float, float, float, float]:
+    """(min, max, scale, inverse_scale) as TF's kernel works them out, in float32: the side of the range
+    that gives the smaller scale is kept, the other one moved onto the quantized grid."""
+    f32 = np.float32
+    q_min = (-(1 << (bits - 1)) + (1 if narrow else 0)) if signed else 0
+    q_max = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+    largest = np.finfo(np.float32).max
+    low, high = f32(low), f32(high)
+    from_min = f32(q_min) / low if q_min * low > 0 else largest
+    from_max = f32(q_max) / high if q_max * high > 0 else largest
+    if from_min == largest and from_max == largest:
+        raise NotConvertible(f"quantization range [{low}, {high}] has no scale on the {bits}-bit grid")
+    if from_min < from_max:
+        scale, inverse = f32(from_min), low / f32(q_min)
+        high = f32(q_max) * inverse
+    else:
+        scale, inverse = f32(from_max), high / f32(q_max)
+        low = f32(q_min) * inverse
+    return float(low), float(high), float(scale), float(inverse)
+
+
+@tf_op(*_QDQ)
+def quantize_and_dequantize(ctx: Context, op: Any) -> None:
+    """clip(x, min, max) * scale, rounded (half to even, or half up as floor(y + 0.5)), * inverse_scale:
+    TF's kernel step by step in float32, with the range it derives from the given one."""
+    if not bool(attr(op, "range_given", op.type == "QuantizeAndDequantizeV3")):
+        raise NotConvertible(f"{op.type} with range_given=False (the range comes from the data at run time); "
+                             "give it a constant range")
+    if int(attr(op, "axis", -1)) != -1:
+        raise NotConvertible(f"{op.type} per channel (axis={attr(op, 'axis')}); only one range for the tensor "
+                             "is supported")
+    if op.outputs[0].dtype.name != "float32":
+        raise NotConvertible(f"{op.type} of {op.outputs[0].dtype.name}: only float32 is supported")
+    bits = int(np.asarray(ctx.const(op.inputs[3])).reshape(-1)[0]) if op.type == "QuantizeAndDequantizeV3" \
+        else int(attr(op, "num_bits", 8))
+    low, high = (float(np.asarray(ctx.const(t)).reshape(-1)[0]) for t in op.inputs[1:3])
+    low, high, scale, inverse = quantize_range(low, high, bits, bool(attr(op, "signed_input", True)),
+                                               bool(attr(op, "narrow_range", False)))
+    v = ctx.val(op.inputs[0])
+    shape = ctx.graph.shape(v.ir)
+
+    def scalar(name: str, value: float) -> str:
+        return ctx.emit("const", f"{op.name}/{name}", [], (), params={"value": np.float32(value)}, source_op=op.type,
+                        out_dtype="float32")
+
+    x = ctx.emit("clip", f"{op.name}/clip", [v.ir], shape, {"min": low, "max": high}, source_op=op.type)
+    x = ctx.emit("mul", f"{op.name}/scale", [x, scalar("scale_value", scale)], shape, source_op=op.type)
+    if attr(op, "round_mode", "HALF_TO_EVEN") == "HALF_UP":
+        x = ctx.emit("add", f"{op.name}/half", [x, scalar("half_value", 0.5)], shape, source_op=op.type)
+        x = ctx.emit("floor", f"{op.name}/round", [x], shape, source_op=op.type)
+    else:
+        x = ctx.emit("round", f"{op.name}/round", [x], shape, source_op=op.type)
+    out = ctx.emit("mul", op.name, [x, scalar("inverse_scale", inverse)], shape, source_op=op.type)
+    ctx.set(op.outputs[0], out, v.perm)
