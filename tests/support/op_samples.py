@@ -472,3 +472,12 @@ sample("QuantizeAndDequantizeV3", "QuantizeAndDequantizeV3", lambda tf, t: raw(
     tf, "QuantizeAndDequantizeV3", t["x"], np.float32(-1.5), np.float32(2.0), np.int32(4)))
 sample("QuantizeAndDequantizeV3", "QuantizeAndDequantizeV3_nhwc", lambda tf, t: raw(
     tf, "QuantizeAndDequantizeV3", _conv(tf, t), np.float32(-4.0), np.float32(4.0), np.int32(6), narrow_range=True))
+# grayscale dilation: SAME on odd sizes (asymmetric pads, -inf outside), strides and rates
+for _case, _shape, _strides, _rates, _padding in (("Dilation2D", (3, 3), 2, 1, "SAME"),
+                                                   ("Dilation2D_rates", (2, 3), 1, 2, "SAME"),
+                                                   ("Dilation2D_valid", (2, 2), 2, 1, "VALID")):
+    sample("Dilation2D", _case, lambda tf, t, c=_case, s=_shape, st=_strides, r=_rates, p=_padding: raw(
+        tf, "Dilation2D", t["img"], _w(sum(map(ord, c)), *s, 3), strides=[1, st, st, 1], rates=[1, r, r, 1],
+        padding=p))
+sample("Dilation2D", "Dilation2D_nhwc", lambda tf, t: raw(tf, "Dilation2D", _conv(tf, t), _w(21, 2, 2, 4),
+                                                          strides=[1, 1, 2, 1], rates=[1, 1, 1, 1], padding="SAME"))

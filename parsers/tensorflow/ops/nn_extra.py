@@ -1,6 +1,7 @@
 """Issue 22 part A, nn extras: MaxPoolV2 (constant ksize/strides), MaxPoolWithArgmax (its values),
 DepthwiseConv2dNativeBackpropInput, FusedPadConv2D / FusedResizeAndPadConv2D (graph-transform fusions:
-MirrorPad (after a bilinear resize) then Conv2D), and the softmax cross-entropies (loss and backprop)."""
+MirrorPad (after a bilinear resize) then Conv2D), the softmax cross-entropies (loss and backprop) and
+Dilation2D."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import numpy as np
 
 from tf_convert.convert.ir.lazy import contiguous
 from tf_convert.convert.padding import PaddingError, output_hw, transposed_conv_crop
+from tf_convert.convert.padding.rules import same_pads_1d
 
 from ..context import NHWC_TO_NCHW, Context, NotConvertible, attr, fmt_perm
 from ..table import tf_op
+from .shape import pick_every
 from .spatial import conv_pads, emit_conv, hw, nchw_out
 
 
@@ -139,3 +142,48 @@ def sparse_softmax_cross_entropy(ctx: Context, op: Any) -> None:
                       {"depth": int(classes), "axis": 1, "on": 1.0, "off": 0.0}, source_op=op.type,
                       out_dtype="float32")
     _cross_entropy(ctx, op, logits, labels)
+
+
+# ---- Dilation2D: a max over the window of x + filter -----------------------------------------------
+_MAX_TAPS = 256  # one slice per filter position
+
+
+@tf_op("Dilation2D")
+def dilation2d(ctx: Context, op: Any) -> None:
+    """max over (i, j) of x[y * s + i * r - pad, ...] + filter[i, j, c]: the input padded with -inf (TF skips
+    positions outside it; SAME takes TF's asymmetric pads), one strided slice per filter position plus its
+    filter value, a running maximum. Adds and maxima of the same float32 values as TF: exact."""
+    n, h, w, c = ctx.shape(op.inputs[0])
+    _, oh, ow, _ = ctx.shape(op.outputs[0])
+    filt = np.asarray(ctx.const(op.inputs[1]), np.float32)  # (kh, kw, C)
+    kh, kw, _ = filt.shape
+    (_, sh, sw, _), (_, rh, rw, _) = (list(op.get_attr(a)) for a in ("strides", "rates"))
+    if kh * kw > _MAX_TAPS:
+        raise NotConvertible(f"a {kh}x{kw} dilation filter is {kh * kw} slices here (at most {_MAX_TAPS})")
+    x = ctx.nchw(op.inputs[0], "NHWC")
+    if op.get_attr("padding").decode() == "SAME":
+        (t, b), (left, r) = same_pads_1d(h, kh, sh, rh), same_pads_1d(w, kw, sw, rw)
+        if t or b or left or r:
+            h, w = h + t + b, w + left + r
+            x = ctx.emit("pad", f"{op.name}/pad", [x], (n, c, h, w),
+                         {"pads": ((0, 0), (0, 0), (t, b), (left, r)), "mode": "constant", "value": -np.inf},
+                         source_op=op.type)
+    rows, cols = (oh - 1) * sh + 1, (ow - 1) * sw + 1
+    out = None
+    for i in range(kh):
+        for j in range(kw):
+            top, lft = i * rh, j * rw
+            tap = f"{op.name}/tap{i}_{j}"
+            y = ctx.emit("slice", tap, [x], (n, c, rows, cols),
+                         {"begin": (0, 0, top, lft), "end": (n, c, top + rows, lft + cols)}, source_op=op.type)
+            if sh > 1 and oh > 1:
+                y = pick_every(ctx, f"{tap}/rows", y, 2, sh, oh, op.type)
+            if sw > 1 and ow > 1:
+                y = pick_every(ctx, f"{tap}/cols", y, 3, sw, ow, op.type)
+            value = np.ascontiguousarray(filt[i, j].reshape(1, c, 1, 1))
+            weight = ctx.emit("const", f"{tap}/filter", [], value.shape, params={"value": value}, source_op=op.type)
+            y = ctx.emit("add", f"{tap}/plus", [y, weight], (n, c, oh, ow), source_op=op.type)
+            last = i == kh - 1 and j == kw - 1
+            out = y if out is None else ctx.emit("maximum", op.name if last else f"{tap}/max", [out, y],
+                                                 (n, c, oh, ow), source_op=op.type)
+    ctx.set(op.outputs[0], out, NHWC_TO_NCHW)

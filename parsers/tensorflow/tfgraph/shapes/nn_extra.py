@@ -73,3 +73,15 @@ def _sparse_softmax_xent(node: Node) -> list:
 @shape_fn("QuantizeAndDequantizeV2", "QuantizeAndDequantizeV3", "QuantizeAndDequantizeV4")
 def _quantize_dequantize(node: Node) -> list:
     return [node.dims(0)]
+
+
+@shape_fn("Dilation2D")
+def _dilation2d(node: Node) -> list:
+    x, f = node.dims(0), node.dims(1)
+    if x is None or f is None or len(x) != 4:
+        return [None]
+    strides, rates, padding = node.attr("strides"), node.attr("rates"), node.attr("padding", "VALID")
+    out = list(x)
+    for axis, k in ((1, f[0]), (2, f[1])):
+        out[axis] = window_size(x[axis], int(k), int(strides[axis]), int(rates[axis]), padding, (0, 0))
+    return [out]
