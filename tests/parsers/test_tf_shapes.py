@@ -183,6 +183,53 @@ SHAPE_CASES = {
                                                                                         _ph([3]))),
 }
 
+# issue 22 part A (opsa): identity-likes, the matrix diagonal / band family, nn extras, bitwise ops
+_RAW = tf.raw_ops
+SHAPE_CASES.update({
+    "identity_likes": lambda: [_RAW.CheckNumericsV2(tensor=_ph([2, None]), message="x"),
+                               _RAW.DeepCopy(x=_ph([None, 3])), _RAW.Copy(input=_ph([2, 3])),
+                               _RAW.CopyHost(input=_ph([None]))],
+    "matrix_band_diag": lambda: [
+        _RAW.MatrixBandPart(input=_ph([2, None, 5]), num_lower=_i(1), num_upper=_i(-1)),
+        _RAW.MatrixDiagPart(input=_ph([2, 4, 5])), _RAW.MatrixDiagPartV2(input=_ph([3, 4, 6]), k=_i([-2, 1]),
+                                                                         padding_value=_f()),
+        _RAW.MatrixDiagPartV3(input=_ph([4, 3]), k=_i(1), padding_value=_f(), align="RIGHT_LEFT"),
+        _RAW.MatrixDiagPartV3(input=_ph([None, 4, 3]), k=_i([0, 2]), padding_value=_f()),
+        _RAW.MatrixDiag(diagonal=_ph([2, 4])),
+        _RAW.MatrixDiagV2(diagonal=_ph([2, 3, 4]), k=_i([-1, 1]), num_rows=_i(-1), num_cols=_i(-1),
+                          padding_value=_f()),
+        _RAW.MatrixDiagV3(diagonal=_ph([2, 4]), k=_i(1), num_rows=_i(4), num_cols=_i(-1), padding_value=_f()),
+        _RAW.MatrixDiagV3(diagonal=_ph([4]), k=_i(-2), num_rows=_i(-1), num_cols=_i(5), padding_value=_f()),
+        _RAW.MatrixSetDiag(input=_ph([2, 3, 4]), diagonal=_ph([2, 3])),
+        _RAW.MatrixSetDiagV2(input=_ph([None, 3, 4]), diagonal=_ph([None, 3]), k=_i(0)),
+        _RAW.MatrixSetDiagV3(input=_ph([3, 4]), diagonal=_ph([2, 3]), k=_i([-1, 0])),
+        _RAW.Diag(diagonal=_ph([2, 3])), _RAW.DiagPart(input=_ph([2, 3, 2, 3]))],
+    "nn_extras": lambda: [
+        _RAW.MaxPoolV2(input=_ph([1, 7, None, 3]), ksize=_i([1, 3, 2, 1]), strides=_i([1, 2, 2, 1]), padding="SAME"),
+        *_RAW.MaxPoolWithArgmax(input=_ph([2, 6, 5, 3]), ksize=[1, 2, 3, 1], strides=[1, 2, 1, 1], padding="VALID"),
+        _RAW.DepthwiseConv2dNativeBackpropInput(input_sizes=_i([1, 9, 8, 3]), filter=_f(3, 3, 3, 2),
+                                                out_backprop=_ph([1, 5, 4, 6]), strides=[1, 2, 2, 1],
+                                                padding="SAME"),
+        _RAW.FusedPadConv2D(input=_ph([1, 6, 7, 3]), paddings=_i([[0, 0], [1, 2], [0, 1], [0, 0]]),
+                            filter=_f(3, 2, 3, 4), mode="REFLECT", strides=[1, 2, 1, 1], padding="SAME"),
+        _RAW.FusedResizeAndPadConv2D(input=_ph([1, 6, 7, 3]), size=_i([9, 11]),
+                                     paddings=_i([[0, 0], [1, 1], [2, 0], [0, 0]]), filter=_f(2, 3, 3, 5),
+                                     mode="SYMMETRIC", strides=[1, 1, 2, 1], padding="VALID"),
+        *_RAW.SoftmaxCrossEntropyWithLogits(features=_ph([None, 7]), labels=_ph([3, 7])),
+        *_RAW.SparseSoftmaxCrossEntropyWithLogits(features=_ph([4, None]), labels=_ph([4], tf.int32)),
+        _RAW.QuantizeAndDequantizeV2(input=_ph([2, None]), input_min=_f(), input_max=_f(), range_given=True),
+        _RAW.QuantizeAndDequantizeV3(input=_ph([None, 3]), input_min=_f(), input_max=_f(), num_bits=_i(4)),
+        _RAW.QuantizeAndDequantizeV4(input=_ph([3]), input_min=_f(), input_max=_f(), range_given=True),
+        _RAW.Dilation2D(input=_ph([1, 7, 6, 3]), filter=_f(2, 3, 3), strides=[1, 2, 1, 1], rates=[1, 1, 2, 1],
+                        padding="SAME")],
+    "bitwise": lambda: [_RAW.BitwiseAnd(x=_ph([2, None], tf.int32), y=_ph([3], tf.int32)),
+                        _RAW.BitwiseOr(x=_ph([4], tf.int64), y=_ph([2, 1], tf.int64)),
+                        _RAW.BitwiseXor(x=_ph([2, 3], tf.int32), y=_ph([], tf.int32)),
+                        _RAW.LeftShift(x=_ph([2, 3], tf.int32), y=_ph([3], tf.int32)),
+                        _RAW.RightShift(x=_ph([None, 3], tf.int64), y=_ph([1, 1], tf.int64)),
+                        _RAW.Invert(x=_ph([2, None], tf.int32))],
+})
+
 
 def _tf_dims(t):
     return None if t.shape.rank is None else t.shape.as_list()

@@ -481,3 +481,11 @@ for _case, _shape, _strides, _rates, _padding in (("Dilation2D", (3, 3), 2, 1, "
         padding=p))
 sample("Dilation2D", "Dilation2D_nhwc", lambda tf, t: raw(tf, "Dilation2D", _conv(tf, t), _w(21, 2, 2, 4),
                                                           strides=[1, 1, 2, 1], rates=[1, 1, 1, 1], padding="SAME"))
+# bitwise ops on int32 (broadcast (4, 5) against (2, 3, 4, 5)); shift amounts past the width and negative ones
+_SHIFTS = np.int32([-3, 0, 31, 33, 64])
+for _op in ("BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift"):
+    _binary(_op, "i", "j")
+for _op in ("LeftShift", "RightShift"):
+    sample(_op, f"{_op}_past_width", lambda tf, t, o=_op: raw(tf, o, t["i"], _SHIFTS))
+_unary("Invert", "i")
+sample("Invert", "Invert_int64", lambda tf, t: raw(tf, "Invert", t["k"]))

@@ -1,5 +1,5 @@
 """Issue 22 part A, elementwise extras: the identity-likes TF graphs carry (copies and checks that pass their
-input through at inference), and QuantizeAndDequantizeV2/V3/V4 with a constant range."""
+input through at inference), QuantizeAndDequantizeV2/V3/V4 with a constant range, and the bitwise ops."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..context import Context, NotConvertible, attr
+from ..context import Context, NotConvertible, attr, permute_shape
 from ..table import tf_op
-from .elementwise import pass_through
+from .elementwise import broadcast_inputs, pass_through
 
 
 @tf_op("CheckNumericsV2", "DeepCopy", "Copy", "CopyHost")
@@ -76,4 +76,35 @@ def quantize_and_dequantize(ctx: Context, op: Any) -> None:
     else:
         x = ctx.emit("round", f"{op.name}/round", [x], shape, source_op=op.type)
     out = ctx.emit("mul", op.name, [x, scalar("inverse_scale", inverse)], shape, source_op=op.type)
+    ctx.set(op.outputs[0], out, v.perm)
+
+
+# ---- bitwise ops (integer tensors) ---------------------------------------------------------------------
+
+BITWISE = {"BitwiseAnd": "bitwise_and", "BitwiseOr": "bitwise_or", "BitwiseXor": "bitwise_xor",
+           "LeftShift": "left_shift", "RightShift": "right_shift"}
+_INTEGER_TYPES = ("int32", "int64", "int8", "uint8")  # the integer dtypes the converted graph holds
+
+
+def _integers(op: Any) -> None:
+    dtype = op.outputs[0].dtype.name
+    if dtype not in _INTEGER_TYPES:
+        raise NotConvertible(f"{op.type} of {dtype}: the converted graph holds {', '.join(_INTEGER_TYPES)} integers")
+
+
+@tf_op(*BITWISE)
+def bitwise(ctx: Context, op: Any) -> None:
+    _integers(op)
+    names, perm = broadcast_inputs(ctx, op, list(op.inputs[:2]))
+    out = ctx.emit(BITWISE[op.type], op.name, names, permute_shape(ctx.shape(op.outputs[0]), perm), source_op=op.type,
+                   out_dtype=op.outputs[0].dtype.name)
+    ctx.set(op.outputs[0], out, perm)
+
+
+@tf_op("Invert")
+def invert(ctx: Context, op: Any) -> None:
+    _integers(op)
+    v = ctx.val(op.inputs[0])
+    out = ctx.emit("bitwise_not", op.name, [v.ir], ctx.graph.shape(v.ir), source_op=op.type,
+                   out_dtype=op.outputs[0].dtype.name)
     ctx.set(op.outputs[0], out, v.perm)

@@ -1,9 +1,9 @@
-"""Shape functions of issue 22 part A's ops: the identity-likes and the matrix diagonal / band family (TF's
-own shape rules; an unknown input gives unknown dims)."""
+"""Shape functions of issue 22 part A's ops: the identity-likes, the matrix diagonal / band family and the bitwise
+ops (TF's own shape rules; an unknown input gives unknown dims)."""
 
 from __future__ import annotations
 
-from .base import Node, shape_fn
+from .base import Node, broadcast, shape_fn
 
 
 @shape_fn("CheckNumericsV2", "DeepCopy", "Copy", "CopyHost", "MatrixBandPart", "MatrixSetDiag", "MatrixSetDiagV2",
@@ -68,3 +68,13 @@ def _diag(node: Node) -> list:
 def _diag_part(node: Node) -> list:
     d = node.dims(0)
     return [None if d is None or len(d) % 2 else list(d[: len(d) // 2])]
+
+
+@shape_fn("BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift")
+def _bitwise(node: Node) -> list:
+    return [broadcast(node.dims(0), node.dims(1))]
+
+
+@shape_fn("Invert")
+def _invert(node: Node) -> list:
+    return [node.dims(0)]
