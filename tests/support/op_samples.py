@@ -489,3 +489,24 @@ for _op in ("LeftShift", "RightShift"):
     sample(_op, f"{_op}_past_width", lambda tf, t, o=_op: raw(tf, o, t["i"], _SHIFTS))
 _unary("Invert", "i")
 sample("Invert", "Invert_int64", lambda tf, t: raw(tf, "Invert", t["k"]))
+# colour: images in [0, 1] with ties between channels (saturated and grey pixels), HSV in range
+
+
+def _rgb(tf: Any, t: dict[str, Any]) -> Any:
+    x = tf.clip_by_value(t["img"] * 0.4 + 0.5, 0.0, 1.0)  # exact in every target: the colour op's error alone
+    x = tf.concat([x[:, :2], tf.round(x[:, 2:4] * 4.0) / 4.0, tf.tile(x[:, 4:, :, :1], [1, 1, 1, 3])], 1)
+    return x
+
+
+sample("RGBToHSV", "RGBToHSV", lambda tf, t: raw(tf, "RGBToHSV", _rgb(tf, t)))
+sample("RGBToHSV", "RGBToHSV_rank3", lambda tf, t: raw(tf, "RGBToHSV", tf.sigmoid(t["y"][:, :, :3])))
+sample("HSVToRGB", "HSVToRGB", lambda tf, t: raw(tf, "HSVToRGB", _rgb(tf, t)))
+sample("HSVToRGB", "HSVToRGB_roundtrip", lambda tf, t: raw(tf, "HSVToRGB", raw(tf, "RGBToHSV", _rgb(tf, t))))
+sample("AdjustContrastv2", "AdjustContrastv2", lambda tf, t: raw(tf, "AdjustContrastv2", t["img"], np.float32(1.7)))
+sample("AdjustContrastv2", "AdjustContrastv2_rank3", lambda tf, t: raw(tf, "AdjustContrastv2", t["y"][:, :, :3],
+                                                                       np.float32(-0.4)))
+for _scale in (1.6, 0.35):
+    sample("AdjustSaturation", f"AdjustSaturation_{_scale}", lambda tf, t, sc=_scale: raw(
+        tf, "AdjustSaturation", _rgb(tf, t), np.float32(sc)))
+for _delta in (0.3, -0.45, 0.9):
+    sample("AdjustHue", f"AdjustHue_{_delta}", lambda tf, t, d=_delta: raw(tf, "AdjustHue", _rgb(tf, t), np.float32(d)))

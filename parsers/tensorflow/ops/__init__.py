@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     elementwise,
+    elementwise_color,
     elementwise_extra,
     elementwise_quant,
     nn,

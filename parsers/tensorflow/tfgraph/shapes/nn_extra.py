@@ -85,3 +85,8 @@ def _dilation2d(node: Node) -> list:
     for axis, k in ((1, f[0]), (2, f[1])):
         out[axis] = window_size(x[axis], int(k), int(strides[axis]), int(rates[axis]), padding, (0, 0))
     return [out]
+
+
+@shape_fn("RGBToHSV", "HSVToRGB", "AdjustContrastv2", "AdjustSaturation", "AdjustHue")
+def _image_colour(node: Node) -> list:
+    return [node.dims(0)]
