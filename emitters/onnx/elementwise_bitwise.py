@@ -61,14 +61,12 @@ def bitwise(ctx: Ctx) -> Emitted:
 def _weighted_sum(b: Builder, bits: str, width: int) -> str:
     """sum of bit k * 2^k over the last axis, in int64. onnxruntime's ReduceSum is exact only below 2^53,
     so 32 bits are summed at a time and the high word moved up by a Mul (wrapping into the sign bit)."""
-    weights = b.const("weights", np.left_shift(np.int64(1), np.arange(32, dtype=np.int64)), np.int64)
+    weights = b.const("weights", np.left_shift(np.int64(1), np.arange(min(width, 32), dtype=np.int64)), np.int64)
 
     def word(start: int) -> str:
         part = bits if width <= 32 else b.op("Slice", [bits, b.ints("start", [start]), b.ints("end", [start + 32]),
                                                        b.ints("axis", [-1])])
-        return b.op("ReduceSum", [b.op("Mul", [part, weights if width >= 32 else b.const(
-            "weights", np.left_shift(np.int64(1), np.arange(width, dtype=np.int64)), np.int64)]),
-            b.ints("axes", [-1])], keepdims=0)
+        return b.op("ReduceSum", [b.op("Mul", [part, weights]), b.ints("axes", [-1])], keepdims=0)
 
     if width <= 32:
         return word(0)

@@ -231,7 +231,7 @@ SHAPE_CASES.update({
                         _RAW.BitwiseXor(x=_ph([2, 3], tf.int32), y=_ph([], tf.int32)),
                         _RAW.LeftShift(x=_ph([2, 3], tf.int32), y=_ph([3], tf.int32)),
                         _RAW.RightShift(x=_ph([None, 3], tf.int64), y=_ph([1, 1], tf.int64)),
-                        _RAW.Invert(x=_ph([2, None], tf.int32))],
+                        _RAW.Invert(x=_ph([2, None], tf.int32)), _RAW.PopulationCount(x=_ph([None, 3], tf.int64))],
 })
 
 

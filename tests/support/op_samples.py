@@ -510,3 +510,6 @@ for _scale in (1.6, 0.35):
         tf, "AdjustSaturation", _rgb(tf, t), np.float32(sc)))
 for _delta in (0.3, -0.45, 0.9):
     sample("AdjustHue", f"AdjustHue_{_delta}", lambda tf, t, d=_delta: raw(tf, "AdjustHue", _rgb(tf, t), np.float32(d)))
+# negative products: every 4-bit group of the int32 is set somewhere (the uint8 count is cast: no uint8 at the boundary)
+sample("PopulationCount", "PopulationCount",
+       lambda tf, t: tf.cast(raw(tf, "PopulationCount", t["i"] * t["j"]), "int32"))

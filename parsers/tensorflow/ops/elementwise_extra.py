@@ -108,3 +108,37 @@ def invert(ctx: Context, op: Any) -> None:
     out = ctx.emit("bitwise_not", op.name, [v.ir], ctx.graph.shape(v.ir), source_op=op.type,
                    out_dtype=op.outputs[0].dtype.name)
     ctx.set(op.outputs[0], out, v.perm)
+
+
+_NIBBLE_BITS = np.array([bin(i).count("1") for i in range(16)], np.int32)
+
+
+@tf_op("PopulationCount")
+def population_count(ctx: Context, op: Any) -> None:
+    """The set bits of each element (uint8): per 4-bit group, (x >> 4k) & 15 looks its count up in a 16-entry
+    table; the counts are summed. Shifts, masks, a gather and small sums: exact."""
+    dtype = op.inputs[0].dtype.name
+    if dtype not in _INTEGER_TYPES:
+        raise NotConvertible(f"{op.type} of {dtype}: the converted graph holds {', '.join(_INTEGER_TYPES)} integers")
+    v = ctx.val(op.inputs[0])
+    shape = ctx.graph.shape(v.ir)
+
+    def const(name: str, value: np.ndarray) -> str:
+        return ctx.emit("const", f"{op.name}/{name}", [], value.shape, params={"value": value}, source_op=op.type,
+                        out_dtype=value.dtype.name)
+
+    table, low = const("table", _NIBBLE_BITS), const("nibble", np.asarray(15, dtype))
+    total = None
+    for k in range(np.dtype(dtype).itemsize * 2):
+        x = v.ir if k == 0 else ctx.emit("right_shift", f"{op.name}/shift{k}", [v.ir, const(
+            f"by{k}", np.asarray(4 * k, dtype))], shape, source_op=op.type, out_dtype=dtype)
+        nibble = ctx.emit("bitwise_and", f"{op.name}/nibble{k}", [x, low], shape, source_op=op.type, out_dtype=dtype)
+        if dtype not in ("int32", "int64"):  # gather indices are int32 / int64
+            nibble = ctx.emit("cast", f"{op.name}/index{k}", [nibble], shape, {"dtype": "int32"}, source_op=op.type,
+                              out_dtype="int32")
+        count = ctx.emit("gather", f"{op.name}/count{k}", [table, nibble], shape, {"axis": 0}, source_op=op.type,
+                         out_dtype="int32")
+        total = count if total is None else ctx.emit("add", f"{op.name}/sum{k}", [total, count], shape,
+                                                     source_op=op.type, out_dtype="int32")
+    out = ctx.emit("cast", op.name, [total], shape, {"dtype": "uint8"}, source_op=op.type, out_dtype="uint8")
+    ctx.set(op.outputs[0], out, v.perm)

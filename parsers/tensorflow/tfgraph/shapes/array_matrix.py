@@ -75,6 +75,6 @@ def _bitwise(node: Node) -> list:
     return [broadcast(node.dims(0), node.dims(1))]
 
 
-@shape_fn("Invert")
+@shape_fn("Invert", "PopulationCount")
 def _invert(node: Node) -> list:
     return [node.dims(0)]

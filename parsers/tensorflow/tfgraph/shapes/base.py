@@ -82,6 +82,8 @@ def out_dtypes(op: Any) -> list[DType | None]:
     n = len(op.outputs) if hasattr(op, "outputs") else 1
     if op.type in _BOOL_OPS:
         return [DType(_BOOL)] * n
+    if op.type == "PopulationCount":
+        return [DType(4)]  # uint8
     if op.type in ("Rank", "Bucketize"):
         return [DType(_INT32)]
     if op.type == "Where":  # coordinates, whatever the condition's type
