@@ -14,6 +14,7 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+from tests.support.op_samples import _attr, legacy_op
 from tf_convert.convert.errors import UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.tensorflow.build import build_graph
@@ -266,7 +267,34 @@ _SAME_AS_CHECKED = {"Variable", "RefEnter", "RefExit", "RefMerge", "RefSwitch", 
 
 def test_every_shape_function_is_checked():
     seen = {op.type for case in SHAPE_CASES.values() for op in _build(case).get_operations()}
+    seen |= {op.type for op in _build(_legacy_ops).get_operations()}  # test_legacy_shapes_equal_tf_run
     assert not set(SHAPE_FNS) - seen - _SAME_AS_CHECKED, sorted(set(SHAPE_FNS) - seen - _SAME_AS_CHECKED)
+
+
+def _legacy_ops() -> list:
+    """Ops TF removed from current GraphDefs (imported as GraphDefs of their era), on constants."""
+    return [
+        legacy_op(tf, "BatchMatrixBandPart", [_f(2, 3, 4), _i(1, np.int64), _i(-1, np.int64)], T=_attr(type=1)),
+        legacy_op(tf, "BatchMatrixDiag", [_f(2, 3)], T=_attr(type=1)),
+        legacy_op(tf, "BatchMatrixDiagPart", [_f(4, 3, 5)], T=_attr(type=1)),
+        legacy_op(tf, "BatchMatrixSetDiag", [_f(2, 3, 4), _f(2, 3)], T=_attr(type=1)),
+        legacy_op(tf, "Conv3DBackpropInput", [_f(1, 9, 8, 7, 3), _f(2, 2, 2, 3, 4), _f(1, 5, 4, 4, 4)],
+                  T=_attr(type=1), strides=_attr(ints=[1, 2, 2, 2, 1]), padding=_attr(s=b"SAME")),
+        legacy_op(tf, "QuantizeAndDequantize", [_f(2, 5)], T=_attr(type=1), range_given=_attr(b=True),
+                  input_min=_attr(f=-1.0), input_max=_attr(f=1.0)),
+        legacy_op(tf, "AdjustContrast", [_f(1, 4, 6, 3), _f(), _f(), _f()], producer=1, T=_attr(type=1))]
+
+
+def test_legacy_shapes_equal_tf_run():
+    """TF declares no shape for the ops it removed (unknown): ours against the shapes a TF run gives."""
+    graph = _build(_legacy_ops)
+    ours = Graph(graph.as_graph_def())
+    outs = [op.outputs[0] for op in graph.get_operations() if op.name.endswith("/op")]
+    with v1.Session(graph=graph) as session:
+        values = session.run(outs)
+    assert len(outs) == 7
+    for t, value in zip(outs, values):
+        assert ours.get_tensor_by_name(t.name).shape.dims == list(value.shape), t.name
 
 
 def test_every_handler_op_has_a_shape_function():

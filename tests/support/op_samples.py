@@ -80,6 +80,7 @@ class Sample:
     op: str  # the TF op type the sample is about
     case: str  # unique id; the graph output is out_<case>
     build: Callable[[Any, dict[str, Any]], Any]  # (tf, placeholders) -> the sample's tensor
+    legacy: bool = False  # an op TF removed from current GraphDefs: built and run in a graph of its era
 
 
 def raw(tf: Any, op: str, *tensors: Any, **attrs: Any) -> Any:
@@ -346,21 +347,73 @@ def build_graph(
     directory: Path, samples: list[Sample] | None = None,
 ) -> tuple[Path, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Write every sample into one frozen GraphDef; returns (pb, feeds by input name, TF's value of each
-    output by case)."""
+    output by case). The legacy samples run in a graph of their own (importing an old op lowers a graph's
+    producer version, which would hold for every sample); their nodes are merged in after."""
     import tensorflow as tf
 
     samples = SAMPLES if samples is None else samples
     feeds = feed_values()
+    graph_def, values = _run(tf, [s for s in samples if not s.legacy], feeds)
+    legacy = [s for s in samples if s.legacy]
+    if legacy:
+        legacy_def, legacy_values = _run(tf, legacy, feeds)
+        _merge(graph_def, legacy_def)
+        values.update(legacy_values)
+    directory.mkdir(parents=True, exist_ok=True)
+    pb = directory / "op_samples.pb"
+    pb.write_bytes(graph_def.SerializeToString())
+    return pb, feeds, values
+
+
+def _run(tf: Any, samples: list[Sample], feeds: dict[str, np.ndarray]) -> tuple[Any, dict[str, np.ndarray]]:
+    """(GraphDef, TF's value of each sample's output) of `samples` built on the FEEDS placeholders."""
     graph = tf.Graph()
     with graph.as_default():
         ph = {name: tf.compat.v1.placeholder(dtype, shape, name=name) for name, (dtype, shape, _) in FEEDS.items()}
         outs = {s.case: tf.identity(s.build(tf, ph), name=f"out_{s.case}") for s in samples}
         with tf.compat.v1.Session(graph=graph) as session:
-            values = session.run(outs, {ph[n]: v for n, v in feeds.items()})
-    directory.mkdir(parents=True, exist_ok=True)
-    pb = directory / "op_samples.pb"
-    pb.write_bytes(graph.as_graph_def().SerializeToString())
-    return pb, feeds, values
+            values = session.run(outs, {ph[n]: v for n, v in feeds.items()}) if outs else {}
+    return graph.as_graph_def(), values
+
+
+def _merge(into: Any, extra: Any) -> None:
+    """`extra`'s nodes into `into`, reading `into`'s placeholders; its inner nodes under 'legacy/'."""
+
+    def rename(ref: str) -> str:
+        control, name = ("^", ref[1:]) if ref.startswith("^") else ("", ref)
+        node, _, port = name.partition(":")
+        if node not in FEEDS and not node.startswith("out_"):
+            node = f"legacy/{node}"
+        return control + node + (f":{port}" if port else "")
+
+    for node in extra.node:
+        if node.op == "Placeholder" and node.name in FEEDS:
+            continue
+        copy = into.node.add()
+        copy.CopyFrom(node)
+        copy.name = rename(node.name)
+        del copy.input[:]
+        copy.input.extend(rename(i) for i in node.input)
+
+
+def legacy_op(tf: Any, op: str, inputs: list[Any], producer: int = 8, **attrs: Any) -> Any:
+    """Output 0 of TF op `op` (removed from current GraphDefs) on `inputs`, imported as a GraphDef of
+    `producer` version (TF still runs it there). attrs: name -> AttrValue."""
+    from tensorflow.core.framework import graph_pb2
+
+    graph_def = graph_pb2.GraphDef()
+    graph_def.versions.producer = producer
+    for i, t in enumerate(inputs):
+        node = graph_def.node.add(name=f"in{i}", op="Placeholder")
+        node.attr["dtype"].type = t.dtype.as_datatype_enum
+        if t.shape.rank:  # TF's shape inference sees through the import (an old graph's [] means unknown)
+            node.attr["shape"].shape.CopyFrom(t.shape.as_proto())
+    node = graph_def.node.add(name="op", op=op, input=[f"in{i}" for i in range(len(inputs))])
+    for key, value in attrs.items():
+        node.attr[key].CopyFrom(value)
+    (out,) = tf.compat.v1.import_graph_def(graph_def, input_map={f"in{i}:0": t for i, t in enumerate(inputs)},
+                                           return_elements=["op:0"], name=op)
+    return out
 
 
 # ---- issue 22 part A (opsa): identity-likes, the matrix diagonal / band family, nn extras, bitwise -------
@@ -513,3 +566,44 @@ for _delta in (0.3, -0.45, 0.9):
 # negative products: every 4-bit group of the int32 is set somewhere (the uint8 count is cast: no uint8 at the boundary)
 sample("PopulationCount", "PopulationCount",
        lambda tf, t: tf.cast(raw(tf, "PopulationCount", t["i"] * t["j"]), "int32"))
+
+
+# ---- issue 22 part A (opsa): ops TF removed from current GraphDefs, in graphs of their era ---------------
+
+def _attr(**value: Any) -> Any:
+    from tensorflow.core.framework import attr_value_pb2
+
+    if "ints" in value:
+        return attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(i=value["ints"]))
+    return attr_value_pb2.AttrValue(**value)
+
+
+def legacy_sample(op: str, case: str, build: Callable[[Any, dict[str, Any]], Any]) -> None:
+    SAMPLES.append(Sample(op, case, build, legacy=True))
+
+
+legacy_sample("BatchMatrixBandPart", "BatchMatrixBandPart", lambda tf, t: legacy_op(
+    tf, "BatchMatrixBandPart", [t["x"], tf.constant(np.int64(2)), tf.constant(np.int64(0))], T=_attr(type=1)))
+legacy_sample("BatchMatrixDiag", "BatchMatrixDiag", lambda tf, t: legacy_op(tf, "BatchMatrixDiag", [t["y"]],
+                                                                             T=_attr(type=1)))
+legacy_sample("BatchMatrixDiagPart", "BatchMatrixDiagPart", lambda tf, t: legacy_op(
+    tf, "BatchMatrixDiagPart", [t["x"]], T=_attr(type=1)))
+legacy_sample("BatchMatrixSetDiag", "BatchMatrixSetDiag", lambda tf, t: legacy_op(
+    tf, "BatchMatrixSetDiag", [t["x"], t["d"][..., 1]], T=_attr(type=1)))
+legacy_sample("BatchNormWithGlobalNormalization", "BatchNormWithGlobalNormalization", lambda tf, t: legacy_op(
+    tf, "BatchNormWithGlobalNormalization", [t["img"], tf.constant(_w(30, 3)), tf.constant(np.abs(_w(31, 3)) + 0.5),
+                                             tf.constant(_w(32, 3)), tf.constant(_w(33, 3))],
+    T=_attr(type=1), variance_epsilon=_attr(f=0.01), scale_after_normalization=_attr(b=True)) * 1.0)
+legacy_sample("BatchNormWithGlobalNormalization", "BatchNormWithGlobalNormalization_unscaled", lambda tf, t: legacy_op(
+    tf, "BatchNormWithGlobalNormalization", [_conv(tf, t), tf.constant(_w(34, 4)), tf.constant(np.abs(_w(35, 4)) + 0.5),
+                                             tf.constant(_w(36, 4)), tf.constant(_w(37, 4))],
+    T=_attr(type=1), variance_epsilon=_attr(f=0.001), scale_after_normalization=_attr(b=False)))
+legacy_sample("Conv3DBackpropInput", "Conv3DBackpropInput", lambda tf, t: legacy_op(
+    tf, "Conv3DBackpropInput", [tf.zeros([1, 9, 13, 11, 3]), tf.constant(_w(38, 3, 3, 3, 3, 2)), t["vol"]],
+    T=_attr(type=1), strides=_attr(ints=[1, 2, 2, 2, 1]), padding=_attr(s=b"SAME")))
+legacy_sample("QuantizeAndDequantize", "QuantizeAndDequantize", lambda tf, t: legacy_op(
+    tf, "QuantizeAndDequantize", [t["x"]], T=_attr(type=1), signed_input=_attr(b=True), num_bits=_attr(i=3),
+    range_given=_attr(b=True), input_min=_attr(f=-2.0), input_max=_attr(f=1.0)))
+legacy_sample("AdjustContrast", "AdjustContrast", lambda tf, t: legacy_op(
+    tf, "AdjustContrast", [t["img"], tf.constant(np.float32(1.8)), tf.constant(np.float32(-1.0)),
+                           tf.constant(np.float32(1.5))], producer=1, T=_attr(type=1)))

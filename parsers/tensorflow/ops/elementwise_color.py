@@ -1,4 +1,4 @@
-"""Issue 22 part A, image colour ops: RGBToHSV, HSVToRGB, AdjustContrastv2, AdjustSaturation and AdjustHue, each
+"""Issue 22 part A, image colour ops: RGBToHSV, HSVToRGB, AdjustContrast(v2), AdjustSaturation and AdjustHue, each
 TF's CPU kernel step by step in float32 (the same operations in the same order, so the same roundings), on the
 channel axis where the input already has it in the converted graph (an NHWC image stays NCHW)."""
 
@@ -107,9 +107,10 @@ def hsv_to_rgb(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], s.join(rgb), v.perm)
 
 
-@tf_op("AdjustContrastv2")
+@tf_op("AdjustContrastv2", "AdjustContrast")
 def adjust_contrast(ctx: Context, op: Any) -> None:
-    """(x - mean) * factor + mean, the mean per channel over the image's height and width."""
+    """(x - mean) * factor + mean, the mean per channel over the image's height and width; V1 (removed at
+    GraphDef version 2) clips that to [min_value, max_value]."""
     _float32(op)
     factor = np.asarray(ctx.const(op.inputs[1]), np.float32).reshape(-1)
     if factor.size != 1:
@@ -127,7 +128,13 @@ def adjust_contrast(ctx: Context, op: Any) -> None:
                      out_dtype="float32")
     centred = ctx.emit("sub", f"{op.name}/centred", [v.ir, mean], shape, source_op=op.type)
     scaled = ctx.emit("mul", f"{op.name}/scaled", [centred, scale], shape, source_op=op.type)
-    ctx.set(op.outputs[0], ctx.emit("add", op.name, [scaled, mean], shape, source_op=op.type), v.perm)
+    if op.type == "AdjustContrastv2":
+        ctx.set(op.outputs[0], ctx.emit("add", op.name, [scaled, mean], shape, source_op=op.type), v.perm)
+        return
+    low, high = (float(np.asarray(ctx.const(t), np.float32).reshape(-1)[0]) for t in op.inputs[2:4])
+    out = ctx.emit("add", f"{op.name}/shifted", [scaled, mean], shape, source_op=op.type)
+    ctx.set(op.outputs[0], ctx.emit("clip", op.name, [out], shape, {"min": low, "max": high}, source_op=op.type),
+            v.perm)
 
 
 # ---- AdjustSaturation / AdjustHue: TF's per-pixel CPU kernels (adjust_saturation_op.cc, adjust_hue_op.cc) --

@@ -20,7 +20,8 @@ def identity_like(ctx: Context, op: Any) -> None:
 
 # ---- QuantizeAndDequantizeV2/V3/V4 with a given range ------------------------------------------------
 
-_QDQ = ("QuantizeAndDequantizeV2", "QuantizeAndDequantizeV3", "QuantizeAndDequantizeV4")
+_QDQ = ("QuantizeAndDequantizeV2", "QuantizeAndDequantizeV3", "QuantizeAndDequantizeV4",
+        "QuantizeAndDequantize")  # V1 (removed at GraphDef version 22): the range in attributes, half to even
 
 
 def quantize_range(low: float, high: float, bits: int, signed: bool, narrow: bool) -> tuple[float, float, float, float]:
@@ -58,7 +59,10 @@ def quantize_and_dequantize(ctx: Context, op: Any) -> None:
         raise NotConvertible(f"{op.type} of {op.outputs[0].dtype.name}: only float32 is supported")
     bits = int(np.asarray(ctx.const(op.inputs[3])).reshape(-1)[0]) if op.type == "QuantizeAndDequantizeV3" \
         else int(attr(op, "num_bits", 8))
-    low, high = (float(np.asarray(ctx.const(t)).reshape(-1)[0]) for t in op.inputs[1:3])
+    if op.type == "QuantizeAndDequantize":
+        low, high = float(attr(op, "input_min")), float(attr(op, "input_max"))
+    else:
+        low, high = (float(np.asarray(ctx.const(t)).reshape(-1)[0]) for t in op.inputs[1:3])
     low, high, scale, inverse = quantize_range(low, high, bits, bool(attr(op, "signed_input", True)),
                                                bool(attr(op, "narrow_range", False)))
     v = ctx.val(op.inputs[0])

@@ -1,7 +1,7 @@
 """Issue 22 part A, nn extras: MaxPoolV2 (constant ksize/strides), MaxPoolWithArgmax (its values),
 DepthwiseConv2dNativeBackpropInput, FusedPadConv2D / FusedResizeAndPadConv2D (graph-transform fusions:
-MirrorPad (after a bilinear resize) then Conv2D), the softmax cross-entropies (loss and backprop) and
-Dilation2D."""
+MirrorPad (after a bilinear resize) then Conv2D), the softmax cross-entropies (loss and backprop),
+Dilation2D and Conv3DBackpropInput (V1)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from ..context import NHWC_TO_NCHW, Context, NotConvertible, attr, fmt_perm
 from ..table import tf_op
 from .shape import pick_every
 from .spatial import conv_pads, emit_conv, hw, nchw_out
+from .spatial_3d import conv_transpose3d
 
 
 def _max_pool(ctx: Context, op: Any, ksize: list[int], strides: list[int]) -> None:
@@ -187,3 +188,10 @@ def dilation2d(ctx: Context, op: Any) -> None:
             out = y if out is None else ctx.emit("maximum", op.name if last else f"{tap}/max", [out, y],
                                                  (n, c, oh, ow), source_op=op.type)
     ctx.set(op.outputs[0], out, NHWC_TO_NCHW)
+
+
+@tf_op("Conv3DBackpropInput")
+def conv_transpose3d_v1(ctx: Context, op: Any) -> None:
+    """V1 (removed at GraphDef version 10) takes the forward input itself, not its shape: its shape is the
+    output's, which is all V2's handler reads of input_sizes."""
+    conv_transpose3d(ctx, op)

@@ -1,5 +1,5 @@
 """The matrix diagonal and band TF ops (issue 22 part A): MatrixBandPart, MatrixDiag[V2,V3],
-MatrixDiagPart[V2,V3], MatrixSetDiag[V2,V3], Diag, DiagPart.
+MatrixDiagPart[V2,V3], MatrixSetDiag[V2,V3], Diag, DiagPart, and the BatchMatrix* names of old graphs.
 
 Each one only moves elements: every output element is one input element or the padding value. So each
 lowers to one gather with a constant index table over the input flattened on its matrix axes (with the
@@ -17,6 +17,9 @@ from ..context import Context, NotConvertible
 from ..table import tf_op
 
 _MAX_TABLE = 1 << 20  # entries of one index table (a constant of the converted model)
+# V1 and its pre-2016 spelling (TF removed the Batch* names at GraphDef version 14): the main diagonal only
+_MAIN_DIAGONAL_ONLY = ("MatrixDiag", "MatrixDiagPart", "MatrixSetDiag", "BatchMatrixDiag", "BatchMatrixDiagPart",
+                       "BatchMatrixSetDiag")
 
 
 def _ints(ctx: Context, t: Any) -> list[int]:
@@ -94,7 +97,7 @@ def _pad_value(ctx: Context, op: Any, index: int) -> Any:
     return np.asarray(ctx.const(op.inputs[index])).reshape(-1)[0]
 
 
-@tf_op("MatrixBandPart")
+@tf_op("MatrixBandPart", "BatchMatrixBandPart")
 def matrix_band_part(ctx: Context, op: Any) -> None:
     """Keep (r, c) where r - c <= num_lower and c - r <= num_upper (negative: no bound), zeros elsewhere."""
     shape = tuple(ctx.shape(op.inputs[0]))
@@ -107,19 +110,19 @@ def matrix_band_part(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], out)
 
 
-@tf_op("MatrixDiagPart", "MatrixDiagPartV2", "MatrixDiagPartV3")
+@tf_op("MatrixDiagPart", "MatrixDiagPartV2", "MatrixDiagPartV3", "BatchMatrixDiagPart")
 def matrix_diag_part(ctx: Context, op: Any) -> None:
     """Diagonals low..high of the innermost matrices, packed one per row (the highest first)."""
     shape = tuple(ctx.shape(op.inputs[0]))
     batch, (m, n) = shape[:-2], shape[-2:]
-    low, high = (0, 0) if op.type == "MatrixDiagPart" else _band(ctx, op, op.inputs[1])
+    low, high = (0, 0) if op.type in _MAIN_DIAGONAL_ONLY else _band(ctx, op, op.inputs[1])
     longest, offsets = diagonal_layout(m, n, low, high, _align(op, "LEFT_LEFT"))
     table = np.full((high - low + 1, longest), m * n, np.int64)
     for d, start in offsets.items():
         for j in range(min(m + min(d, 0), n - max(d, 0))):
             table[high - d, start + j] = (j - min(d, 0)) * n + j + max(d, 0)
     out_shape = tuple(ctx.shape(op.outputs[0]))
-    pad = _pad_value(ctx, op, 2) if op.type != "MatrixDiagPart" else None
+    pad = _pad_value(ctx, op, 2) if op.type not in _MAIN_DIAGONAL_ONLY else None
     needs_pad = bool((table == m * n).any())
     out = _gather_table(ctx, op, [(ctx.tf_order(op.inputs[0]), m * n)], batch, table, out_shape,
                         pad=pad if needs_pad else None)
@@ -148,11 +151,11 @@ def _diagonal_slots(m: int, n: int, low: int, high: int, longest: int, offsets: 
     return table
 
 
-@tf_op("MatrixDiag", "MatrixDiagV2", "MatrixDiagV3")
+@tf_op("MatrixDiag", "MatrixDiagV2", "MatrixDiagV3", "BatchMatrixDiag")
 def matrix_diag(ctx: Context, op: Any) -> None:
     """Matrices holding the given diagonals (low..high), the padding value elsewhere."""
     diag_shape = tuple(ctx.shape(op.inputs[0]))
-    low, high = (0, 0) if op.type == "MatrixDiag" else _band(ctx, op, op.inputs[1])
+    low, high = (0, 0) if op.type in _MAIN_DIAGONAL_ONLY else _band(ctx, op, op.inputs[1])
     batch, _, longest = _diagonal_source(op, diag_shape, low, high)
     out_shape = tuple(ctx.shape(op.outputs[0]))
     m, n = out_shape[-2:]
@@ -162,17 +165,17 @@ def matrix_diag(ctx: Context, op: Any) -> None:
                              f"(k = ({low}, {high}) needs {longest_here})")
     size = (high - low + 1) * longest
     table = _diagonal_slots(m, n, low, high, longest, offsets, 0, np.full((m, n), size, np.int64))
-    pad = _pad_value(ctx, op, 4) if op.type != "MatrixDiag" else 0
+    pad = _pad_value(ctx, op, 4) if op.type not in _MAIN_DIAGONAL_ONLY else 0
     out = _gather_table(ctx, op, [(ctx.tf_order(op.inputs[0]), size)], batch, table, out_shape, pad=pad)
     ctx.set(op.outputs[0], out)
 
 
-@tf_op("MatrixSetDiag", "MatrixSetDiagV2", "MatrixSetDiagV3")
+@tf_op("MatrixSetDiag", "MatrixSetDiagV2", "MatrixSetDiagV3", "BatchMatrixSetDiag")
 def matrix_set_diag(ctx: Context, op: Any) -> None:
     """The input with its diagonals low..high replaced by the given ones."""
     shape = tuple(ctx.shape(op.inputs[0]))
     batch, (m, n) = shape[:-2], shape[-2:]
-    low, high = (0, 0) if op.type == "MatrixSetDiag" else _band(ctx, op, op.inputs[2])
+    low, high = (0, 0) if op.type in _MAIN_DIAGONAL_ONLY else _band(ctx, op, op.inputs[2])
     diag_shape = tuple(ctx.shape(op.inputs[1]))
     _, rows, longest = _diagonal_source(op, diag_shape, low, high)
     longest_here, offsets = diagonal_layout(m, n, low, high, _align(op, "LEFT_LEFT"))

@@ -7,7 +7,7 @@ from .base import Node, broadcast, shape_fn
 
 
 @shape_fn("CheckNumericsV2", "DeepCopy", "Copy", "CopyHost", "MatrixBandPart", "MatrixSetDiag", "MatrixSetDiagV2",
-          "MatrixSetDiagV3")
+          "MatrixSetDiagV3", "BatchMatrixBandPart", "BatchMatrixSetDiag")
 def _same_as_input(node: Node) -> list:
     return [node.dims(0)]
 
@@ -23,10 +23,10 @@ def _diag_len(m: int, n: int, low: int, high: int) -> int:
     return min(m + min(high, 0), n - max(low, 0))
 
 
-@shape_fn("MatrixDiagPart", "MatrixDiagPartV2", "MatrixDiagPartV3")
+@shape_fn("MatrixDiagPart", "MatrixDiagPartV2", "MatrixDiagPartV3", "BatchMatrixDiagPart")
 def _matrix_diag_part(node: Node) -> list:
     x = node.dims(0)
-    k = (0, 0) if node.op.type == "MatrixDiagPart" else _k(node, 1)
+    k = (0, 0) if node.op.type in ("MatrixDiagPart", "BatchMatrixDiagPart") else _k(node, 1)
     if x is None or len(x) < 2 or k is None or x[-1] is None or x[-2] is None:
         return [None]
     low, high = k
@@ -34,12 +34,12 @@ def _matrix_diag_part(node: Node) -> list:
     return [list(x[:-2]) + ([] if low == high else [high - low + 1]) + [length]]
 
 
-@shape_fn("MatrixDiag", "MatrixDiagV2", "MatrixDiagV3")
+@shape_fn("MatrixDiag", "MatrixDiagV2", "MatrixDiagV3", "BatchMatrixDiag")
 def _matrix_diag(node: Node) -> list:
     d = node.dims(0)
     if d is None or not d:
         return [None]
-    if node.op.type == "MatrixDiag":
+    if node.op.type in ("MatrixDiag", "BatchMatrixDiag"):
         return [list(d) + [d[-1]]]
     k, rows, cols = _k(node, 1), node.ints(2), node.ints(3)
     if k is None or rows is None or cols is None or d[-1] is None:
@@ -78,3 +78,8 @@ def _bitwise(node: Node) -> list:
 @shape_fn("Invert", "PopulationCount")
 def _invert(node: Node) -> list:
     return [node.dims(0)]
+
+
+@shape_fn("Conv3DBackpropInput")
+def _conv3d_backprop_input_v1(node: Node) -> list:
+    return [node.dims(0)]  # the forward input's shape

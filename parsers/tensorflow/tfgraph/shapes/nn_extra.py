@@ -70,7 +70,7 @@ def _sparse_softmax_xent(node: Node) -> list:
     return [None if x is None else x[:1], x]
 
 
-@shape_fn("QuantizeAndDequantizeV2", "QuantizeAndDequantizeV3", "QuantizeAndDequantizeV4")
+@shape_fn("QuantizeAndDequantizeV2", "QuantizeAndDequantizeV3", "QuantizeAndDequantizeV4", "QuantizeAndDequantize")
 def _quantize_dequantize(node: Node) -> list:
     return [node.dims(0)]
 
@@ -87,6 +87,6 @@ def _dilation2d(node: Node) -> list:
     return [out]
 
 
-@shape_fn("RGBToHSV", "HSVToRGB", "AdjustContrastv2", "AdjustSaturation", "AdjustHue")
+@shape_fn("RGBToHSV", "HSVToRGB", "AdjustContrastv2", "AdjustSaturation", "AdjustHue", "AdjustContrast")
 def _image_colour(node: Node) -> list:
     return [node.dims(0)]
