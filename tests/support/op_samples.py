@@ -607,3 +607,21 @@ legacy_sample("QuantizeAndDequantize", "QuantizeAndDequantize", lambda tf, t: le
 legacy_sample("AdjustContrast", "AdjustContrast", lambda tf, t: legacy_op(
     tf, "AdjustContrast", [t["img"], tf.constant(np.float32(1.8)), tf.constant(np.float32(-1.0)),
                            tf.constant(np.float32(1.5))], producer=1, T=_attr(type=1)))
+
+
+# ---- issue 22 part A (opsa): row ops, order statistics, the last identity-likes ------------------------
+sample("GuaranteeConst", "GuaranteeConst", lambda tf, t: raw(tf, "GuaranteeConst", t["img"]) * 2.0)
+sample("ParallelConcat", "ParallelConcat",
+       lambda tf, t: raw(tf, "ParallelConcat", [t["y"][:1], t["z"][2:], t["y"][1:2]], shape=[3, 4, 5]))
+sample("NthElement", "NthElement", lambda tf, t: raw(tf, "NthElement", t["x"], 3))  # ties among x's halves
+sample("NthElement", "NthElement_reverse", lambda tf, t: raw(tf, "NthElement", _conv(tf, t), 1, reverse=True))
+sample("NthElement", "NthElement_int32", lambda tf, t: raw(tf, "NthElement", t["i"], 0))
+sample("ToBool", "ToBool", lambda tf, t: tf.logical_and(t["m"], raw(tf, "ToBool", t["x"][0, 0, 0, 1])))
+sample("ToBool", "ToBool_tensor", lambda tf, t: tf.logical_or(t["m"], raw(tf, "ToBool", t["x"])))
+# TF's Inplace* kernels write into their input's buffer: each gets a tensor of its own (a feed, or a node that
+# TF's common-subexpression pass could share with another sample, would be overwritten for every reader)
+for _k, _op in enumerate(("InplaceUpdate", "InplaceAdd", "InplaceSub")):
+    sample(_op, _op, lambda tf, t, o=_op, k=_k: raw(tf, o, t["y"] * np.float32(1.25 + k / 4), np.int32([2, 0]),
+                                                     t["z"][1:] * 3.0))
+    sample(_op, f"{_op}_int32", lambda tf, t, o=_op, k=_k: raw(tf, o, tf.bitwise.bitwise_xor(t["i"], np.int32(5 + k)),
+                                                                np.int32([1]), t["i"][:1]))

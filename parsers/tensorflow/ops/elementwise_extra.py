@@ -12,9 +12,10 @@ from ..table import tf_op
 from .elementwise import broadcast_inputs, pass_through
 
 
-@tf_op("CheckNumericsV2", "DeepCopy", "Copy", "CopyHost")
+@tf_op("CheckNumericsV2", "DeepCopy", "Copy", "CopyHost", "GuaranteeConst")
 def identity_like(ctx: Context, op: Any) -> None:
-    """Their output is their (first) input: CheckNumericsV2 only raises on nan/inf, the copies copy."""
+    """Their output is their (first) input: CheckNumericsV2 only raises on nan/inf, the copies copy,
+    GuaranteeConst only promises the runtime a constant."""
     pass_through(ctx, op)
 
 
@@ -146,3 +147,16 @@ def population_count(ctx: Context, op: Any) -> None:
                                                      source_op=op.type, out_dtype="int32")
     out = ctx.emit("cast", op.name, [total], shape, {"dtype": "uint8"}, source_op=op.type, out_dtype="uint8")
     ctx.set(op.outputs[0], out, v.perm)
+
+
+@tf_op("ToBool")
+def to_bool(ctx: Context, op: Any) -> None:
+    """A scalar: x != 0 for a scalar x, whether it has elements for any other (a constant: shapes are static)."""
+    shape = ctx.shape(op.inputs[0])
+    if shape:
+        value = np.asarray(int(np.prod(shape)) > 0)
+        out = ctx.emit("const", op.name, [], (), params={"value": value}, source_op=op.type, out_dtype="bool")
+    else:
+        v = ctx.val(op.inputs[0])
+        out = ctx.emit("cast", op.name, [v.ir], (), {"dtype": "bool"}, source_op=op.type, out_dtype="bool")
+    ctx.set(op.outputs[0], out)

@@ -195,3 +195,22 @@ def conv_transpose3d_v1(ctx: Context, op: Any) -> None:
     """V1 (removed at GraphDef version 10) takes the forward input itself, not its shape: its shape is the
     output's, which is all V2's handler reads of input_sizes."""
     conv_transpose3d(ctx, op)
+
+
+@tf_op("NthElement")
+def nth_element(ctx: Context, op: Any) -> None:
+    """The n-th smallest value along the last axis (n-th largest with reverse): the last of the top n + 1
+    values (of -x for the smallest, negated back: exact)."""
+    n = int(np.asarray(ctx.const(op.inputs[1])).reshape(()))
+    shape = tuple(ctx.shape(op.inputs[0]))
+    x = ctx.tf_order(op.inputs[0])
+    if not op.get_attr("reverse"):
+        x = ctx.emit("neg", f"{op.name}/negated", [x], shape, source_op=op.type)
+    top = shape[:-1] + (n + 1,)
+    x = ctx.emit("top_k_values", f"{op.name}/top", [x], top, {"k": n + 1}, source_op=op.type)
+    x = ctx.emit("slice", f"{op.name}/nth", [x], shape[:-1] + (1,),
+                 {"begin": (0,) * (len(shape) - 1) + (n,), "end": top}, source_op=op.type)
+    out_shape = shape[:-1]
+    if not op.get_attr("reverse"):
+        x = ctx.emit("neg", f"{op.name}/value", [x], shape[:-1] + (1,), source_op=op.type)
+    ctx.set(op.outputs[0], ctx.emit("reshape", op.name, [x], out_shape, {"shape": out_shape}, source_op=op.type))

@@ -206,3 +206,52 @@ def diag_part(ctx: Context, op: Any) -> None:
     table = np.arange(size) * (size + 1)
     out = _gather_table(ctx, op, [(ctx.tf_order(op.inputs[0]), size * size)], (), table, shape)
     ctx.set(op.outputs[0], out)
+
+
+# ---- row ops: ParallelConcat, InplaceUpdate / InplaceAdd / InplaceSub (constant row indices) ----------------
+
+@tf_op("ParallelConcat")
+def parallel_concat(ctx: Context, op: Any) -> None:
+    """Its inputs (each one row, [1, ...]) stacked along axis 0: a concat."""
+    rows = [ctx.tf_order(t) for t in op.inputs]
+    out_shape = tuple(ctx.shape(op.outputs[0]))
+    out = rows[0] if len(rows) == 1 else ctx.emit("concat", op.name, rows, out_shape, {"axis": 0}, source_op=op.type)
+    ctx.set(op.outputs[0], out)
+
+
+def _rows(ctx: Context, op: Any, base: str, pieces: list[str], table: np.ndarray, shape: tuple[int, ...]) -> str:
+    """Rows `table` (numbers into the concatenation of `pieces` along axis 0), a gather along axis 0."""
+    total = sum(ctx.graph.shape(p)[0] for p in pieces)
+    data = pieces[0] if len(pieces) == 1 else ctx.emit("concat", f"{base}/rows", pieces, (total,) + shape[1:],
+                                                       {"axis": 0}, source_op=op.type)
+    index = np.ascontiguousarray(table, np.int32)
+    index_ir = ctx.emit("const", f"{base}/index", [], index.shape, params={"value": index}, source_op=op.type,
+                        out_dtype="int32")
+    return ctx.emit("gather", base, [data, index_ir], shape, {"axis": 0}, source_op=op.type,
+                    out_dtype=op.outputs[0].dtype.name)
+
+
+@tf_op("InplaceUpdate", "InplaceAdd", "InplaceSub")
+def inplace(ctx: Context, op: Any) -> None:
+    """x with rows i set to (update) or added / subtracted the rows of v: a gather of rows from [x, v], or x
+    plus or minus a gather from [zero row, v] (+ 0 and - 0 leave x's values as they are)."""
+    shape = tuple(ctx.shape(op.inputs[0]))
+    rows = [int(r) for r in np.atleast_1d(np.asarray(ctx.const(op.inputs[1]))).reshape(-1)]
+    if any(not 0 <= r < shape[0] for r in rows):
+        raise NotConvertible(f"{op.name}: row index out of range 0..{shape[0] - 1} in {rows}")
+    if len(set(rows)) != len(rows):
+        raise NotConvertible(f"{op.name}: repeated row indices {rows} (TF leaves their order undefined)")
+    x, v = ctx.tf_order(op.inputs[0]), ctx.tf_order(op.inputs[2])
+    where = dict(zip(rows, range(len(rows))))
+    if op.type == "InplaceUpdate":
+        table = np.array([shape[0] + where[r] if r in where else r for r in range(shape[0])])
+        ctx.set(op.outputs[0], _rows(ctx, op, op.name, [x, v], table, shape))
+        return
+    dtype = np.dtype(op.outputs[0].dtype.name)
+    zero = ctx.emit("const", f"{op.name}/zero_row", [], (1,) + shape[1:], params={"value": np.zeros((1,) + shape[1:],
+                    dtype)}, source_op=op.type, out_dtype=dtype.name)
+    table = np.array([1 + where[r] if r in where else 0 for r in range(shape[0])])
+    delta = _rows(ctx, op, f"{op.name}/delta", [zero, v], table, shape)
+    out = ctx.emit("add" if op.type == "InplaceAdd" else "sub", op.name, [x, delta], shape, source_op=op.type,
+                   out_dtype=dtype.name)
+    ctx.set(op.outputs[0], out)

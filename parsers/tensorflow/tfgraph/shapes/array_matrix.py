@@ -3,11 +3,13 @@ ops (TF's own shape rules; an unknown input gives unknown dims)."""
 
 from __future__ import annotations
 
+from ..graph import TensorShape
 from .base import Node, broadcast, shape_fn
 
 
 @shape_fn("CheckNumericsV2", "DeepCopy", "Copy", "CopyHost", "MatrixBandPart", "MatrixSetDiag", "MatrixSetDiagV2",
-          "MatrixSetDiagV3", "BatchMatrixBandPart", "BatchMatrixSetDiag")
+          "MatrixSetDiagV3", "BatchMatrixBandPart", "BatchMatrixSetDiag", "GuaranteeConst", "InplaceUpdate",
+          "InplaceAdd", "InplaceSub")
 def _same_as_input(node: Node) -> list:
     return [node.dims(0)]
 
@@ -83,3 +85,13 @@ def _invert(node: Node) -> list:
 @shape_fn("Conv3DBackpropInput")
 def _conv3d_backprop_input_v1(node: Node) -> list:
     return [node.dims(0)]  # the forward input's shape
+
+
+@shape_fn("ParallelConcat")
+def _parallel_concat(node: Node) -> list:
+    return [TensorShape.from_proto(node.attr("shape")).dims]
+
+
+@shape_fn("ToBool")
+def _to_bool(node: Node) -> list:
+    return [[]]

@@ -84,6 +84,8 @@ def out_dtypes(op: Any) -> list[DType | None]:
         return [DType(_BOOL)] * n
     if op.type == "PopulationCount":
         return [DType(4)]  # uint8
+    if op.type == "ToBool":
+        return [DType(_BOOL)]
     if op.type in ("Rank", "Bucketize"):
         return [DType(_INT32)]
     if op.type == "Where":  # coordinates, whatever the condition's type

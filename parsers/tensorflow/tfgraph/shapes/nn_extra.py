@@ -90,3 +90,9 @@ def _dilation2d(node: Node) -> list:
 @shape_fn("RGBToHSV", "HSVToRGB", "AdjustContrastv2", "AdjustSaturation", "AdjustHue", "AdjustContrast")
 def _image_colour(node: Node) -> list:
     return [node.dims(0)]
+
+
+@shape_fn("NthElement")
+def _nth_element(node: Node) -> list:
+    x = node.dims(0)
+    return [None if x is None else list(x[:-1])]
