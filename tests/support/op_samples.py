@@ -625,3 +625,8 @@ for _k, _op in enumerate(("InplaceUpdate", "InplaceAdd", "InplaceSub")):
                                                      t["z"][1:] * 3.0))
     sample(_op, f"{_op}_int32", lambda tf, t, o=_op, k=_k: raw(tf, o, tf.bitwise.bitwise_xor(t["i"], np.int32(5 + k)),
                                                                 np.int32([1]), t["i"][:1]))
+# volume patches: SAME at strides 2 on odd sizes (pads at the end only, or both sides), VALID
+sample("ExtractVolumePatches", "ExtractVolumePatches", lambda tf, t: raw(
+    tf, "ExtractVolumePatches", t["vol"], ksizes=[1, 2, 3, 2, 1], strides=[1, 2, 2, 3, 1], padding="SAME"))
+sample("ExtractVolumePatches", "ExtractVolumePatches_valid", lambda tf, t: raw(
+    tf, "ExtractVolumePatches", t["vol"], ksizes=[1, 3, 2, 2, 1], strides=[1, 1, 3, 2, 1], padding="VALID"))

@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     sequence,
     shape,
     shape_matrix,
+    shape_volume,
     spatial,
     spatial_3d,
 )

@@ -96,3 +96,14 @@ def _image_colour(node: Node) -> list:
 def _nth_element(node: Node) -> list:
     x = node.dims(0)
     return [None if x is None else list(x[:-1])]
+
+
+@shape_fn("ExtractVolumePatches")
+def _extract_volume_patches(node: Node) -> list:
+    x = node.dims(0)
+    if x is None or len(x) != 5:
+        return [None]
+    kernel, strides, padding = node.attr("ksizes"), node.attr("strides"), node.attr("padding", "VALID")
+    out = [x[0]] + [window_size(x[a], int(kernel[a]), int(strides[a]), 1, padding, (0, 0)) for a in (1, 2, 3)]
+    depth = None if x[4] is None else x[4] * int(kernel[1]) * int(kernel[2]) * int(kernel[3])
+    return [out + [depth]]
