@@ -111,11 +111,12 @@ def _made_by(graph, producers, out: str, op: str | None) -> set[str]:
 
 def cells() -> dict[str, dict[str, str]]:
     from tf_convert.parsers.tensorflow.table import TABLE
+    from tf_convert.parsers.tensorflow.training.deprecated import REWRITTEN
 
     verdicts, parser_refused = _verdicts()
     table = {}
     for op in inference_ops():
-        if op not in TABLE:
+        if op not in TABLE and op not in REWRITTEN:  # a rewritten op converts as what it becomes
             row = dict.fromkeys(TARGETS, "refused: no converter for this TF op")
         elif op in parser_refused and op not in verdicts:
             row = dict.fromkeys(TARGETS, f"refused: {_one_line(parser_refused[op].split(': ', 1)[-1])}")

@@ -526,6 +526,18 @@ OPS: dict[str, OpSpec] = {
         types={k: v for k, v in _RECURRENT_TYPES.items() if k != "recurrent_activation"},
         shape=shapes.recurrent, refused={"caffe": _NO_CAFFE_CELL},
     ),
+    # ---- issue 22 part A (opsa): bitwise ops on integer tensors ---------------------------------
+    # Two's complement at the input's width; a shift amount is clamped to [0, width - 1] first, as TF's
+    # kernels do, so every amount has one defined result.
+    "bitwise_and": OpSpec((), (), "a & b (integers), numpy broadcasting.", "binary", refused={"caffe": _CAFFE_TYPED}),
+    "bitwise_or": OpSpec((), (), "a | b (integers).", "binary", refused={"caffe": _CAFFE_TYPED}),
+    "bitwise_xor": OpSpec((), (), "a ^ b (integers).", "binary", refused={"caffe": _CAFFE_TYPED}),
+    "bitwise_not": OpSpec((), (), "~x (integers: -1 - x signed, max - x unsigned).", "unary",
+                          refused={"caffe": _CAFFE_TYPED}),
+    "left_shift": OpSpec((), (), "a << clip(b, 0, width - 1), the bits past the width dropped (TF LeftShift).",
+                         "binary", refused={"caffe": _CAFFE_TYPED}),
+    "right_shift": OpSpec((), (), "a >> clip(b, 0, width - 1), arithmetic (sign-filling) for signed a (TF "
+                          "RightShift).", "binary", refused={"caffe": _CAFFE_TYPED}),
 }
 
 

@@ -781,3 +781,25 @@ def rnn(node: Node, x: np.ndarray) -> np.ndarray:
         return act(xt @ w_ih.T + h @ w_hh.T + bias), c
 
     return _recurrence(node, x, step)
+
+
+# ---- issue 22 part A (opsa): bitwise ops --------------------------------------------------------------
+
+def _shift_amount(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """b clamped to [0, width of a - 1] (TF's shift kernels)."""
+    return np.clip(b, 0, a.dtype.itemsize * 8 - 1).astype(a.dtype)
+
+
+def _left_shift(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """In the unsigned type of a's width: the bits shifted past the width are dropped."""
+    unsigned = np.dtype(f"uint{a.dtype.itemsize * 8}")
+    shifted = np.left_shift(a.astype(unsigned), _shift_amount(a, b).astype(unsigned))
+    return shifted.astype(a.dtype)
+
+
+reference_op("bitwise_and")(lambda node, a, b: np.bitwise_and(a, b))
+reference_op("bitwise_or")(lambda node, a, b: np.bitwise_or(a, b))
+reference_op("bitwise_xor")(lambda node, a, b: np.bitwise_xor(a, b))
+reference_op("bitwise_not")(lambda node, x: np.invert(x))
+reference_op("left_shift")(lambda node, a, b: _left_shift(a, b))
+reference_op("right_shift")(lambda node, a, b: np.right_shift(a, _shift_amount(a, b)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from tf_convert.convert.padding import Plan, output_hw, with_kernel_taps
 from tf_convert.convert.padding.caffe import (
     caffe_pool_out_1d,  # Caffe's own (ceil-rounded) pooling size
@@ -111,6 +113,9 @@ def _pad_limits(ctx: NodeContext) -> str | None:
         return f"pad mode {node.attrs['mode']!r}"
     if any(p < 0 for pair in node.attrs["pads"] for p in pair):
         return "negative pads"
+    if node.attrs["mode"] == "constant" and not math.isfinite(float(node.attrs.get("value", 0.0))):
+        # the pad rows are built as 0 * x + value (builder.rows): nan where a row meets an infinite one
+        return f"constant pad value {node.attrs['value']} (Caffe builds pad rows as 0 * x + value: nan for inf)"
     return None
 
 

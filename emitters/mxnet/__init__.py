@@ -16,6 +16,7 @@ from tf_convert.emitters.options import MxnetOptions, options_for
 
 from . import (  # noqa: F401  (one module per family: fills TABLE)
     elementwise,
+    elementwise_bitwise,
     elementwise_quant,
     nn,
     reduce,

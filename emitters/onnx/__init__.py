@@ -18,6 +18,7 @@ from tf_convert.emitters.options import options_for, validate
 
 from . import (  # noqa: F401  (one module per family: fills TABLE)
     elementwise,
+    elementwise_bitwise,
     elementwise_quant,
     nn,
     reduce,

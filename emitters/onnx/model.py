@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -54,6 +54,7 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
     from tf_convert.convert.padding.sizes import size_bound
 
     size_free = not options.static_shapes and size_bound(graph) is None
+    free_batch = _free_batch(graph)
     names = tensor_names(graph)
     index = ir.GraphIndex(graph)
     collected = Emitted()
@@ -73,12 +74,12 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
             collected.nodes.append(helper.make_node("Identity", [name], [alias], name=alias))
             name = alias
         seen.add(name)
-        outputs.append(_value_info(name, graph.tensors[t], True, size_free))
+        outputs.append(_value_info(name, graph.tensors[t], free_batch(t), size_free))
 
     onnx_graph = helper.make_graph(
         collected.nodes,
         graph.name or "graph",
-        [_value_info(names[t], graph.tensors[t], True, size_free) for t in graph.inputs],
+        [_value_info(names[t], graph.tensors[t], free_batch(t), size_free) for t in graph.inputs],
         outputs,
         initializer=collected.initializers,
     )
@@ -93,6 +94,14 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
         int(v.nbytes) for v in collected.deferred.values())
     return Built(model, collected.pad_layers, collected.deferred, names, weight_bytes,
                  None if size_free else _bound_reason(graph, options))
+
+
+def _free_batch(graph: ir.Graph) -> Callable[[str], bool]:
+    """Whether a graph input / output gets the symbolic batch "N": the inputs must agree on their axis 0
+    (onnxruntime takes every "N" for one size and plans its buffers so), and the tensor must have it."""
+    batches = {graph.shape(t)[0] for t in graph.inputs if graph.shape(t)}
+    batch = batches.pop() if len(batches) == 1 else None
+    return lambda t: batch is not None and bool(graph.shape(t)) and graph.shape(t)[0] == batch
 
 
 def _bound_reason(graph: ir.Graph, options: OnnxOptions) -> str:

@@ -17,6 +17,7 @@ from ..base import EmitResult
 from ..options import options_for
 from . import (  # noqa: F401  (one module per family: fills TABLE)
     elementwise,
+    elementwise_bitwise,
     elementwise_quant,
     nn,
     reduce,

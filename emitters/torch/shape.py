@@ -32,6 +32,8 @@ def reshape(ctx: Ctx) -> str:
         return f"torch.flatten({ctx.args[0]}, 1)"
     if src and dst and src[0] == dst[0]:
         return f"{ctx.args[0]}.reshape({', '.join(['-1', *map(str, dst[1:])])})"
+    if not dst:  # a scalar: reshape() needs the empty shape spelled out
+        return f"{ctx.args[0]}.reshape(())"
     return f"{ctx.args[0]}.reshape({', '.join(map(str, dst))})"
 
 

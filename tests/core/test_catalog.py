@@ -194,6 +194,7 @@ NEW_OPS |= {"softplus", "softsign", "selu", "erf", "erfc", "floor", "ceil", "rou
             "is_nan", "is_inf", "is_finite", "logical_not", "cast", "pow", "floor_div", "floor_mod", "truncate_div",
             "truncate_mod", "div_no_nan", "atan2", "equal", "not_equal", "less", "less_equal", "greater",
             "greater_equal", "logical_and", "logical_or", "select"}
+NEW_OPS |= {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift", "right_shift"}  # part A (opsa)
 
 
 def test_derived_sets_equal_the_old_lists():

@@ -353,6 +353,26 @@ OTHER_OPS.update({
 })
 
 
+# ---- issue 22 part A (opsa): bitwise ops, int32 and int64 over their whole range, shifts past the width --------
+def _full_range(dtype, shape, seed):
+    info = np.iinfo(dtype)
+    return _rng(seed).integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+
+_SHIFT_BY = np.int32([[-3], [0], [31], [45]])
+OTHER_OPS.update({
+    **{op: [({}, {}, [_full_range(d, (2, 3, 4, 5), 20), _full_range(d, (4, 5), 21)],
+             lambda tf, a, b, o=tf_op: getattr(tf.raw_ops, o)(x=a, y=b)) for d in ("int32", "int64")]
+       for op, tf_op in (("bitwise_and", "BitwiseAnd"), ("bitwise_or", "BitwiseOr"), ("bitwise_xor", "BitwiseXor"))},
+    "bitwise_not": [({}, {}, [_full_range(d, (2, 3, 4, 5), 22)], lambda tf, x: tf.raw_ops.Invert(x=x))
+                    for d in ("int32", "int64")],
+    **{op: [({}, {}, [_full_range("int32", (2, 3, 4, 5), 23), _SHIFT_BY], lambda tf, a, b, o=tf_op: getattr(
+        tf.raw_ops, o)(x=a, y=b)), ({}, {}, [_full_range("int64", (2, 5), 24), np.int64([[-1], [63]])],
+                                    lambda tf, a, b, o=tf_op: getattr(tf.raw_ops, o)(x=a, y=b))]
+       for op, tf_op in (("left_shift", "LeftShift"), ("right_shift", "RightShift"))},
+})
+
+
 SPATIAL_3D = {"conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d"}
 
 

@@ -503,7 +503,7 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
     q = add("gru", (1, 2, 3), [q], attrs, params)
     attrs, params = recurrent_node_spec("rnn", 3, 2, output="last_h")
     q = add("rnn", (1, 2), [q], attrs, params)
-    g.outputs = [t, r, ln, am, oh, oh2, f, v, q, _issue22_chain(g, add, mp)]
+    g.outputs = [t, r, ln, am, oh, oh2, f, v, q, _issue22_chain(g, add, mp), _bitwise_chain(g)]
     return g, np.abs(rand(1, 3, 8, 9))
 
 
@@ -551,6 +551,21 @@ def _issue22_chain(g: ir.Graph, add, mp: str) -> str:
                 for t, s_ in ((index, (1, 4, 6, 2)), (low, (1, 4, 6)))]
     return add("add", (1, 4, 6, 2), [add("add", (1, 4, 6, 2), [top, as_float[0]]),
                                      add("reshape", (1, 4, 6, 1), [as_float[1]], {"shape": (1, 4, 6, 1)})])
+
+
+def _bitwise_chain(g: ir.Graph) -> str:
+    """The bitwise ops of issue 22 part A on x cast to int32; one float32 output."""
+    shape = (1, 3, 8, 9)
+
+    def node(op, inputs, attrs=None, dtype="int32", params=None):
+        return g.add_node(op, g.unique_name(f"chain/{op}/Op"), inputs, shape if inputs else (), attrs, params,
+                          out_dtype=dtype)
+
+    acc = node("cast", ["x"], {"dtype": "int32"})
+    three = node("const", [], params={"value": np.array(3, np.int32)})
+    for op in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
+        acc = node(op, [acc, three])
+    return node("cast", [node("bitwise_not", [acc])], {"dtype": "float32"}, "float32")
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")

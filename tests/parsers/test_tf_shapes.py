@@ -14,6 +14,7 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+from tests.support.op_samples import _attr, legacy_op
 from tf_convert.convert.errors import UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.tensorflow.build import build_graph
@@ -183,6 +184,68 @@ SHAPE_CASES = {
                                                                                         _ph([3]))),
 }
 
+# issue 22 part A (opsa): identity-likes, the matrix diagonal / band family, nn extras, bitwise ops
+_RAW = tf.raw_ops
+SHAPE_CASES.update({
+    "identity_likes": lambda: [_RAW.CheckNumericsV2(tensor=_ph([2, None]), message="x"),
+                               _RAW.DeepCopy(x=_ph([None, 3])), _RAW.Copy(input=_ph([2, 3])),
+                               _RAW.CopyHost(input=_ph([None]))],
+    "matrix_band_diag": lambda: [
+        _RAW.MatrixBandPart(input=_ph([2, None, 5]), num_lower=_i(1), num_upper=_i(-1)),
+        _RAW.MatrixDiagPart(input=_ph([2, 4, 5])), _RAW.MatrixDiagPartV2(input=_ph([3, 4, 6]), k=_i([-2, 1]),
+                                                                         padding_value=_f()),
+        _RAW.MatrixDiagPartV3(input=_ph([4, 3]), k=_i(1), padding_value=_f(), align="RIGHT_LEFT"),
+        _RAW.MatrixDiagPartV3(input=_ph([None, 4, 3]), k=_i([0, 2]), padding_value=_f()),
+        _RAW.MatrixDiag(diagonal=_ph([2, 4])),
+        _RAW.MatrixDiagV2(diagonal=_ph([2, 3, 4]), k=_i([-1, 1]), num_rows=_i(-1), num_cols=_i(-1),
+                          padding_value=_f()),
+        _RAW.MatrixDiagV3(diagonal=_ph([2, 4]), k=_i(1), num_rows=_i(4), num_cols=_i(-1), padding_value=_f()),
+        _RAW.MatrixDiagV3(diagonal=_ph([4]), k=_i(-2), num_rows=_i(-1), num_cols=_i(5), padding_value=_f()),
+        _RAW.MatrixSetDiag(input=_ph([2, 3, 4]), diagonal=_ph([2, 3])),
+        _RAW.MatrixSetDiagV2(input=_ph([None, 3, 4]), diagonal=_ph([None, 3]), k=_i(0)),
+        _RAW.MatrixSetDiagV3(input=_ph([3, 4]), diagonal=_ph([2, 3]), k=_i([-1, 0])),
+        _RAW.Diag(diagonal=_ph([2, 3])), _RAW.DiagPart(input=_ph([2, 3, 2, 3]))],
+    "nn_extras": lambda: [
+        _RAW.MaxPoolV2(input=_ph([1, 7, None, 3]), ksize=_i([1, 3, 2, 1]), strides=_i([1, 2, 2, 1]), padding="SAME"),
+        *_RAW.MaxPoolWithArgmax(input=_ph([2, 6, 5, 3]), ksize=[1, 2, 3, 1], strides=[1, 2, 1, 1], padding="VALID"),
+        _RAW.DepthwiseConv2dNativeBackpropInput(input_sizes=_i([1, 9, 8, 3]), filter=_f(3, 3, 3, 2),
+                                                out_backprop=_ph([1, 5, 4, 6]), strides=[1, 2, 2, 1],
+                                                padding="SAME"),
+        _RAW.FusedPadConv2D(input=_ph([1, 6, 7, 3]), paddings=_i([[0, 0], [1, 2], [0, 1], [0, 0]]),
+                            filter=_f(3, 2, 3, 4), mode="REFLECT", strides=[1, 2, 1, 1], padding="SAME"),
+        _RAW.FusedResizeAndPadConv2D(input=_ph([1, 6, 7, 3]), size=_i([9, 11]),
+                                     paddings=_i([[0, 0], [1, 1], [2, 0], [0, 0]]), filter=_f(2, 3, 3, 5),
+                                     mode="SYMMETRIC", strides=[1, 1, 2, 1], padding="VALID"),
+        *_RAW.SoftmaxCrossEntropyWithLogits(features=_ph([None, 7]), labels=_ph([3, 7])),
+        *_RAW.SparseSoftmaxCrossEntropyWithLogits(features=_ph([4, None]), labels=_ph([4], tf.int32)),
+        _RAW.QuantizeAndDequantizeV2(input=_ph([2, None]), input_min=_f(), input_max=_f(), range_given=True),
+        _RAW.QuantizeAndDequantizeV3(input=_ph([None, 3]), input_min=_f(), input_max=_f(), num_bits=_i(4)),
+        _RAW.QuantizeAndDequantizeV4(input=_ph([3]), input_min=_f(), input_max=_f(), range_given=True),
+        _RAW.Dilation2D(input=_ph([1, 7, 6, 3]), filter=_f(2, 3, 3), strides=[1, 2, 1, 1], rates=[1, 1, 2, 1],
+                        padding="SAME")],
+    "image_colour": lambda: [_RAW.RGBToHSV(images=_ph([2, None, 3])), _RAW.HSVToRGB(images=_ph([None, 3])),
+                             _RAW.AdjustContrastv2(images=_ph([1, None, 4, 3]), contrast_factor=_f()),
+                             _RAW.AdjustSaturation(images=_ph([None, 5, 3]), scale=_f()),
+                             _RAW.AdjustHue(images=_ph([2, 4, 3]), delta=_f())],
+    "rows_order": lambda: [_RAW.GuaranteeConst(input=_ph([2, None])),
+                           _RAW.ParallelConcat(values=[_ph([1, 3]), _ph([1, 3])], shape=[2, 3]),
+                           _RAW.NthElement(input=_ph([2, None, 5]), n=_i(2)), _RAW.ToBool(input=_ph([None, 3])),
+                           _RAW.InplaceUpdate(x=_ph([4, None]), i=_i([1]), v=_ph([1, 3])),
+                           _RAW.InplaceAdd(x=_ph([4, 3]), i=_i([0, 2]), v=_ph([2, 3])),
+                           _RAW.InplaceSub(x=_ph([None, 3]), i=_i([0]), v=_ph([1, 3]))],
+    # known sizes: TF's own ExtractVolumePatches shape function gives rank 4 for an unknown one
+    "volume_patches": lambda: [tf.extract_volume_patches(_ph([1, 5, 7, 6, 2]), [1, 2, 3, 2, 1], [1, 2, 1, 3, 1],
+                                                         "SAME"),
+                               tf.extract_volume_patches(_ph([2, 7, 6, 5, 1]), [1, 3, 2, 2, 1], [1, 1, 2, 2, 1],
+                                                         "VALID")],
+    "bitwise": lambda: [_RAW.BitwiseAnd(x=_ph([2, None], tf.int32), y=_ph([3], tf.int32)),
+                        _RAW.BitwiseOr(x=_ph([4], tf.int64), y=_ph([2, 1], tf.int64)),
+                        _RAW.BitwiseXor(x=_ph([2, 3], tf.int32), y=_ph([], tf.int32)),
+                        _RAW.LeftShift(x=_ph([2, 3], tf.int32), y=_ph([3], tf.int32)),
+                        _RAW.RightShift(x=_ph([None, 3], tf.int64), y=_ph([1, 1], tf.int64)),
+                        _RAW.Invert(x=_ph([2, None], tf.int32)), _RAW.PopulationCount(x=_ph([None, 3], tf.int64))],
+})
+
 
 def _tf_dims(t):
     return None if t.shape.rank is None else t.shape.as_list()
@@ -215,7 +278,34 @@ _SAME_AS_CHECKED = {"Variable", "RefEnter", "RefExit", "RefMerge", "RefSwitch", 
 
 def test_every_shape_function_is_checked():
     seen = {op.type for case in SHAPE_CASES.values() for op in _build(case).get_operations()}
+    seen |= {op.type for op in _build(_legacy_ops).get_operations()}  # test_legacy_shapes_equal_tf_run
     assert not set(SHAPE_FNS) - seen - _SAME_AS_CHECKED, sorted(set(SHAPE_FNS) - seen - _SAME_AS_CHECKED)
+
+
+def _legacy_ops() -> list:
+    """Ops TF removed from current GraphDefs (imported as GraphDefs of their era), on constants."""
+    return [
+        legacy_op(tf, "BatchMatrixBandPart", [_f(2, 3, 4), _i(1, np.int64), _i(-1, np.int64)], T=_attr(type=1)),
+        legacy_op(tf, "BatchMatrixDiag", [_f(2, 3)], T=_attr(type=1)),
+        legacy_op(tf, "BatchMatrixDiagPart", [_f(4, 3, 5)], T=_attr(type=1)),
+        legacy_op(tf, "BatchMatrixSetDiag", [_f(2, 3, 4), _f(2, 3)], T=_attr(type=1)),
+        legacy_op(tf, "Conv3DBackpropInput", [_f(1, 9, 8, 7, 3), _f(2, 2, 2, 3, 4), _f(1, 5, 4, 4, 4)],
+                  T=_attr(type=1), strides=_attr(ints=[1, 2, 2, 2, 1]), padding=_attr(s=b"SAME")),
+        legacy_op(tf, "QuantizeAndDequantize", [_f(2, 5)], T=_attr(type=1), range_given=_attr(b=True),
+                  input_min=_attr(f=-1.0), input_max=_attr(f=1.0)),
+        legacy_op(tf, "AdjustContrast", [_f(1, 4, 6, 3), _f(), _f(), _f()], producer=1, T=_attr(type=1))]
+
+
+def test_legacy_shapes_equal_tf_run():
+    """TF declares no shape for the ops it removed (unknown): ours against the shapes a TF run gives."""
+    graph = _build(_legacy_ops)
+    ours = Graph(graph.as_graph_def())
+    outs = [op.outputs[0] for op in graph.get_operations() if op.name.endswith("/op")]
+    with v1.Session(graph=graph) as session:
+        values = session.run(outs)
+    assert len(outs) == 7
+    for t, value in zip(outs, values):
+        assert ours.get_tensor_by_name(t.name).shape.dims == list(value.shape), t.name
 
 
 def test_every_handler_op_has_a_shape_function():

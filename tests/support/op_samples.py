@@ -80,6 +80,7 @@ class Sample:
     op: str  # the TF op type the sample is about
     case: str  # unique id; the graph output is out_<case>
     build: Callable[[Any, dict[str, Any]], Any]  # (tf, placeholders) -> the sample's tensor
+    legacy: bool = False  # an op TF removed from current GraphDefs: built and run in a graph of its era
 
 
 def raw(tf: Any, op: str, *tensors: Any, **attrs: Any) -> Any:
@@ -346,18 +347,286 @@ def build_graph(
     directory: Path, samples: list[Sample] | None = None,
 ) -> tuple[Path, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Write every sample into one frozen GraphDef; returns (pb, feeds by input name, TF's value of each
-    output by case)."""
+    output by case). The legacy samples run in a graph of their own (importing an old op lowers a graph's
+    producer version, which would hold for every sample); their nodes are merged in after."""
     import tensorflow as tf
 
     samples = SAMPLES if samples is None else samples
     feeds = feed_values()
+    graph_def, values = _run(tf, [s for s in samples if not s.legacy], feeds)
+    legacy = [s for s in samples if s.legacy]
+    if legacy:
+        legacy_def, legacy_values = _run(tf, legacy, feeds)
+        _merge(graph_def, legacy_def)
+        values.update(legacy_values)
+    directory.mkdir(parents=True, exist_ok=True)
+    pb = directory / "op_samples.pb"
+    pb.write_bytes(graph_def.SerializeToString())
+    return pb, feeds, values
+
+
+def _run(tf: Any, samples: list[Sample], feeds: dict[str, np.ndarray]) -> tuple[Any, dict[str, np.ndarray]]:
+    """(GraphDef, TF's value of each sample's output) of `samples` built on the FEEDS placeholders."""
     graph = tf.Graph()
     with graph.as_default():
         ph = {name: tf.compat.v1.placeholder(dtype, shape, name=name) for name, (dtype, shape, _) in FEEDS.items()}
         outs = {s.case: tf.identity(s.build(tf, ph), name=f"out_{s.case}") for s in samples}
         with tf.compat.v1.Session(graph=graph) as session:
-            values = session.run(outs, {ph[n]: v for n, v in feeds.items()})
-    directory.mkdir(parents=True, exist_ok=True)
-    pb = directory / "op_samples.pb"
-    pb.write_bytes(graph.as_graph_def().SerializeToString())
-    return pb, feeds, values
+            values = session.run(outs, {ph[n]: v for n, v in feeds.items()}) if outs else {}
+    return graph.as_graph_def(), values
+
+
+def _merge(into: Any, extra: Any) -> None:
+    """`extra`'s nodes into `into`, reading `into`'s placeholders; its inner nodes under 'legacy/'."""
+
+    def rename(ref: str) -> str:
+        control, name = ("^", ref[1:]) if ref.startswith("^") else ("", ref)
+        node, _, port = name.partition(":")
+        if node not in FEEDS and not node.startswith("out_"):
+            node = f"legacy/{node}"
+        return control + node + (f":{port}" if port else "")
+
+    for node in extra.node:
+        if node.op == "Placeholder" and node.name in FEEDS:
+            continue
+        copy = into.node.add()
+        copy.CopyFrom(node)
+        copy.name = rename(node.name)
+        del copy.input[:]
+        copy.input.extend(rename(i) for i in node.input)
+
+
+def legacy_op(tf: Any, op: str, inputs: list[Any], producer: int = 8, **attrs: Any) -> Any:
+    """Output 0 of TF op `op` (removed from current GraphDefs) on `inputs`, imported as a GraphDef of
+    `producer` version (TF still runs it there). attrs: name -> AttrValue."""
+    from tensorflow.core.framework import graph_pb2
+
+    graph_def = graph_pb2.GraphDef()
+    graph_def.versions.producer = producer
+    for i, t in enumerate(inputs):
+        node = graph_def.node.add(name=f"in{i}", op="Placeholder")
+        node.attr["dtype"].type = t.dtype.as_datatype_enum
+        if t.shape.rank:  # TF's shape inference sees through the import (an old graph's [] means unknown)
+            node.attr["shape"].shape.CopyFrom(t.shape.as_proto())
+    node = graph_def.node.add(name="op", op=op, input=[f"in{i}" for i in range(len(inputs))])
+    for key, value in attrs.items():
+        node.attr[key].CopyFrom(value)
+    (out,) = tf.compat.v1.import_graph_def(graph_def, input_map={f"in{i}:0": t for i, t in enumerate(inputs)},
+                                           return_elements=["op:0"], name=op)
+    return out
+
+
+# ---- issue 22 part A (opsa): identity-likes, the matrix diagonal / band family, nn extras, bitwise -------
+
+for _op in ("CheckNumericsV2", "DeepCopy", "Copy", "CopyHost"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(tf, o, t["img"], **({"message": "x"} if o == "CheckNumericsV2" else {}))
+           * 2.0)
+
+
+def _band_args(case: str) -> tuple[int, int]:
+    rng = _rng(case)
+    return int(rng.integers(-1, 3)), int(rng.integers(-1, 4))
+
+
+# random bands (negative: unbounded) on (2, 3, 4, 5) floats, int32 and on an NHWC activation
+for _case, _feed in (("MatrixBandPart", "x"), ("MatrixBandPart_int32", "i"), ("MatrixBandPart_2", "xr")):
+    sample("MatrixBandPart", _case, lambda tf, t, c=_case, f=_feed:
+           raw(tf, "MatrixBandPart", t[f], *(np.int64(v) for v in _band_args(c))))
+sample("MatrixBandPart", "MatrixBandPart_nhwc", lambda tf, t: raw(tf, "MatrixBandPart", _conv(tf, t), 1, 0))
+# V1: the main diagonal; V2 aligns every diagonal left; V3 each way, with a padding value
+sample("MatrixDiagPart", "MatrixDiagPart", lambda tf, t: raw(tf, "MatrixDiagPart", t["x"]))
+sample("MatrixDiagPart", "MatrixDiagPart_wide",
+       lambda tf, t: raw(tf, "MatrixDiagPart", tf.transpose(t["i"], [0, 1, 3, 2])))
+sample("MatrixDiagPartV2", "MatrixDiagPartV2", lambda tf, t: raw(tf, "MatrixDiagPartV2", t["x"], np.int32([-2, 1]),
+                                                                 np.float32(9.0)))
+sample("MatrixDiagPartV2", "MatrixDiagPartV2_one", lambda tf, t: raw(tf, "MatrixDiagPartV2", t["x"], np.int32(2),
+                                                                     np.float32(0.0)))
+for _align in ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT"):
+    sample("MatrixDiagPartV3", f"MatrixDiagPartV3_{_align}", lambda tf, t, a=_align: raw(
+        tf, "MatrixDiagPartV3", t["x"], np.int32([-3, 2]), np.float32(-7.5), align=a))
+sample("MatrixDiagPartV3", "MatrixDiagPartV3_int32", lambda tf, t: raw(
+    tf, "MatrixDiagPartV3", t["i"], np.int32([-1, 3]), np.int32(99), align="RIGHT_LEFT"))
+sample("MatrixDiag", "MatrixDiag", lambda tf, t: raw(tf, "MatrixDiag", t["y"]))
+sample("MatrixDiagV2", "MatrixDiagV2", lambda tf, t: raw(tf, "MatrixDiagV2", t["x"][:, :, :3], np.int32([-1, 1]),
+                                                         np.int32(-1), np.int32(-1), np.float32(2.5)))
+sample("MatrixDiagV2", "MatrixDiagV2_rect", lambda tf, t: raw(tf, "MatrixDiagV2", t["y"], np.int32(1),
+                                                              np.int32(5), np.int32(6), np.float32(0.0)))
+for _align in ("RIGHT_LEFT", "LEFT_RIGHT"):
+    sample("MatrixDiagV3", f"MatrixDiagV3_{_align}", lambda tf, t, a=_align: raw(
+        tf, "MatrixDiagV3", t["x"][:, :, :3], np.int32([-1, 1]), np.int32(5), np.int32(6), np.float32(-1.0),
+        align=a))
+sample("MatrixDiagV3", "MatrixDiagV3_int32", lambda tf, t: raw(
+    tf, "MatrixDiagV3", t["j"], np.int32(-1), np.int32(-1), np.int32(-1), np.int32(7), align="RIGHT_LEFT"))
+sample("MatrixSetDiag", "MatrixSetDiag", lambda tf, t: raw(tf, "MatrixSetDiag", t["x"], t["d"][..., 0]))
+sample("MatrixSetDiagV2", "MatrixSetDiagV2", lambda tf, t: raw(tf, "MatrixSetDiagV2", t["x"], t["d"][:, :, :3, :4],
+                                                               np.int32([-1, 1])))
+for _align in ("RIGHT_LEFT", "LEFT_RIGHT", "RIGHT_RIGHT"):
+    sample("MatrixSetDiagV3", f"MatrixSetDiagV3_{_align}", lambda tf, t, a=_align: raw(
+        tf, "MatrixSetDiagV3", t["x"], t["d"][:, :, :3, :4], np.int32([-1, 1]), align=a))
+sample("MatrixSetDiagV3", "MatrixSetDiagV3_int32", lambda tf, t: raw(
+    tf, "MatrixSetDiagV3", t["i"], t["i"][:, :, 1:3, :4], np.int32([0, 1]), align="LEFT_RIGHT"))
+sample("Diag", "Diag", lambda tf, t: raw(tf, "Diag", t["y"][0, :3]))
+sample("Diag", "Diag_int32", lambda tf, t: raw(tf, "Diag", t["j"]))
+sample("DiagPart", "DiagPart", lambda tf, t: raw(tf, "DiagPart", raw(tf, "Diag", t["y"][1, :2]) + 1.0))
+sample("DiagPart", "DiagPart_flat", lambda tf, t: raw(tf, "DiagPart", tf.reshape(t["x"][:, :3, :3, :2], [6, 6])))
+
+# nn extras: odd sizes (6x6 -> SAME pads 0/1 at stride 2 with a 2-wide window; 3x3 windows pad both sides)
+sample("MaxPoolV2", "MaxPoolV2", lambda tf, t: raw(tf, "MaxPoolV2", t["img"], np.int32([1, 3, 2, 1]),
+                                                   np.int32([1, 2, 2, 1]), padding="SAME"))
+sample("MaxPoolV2", "MaxPoolV2_valid", lambda tf, t: raw(tf, "MaxPoolV2", _conv(tf, t), np.int32([1, 2, 3, 1]),
+                                                         np.int32([1, 1, 2, 1]), padding="VALID"))
+sample("MaxPoolWithArgmax", "MaxPoolWithArgmax", lambda tf, t: raw(
+    tf, "MaxPoolWithArgmax", t["img"], ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding="SAME")[0])
+sample("DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropInput", lambda tf, t: raw(
+    tf, "DepthwiseConv2dNativeBackpropInput", np.int32([1, 11, 12, 3]), _w(15, 3, 2, 3, 2),
+    tf.concat([t["img"], t["img"]], 3), strides=[1, 2, 2, 1], padding="SAME"))
+sample("DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropInput_valid", lambda tf, t: raw(
+    tf, "DepthwiseConv2dNativeBackpropInput", np.int32([1, 8, 7, 1]), _w(16, 3, 2, 1, 3), t["img"],
+    strides=[1, 1, 1, 1], padding="VALID"))
+sample("FusedPadConv2D", "FusedPadConv2D", lambda tf, t: raw(
+    tf, "FusedPadConv2D", t["img"], np.int32([[0, 0], [1, 2], [2, 1], [0, 0]]), _w(17, 3, 3, 3, 4),
+    mode="REFLECT", strides=[1, 2, 2, 1], padding="SAME"))
+sample("FusedPadConv2D", "FusedPadConv2D_symmetric", lambda tf, t: raw(
+    tf, "FusedPadConv2D", t["img"], np.int32([[0, 0], [2, 0], [1, 3], [0, 0]]), _w(18, 2, 3, 3, 2),
+    mode="SYMMETRIC", strides=[1, 1, 2, 1], padding="VALID"))
+sample("FusedResizeAndPadConv2D", "FusedResizeAndPadConv2D", lambda tf, t: raw(
+    tf, "FusedResizeAndPadConv2D", t["img"], np.int32([9, 11]), np.int32([[0, 0], [1, 1], [0, 2], [0, 0]]),
+    _w(19, 3, 3, 3, 4), mode="REFLECT", strides=[1, 2, 1, 1], padding="SAME"))
+sample("FusedResizeAndPadConv2D", "FusedResizeAndPadConv2D_corners", lambda tf, t: raw(
+    tf, "FusedResizeAndPadConv2D", t["img"], np.int32([11, 7]), np.int32([[0, 0], [2, 1], [1, 1], [0, 0]]),
+    _w(20, 2, 2, 3, 3), resize_align_corners=True, mode="SYMMETRIC", strides=[1, 1, 1, 1], padding="VALID"))
+
+
+def _xent_logits(tf: Any, t: dict[str, Any]) -> Any:
+    return tf.reshape(t["x"], [6, 20]) * 2.0
+
+
+sample("SoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits_loss", lambda tf, t: raw(
+    tf, "SoftmaxCrossEntropyWithLogits", _xent_logits(tf, t), tf.nn.softmax(tf.reshape(t["d"], [6, 20])))[0])
+sample("SoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits_backprop", lambda tf, t: raw(
+    tf, "SoftmaxCrossEntropyWithLogits", _xent_logits(tf, t), tf.nn.softmax(tf.reshape(t["d"], [6, 20])))[1])
+sample("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits_loss", lambda tf, t: raw(
+    tf, "SparseSoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [8, 15]), tf.reshape(t["k"][0, 0, :2, :4], [8]))[0])
+sample("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits_backprop", lambda tf, t: raw(
+    tf, "SparseSoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [8, 15]), tf.reshape(t["k"][1, 2, 2:4, 1:5], [8]))[1])
+# quantize-dequantize: ranges that move one side onto the grid, x's halves on rounding ties, both round modes
+for _case, _op, _lo, _hi, _kw in (
+    ("QuantizeAndDequantizeV2", "QuantizeAndDequantizeV2", -2.0, 1.0, {"num_bits": 3}),
+    ("QuantizeAndDequantizeV2_half_up", "QuantizeAndDequantizeV2", -2.5, 2.5, {"num_bits": 4, "round_mode": "HALF_UP"}),
+    ("QuantizeAndDequantizeV2_unsigned", "QuantizeAndDequantizeV2", 0.0, 2.0,
+     {"num_bits": 3, "signed_input": False}),
+    ("QuantizeAndDequantizeV4", "QuantizeAndDequantizeV4", -1.0, 3.0, {"num_bits": 5, "narrow_range": True}),
+    ("QuantizeAndDequantizeV4_half_up", "QuantizeAndDequantizeV4", -3.0, 1.5,
+     {"num_bits": 2, "round_mode": "HALF_UP"}),
+):
+    sample(_op, _case, lambda tf, t, o=_op, lo=_lo, hi=_hi, kw=_kw: raw(
+        tf, o, t["x"], np.float32(lo), np.float32(hi), range_given=True, **kw))
+sample("QuantizeAndDequantizeV3", "QuantizeAndDequantizeV3", lambda tf, t: raw(
+    tf, "QuantizeAndDequantizeV3", t["x"], np.float32(-1.5), np.float32(2.0), np.int32(4)))
+sample("QuantizeAndDequantizeV3", "QuantizeAndDequantizeV3_nhwc", lambda tf, t: raw(
+    tf, "QuantizeAndDequantizeV3", _conv(tf, t), np.float32(-4.0), np.float32(4.0), np.int32(6), narrow_range=True))
+# grayscale dilation: SAME on odd sizes (asymmetric pads, -inf outside), strides and rates
+for _case, _shape, _strides, _rates, _padding in (("Dilation2D", (3, 3), 2, 1, "SAME"),
+                                                   ("Dilation2D_rates", (2, 3), 1, 2, "SAME"),
+                                                   ("Dilation2D_valid", (2, 2), 2, 1, "VALID")):
+    sample("Dilation2D", _case, lambda tf, t, c=_case, s=_shape, st=_strides, r=_rates, p=_padding: raw(
+        tf, "Dilation2D", t["img"], _w(sum(map(ord, c)), *s, 3), strides=[1, st, st, 1], rates=[1, r, r, 1],
+        padding=p))
+sample("Dilation2D", "Dilation2D_nhwc", lambda tf, t: raw(tf, "Dilation2D", _conv(tf, t), _w(21, 2, 2, 4),
+                                                          strides=[1, 1, 2, 1], rates=[1, 1, 1, 1], padding="SAME"))
+# bitwise ops on int32 (broadcast (4, 5) against (2, 3, 4, 5)); shift amounts past the width and negative ones
+_SHIFTS = np.int32([-3, 0, 31, 33, 64])
+for _op in ("BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift"):
+    _binary(_op, "i", "j")
+for _op in ("LeftShift", "RightShift"):
+    sample(_op, f"{_op}_past_width", lambda tf, t, o=_op: raw(tf, o, t["i"], _SHIFTS))
+_unary("Invert", "i")
+sample("Invert", "Invert_int64", lambda tf, t: raw(tf, "Invert", t["k"]))
+# colour: images in [0, 1] with ties between channels (saturated and grey pixels), HSV in range
+
+
+def _rgb(tf: Any, t: dict[str, Any]) -> Any:
+    x = tf.clip_by_value(t["img"] * 0.4 + 0.5, 0.0, 1.0)  # exact in every target: the colour op's error alone
+    x = tf.concat([x[:, :2], tf.round(x[:, 2:4] * 4.0) / 4.0, tf.tile(x[:, 4:, :, :1], [1, 1, 1, 3])], 1)
+    return x
+
+
+sample("RGBToHSV", "RGBToHSV", lambda tf, t: raw(tf, "RGBToHSV", _rgb(tf, t)))
+sample("RGBToHSV", "RGBToHSV_rank3", lambda tf, t: raw(tf, "RGBToHSV", tf.sigmoid(t["y"][:, :, :3])))
+sample("HSVToRGB", "HSVToRGB", lambda tf, t: raw(tf, "HSVToRGB", _rgb(tf, t)))
+sample("HSVToRGB", "HSVToRGB_roundtrip", lambda tf, t: raw(tf, "HSVToRGB", raw(tf, "RGBToHSV", _rgb(tf, t))))
+sample("AdjustContrastv2", "AdjustContrastv2", lambda tf, t: raw(tf, "AdjustContrastv2", t["img"], np.float32(1.7)))
+sample("AdjustContrastv2", "AdjustContrastv2_rank3", lambda tf, t: raw(tf, "AdjustContrastv2", t["y"][:, :, :3],
+                                                                       np.float32(-0.4)))
+for _scale in (1.6, 0.35):
+    sample("AdjustSaturation", f"AdjustSaturation_{_scale}", lambda tf, t, sc=_scale: raw(
+        tf, "AdjustSaturation", _rgb(tf, t), np.float32(sc)))
+for _delta in (0.3, -0.45, 0.9):
+    sample("AdjustHue", f"AdjustHue_{_delta}", lambda tf, t, d=_delta: raw(tf, "AdjustHue", _rgb(tf, t), np.float32(d)))
+# negative products: every 4-bit group of the int32 is set somewhere (the uint8 count is cast: no uint8 at the boundary)
+sample("PopulationCount", "PopulationCount",
+       lambda tf, t: tf.cast(raw(tf, "PopulationCount", t["i"] * t["j"]), "int32"))
+
+
+# ---- issue 22 part A (opsa): ops TF removed from current GraphDefs, in graphs of their era ---------------
+
+def _attr(**value: Any) -> Any:
+    from tensorflow.core.framework import attr_value_pb2
+
+    if "ints" in value:
+        return attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(i=value["ints"]))
+    return attr_value_pb2.AttrValue(**value)
+
+
+def legacy_sample(op: str, case: str, build: Callable[[Any, dict[str, Any]], Any]) -> None:
+    SAMPLES.append(Sample(op, case, build, legacy=True))
+
+
+legacy_sample("BatchMatrixBandPart", "BatchMatrixBandPart", lambda tf, t: legacy_op(
+    tf, "BatchMatrixBandPart", [t["x"], tf.constant(np.int64(2)), tf.constant(np.int64(0))], T=_attr(type=1)))
+legacy_sample("BatchMatrixDiag", "BatchMatrixDiag", lambda tf, t: legacy_op(tf, "BatchMatrixDiag", [t["y"]],
+                                                                             T=_attr(type=1)))
+legacy_sample("BatchMatrixDiagPart", "BatchMatrixDiagPart", lambda tf, t: legacy_op(
+    tf, "BatchMatrixDiagPart", [t["x"]], T=_attr(type=1)))
+legacy_sample("BatchMatrixSetDiag", "BatchMatrixSetDiag", lambda tf, t: legacy_op(
+    tf, "BatchMatrixSetDiag", [t["x"], t["d"][..., 1]], T=_attr(type=1)))
+legacy_sample("BatchNormWithGlobalNormalization", "BatchNormWithGlobalNormalization", lambda tf, t: legacy_op(
+    tf, "BatchNormWithGlobalNormalization", [t["img"], tf.constant(_w(30, 3)), tf.constant(np.abs(_w(31, 3)) + 0.5),
+                                             tf.constant(_w(32, 3)), tf.constant(_w(33, 3))],
+    T=_attr(type=1), variance_epsilon=_attr(f=0.01), scale_after_normalization=_attr(b=True)) * 1.0)
+legacy_sample("BatchNormWithGlobalNormalization", "BatchNormWithGlobalNormalization_unscaled", lambda tf, t: legacy_op(
+    tf, "BatchNormWithGlobalNormalization", [_conv(tf, t), tf.constant(_w(34, 4)), tf.constant(np.abs(_w(35, 4)) + 0.5),
+                                             tf.constant(_w(36, 4)), tf.constant(_w(37, 4))],
+    T=_attr(type=1), variance_epsilon=_attr(f=0.001), scale_after_normalization=_attr(b=False)))
+legacy_sample("Conv3DBackpropInput", "Conv3DBackpropInput", lambda tf, t: legacy_op(
+    tf, "Conv3DBackpropInput", [tf.zeros([1, 9, 13, 11, 3]), tf.constant(_w(38, 3, 3, 3, 3, 2)), t["vol"]],
+    T=_attr(type=1), strides=_attr(ints=[1, 2, 2, 2, 1]), padding=_attr(s=b"SAME")))
+legacy_sample("QuantizeAndDequantize", "QuantizeAndDequantize", lambda tf, t: legacy_op(
+    tf, "QuantizeAndDequantize", [t["x"]], T=_attr(type=1), signed_input=_attr(b=True), num_bits=_attr(i=3),
+    range_given=_attr(b=True), input_min=_attr(f=-2.0), input_max=_attr(f=1.0)))
+legacy_sample("AdjustContrast", "AdjustContrast", lambda tf, t: legacy_op(
+    tf, "AdjustContrast", [t["img"], tf.constant(np.float32(1.8)), tf.constant(np.float32(-1.0)),
+                           tf.constant(np.float32(1.5))], producer=1, T=_attr(type=1)))
+
+
+# ---- issue 22 part A (opsa): row ops, order statistics, the last identity-likes ------------------------
+sample("GuaranteeConst", "GuaranteeConst", lambda tf, t: raw(tf, "GuaranteeConst", t["img"]) * 2.0)
+sample("ParallelConcat", "ParallelConcat",
+       lambda tf, t: raw(tf, "ParallelConcat", [t["y"][:1], t["z"][2:], t["y"][1:2]], shape=[3, 4, 5]))
+sample("NthElement", "NthElement", lambda tf, t: raw(tf, "NthElement", t["x"], 3))  # ties among x's halves
+sample("NthElement", "NthElement_reverse", lambda tf, t: raw(tf, "NthElement", _conv(tf, t), 1, reverse=True))
+sample("NthElement", "NthElement_int32", lambda tf, t: raw(tf, "NthElement", t["i"], 0))
+sample("ToBool", "ToBool", lambda tf, t: tf.logical_and(t["m"], raw(tf, "ToBool", t["x"][0, 0, 0, 1])))
+sample("ToBool", "ToBool_tensor", lambda tf, t: tf.logical_or(t["m"], raw(tf, "ToBool", t["x"])))
+# TF's Inplace* kernels write into their input's buffer: each gets a tensor of its own (a feed, or a node that
+# TF's common-subexpression pass could share with another sample, would be overwritten for every reader)
+for _k, _op in enumerate(("InplaceUpdate", "InplaceAdd", "InplaceSub")):
+    sample(_op, _op, lambda tf, t, o=_op, k=_k: raw(tf, o, t["y"] * np.float32(1.25 + k / 4), np.int32([2, 0]),
+                                                     t["z"][1:] * 3.0))
+    sample(_op, f"{_op}_int32", lambda tf, t, o=_op, k=_k: raw(tf, o, tf.bitwise.bitwise_xor(t["i"], np.int32(5 + k)),
+                                                                np.int32([1]), t["i"][:1]))
+# volume patches: SAME at strides 2 on odd sizes (pads at the end only, or both sides), VALID
+sample("ExtractVolumePatches", "ExtractVolumePatches", lambda tf, t: raw(
+    tf, "ExtractVolumePatches", t["vol"], ksizes=[1, 2, 3, 2, 1], strides=[1, 2, 2, 3, 1], padding="SAME"))
+sample("ExtractVolumePatches", "ExtractVolumePatches_valid", lambda tf, t: raw(
+    tf, "ExtractVolumePatches", t["vol"], ksizes=[1, 3, 2, 2, 1], strides=[1, 1, 3, 2, 1], padding="VALID"))

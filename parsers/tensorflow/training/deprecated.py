@@ -30,6 +30,7 @@ def _batch_norm_global(view: GraphView, node) -> None:
 
 
 _REWRITES = {"BatchNormWithGlobalNormalization": _batch_norm_global}
+REWRITTEN = frozenset(_REWRITES)  # TF ops converted as their rewrite (scripts/op_table.py counts them)
 
 
 def apply(view: GraphView, records: list[dict]) -> None:

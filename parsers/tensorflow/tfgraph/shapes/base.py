@@ -82,6 +82,10 @@ def out_dtypes(op: Any) -> list[DType | None]:
     n = len(op.outputs) if hasattr(op, "outputs") else 1
     if op.type in _BOOL_OPS:
         return [DType(_BOOL)] * n
+    if op.type == "PopulationCount":
+        return [DType(4)]  # uint8
+    if op.type == "ToBool":
+        return [DType(_BOOL)]
     if op.type in ("Rank", "Bucketize"):
         return [DType(_INT32)]
     if op.type == "Where":  # coordinates, whatever the condition's type
@@ -97,6 +101,8 @@ def out_dtypes(op: Any) -> list[DType | None]:
         name, default = _DTYPE_ATTRS[op.type]
         enum = attrs[name].type if name in attrs else default
         return [DType(enum) if enum is not None else None] * n
+    if op.type == "MaxPoolWithArgmax":  # (values, argmax)
+        return [DType(attrs["T"].type), DType(attrs["Targmax"].type if "Targmax" in attrs else _INT64)][:n]
     if op.type in ("TopKV2", "TopK"):  # (values, indices)
         return [DType(attrs["T"].type), DType(attrs["index_type"].type if "index_type" in attrs else _INT32)][:n]
     if op.type.startswith("FusedBatchNorm") and "U" in attrs:
