@@ -361,3 +361,120 @@ def build_graph(
     pb = directory / "op_samples.pb"
     pb.write_bytes(graph.as_graph_def().SerializeToString())
     return pb, feeds, values
+
+
+# ---- issue 22 part B (opsb): scatter/segment ops with constant indices, index and layout ops -------------
+
+def _ids(case: str, size: int, low: int, high: int, sort: bool = False) -> np.ndarray:
+    ids = _rng(case).integers(low, high, size)
+    return np.sort(ids).astype(np.int32) if sort else ids.astype(np.int32)
+
+
+sample("Concat", "Concat", lambda tf, t: raw(tf, "Concat", 2, [t["x"], t["d"], t["p"]]))
+sample("Concat", "Concat_nhwc", lambda tf, t: raw(tf, "Concat", 3, [_conv(tf, t), tf.nn.relu(_conv(tf, t))]))
+sample("Reverse", "Reverse", lambda tf, t: raw(tf, "Reverse", t["x"], [True, False, True, True]))
+sample("Reverse", "Reverse_nhwc", lambda tf, t: raw(tf, "Reverse", _conv(tf, t), [False, True, False, True]))
+sample("ConjugateTranspose", "ConjugateTranspose", lambda tf, t: raw(tf, "ConjugateTranspose", t["x"], [2, 0, 3, 1]))
+for _case, _feed in (("Roll", "x"), ("Roll_int32", "i"), ("Roll_repeated_axis", "x")):
+    _r = _rng(_case)
+    _axes = [1, 1] if _case == "Roll_repeated_axis" else sorted(_r.choice(4, 2, replace=False).tolist())
+    _shifts = _r.integers(-7, 8, 2).tolist()
+    sample("Roll", _case, lambda tf, t, f=_feed, s=_shifts, a=_axes: raw(tf, "Roll", t[f], np.int32(s), np.int32(a)))
+sample("Roll", "Roll_nhwc", lambda tf, t: raw(tf, "Roll", _conv(tf, t), np.int32([2, -1]), np.int32([1, 3])))
+sample("Fill", "Fill", lambda tf, t: raw(tf, "Fill", np.int32([3, 1, 4]), tf.reduce_max(t["x"])))
+sample("Fill", "Fill_int32", lambda tf, t: raw(tf, "Fill", np.int32([2, 5]), tf.reduce_sum(t["i"])))
+sample("LinSpace", "LinSpace", lambda tf, t: raw(tf, "LinSpace", tf.reduce_min(t["x"]), tf.reduce_max(t["p"]) * 3.0,
+                                                 np.int32(7)))
+sample("LinSpace", "LinSpace_backward", lambda tf, t: raw(tf, "LinSpace", tf.reduce_sum(t["p"]), tf.reduce_min(t["x"]),
+                                                          np.int64(11)))
+
+
+def _shape_vectors(tf: Any, t: dict[str, Any]) -> tuple[Any, Any]:
+    """Two runtime shape vectors that broadcast (where they differ, one of them is 1)."""
+    s0 = tf.abs(t["j"][0, :4])
+    s1 = tf.where(t["j"][1, 1:4] > 0, 1, tf.abs(t["j"][0, 1:4]))
+    return s0, s1
+
+
+sample("BroadcastArgs", "BroadcastArgs", lambda tf, t: raw(tf, "BroadcastArgs", *_shape_vectors(tf, t)))
+sample("BroadcastArgs", "BroadcastArgs_swapped", lambda tf, t: raw(tf, "BroadcastArgs", *_shape_vectors(tf, t)[::-1]))
+sample("ConcatOffset", "ConcatOffset", lambda tf, t: raw(tf, "ConcatOffset", np.int32(1),
+                                                         [tf.abs(t["j"][k, :3]) for k in range(3)])[2])
+sample("InvertPermutation", "InvertPermutation", lambda tf, t: raw(
+    tf, "InvertPermutation", raw(tf, "TopKV2", tf.reshape(t["d"], [-1])[:7], 7)[1]))
+sample("UnravelIndex", "UnravelIndex", lambda tf, t: raw(tf, "UnravelIndex", tf.abs(t["i"][0, 1, 2, :]),
+                                                         np.int32([3, 7])))
+sample("UnravelIndex", "UnravelIndex_3d", lambda tf, t: raw(tf, "UnravelIndex", tf.reshape(tf.abs(t["i"]), [-1]),
+                                                            np.int32([3, 1, 7])))
+sample("DataFormatDimMap", "DataFormatDimMap",
+       lambda tf, t: raw(tf, "DataFormatDimMap", tf.math.floormod(t["j"], 8) - 4))
+sample("DataFormatDimMap", "DataFormatDimMap_3d", lambda tf, t: raw(
+    tf, "DataFormatDimMap", tf.math.floormod(t["j"], 10) - 5, src_format="NDHWC", dst_format="NCDHW"))
+sample("DataFormatVecPermute", "DataFormatVecPermute", lambda tf, t: raw(tf, "DataFormatVecPermute", t["j"][0, :4]))
+sample("DataFormatVecPermute", "DataFormatVecPermute_pairs", lambda tf, t: raw(
+    tf, "DataFormatVecPermute", t["j"][:, :2], src_format="NCHW", dst_format="NHWC"))
+
+
+def _sorted_rows_and_values(tf: Any, t: dict[str, Any]) -> tuple[Any, Any]:
+    """Rising rows (running sums of positives) and values around them, some equal to a row's entries."""
+    rows = tf.cumsum(tf.reshape(t["p"], [6, 20]), axis=1)
+    return rows, tf.concat([tf.reshape(t["x"], [6, 20]) * 8.0 + 10.0, rows[:, ::3]], axis=1)
+
+
+for _op in ("LowerBound", "UpperBound"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(tf, o, *_sorted_rows_and_values(tf, t)))
+    sample(_op, f"{_op}_int64", lambda tf, t, o=_op: raw(tf, o, *_sorted_rows_and_values(tf, t), out_type=tf.int64))
+sample("Cross", "Cross", lambda tf, t: raw(tf, "Cross", t["x"][..., :3], t["d"][..., 1:4]))
+sample("ReverseSequence", "ReverseSequence", lambda tf, t: raw(tf, "ReverseSequence", t["x"], np.int64([3, 1, 4]),
+                                                               seq_dim=2, batch_dim=1))
+sample("ReverseSequence", "ReverseSequence_runtime", lambda tf, t: raw(
+    tf, "ReverseSequence", t["x"], tf.math.floormod(tf.abs(t["j"][1, :2]), 6), seq_dim=3, batch_dim=0))
+sample("ReverseSequence", "ReverseSequence_int32", lambda tf, t: raw(
+    tf, "ReverseSequence", t["i"], tf.math.floormod(t["j"][2, :3], 5), seq_dim=0, batch_dim=1))
+
+
+def _targets(tf: Any, t: dict[str, Any]) -> Any:
+    return tf.math.floormod(tf.reshape(t["j"], [-1])[:6] * 7, 20)
+
+
+sample("InTopK", "InTopK", lambda tf, t: raw(tf, "InTopK", tf.reshape(t["x"], [6, 20]), _targets(tf, t), k=3))
+sample("InTopK", "InTopK_nonfinite", lambda tf, t: raw(tf, "InTopK", tf.reshape(t["w"], [6, 20]), _targets(tf, t), k=9))
+sample("InTopKV2", "InTopKV2", lambda tf, t: raw(tf, "InTopKV2", tf.reshape(t["x"], [6, 20]),
+                                                 tf.cast(_targets(tf, t), tf.int64), np.int64(5)))
+# repeated indices: TF applies the updates in index order
+for _op, _feed in (("TensorScatterAdd", "y"), ("TensorScatterSub", "y"), ("TensorScatterMax", "y"),
+                   ("TensorScatterMin", "y"), ("ScatterNdNonAliasingAdd", "y"), ("TensorScatterMax", "i")):
+    _case = f"{_op}_{_feed}"
+    _idx = _ids(_case, 4, 0, 3).reshape(4, 1)
+    sample(_op, _case, lambda tf, t, o=_op, f=_feed, ix=_idx: raw(
+        tf, o, t[f][0] if f == "i" else t[f], ix, tf.concat([t[f][0], t[f][1, :1]], 0) if f == "i"
+        else tf.concat([t["x"][0], t["x"][1, :1]], 0)))
+sample("TensorScatterUpdate", "TensorScatterUpdate", lambda tf, t: raw(
+    tf, "TensorScatterUpdate", t["x"], np.int32([[1, 2], [0, 0], [1, 0]]), t["d"][:, 1:, 2]))
+sample("TensorScatterAdd", "TensorScatterAdd_scalars", lambda tf, t: raw(
+    tf, "TensorScatterAdd", t["y"], np.int32([[2, 3, 4], [0, 0, 0], [2, 3, 4]]), t["x"][0, 0, 0, :3]))
+sample("SparseToDense", "SparseToDense", lambda tf, t: raw(
+    tf, "SparseToDense", np.int32([[0, 1], [1, 0], [2, 3]]), np.int32([3, 5]), t["x"][0, 0, 0, :3],
+    tf.reduce_min(t["x"])))
+sample("SparseToDense", "SparseToDense_scalar_value", lambda tf, t: raw(
+    tf, "SparseToDense", np.int64([4, 0, 6]), np.int64([7]), tf.reduce_max(t["i"]), np.int32(-3),
+    validate_indices=False))
+_SEGMENT_IDS = _ids("Segment", 8, 0, 7, sort=True)  # 8 rows, gaps: empty segments
+for _kind, _feed in (("Sum", "x"), ("Mean", "x"), ("Max", "x"), ("Min", "x"), ("Prod", "u"), ("Sum", "i")):
+    sample(f"Segment{_kind}", f"Segment{_kind}_{_feed}", lambda tf, t, k=_kind, f=_feed: raw(
+        tf, f"Segment{k}", tf.reshape(t[f], [8, 3, 5]), _SEGMENT_IDS))
+_UNSORTED_IDS = _ids("UnsortedSegment", 6, -1, 6).reshape(2, 3)  # a -1 drops its row; count 7: empty ones
+for _kind, _feed in (("Sum", "x"), ("Max", "x"), ("Min", "x"), ("Prod", "u"), ("Max", "i"), ("Min", "i")):
+    sample(f"UnsortedSegment{_kind}", f"UnsortedSegment{_kind}_{_feed}", lambda tf, t, k=_kind, f=_feed: raw(
+        tf, f"UnsortedSegment{k}", t[f], _UNSORTED_IDS, np.int32(7)))
+sample("Bincount", "Bincount", lambda tf, t: raw(tf, "Bincount", tf.abs(t["i"]), np.int32(15), np.float32([])))
+sample("Bincount", "Bincount_weights", lambda tf, t: raw(tf, "Bincount", tf.abs(t["i"]), np.int32(17), t["x"]))
+sample("DenseBincount", "DenseBincount", lambda tf, t: raw(
+    tf, "DenseBincount", tf.reshape(tf.abs(t["i"]), [6, 20]), np.int32(13), np.float32([])))
+sample("DenseBincount", "DenseBincount_binary", lambda tf, t: raw(
+    tf, "DenseBincount", tf.reshape(tf.abs(t["i"]), [6, 20]), np.int32(13), np.float32([]), binary_output=True))
+sample("DenseBincount", "DenseBincount_weights", lambda tf, t: raw(
+    tf, "DenseBincount", tf.abs(t["i"][0, 0]), np.int32(9), t["x"][1, 2]))
+# refused by the parser, naming why: the output size depends on runtime values
+sample("Where", "Where", lambda tf, t: tf.cast(raw(tf, "Where", t["m"]), tf.float32))
+sample("Range", "Range", lambda tf, t: tf.cast(raw(tf, "Range", 0, tf.reduce_max(t["i"]), 1), tf.float32))

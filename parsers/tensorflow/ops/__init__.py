@@ -1,3 +1,16 @@
 """The TF op handlers, one module per catalog family; importing them fills the table."""
 
-from . import elementwise, elementwise_quant, nn, reduce, resize, sequence, shape, spatial, spatial_3d  # noqa: F401
+from . import (  # noqa: F401
+    elementwise,
+    elementwise_quant,
+    nn,
+    reduce,
+    reduce_segment,
+    resize,
+    sequence,
+    shape,
+    shape_index,
+    shape_scatter,
+    spatial,
+    spatial_3d,
+)

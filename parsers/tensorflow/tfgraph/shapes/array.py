@@ -329,3 +329,86 @@ def _scatter_nd(node: Node) -> list:
         s = node.dims(2)
         return [None if s is None or s[0] is None else [None] * s[0]]
     return [shape]
+
+
+# ---- issue 22 part B (opsb): scatter, segment, index and search ops ------------------------------
+@shape_fn("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin",
+          "ScatterNdNonAliasingAdd", "Reverse", "ReverseSequence", "Roll", "InvertPermutation", "DataFormatDimMap",
+          "DataFormatVecPermute", "Cross", "CumulativeLogsumexp")
+def _like_first_input(node: Node) -> list:
+    return [node.dims(0)]
+
+
+@shape_fn("ConjugateTranspose")
+def _conjugate_transpose(node: Node) -> list:
+    return _transpose(node)
+
+
+@shape_fn("SparseToDense")
+def _sparse_to_dense(node: Node) -> list:
+    shape = node.ints(1)
+    if shape is None:
+        s = node.dims(1)
+        return [None if s is None or s[0] is None else [None] * s[0]]
+    return [shape]
+
+
+def _segmented(node: Node, rows: int | None) -> Dims:
+    """`rows` segments of data's trailing shape: data.shape[ids.rank:]."""
+    data, ids = node.dims(0), node.dims(1)
+    if data is None or ids is None:
+        return None
+    return [rows] + list(data[len(ids):])
+
+
+@shape_fn("SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd")
+def _segment(node: Node) -> list:
+    """max(id) + 1 rows when the ids are constants (TF itself leaves the count unknown)."""
+    ids = node.ints(1)
+    return [_segmented(node, max(ids) + 1 if ids else None)]
+
+
+@shape_fn("UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd")
+def _unsorted_segment(node: Node) -> list:
+    n = node.ints(2)
+    return [_segmented(node, n[0] if n is not None else None)]
+
+
+@shape_fn("Bincount", "DenseBincount")
+def _bincount(node: Node) -> list:
+    size = node.ints(1)
+    n = size[0] if size is not None else None
+    x = node.dims(0)
+    if node.op.type == "DenseBincount" and x is not None and len(x) == 2:
+        return [[x[0], n]]
+    return [[n]]
+
+
+@shape_fn("InTopK", "InTopKV2")
+def _in_top_k(node: Node) -> list:
+    predictions = node.dims(0)
+    return [None if predictions is None else [predictions[0]]]
+
+
+@shape_fn("LinSpace")
+def _lin_space(node: Node) -> list:
+    num = node.ints(2)
+    return [[num[0] if num is not None else None]]
+
+
+@shape_fn("ConcatOffset")
+def _concat_offset(node: Node) -> list:
+    return [node.dims(1)] * node.n_out
+
+
+@shape_fn("UnravelIndex")
+def _unravel_index(node: Node) -> list:
+    indices, dims = node.dims(0), node.dims(1)
+    if indices is None or dims is None:
+        return [None]
+    return [list(dims) + ([] if not indices else [known_prod(indices)])]
+
+
+@shape_fn("LowerBound", "UpperBound")
+def _search_sorted(node: Node) -> list:
+    return [node.dims(1)]

@@ -63,7 +63,8 @@ _RESOURCE = 20
 _REF = 100  # DT_FLOAT_REF = DT_FLOAT + 100
 _REF_OUTPUTS = {"VariableV2", "Variable", "Assign"}
 _BOOL_OPS = {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd",
-             "LogicalOr", "LogicalNot", "IsFinite", "IsNan", "IsInf", "ApproximateEqual"}
+             "LogicalOr", "LogicalNot", "IsFinite", "IsNan", "IsInf", "ApproximateEqual",
+             "InTopK", "InTopKV2"}
 # (attr, default enum) of the output dtype where it is not the op's T
 _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "Size": ("out_type", _INT32),
                 "Cast": ("DstT", None), "ArgMax": ("output_type", _INT64), "ArgMin": ("output_type", _INT64),
@@ -71,7 +72,10 @@ _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "
                 "GatherNd": ("Tparams", None),
                 # float32 only, no type attr
                 **{op: ("T", 1) for op in ("FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars",
-                                           "FakeQuantWithMinMaxVarsPerChannel")}}
+                                           "FakeQuantWithMinMaxVarsPerChannel")},
+                # issue 22 part B (opsb): index outputs of a value input
+                "LowerBound": ("out_type", _INT32), "UpperBound": ("out_type", _INT32),
+                "UnravelIndex": ("Tidx", _INT32), "ConcatOffset": ("shape_type", _INT32)}
 _GENERIC = ("T", "dtype", "out_type", "DstT", "output_type", "Tout", "type")
 _LISTS = ("T", "output_types", "component_types", "Toutputs", "Tout")
 
