@@ -398,8 +398,8 @@ def _shape_vectors(tf: Any, t: dict[str, Any]) -> tuple[Any, Any]:
 
 sample("BroadcastArgs", "BroadcastArgs", lambda tf, t: raw(tf, "BroadcastArgs", *_shape_vectors(tf, t)))
 sample("BroadcastArgs", "BroadcastArgs_swapped", lambda tf, t: raw(tf, "BroadcastArgs", *_shape_vectors(tf, t)[::-1]))
-sample("ConcatOffset", "ConcatOffset", lambda tf, t: raw(tf, "ConcatOffset", np.int32(1),
-                                                         [tf.abs(t["j"][k, :3]) for k in range(3)])[2])
+sample("ConcatOffset", "ConcatOffset", lambda tf, t: raw(tf, "ConcatOffset", np.int32(1), [
+    tf.concat([tf.abs(t["j"][0, :1]), tf.abs(t["j"][k, 1:2]), tf.abs(t["j"][0, 2:3])], 0) for k in range(3)])[2])
 sample("InvertPermutation", "InvertPermutation", lambda tf, t: raw(
     tf, "InvertPermutation", raw(tf, "TopKV2", tf.reshape(t["d"], [-1])[:7], 7)[1]))
 sample("UnravelIndex", "UnravelIndex", lambda tf, t: raw(tf, "UnravelIndex", tf.abs(t["i"][0, 1, 2, :]),
@@ -430,7 +430,7 @@ sample("ReverseSequence", "ReverseSequence", lambda tf, t: raw(tf, "ReverseSeque
 sample("ReverseSequence", "ReverseSequence_runtime", lambda tf, t: raw(
     tf, "ReverseSequence", t["x"], tf.math.floormod(tf.abs(t["j"][1, :2]), 6), seq_dim=3, batch_dim=0))
 sample("ReverseSequence", "ReverseSequence_int32", lambda tf, t: raw(
-    tf, "ReverseSequence", t["i"], tf.math.floormod(t["j"][2, :3], 5), seq_dim=0, batch_dim=1))
+    tf, "ReverseSequence", t["i"], tf.math.floormod(t["j"][2, :3], 5), seq_dim=2, batch_dim=1))
 
 
 def _targets(tf: Any, t: dict[str, Any]) -> Any:
@@ -450,7 +450,7 @@ for _op, _feed in (("TensorScatterAdd", "y"), ("TensorScatterSub", "y"), ("Tenso
         tf, o, t[f][0] if f == "i" else t[f], ix, tf.concat([t[f][0], t[f][1, :1]], 0) if f == "i"
         else tf.concat([t["x"][0], t["x"][1, :1]], 0)))
 sample("TensorScatterUpdate", "TensorScatterUpdate", lambda tf, t: raw(
-    tf, "TensorScatterUpdate", t["x"], np.int32([[1, 2], [0, 0], [1, 0]]), t["d"][:, 1:, 2]))
+    tf, "TensorScatterUpdate", t["x"], np.int32([[1, 2], [0, 0], [1, 0]]), t["d"][0]))
 sample("TensorScatterAdd", "TensorScatterAdd_scalars", lambda tf, t: raw(
     tf, "TensorScatterAdd", t["y"], np.int32([[2, 3, 4], [0, 0, 0], [2, 3, 4]]), t["x"][0, 0, 0, :3]))
 sample("SparseToDense", "SparseToDense", lambda tf, t: raw(

@@ -58,7 +58,7 @@ def tensor_scatter(ctx: Context, op: Any) -> None:
     shape = ctx.shape(op.inputs[0])
     indices = np.asarray(ctx.const(op.inputs[1]))
     depth = indices.shape[-1]
-    lead, rest = shape[:depth], shape[depth:]
+    lead, rest = shape[:depth], shape[depth:] or (1,)  # rows of one element stay 2-D (OpenCV's Eltwise)
     flat = flat_rows(indices, lead, "scattering")
     combine = _COMBINE[op.type]
     if combine is None and len(set(flat.tolist())) < len(flat):
@@ -84,9 +84,9 @@ def sparse_to_dense(ctx: Context, op: Any) -> None:
     n = int(np.prod(shape))
     values = ctx.tf_order(op.inputs[2])
     if not low.shape(values):  # one value for every index
-        one = low.reshape("value", values, (1,))
+        one = low.reshape("value", values, (1, 1))
         values = low.repeat("values", one, 0, len(flat))
-    values = low.reshape("values_flat", values, (len(flat),))
-    default = low.reshape("default", ctx.tf_order(op.inputs[3]), (1,))
+    values = low.reshape("values_rows", values, (len(flat), 1))  # rows of one element: 2-D (OpenCV's Eltwise)
+    default = low.reshape("default", ctx.tf_order(op.inputs[3]), (1, 1))
     out = scatter_rows(low, n, lambda a, b: low.repeat(f"default{a}", default, 0, b - a), values, flat, None)
     ctx.set(op.outputs[0], low.reshape("", out, shape))
