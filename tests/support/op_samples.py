@@ -377,9 +377,10 @@ sample("Reverse", "Reverse_nhwc", lambda tf, t: raw(tf, "Reverse", _conv(tf, t),
 sample("ConjugateTranspose", "ConjugateTranspose", lambda tf, t: raw(tf, "ConjugateTranspose", t["x"], [2, 0, 3, 1]))
 for _case, _feed in (("Roll", "x"), ("Roll_int32", "i"), ("Roll_repeated_axis", "x")):
     _r = _rng(_case)
-    _axes = [1, 1] if _case == "Roll_repeated_axis" else sorted(_r.choice(4, 2, replace=False).tolist())
-    _shifts = _r.integers(-7, 8, 2).tolist()
-    sample("Roll", _case, lambda tf, t, f=_feed, s=_shifts, a=_axes: raw(tf, "Roll", t[f], np.int32(s), np.int32(a)))
+    _roll_axes = [1, 1] if _case == "Roll_repeated_axis" else sorted(_r.choice(4, 2, replace=False).tolist())
+    _roll_shifts = _r.integers(-7, 8, 2).tolist()
+    sample("Roll", _case, lambda tf, t, f=_feed, s=_roll_shifts, a=_roll_axes:
+           raw(tf, "Roll", t[f], np.int32(s), np.int32(a)))
 sample("Roll", "Roll_nhwc", lambda tf, t: raw(tf, "Roll", _conv(tf, t), np.int32([2, -1]), np.int32([1, 3])))
 sample("Fill", "Fill", lambda tf, t: raw(tf, "Fill", np.int32([3, 1, 4]), tf.reduce_max(t["x"])))
 sample("Fill", "Fill_int32", lambda tf, t: raw(tf, "Fill", np.int32([2, 5]), tf.reduce_sum(t["i"])))
