@@ -479,3 +479,49 @@ sample("DenseBincount", "DenseBincount_weights", lambda tf, t: raw(
 # refused by the parser, naming why: the output size depends on runtime values
 sample("Where", "Where", lambda tf, t: tf.cast(raw(tf, "Where", t["m"]), tf.float32))
 sample("Range", "Range", lambda tf, t: tf.cast(raw(tf, "Range", 0, tf.reduce_max(t["i"]), 1), tf.float32))
+# the Inplace ops write into their input's buffer: each gets a tensor of its own (not a feed other samples
+# read, and not one TF's common-subexpression pass could share: a scale of its own)
+for _scale, _op in enumerate(("InplaceUpdate", "InplaceAdd", "InplaceSub")):
+    _rows = np.int32([2, 0, 2] if _op != "InplaceUpdate" else [2, 0])
+    sample(_op, _op, lambda tf, t, o=_op, r=_rows, k=_scale: raw(tf, o, t["y"] * (2.0 + k), r,
+                                                                  tf.concat([t["x"][0], t["d"][0]], 0)[:len(r)]))
+sample("InplaceAdd", "InplaceAdd_int32", lambda tf, t: raw(tf, "InplaceAdd", t["i"][0] * 3, np.int32([1]),
+                                                           t["i"][1, :1]))
+_SPARSE_AT = np.int64([[0, 1, 2], [1, 0, 4], [1, 0, 4], [2, 3, 0]])  # a repeated element: its values add up
+sample("SparseTensorDenseAdd", "SparseTensorDenseAdd", lambda tf, t: raw(
+    tf, "SparseTensorDenseAdd", _SPARSE_AT, t["x"][0, 0, 0, :4], np.int64([3, 4, 5]), t["y"] * 7.0))
+sample("SparseReduceSum", "SparseReduceSum", lambda tf, t: raw(
+    tf, "SparseReduceSum", _SPARSE_AT, t["x"][1, 0, 0, :4], np.int64([3, 4, 5]), np.int32([1]), keep_dims=False))
+sample("SparseReduceSum", "SparseReduceSum_keep", lambda tf, t: raw(
+    tf, "SparseReduceSum", _SPARSE_AT, t["x"][1, 0, 0, :4], np.int64([3, 4, 5]), np.int32([0, 2]), keep_dims=True))
+for _op in ("SparseDenseCwiseAdd", "SparseDenseCwiseMul", "SparseDenseCwiseDiv"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(tf, o, _SPARSE_AT, t["x"][0, 1, 1, :4], np.int64([3, 4, 5]), t["d"][1]))
+    sample(_op, f"{_op}_broadcast", lambda tf, t, o=_op: raw(
+        tf, o, _SPARSE_AT, t["x"][0, 1, 2, :4], np.int64([3, 4, 5]), t["d"][0, 0, :1]))
+sample("DynamicStitch", "DynamicStitch", lambda tf, t: raw(
+    tf, "DynamicStitch", [np.int32([[3, 0], [1, 5]]), np.int32([2, 4, 1])], [t["x"][0, :2, :2], t["d"][1, 0, :3]]))
+sample("ParallelDynamicStitch", "ParallelDynamicStitch", lambda tf, t: raw(
+    tf, "ParallelDynamicStitch", [np.int32([4, 1]), np.int32([[0], [3], [2]])], [t["i"][0, 0, :2], t["j"][:3, None]]))
+sample("DynamicPartition", "DynamicPartition", lambda tf, t: raw(
+    tf, "DynamicPartition", t["x"], np.int32([[1, 0, 2], [2, 2, 0]]), num_partitions=3)[2])
+sample("DynamicPartition", "DynamicPartition_first", lambda tf, t: raw(
+    tf, "DynamicPartition", t["i"][0], np.int32([1, 0, 1]), num_partitions=2)[1])
+_SPARSE_ROWS, _SPARSE_IDS = np.int32([5, 0, 5, 2, 7, 1]), np.int32([0, 0, 2, 3, 3, 3])  # segment 1 empty
+for _op in ("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(tf, o, tf.reshape(t["x"], [8, 3, 5]), _SPARSE_ROWS, _SPARSE_IDS))
+    sample(f"{_op}WithNumSegments", f"{_op}WithNumSegments", lambda tf, t, o=_op: raw(
+        tf, f"{o}WithNumSegments", tf.reshape(t["d"], [8, 15]), _SPARSE_ROWS, _SPARSE_IDS, np.int32(6)))
+sample("SparseSegmentSum", "SparseSegmentSum_int32", lambda tf, t: raw(
+    tf, "SparseSegmentSum", tf.reshape(t["i"], [8, 15]), _SPARSE_ROWS, _SPARSE_IDS))
+sample("NthElement", "NthElement", lambda tf, t: raw(tf, "NthElement", t["x"], np.int32(3)))
+sample("NthElement", "NthElement_reverse", lambda tf, t: raw(tf, "NthElement", t["i"], np.int32(1), reverse=True))
+sample("ParallelConcat", "ParallelConcat", lambda tf, t: raw(
+    tf, "ParallelConcat", [t["x"][:1], t["d"][1:], t["p"][:1]], shape=[3, 3, 4, 5]))
+sample("SoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits_loss", lambda tf, t: raw(
+    tf, "SoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [6, 20]), tf.nn.softmax(tf.reshape(t["d"], [6, 20])))[0])
+sample("SoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits_backprop", lambda tf, t: raw(
+    tf, "SoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [6, 20]), tf.nn.softmax(tf.reshape(t["d"], [6, 20])))[1])
+sample("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits_loss", lambda tf, t: raw(
+    tf, "SparseSoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [6, 20]), _targets(tf, t))[0])
+sample("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits_backprop", lambda tf, t: raw(
+    tf, "SparseSoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [6, 20]), _targets(tf, t))[1])

@@ -43,19 +43,33 @@ def _segments(ctx: Context, op: Any, kind: str, ids: np.ndarray, count: int, sor
     flat_ids = ids.reshape(-1).astype(np.int64)
     data = low.reshape("rows", ctx.tf_order(op.inputs[0]), (len(flat_ids),) + rest)
     dtype = low.dtype(data)
-    plan = [_runs(np.flatnonzero(flat_ids == k)) if (flat_ids == k).any() else [] for k in range(count)]
-    if sum(len(p) for p in plan) > _MAX_PIECES:
-        raise NotConvertible(f"{sum(len(p) for p in plan)} runs of segment rows (one slice each, at most "
+    plan = [np.flatnonzero(flat_ids == k) for k in range(count)]
+    ctx.set(op.outputs[0], _reduce_segments(low, data, plan, kind, _empty(kind, dtype, sorted_ids)))
+
+
+def _reduce_segments(low: Lowering, data: str, plan: list[np.ndarray], kind: str, empty: Any,
+                     counts_divide: str = "") -> str:
+    """Row k of the result reduces the rows plan[k] of `data` (n, *rest) (the value `empty` where there are
+    none); counts_divide "count" or "sqrt" divides each sum by its row count or that count's square root."""
+    rest, dtype = low.shape(data)[1:], low.dtype(data)
+    runs = [_runs(rows) if len(rows) else [] for rows in plan]
+    if sum(len(r) for r in runs) > _MAX_PIECES:
+        raise NotConvertible(f"{sum(len(r) for r in runs)} runs of segment rows (one slice each, at most "
                              f"{_MAX_PIECES})")
     out = []
-    for k, runs in enumerate(plan):
-        if not runs:
-            out.append(low.const(f"empty{k}", np.full((1,) + rest, _empty(kind, dtype, sorted_ids), dtype)))
+    for k, segment in enumerate(runs):
+        if not segment:
+            out.append(low.const(f"empty{k}", np.full((1,) + rest, empty, dtype)))
             continue
-        rows = low.concat(f"segment{k}", [low.slice(f"segment{k}_{a}", data, 0, a, b) for a, b in runs], 0)
+        rows = low.concat(f"segment{k}", [low.slice(f"segment{k}_{a}", data, 0, a, b) for a, b in segment], 0)
         one = low.shape(rows)[0] == 1
-        out.append(rows if one else low.reduce(_SEGMENT[kind], f"reduce{k}", rows, [0], True))
-    ctx.set(op.outputs[0], low.concat("", out, 0))
+        row = rows if one else low.reduce(_SEGMENT[kind], f"reduce{k}", rows, [0], True)
+        if counts_divide and not one:
+            n = len(plan[k])
+            by = low.const(f"count{k}", np.sqrt(np.float64(n)) if counts_divide == "sqrt" else n, dtype)
+            row = low.binary("div", f"scaled{k}", row, by)
+        out.append(row)
+    return low.concat("", out, 0)
 
 
 def _register_sorted(kind: str) -> None:
@@ -107,3 +121,26 @@ def bincount(ctx: Context, op: Any) -> None:
         w = low.reshape("weights", ctx.tf_order(weights), lead + (n, 1))
         terms = low.select("weighted", hits, w, low.const("zero", 0, dtype))
     ctx.set(op.outputs[0], low.reduce("reduce_sum", "", terms, [-2]))
+
+
+_SPARSE = {"SparseSegmentSum": "", "SparseSegmentMean": "count", "SparseSegmentSqrtN": "sqrt"}
+
+
+def _register_sparse(tf_name: str, divide: str) -> None:
+    @tf_op(tf_name, f"{tf_name}WithNumSegments")
+    def handler(ctx: Context, op: Any) -> None:
+        """Segment k sums the data rows indices[j] of the j with segment_ids[j] == k (constants); Mean and
+        SqrtN divide by their count or its square root (after the sum, as TF's kernel)."""
+        low = Lowering(ctx, op)
+        rows, ids = (np.asarray(ctx.const(t)).reshape(-1).astype(np.int64) for t in op.inputs[1:3])
+        shape = ctx.shape(op.inputs[0])
+        if np.any(np.diff(ids) < 0) or (ids.size and ids[0] < 0) or np.any((rows < 0) | (rows >= shape[0])):
+            raise NotConvertible(f"{op.type} needs sorted, non-negative segment ids and indices in range")
+        count = ctx.shape(op.outputs[0])[0]
+        data = low.reshape("rows", ctx.tf_order(op.inputs[0]), (shape[0],) + (tuple(shape[1:]) or (1,)))
+        out = _reduce_segments(low, data, [rows[ids == k] for k in range(count)], "Sum", 0, divide)
+        ctx.set(op.outputs[0], low.reshape("out", out, ctx.shape(op.outputs[0])))
+
+
+for _name, _divide in _SPARSE.items():
+    _register_sparse(_name, _divide)

@@ -90,3 +90,131 @@ def sparse_to_dense(ctx: Context, op: Any) -> None:
     default = low.reshape("default", ctx.tf_order(op.inputs[3]), (1, 1))
     out = scatter_rows(low, n, lambda a, b: low.repeat(f"default{a}", default, 0, b - a), values, flat, None)
     ctx.set(op.outputs[0], low.reshape("", out, shape))
+
+
+# ---- the same row scatter under other names: Inplace*, SparseTensorDenseAdd, SparseReduceSum ------------
+_INPLACE = {"InplaceUpdate": None, "InplaceAdd": "add", "InplaceSub": "sub"}
+
+
+@tf_op(*_INPLACE)
+def inplace(ctx: Context, op: Any) -> None:
+    """Rows i of x (its first axis) updated by the rows of v."""
+    low = Lowering(ctx, op)
+    shape = ctx.shape(op.inputs[0])
+    rows = np.asarray(ctx.const(op.inputs[1])).reshape(-1, 1)
+    flat = flat_rows(rows, shape[:1], "updating")
+    combine = _INPLACE[op.type]
+    if combine is None and len(set(flat.tolist())) < len(flat):
+        raise NotConvertible("InplaceUpdate with a repeated row: TF leaves which update wins unspecified")
+    rest = shape[1:] or (1,)
+    x = low.reshape("base", ctx.tf_order(op.inputs[0]), (shape[0],) + rest)
+    updates = low.reshape("updates", ctx.tf_order(op.inputs[2]), (len(flat),) + rest)
+    out = scatter_rows(low, shape[0], lambda a, b: low.slice(f"base{a}", x, 0, a, b), updates, flat, combine)
+    ctx.set(op.outputs[0], low.reshape("", out, shape))
+
+
+def _sparse_flat(ctx: Context, op: Any, indices: Any, shape: Any) -> tuple[np.ndarray, tuple[int, ...]]:
+    """A SparseTensor's constant indices -> (flat element numbers, its dense shape)."""
+    dense = tuple(int(d) for d in np.asarray(ctx.const(shape)).reshape(-1))
+    return flat_rows(np.asarray(ctx.const(indices)).reshape(-1, len(dense)), dense, "addressing"), dense
+
+
+@tf_op("SparseTensorDenseAdd")
+def sparse_tensor_dense_add(ctx: Context, op: Any) -> None:
+    """The dense b with each sparse value added at its element."""
+    low = Lowering(ctx, op)
+    flat, dense = _sparse_flat(ctx, op, op.inputs[0], op.inputs[2])
+    n = int(np.prod(dense))
+    b = low.reshape("base", ctx.tf_order(op.inputs[3]), (n, 1))
+    values = low.reshape("values", ctx.tf_order(op.inputs[1]), (len(flat), 1))
+    out = scatter_rows(low, n, lambda s, e: low.slice(f"base{s}", b, 0, s, e), values, flat, "add")
+    ctx.set(op.outputs[0], low.reshape("", out, dense))
+
+
+@tf_op("SparseReduceSum")
+def sparse_reduce_sum(ctx: Context, op: Any) -> None:
+    """The sparse tensor made dense (zeros elsewhere, repeated indices added), then summed over the axes."""
+    low = Lowering(ctx, op)
+    flat, dense = _sparse_flat(ctx, op, op.inputs[0], op.inputs[2])
+    n = int(np.prod(dense))
+    dtype = _dtype_of(op.inputs[1])
+    values = low.reshape("values", ctx.tf_order(op.inputs[1]), (len(flat), 1))
+    zero = low.const("zero", np.zeros((1, 1)), dtype)
+    full = scatter_rows(low, n, lambda s, e: low.repeat(f"zeros{s}", zero, 0, e - s), values, flat, "add")
+    full = low.reshape("dense", full, dense)
+    axes = [int(a) % len(dense) for a in np.asarray(ctx.const(op.inputs[3])).reshape(-1)] or list(range(len(dense)))
+    out = low.reduce("reduce_sum", "sum", full, axes, bool(op.get_attr("keep_dims")))
+    ctx.set(op.outputs[0], low.reshape("", out, ctx.shape(op.outputs[0])))
+
+
+def _dtype_of(t: Any) -> str:
+    return t.dtype.name
+
+
+_CWISE = {"SparseDenseCwiseAdd": "add", "SparseDenseCwiseMul": "mul", "SparseDenseCwiseDiv": "div"}
+
+
+@tf_op(*_CWISE)
+def sparse_dense_cwise(ctx: Context, op: Any) -> None:
+    """Each sparse value with the dense element at its index (the dense side broadcast to the sparse
+    shape): one slice of the dense tensor per value."""
+    low = Lowering(ctx, op)
+    dense_shape = tuple(int(d) for d in np.asarray(ctx.const(op.inputs[2])).reshape(-1))
+    indices = np.asarray(ctx.const(op.inputs[0])).reshape(-1, len(dense_shape)).astype(np.int64)
+    if len(indices) > _MAX_INDICES:
+        raise NotConvertible(f"{len(indices)} sparse values (one slice each, at most {_MAX_INDICES})")
+    b_shape = ctx.shape(op.inputs[3])
+    own = indices[:, len(dense_shape) - len(b_shape):]
+    own = np.where(np.asarray(b_shape) == 1, 0, own)  # a broadcast axis of b
+    flat = flat_rows(own, b_shape, "reading") if b_shape else np.zeros(len(indices), np.int64)
+    b = low.reshape("dense", ctx.tf_order(op.inputs[3]), (int(np.prod(b_shape)), 1))
+    picked = low.concat("picked", [low.slice(f"at{k}", b, 0, int(r), int(r) + 1) for k, r in enumerate(flat)], 0)
+    values = low.reshape("values", ctx.tf_order(op.inputs[1]), (len(indices), 1))
+    out = low.binary(_CWISE[op.type], "combined", values, picked)
+    ctx.set(op.outputs[0], low.reshape("", out, (len(indices),)))
+
+
+# ---- DynamicStitch and DynamicPartition of constant indices ---------------------------------------------
+@tf_op("DynamicStitch", "ParallelDynamicStitch")
+def dynamic_stitch(ctx: Context, op: Any) -> None:
+    """Row r of the result is the data row whose index is r; of several, the last (DynamicStitch's rule)."""
+    low = Lowering(ctx, op)
+    n = len(op.inputs) // 2
+    out_shape = ctx.shape(op.outputs[0])
+    rest = tuple(out_shape[1:]) or (1,)
+    source: dict[int, tuple[int, int]] = {}
+    repeated = False
+    for m in range(n):
+        for k, r in enumerate(np.asarray(ctx.const(op.inputs[m])).reshape(-1).tolist()):
+            repeated |= r in source
+            source[int(r)] = (m, k)
+    if repeated and op.type == "ParallelDynamicStitch":
+        raise NotConvertible("ParallelDynamicStitch with a repeated index: TF leaves which row wins unspecified")
+    missing = sorted(set(range(out_shape[0])) - set(source))
+    if missing:
+        raise NotConvertible(f"{op.type} gives no row {missing[0]} (TF leaves it uninitialized)")
+    if out_shape[0] > _MAX_INDICES:
+        raise NotConvertible(f"stitching {out_shape[0]} rows (one slice each, at most {_MAX_INDICES})")
+    data = {}
+    for m in sorted({m for m, _ in source.values()}):
+        rows = int(np.prod(ctx.shape(op.inputs[m]))) if ctx.shape(op.inputs[m]) else 1
+        data[m] = low.reshape(f"data{m}", ctx.tf_order(op.inputs[n + m]), (rows,) + rest)
+    pieces = [low.slice(f"row{r}", data[m], 0, k, k + 1) for r, (m, k) in sorted(source.items())]
+    ctx.set(op.outputs[0], low.reshape("", low.concat("rows", pieces, 0), out_shape))
+
+
+@tf_op("DynamicPartition")
+def dynamic_partition(ctx: Context, op: Any) -> None:
+    """Output p holds the data rows whose (constant) partition is p, in order."""
+    low = Lowering(ctx, op)
+    partitions = np.asarray(ctx.const(op.inputs[1])).reshape(-1)
+    shape = ctx.shape(op.inputs[0])
+    rest = tuple(shape[np.asarray(ctx.const(op.inputs[1])).ndim:]) or (1,)
+    data = low.reshape("rows", ctx.tf_order(op.inputs[0]), (len(partitions),) + rest)
+    for p, out in enumerate(op.outputs):
+        rows = np.flatnonzero(partitions == p)
+        if not len(rows):
+            raise NotConvertible(f"partition {p} is empty (an output of no rows)")
+        cuts = np.flatnonzero(np.diff(rows) != 1) + 1
+        pieces = [low.slice(f"part{p}_{int(r[0])}", data, 0, int(r[0]), int(r[-1]) + 1) for r in np.split(rows, cuts)]
+        ctx.set(out, low.reshape(f"part{p}", low.concat(f"part{p}_rows", pieces, 0), ctx.shape(out)))

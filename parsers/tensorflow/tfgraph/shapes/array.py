@@ -412,3 +412,83 @@ def _unravel_index(node: Node) -> list:
 @shape_fn("LowerBound", "UpperBound")
 def _search_sorted(node: Node) -> list:
     return [node.dims(1)]
+
+
+@shape_fn("InplaceAdd", "InplaceSub", "InplaceUpdate")
+def _inplace(node: Node) -> list:
+    return [node.dims(0)]
+
+
+@shape_fn("SparseTensorDenseAdd")
+def _sparse_dense_add(node: Node) -> list:
+    return [node.dims(3)]
+
+
+@shape_fn("SparseDenseCwiseAdd", "SparseDenseCwiseMul", "SparseDenseCwiseDiv")
+def _sparse_dense_cwise(node: Node) -> list:
+    return [node.dims(1)]
+
+
+@shape_fn("SparseReduceSum")
+def _sparse_reduce_sum(node: Node) -> list:
+    shape, axes = node.ints(2), node.ints(3)
+    if shape is None:
+        return [None]
+    return [_reduced(node, shape, axes, bool(node.attr("keep_dims", False)))]
+
+
+@shape_fn("DynamicStitch", "ParallelDynamicStitch")
+def _dynamic_stitch(node: Node) -> list:
+    n = len(node.op.inputs) // 2
+    indices = [node.value(i) for i in range(n)]
+    data = node.dims(n)
+    if data is None or any(v is None for v in indices):
+        return [None]
+    rows = max((int(v.max()) + 1 for v in indices if v.size), default=0)
+    return [[rows] + list(data[indices[0].ndim:])]
+
+
+@shape_fn("DynamicPartition")
+def _dynamic_partition(node: Node) -> list:
+    data, partitions = node.dims(0), node.value(1)
+    if data is None or partitions is None:
+        return [None] * node.n_out
+    rest = list(data[partitions.ndim:])
+    return [[int((partitions == p).sum())] + rest for p in range(node.n_out)]
+
+
+@shape_fn("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN", "SparseSegmentSumWithNumSegments",
+          "SparseSegmentMeanWithNumSegments", "SparseSegmentSqrtNWithNumSegments")
+def _sparse_segment(node: Node) -> list:
+    data = node.dims(0)
+    if node.op.type.endswith("WithNumSegments"):
+        n = node.ints(3)
+        rows = n[0] if n is not None else None
+    else:
+        ids = node.ints(2)
+        rows = max(ids) + 1 if ids else None
+    return [None if data is None else [rows] + list(data[1:])]
+
+
+@shape_fn("NthElement")
+def _nth_element(node: Node) -> list:
+    x = node.dims(0)
+    return [None if x is None else x[:-1]]
+
+
+@shape_fn("ParallelConcat")
+def _parallel_concat(node: Node) -> list:
+    shape = node.attr("shape")
+    return [None if shape is None or shape.unknown_rank else [d.size for d in shape.dim]]
+
+
+@shape_fn("SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits")
+def _softmax_cross_entropy(node: Node) -> list:
+    logits = node.dims(0)
+    return [None if logits is None else logits[:1], logits]
+
+
+@shape_fn("HistogramFixedWidth")
+def _histogram(node: Node) -> list:
+    n = node.ints(2)
+    return [[n[0] if n is not None else None]]
