@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..fold import STRIDED_MASKS
 from ..graph import ShapeError
 from .base import Dims, Node, axis_index, broadcast, known_prod, merge, shape_fn, show
@@ -334,7 +336,7 @@ def _scatter_nd(node: Node) -> list:
 # ---- issue 22 part B (opsb): scatter, segment, index and search ops ------------------------------
 @shape_fn("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin",
           "ScatterNdNonAliasingAdd", "Reverse", "ReverseSequence", "Roll", "InvertPermutation", "DataFormatDimMap",
-          "DataFormatVecPermute", "Cross", "CumulativeLogsumexp")
+          "DataFormatVecPermute", "Cross")
 def _like_first_input(node: Node) -> list:
     return [node.dims(0)]
 
@@ -439,22 +441,25 @@ def _sparse_reduce_sum(node: Node) -> list:
 
 @shape_fn("DynamicStitch", "ParallelDynamicStitch")
 def _dynamic_stitch(node: Node) -> list:
+    """max(index) + 1 rows when every index is a constant."""
     n = len(node.op.inputs) // 2
     indices = [node.value(i) for i in range(n)]
-    data = node.dims(n)
-    if data is None or any(v is None for v in indices):
+    data, index_dims = node.dims(n), node.dims(0)
+    if data is None or index_dims is None:
         return [None]
-    rows = max((int(v.max()) + 1 for v in indices if v.size), default=0)
-    return [[rows] + list(data[indices[0].ndim:])]
+    rows = None if any(v is None for v in indices) else max((int(v.max()) + 1 for v in indices if v.size),
+                                                             default=0)
+    return [[rows] + list(data[len(index_dims):])]
 
 
 @shape_fn("DynamicPartition")
 def _dynamic_partition(node: Node) -> list:
-    data, partitions = node.dims(0), node.value(1)
-    if data is None or partitions is None:
+    """Each partition's row count when the partitions are constants (TF leaves it unknown)."""
+    data, partition_dims, partitions = node.dims(0), node.dims(1), node.value(1)
+    if data is None or partition_dims is None:
         return [None] * node.n_out
-    rest = list(data[partitions.ndim:])
-    return [[int((partitions == p).sum())] + rest for p in range(node.n_out)]
+    rest = list(data[len(partition_dims):])
+    return [[None if partitions is None else int((partitions == p).sum())] + rest for p in range(node.n_out)]
 
 
 @shape_fn("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN", "SparseSegmentSumWithNumSegments",
@@ -488,7 +493,10 @@ def _softmax_cross_entropy(node: Node) -> list:
     return [None if logits is None else logits[:1], logits]
 
 
-@shape_fn("HistogramFixedWidth")
-def _histogram(node: Node) -> list:
-    n = node.ints(2)
-    return [[n[0] if n is not None else None]]
+@shape_fn("Where")
+def _where(node: Node) -> list:
+    """(true elements, rank): the count only when the condition is a constant."""
+    x, value = node.dims(0), node.value(0)
+    if x is None:
+        return [None]
+    return [[None if value is None else int(np.count_nonzero(value)), len(x)]]
