@@ -426,6 +426,7 @@ for _op in ("LowerBound", "UpperBound"):
     sample(_op, _op, lambda tf, t, o=_op: raw(tf, o, *_sorted_rows_and_values(tf, t)))
     sample(_op, f"{_op}_int64", lambda tf, t, o=_op: raw(tf, o, *_sorted_rows_and_values(tf, t), out_type=tf.int64))
 sample("Cross", "Cross", lambda tf, t: raw(tf, "Cross", t["x"][..., :3], t["d"][..., 1:4]))
+sample("Cross", "Cross_rank3", lambda tf, t: raw(tf, "Cross", t["y"][..., 2:], t["z"][..., :3]))
 sample("ReverseSequence", "ReverseSequence", lambda tf, t: raw(tf, "ReverseSequence", t["x"], np.int64([3, 1, 4]),
                                                                seq_dim=2, batch_dim=1))
 sample("ReverseSequence", "ReverseSequence_runtime", lambda tf, t: raw(
@@ -449,9 +450,11 @@ for _op, _feed in (("TensorScatterAdd", "y"), ("TensorScatterSub", "y"), ("Tenso
     _idx = _ids(_case, 4, 0, 3).reshape(4, 1)
     sample(_op, _case, lambda tf, t, o=_op, f=_feed, ix=_idx: raw(
         tf, o, t[f][0] if f == "i" else t[f], ix, tf.concat([t[f][0], t[f][1, :1]], 0) if f == "i"
-        else tf.concat([t["x"][0], t["x"][1, :1]], 0)))
+        else tf.concat([t["z"], t["z"][1:2]], 0)))  # rank-3 feeds: no layout moves, so Caffe too
 sample("TensorScatterUpdate", "TensorScatterUpdate", lambda tf, t: raw(
     tf, "TensorScatterUpdate", t["x"], np.int32([[1, 2], [0, 0], [1, 0]]), t["d"][0]))
+sample("TensorScatterUpdate", "TensorScatterUpdate_rank3", lambda tf, t: raw(
+    tf, "TensorScatterUpdate", t["y"], np.int32([[2, 1], [0, 3]]), t["z"][1, :2]))
 sample("TensorScatterAdd", "TensorScatterAdd_scalars", lambda tf, t: raw(
     tf, "TensorScatterAdd", t["y"], np.int32([[2, 3, 4], [0, 0, 0], [2, 3, 4]]), t["x"][0, 0, 0, :3]))
 sample("SparseToDense", "SparseToDense", lambda tf, t: raw(
@@ -484,7 +487,7 @@ sample("Range", "Range", lambda tf, t: tf.cast(raw(tf, "Range", 0, tf.reduce_max
 for _scale, _op in enumerate(("InplaceUpdate", "InplaceAdd", "InplaceSub")):
     _rows = np.int32([2, 0, 2] if _op != "InplaceUpdate" else [2, 0])
     sample(_op, _op, lambda tf, t, o=_op, r=_rows, k=_scale: raw(tf, o, t["y"] * (2.0 + k), r,
-                                                                  tf.concat([t["x"][0], t["d"][0]], 0)[:len(r)]))
+                                                                  tf.concat([t["z"], t["y"]], 0)[:len(r)]))
 sample("InplaceAdd", "InplaceAdd_int32", lambda tf, t: raw(tf, "InplaceAdd", t["i"][0] * 3, np.int32([1]),
                                                            t["i"][1, :1]))
 _SPARSE_AT = np.int64([[0, 1, 2], [1, 0, 4], [1, 0, 4], [2, 3, 0]])  # a repeated element: its values add up
@@ -499,7 +502,7 @@ for _op in ("SparseDenseCwiseAdd", "SparseDenseCwiseMul", "SparseDenseCwiseDiv")
     sample(_op, f"{_op}_broadcast", lambda tf, t, o=_op: raw(
         tf, o, _SPARSE_AT, t["x"][0, 1, 2, :4], np.int64([3, 4, 5]), t["d"][0, 0, :1]))
 sample("DynamicStitch", "DynamicStitch", lambda tf, t: raw(
-    tf, "DynamicStitch", [np.int32([[3, 0], [1, 5]]), np.int32([2, 4, 1])], [t["x"][0, :2, :2], t["d"][1, 0, :3]]))
+    tf, "DynamicStitch", [np.int32([[3, 0], [1, 5]]), np.int32([2, 4, 1])], [t["y"][:2, :2], t["z"][0, :3]]))
 sample("ParallelDynamicStitch", "ParallelDynamicStitch", lambda tf, t: raw(
     tf, "ParallelDynamicStitch", [np.int32([4, 1]), np.int32([[0], [3], [2]])], [t["i"][0, 0, :2], t["j"][:3, None]]))
 sample("DynamicPartition", "DynamicPartition", lambda tf, t: raw(
