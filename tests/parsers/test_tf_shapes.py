@@ -230,7 +230,14 @@ SHAPE_CASES = {
                            *tf.raw_ops.SoftmaxCrossEntropyWithLogits(features=_ph([2, 5]), labels=_ph([2, 5])),
                            *tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits(features=_ph([2, 5]),
                                                                            labels=_ph([2], tf.int32)),
-                           tf.raw_ops.Where(condition=_ph([2, 3], tf.bool))),
+                           tf.raw_ops.Where(condition=_ph([2, 3], tf.bool)),
+                           tf.raw_ops.CumulativeLogsumexp(x=_ph([2, None]), axis=_i(1)),
+                           tf.raw_ops.HistogramFixedWidth(values=_ph([7]), value_range=_f(2), nbins=_i(4)),
+                           tf.raw_ops.SparseTensorDenseMatMul(a_indices=_i([[0, 1]], np.int64), a_values=_ph([1]),
+                                                              a_shape=_i([3, 4], np.int64), b=_ph([5, 4]),
+                                                              adjoint_b=True),
+                           tf.raw_ops.SparseSoftmax(sp_indices=_i([[0, 1]], np.int64), sp_values=_ph([1]),
+                                                    sp_shape=_i([3, 4], np.int64))),
 }
 
 

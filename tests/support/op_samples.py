@@ -528,3 +528,24 @@ sample("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogi
     tf, "SparseSoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [6, 20]), _targets(tf, t))[0])
 sample("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits_backprop", lambda tf, t: raw(
     tf, "SparseSoftmaxCrossEntropyWithLogits", tf.reshape(t["x"], [6, 20]), _targets(tf, t))[1])
+for _case in (f"CumulativeLogsumexp_{n}" for n in range(3)):
+    _r = _rng(_case)
+    _axis, _exclusive, _reverse = int(_r.integers(0, 4)), bool(_r.integers(2)), bool(_r.integers(2))
+    sample("CumulativeLogsumexp", _case, lambda tf, t, a=_axis, e=_exclusive, rv=_reverse: raw(
+        tf, "CumulativeLogsumexp", t["x"] * 4.0, a, exclusive=e, reverse=rv))
+sample("CumulativeLogsumexp", "CumulativeLogsumexp_nhwc", lambda tf, t: raw(
+    tf, "CumulativeLogsumexp", _conv(tf, t), 3, exclusive=True))
+# values on and next to the bin edges, and beyond the range on both sides
+sample("HistogramFixedWidth", "HistogramFixedWidth", lambda tf, t: raw(
+    tf, "HistogramFixedWidth", tf.concat([tf.reshape(t["x"], [-1]), np.float32([-1.2, 0.6, 0.59999996, 2.4])], 0),
+    np.float32([-1.2, 2.4]), np.int32(6)))
+sample("HistogramFixedWidth", "HistogramFixedWidth_int64", lambda tf, t: raw(
+    tf, "HistogramFixedWidth", t["p"], np.float32([0.3, 3.3]), np.int32(7), dtype=tf.int64))
+_SPARSE_AB = np.int64([[0, 2], [0, 4], [2, 1], [3, 0], [3, 4]])  # (4, 5): row 1 empty
+sample("SparseTensorDenseMatMul", "SparseTensorDenseMatMul", lambda tf, t: raw(
+    tf, "SparseTensorDenseMatMul", _SPARSE_AB, t["x"][0, 0, 0], np.int64([4, 5]), t["d"][0, 0], adjoint_b=True))
+sample("SparseTensorDenseMatMul", "SparseTensorDenseMatMul_adjoint_a", lambda tf, t: raw(
+    tf, "SparseTensorDenseMatMul", _SPARSE_AB, t["x"][0, 0, 1], np.int64([4, 5]), t["d"][1, 0], adjoint_a=True))
+sample("SparseSoftmax", "SparseSoftmax", lambda tf, t: raw(
+    tf, "SparseSoftmax", np.int64([[0, 0, 1], [0, 0, 3], [0, 2, 0], [1, 1, 1], [1, 1, 2], [1, 1, 4]]),
+    tf.reshape(t["x"], [-1])[7:13] * 3.0, np.int64([2, 3, 5])))

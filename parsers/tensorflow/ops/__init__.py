@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     nn,
     nn_xent,
     reduce,
+    reduce_running,
     reduce_segment,
     resize,
     sequence,

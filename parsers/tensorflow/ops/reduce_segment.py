@@ -144,3 +144,44 @@ def _register_sparse(tf_name: str, divide: str) -> None:
 
 for _name, _divide in _SPARSE.items():
     _register_sparse(_name, _divide)
+
+
+def _bin_edges(lo: np.float32, hi: np.float32, nbins: int) -> np.ndarray:
+    """TF's kernel bins d = max(x, lo) - lo (float32) as min(int(double(d) / step), nbins - 1) with
+    step = double(hi - lo) / nbins: edge b is the least float32 d that lands in bin b or later."""
+    step = np.float64(np.float32(hi - lo)) / nbins
+    edges = []
+    for b in range(1, nbins):
+        d = np.float32(b * step)
+        while d > 0 and np.float64(np.nextafter(d, np.float32(-np.inf))) / step >= b:
+            d = np.nextafter(d, np.float32(-np.inf))
+        while np.float64(d) / step < b:
+            d = np.nextafter(d, np.float32(np.inf))
+        edges.append(d)
+    return np.asarray(edges, np.float32)
+
+
+@tf_op("HistogramFixedWidth")
+def histogram_fixed_width(ctx: Context, op: Any) -> None:
+    """Counts per bin of a constant value range: each value's bin is the number of (exact float32) bin
+    edges it reaches, so the float32 comparisons give TF's double-precision binning exactly."""
+    low = Lowering(ctx, op)
+    if op.inputs[0].dtype.name != "float32":
+        raise NotConvertible(f"HistogramFixedWidth of {op.inputs[0].dtype.name} values (float32 only)")
+    lo, hi = (np.float32(v) for v in np.asarray(ctx.const(op.inputs[1])).reshape(-1)[:2])
+    nbins = int(np.asarray(ctx.const(op.inputs[2])).reshape(()))
+    if not hi > lo or nbins < 1:
+        raise NotConvertible(f"HistogramFixedWidth of the range [{lo}, {hi}] in {nbins} bins")
+    x = ctx.tf_order(op.inputs[0])
+    n = int(np.prod(low.shape(x)))
+    x = low.reshape("column", x, (n, 1))
+    start = low.const("lo", np.float32(lo))
+    d = low.binary("sub", "offset", low.binary("maximum", "clamped", x, start), start)
+    if nbins > 1:
+        reached = low.compare("greater_equal", "reached", d, low.const("edges", _bin_edges(lo, hi, nbins)[None]))
+        index = low.reduce("reduce_sum", "bin", low.cast("reached_i", reached, "int32"), [1], True)
+    else:
+        index = low.const("bin", np.zeros((n, 1)), "int32")
+    hits = low.compare("equal", "hits", index, low.const("bins", np.arange(nbins)[None], "int32"))
+    counts = low.cast("ones", hits, op.outputs[0].dtype.name)
+    ctx.set(op.outputs[0], low.reduce("reduce_sum", "", counts, [0]))

@@ -218,3 +218,62 @@ def dynamic_partition(ctx: Context, op: Any) -> None:
         cuts = np.flatnonzero(np.diff(rows) != 1) + 1
         pieces = [low.slice(f"part{p}_{int(r[0])}", data, 0, int(r[0]), int(r[-1]) + 1) for r in np.split(rows, cuts)]
         ctx.set(out, low.reshape(f"part{p}", low.concat(f"part{p}_rows", pieces, 0), ctx.shape(out)))
+
+
+# ---- sparse (constant indices) x dense products, softmax and counts --------------------------------------
+@tf_op("SparseTensorDenseMatMul")
+def sparse_tensor_dense_matmul(ctx: Context, op: Any) -> None:
+    """Row r of A @ B adds up a_value * B[col] over A's values in row r, in their order (TF's kernel loop):
+    the same products and sums, so even inf and nan rows of B come out as TF's."""
+    low = Lowering(ctx, op)
+    a_shape = [int(d) for d in np.asarray(ctx.const(op.inputs[2])).reshape(-1)]
+    indices = np.asarray(ctx.const(op.inputs[0])).reshape(-1, 2).astype(np.int64)
+    if bool(op.get_attr("adjoint_a")):
+        indices, a_shape = indices[:, ::-1], a_shape[::-1]
+    if len(indices) > _MAX_INDICES:
+        raise NotConvertible(f"{len(indices)} sparse values (one product each, at most {_MAX_INDICES})")
+    flat_rows(indices, tuple(a_shape), "multiplying")  # range check
+    b = ctx.tf_order(op.inputs[3])
+    if bool(op.get_attr("adjoint_b")):
+        k, n = low.shape(b)
+        b = low.node("transpose", "b_t", [b], (n, k), {"perm": (1, 0)})
+    n = low.shape(b)[1]
+    values = low.reshape("values", ctx.tf_order(op.inputs[1]), (len(indices), 1))
+    dtype = low.dtype(b)
+    rows = []
+    for r in range(a_shape[0]):
+        acc = None
+        for j in np.flatnonzero(indices[:, 0] == r):
+            col = int(indices[j, 1])
+            term = low.binary("mul", f"term{j}", low.slice(f"a{j}", values, 0, int(j), int(j) + 1),
+                              low.slice(f"b{j}", b, 0, col, col + 1))
+            acc = term if acc is None else low.binary("add", f"row{r}_{j}", acc, term)
+        rows.append(acc if acc is not None else low.const(f"zeros{r}", np.zeros((1, n)), dtype))
+    ctx.set(op.outputs[0], low.concat("", rows, 0))
+
+
+def _groups(indices: np.ndarray) -> list[tuple[int, int]]:
+    """(start, end) of each run of values sharing all but the last index; each group must be one run."""
+    keys = [tuple(row) for row in indices[:, :-1].tolist()]
+    runs, start = [], 0
+    for k in range(1, len(keys) + 1):
+        if k == len(keys) or keys[k] != keys[start]:
+            runs.append((start, k))
+            start = k
+    if len({keys[s] for s, _ in runs}) != len(runs):
+        raise NotConvertible("SparseSoftmax of indices not in row-major order (a row's values are not together)")
+    return runs
+
+
+@tf_op("SparseSoftmax")
+def sparse_softmax(ctx: Context, op: Any) -> None:
+    """A softmax over each row's present values (the values sharing all but the last index)."""
+    low = Lowering(ctx, op)
+    indices = np.asarray(ctx.const(op.inputs[0]))
+    indices = indices.reshape(len(indices), -1)
+    values = low.reshape("values", ctx.tf_order(op.inputs[1]), (1, len(indices)))
+    pieces = []
+    for s, e in _groups(indices):
+        group = low.slice(f"group{s}", values, 1, s, e)
+        pieces.append(low.node("softmax", f"softmax{s}", [group], (1, e - s), {"axis": 1}))
+    ctx.set(op.outputs[0], low.reshape("", low.concat("rows", pieces, 1), (len(indices),)))

@@ -336,7 +336,7 @@ def _scatter_nd(node: Node) -> list:
 # ---- issue 22 part B (opsb): scatter, segment, index and search ops ------------------------------
 @shape_fn("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin",
           "ScatterNdNonAliasingAdd", "Reverse", "ReverseSequence", "Roll", "InvertPermutation", "DataFormatDimMap",
-          "DataFormatVecPermute", "Cross")
+          "DataFormatVecPermute", "Cross", "CumulativeLogsumexp")
 def _like_first_input(node: Node) -> list:
     return [node.dims(0)]
 
@@ -500,3 +500,22 @@ def _where(node: Node) -> list:
     if x is None:
         return [None]
     return [[None if value is None else int(np.count_nonzero(value)), len(x)]]
+
+
+@shape_fn("HistogramFixedWidth")
+def _histogram(node: Node) -> list:
+    n = node.ints(2)
+    return [[n[0] if n is not None else None]]
+
+
+@shape_fn("SparseTensorDenseMatMul")
+def _sparse_dense_matmul(node: Node) -> list:
+    shape, b = node.ints(2), node.dims(3)
+    rows = None if shape is None else shape[1 if node.attr("adjoint_a", False) else 0]
+    cols = None if b is None else b[0 if node.attr("adjoint_b", False) else 1]
+    return [[rows, cols]]
+
+
+@shape_fn("SparseSoftmax")
+def _sparse_softmax(node: Node) -> list:
+    return [node.dims(1)]

@@ -75,7 +75,8 @@ _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "
                                            "FakeQuantWithMinMaxVarsPerChannel")},
                 # issue 22 part B (opsb): index outputs of a value input
                 "LowerBound": ("out_type", _INT32), "UpperBound": ("out_type", _INT32),
-                "UnravelIndex": ("Tidx", _INT32), "ConcatOffset": ("shape_type", _INT32)}
+                "UnravelIndex": ("Tidx", _INT32), "ConcatOffset": ("shape_type", _INT32),
+                "HistogramFixedWidth": ("dtype", _INT32)}
 _GENERIC = ("T", "dtype", "out_type", "DstT", "output_type", "Tout", "type")
 _LISTS = ("T", "output_types", "component_types", "Toutputs", "Tout")
 
