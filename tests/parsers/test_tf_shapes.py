@@ -238,6 +238,29 @@ SHAPE_CASES = {
                                                               adjoint_b=True),
                            tf.raw_ops.SparseSoftmax(sp_indices=_i([[0, 1]], np.int64), sp_values=_ph([1]),
                                                     sp_shape=_i([3, 4], np.int64))),
+    # sparse ops: placeholder indices (TF leaves the value counts unknown; constant indices give them here)
+    "opsb_sparse": lambda: (
+        *tf.raw_ops.SparseReorder(input_indices=_ph([3, 2], tf.int64), input_values=_ph([3]),
+                                  input_shape=_i([3, 4], np.int64)),
+        *tf.raw_ops.SparseSlice(indices=_ph([3, 2], tf.int64), values=_ph([3]), shape=_i([3, 4], np.int64),
+                                start=_i([0, 1], np.int64), size=_i([2, 2], np.int64)),
+        *tf.raw_ops.SparseConcat(indices=[_ph([3, 2], tf.int64), _ph([2, 2], tf.int64)], values=[_ph([3]), _ph([2])],
+                                 shapes=[_i([3, 4], np.int64)] * 2, concat_dim=1),
+        *(t for ts in tf.raw_ops.SparseSplit(split_dim=_i(1, np.int64), indices=_ph([3, 2], tf.int64),
+                                             values=_ph([3]), shape=_i([3, 4], np.int64), num_split=2) for t in ts),
+        *tf.raw_ops.SparseFillEmptyRows(indices=_ph([3, 2], tf.int64), values=_ph([3]),
+                                        dense_shape=_i([5, 4], np.int64), default_value=_ph([])),
+        tf.raw_ops.SparseReduceMax(input_indices=_ph([3, 2], tf.int64), input_values=_ph([3]),
+                                   input_shape=_i([3, 4], np.int64), reduction_axes=_i([1])),
+        *tf.raw_ops.SparseReduceMaxSparse(input_indices=_ph([3, 2], tf.int64), input_values=_ph([3]),
+                                          input_shape=_i([3, 4], np.int64), reduction_axes=_i([1])),
+        *tf.raw_ops.SparseReduceSumSparse(input_indices=_ph([3, 2], tf.int64), input_values=_ph([3]),
+                                          input_shape=_i([3, 4], np.int64), reduction_axes=_i([0])),
+        *(getattr(tf.raw_ops, n)(a_indices=_ph([3, 2], tf.int64), a_values=_ph([3]), a_shape=_i([3, 4], np.int64),
+                                 b_indices=_ph([2, 2], tf.int64), b_values=_ph([2]), b_shape=_i([3, 4], np.int64))[k]
+          for n in ("SparseSparseMaximum", "SparseSparseMinimum") for k in (0, 1)),
+        tf.raw_ops.SparseBincount(indices=_ph([3, 2], tf.int64), values=_ph([3], tf.int32),
+                                  dense_shape=_i([4, 6], np.int64), size=_i(5), weights=tf.constant([], tf.float32))),
 }
 
 

@@ -549,3 +549,46 @@ sample("SparseTensorDenseMatMul", "SparseTensorDenseMatMul_adjoint_a", lambda tf
 sample("SparseSoftmax", "SparseSoftmax", lambda tf, t: raw(
     tf, "SparseSoftmax", np.int64([[0, 0, 1], [0, 0, 3], [0, 2, 0], [1, 1, 1], [1, 1, 2], [1, 1, 4]]),
     tf.reshape(t["x"], [-1])[7:13] * 3.0, np.int64([2, 3, 5])))
+# SparseTensor ops of constant indices: the values are runtime, every index and shape output a constant
+_SP_UNORDERED = np.int64([[2, 1], [0, 3], [1, 0], [0, 1], [2, 4], [1, 2]])  # a (3, 5) tensor, rows shuffled
+_SP_ORDERED = _SP_UNORDERED[np.lexsort(_SP_UNORDERED.T[::-1])]
+_SP_SHAPE = np.int64([3, 5])
+
+
+sample("SparseReorder", "SparseReorder", lambda tf, t: raw(
+    tf, "SparseReorder", _SP_UNORDERED, tf.concat([t["y"][0, 0], t["y"][0, 1, :1]], 0), _SP_SHAPE)[1])
+sample("SparseSlice", "SparseSlice", lambda tf, t: raw(
+    tf, "SparseSlice", _SP_ORDERED, tf.concat([t["y"][1, 0], t["y"][1, 1, :1]], 0), _SP_SHAPE, np.int64([0, 1]),
+    np.int64([2, 3]))[1])
+sample("SparseConcat", "SparseConcat", lambda tf, t: raw(
+    tf, "SparseConcat", [_SP_ORDERED, _SP_ORDERED[:4]], [tf.concat([t["y"][2, 0], t["y"][2, 1, :1]], 0),
+                                                         t["z"][0, 0, :4]], [_SP_SHAPE, _SP_SHAPE], concat_dim=1)[1])
+sample("SparseConcat", "SparseConcat_rows", lambda tf, t: raw(
+    tf, "SparseConcat", [_SP_ORDERED[:3], _SP_ORDERED],
+    [t["z"][1, 0, :3], tf.concat([t["y"][2, 0], t["y"][2, 1, :1]], 0)], [_SP_SHAPE, _SP_SHAPE], concat_dim=0)[1])
+sample("SparseSplit", "SparseSplit", lambda tf, t: raw(
+    tf, "SparseSplit", np.int64(1), _SP_ORDERED, tf.concat([t["y"][0, 2], t["y"][0, 3, :1]], 0), _SP_SHAPE,
+    num_split=2)[1][1])
+sample("SparseFillEmptyRows", "SparseFillEmptyRows", lambda tf, t: raw(
+    tf, "SparseFillEmptyRows", np.int64([[0, 1], [0, 4], [3, 2]]), t["z"][2, 1, :3], np.int64([5, 6]),
+    tf.reduce_max(t["z"]))[1])
+sample("SparseReduceMax", "SparseReduceMax", lambda tf, t: raw(
+    tf, "SparseReduceMax", _SP_ORDERED, tf.concat([t["y"][1, 2], t["y"][1, 3, :1]], 0) - 5.0, _SP_SHAPE,
+    np.int32([1]), keep_dims=False))
+for _op in ("SparseReduceMaxSparse", "SparseReduceSumSparse"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(
+        tf, o, _SP_ORDERED, tf.concat([t["y"][2, 2], t["y"][2, 3, :1]], 0), _SP_SHAPE, np.int32([0]),
+        keep_dims=True)[1])
+for _op in ("SparseSparseMaximum", "SparseSparseMinimum"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(
+        tf, o, _SP_ORDERED, tf.concat([t["y"][0, 1], t["y"][0, 2, :1]], 0), _SP_SHAPE,
+        np.int64([[0, 1], [1, 1], [2, 4]]), t["z"][1, 1, :3], _SP_SHAPE)[1])
+sample("SparseBincount", "SparseBincount", lambda tf, t: raw(
+    tf, "SparseBincount", _SP_ORDERED, tf.abs(tf.reshape(t["j"], [-1])[:6]),
+    _SP_SHAPE, np.int32(5), np.float32([]), binary_output=False))
+sample("SparseBincount", "SparseBincount_binary", lambda tf, t: raw(
+    tf, "SparseBincount", _SP_ORDERED[:, 1:], tf.abs(tf.reshape(t["j"], [-1])[3:9]), np.int64([5]), np.int32(6),
+    np.float32([]), binary_output=True))
+sample("SparseBincount", "SparseBincount_weights", lambda tf, t: raw(
+    tf, "SparseBincount", _SP_ORDERED, tf.abs(tf.reshape(t["j"], [-1])[6:12]), _SP_SHAPE, np.int32(7),
+    tf.concat([t["y"][1, 1], t["y"][1, 2, :1]], 0), binary_output=False))

@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     shape,
     shape_index,
     shape_scatter,
+    shape_sparse,
     spatial,
     spatial_3d,
 )

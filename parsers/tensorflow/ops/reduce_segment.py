@@ -44,10 +44,10 @@ def _segments(ctx: Context, op: Any, kind: str, ids: np.ndarray, count: int, sor
     data = low.reshape("rows", ctx.tf_order(op.inputs[0]), (len(flat_ids),) + rest)
     dtype = low.dtype(data)
     plan = [np.flatnonzero(flat_ids == k) for k in range(count)]
-    ctx.set(op.outputs[0], _reduce_segments(low, data, plan, kind, _empty(kind, dtype, sorted_ids)))
+    ctx.set(op.outputs[0], reduce_segments(low, data, plan, kind, _empty(kind, dtype, sorted_ids)))
 
 
-def _reduce_segments(low: Lowering, data: str, plan: list[np.ndarray], kind: str, empty: Any,
+def reduce_segments(low: Lowering, data: str, plan: list[np.ndarray], kind: str, empty: Any,
                      counts_divide: str = "") -> str:
     """Row k of the result reduces the rows plan[k] of `data` (n, *rest) (the value `empty` where there are
     none); counts_divide "count" or "sqrt" divides each sum by its row count or that count's square root."""
@@ -138,7 +138,7 @@ def _register_sparse(tf_name: str, divide: str) -> None:
             raise NotConvertible(f"{op.type} needs sorted, non-negative segment ids and indices in range")
         count = ctx.shape(op.outputs[0])[0]
         data = low.reshape("rows", ctx.tf_order(op.inputs[0]), (shape[0],) + (tuple(shape[1:]) or (1,)))
-        out = _reduce_segments(low, data, [rows[ids == k] for k in range(count)], "Sum", 0, divide)
+        out = reduce_segments(low, data, [rows[ids == k] for k in range(count)], "Sum", 0, divide)
         ctx.set(op.outputs[0], low.reshape("out", out, ctx.shape(op.outputs[0])))
 
 

@@ -519,3 +519,102 @@ def _sparse_dense_matmul(node: Node) -> list:
 @shape_fn("SparseSoftmax")
 def _sparse_softmax(node: Node) -> list:
     return [node.dims(1)]
+
+
+def _sparse_at(node: Node, indices: int, shape: int) -> tuple[np.ndarray | None, list[int] | None]:
+    """A SparseTensor's constant indices (nnz, rank) and dense shape, each None where not constant."""
+    dense, at = node.ints(shape), node.value(indices)
+    if at is not None and dense is not None:
+        at = at.reshape(-1, len(dense))
+    return at, dense
+
+
+def _sparse_out(count: int | None, rank: int | None) -> list:
+    """(indices, values, shape) dims of a SparseTensor output of `count` values."""
+    return [[count, rank], [count], [rank]]
+
+
+@shape_fn("SparseReorder")
+def _sparse_reorder(node: Node) -> list:
+    return [node.dims(0), node.dims(1)]
+
+
+@shape_fn("SparseSlice")
+def _sparse_slice_shape(node: Node) -> list:
+    at, dense = _sparse_at(node, 0, 2)
+    start, size = node.ints(3), node.ints(4)
+    rank = node.dims(2)[0] if node.dims(2) else None
+    if at is None or dense is None or start is None or size is None:
+        return _sparse_out(None, rank)
+    end = np.minimum(np.asarray(start) + size, dense)
+    return _sparse_out(int(np.all((at >= start) & (at < end), axis=1).sum()), rank)
+
+
+@shape_fn("SparseConcat")
+def _sparse_concat_shape(node: Node) -> list:
+    n = int(node.attr("N"))
+    counts = [(node.dims(i) or [None])[0] for i in range(n)]
+    rank = next((d[1] for d in (node.dims(i) for i in range(n)) if d is not None), None)
+    return _sparse_out(None if None in counts else sum(counts), rank)
+
+
+@shape_fn("SparseSplit")
+def _sparse_split_shape(node: Node) -> list:
+    k = int(node.attr("num_split"))
+    at, dense = _sparse_at(node, 1, 3)
+    axis = node.ints(0)
+    rank = node.dims(3)[0] if node.dims(3) else None
+    if at is None or dense is None or axis is None:
+        counts = [None] * k
+    else:
+        a = axis[0] % len(dense)
+        base, extra = divmod(dense[a], k)
+        starts = np.cumsum([0] + [base + (p < extra) for p in range(k)])
+        counts = [int(((at[:, a] >= starts[p]) & (at[:, a] < starts[p + 1])).sum()) for p in range(k)]
+    return [[c, rank] for c in counts] + [[c] for c in counts] + [[rank]] * k
+
+
+@shape_fn("SparseFillEmptyRows")
+def _sparse_fill_empty_rows_shape(node: Node) -> list:
+    at, dense = _sparse_at(node, 0, 2)
+    rank = node.dims(2)[0] if node.dims(2) else None
+    nnz = (node.dims(1) or [None])[0]
+    rows = dense[0] if dense is not None else None
+    count = None if at is None or dense is None else len(at) + len(set(range(dense[0])) - set(at[:, 0].tolist()))
+    return [[count, rank], [count], [rows], [nnz]]
+
+
+@shape_fn("SparseReduceMax")
+def _sparse_reduce_max(node: Node) -> list:
+    return _sparse_reduce_sum(node)
+
+
+@shape_fn("SparseReduceMaxSparse", "SparseReduceSumSparse")
+def _sparse_reduce_sparse(node: Node) -> list:
+    at, dense = _sparse_at(node, 0, 2)
+    axes, keep = node.ints(3), bool(node.attr("keep_dims", False))
+    if at is None or dense is None or axes is None:
+        return [None] * 3
+    reduced = {a % len(dense) for a in axes} or set(range(len(dense)))
+    groups = {tuple(r) for r in np.delete(at, sorted(reduced), 1).tolist()}
+    return _sparse_out(len(groups), len(dense) if keep else len(dense) - len(reduced))
+
+
+@shape_fn("SparseSparseMaximum", "SparseSparseMinimum")
+def _sparse_sparse(node: Node) -> list:
+    a, dense = _sparse_at(node, 0, 2)
+    b, _ = _sparse_at(node, 3, 5)
+    rank = node.dims(2)[0] if node.dims(2) else None
+    if a is None or b is None:
+        return [[None, None], [None]]
+    count = len({tuple(r) for r in a.tolist()} | {tuple(r) for r in b.tolist()})
+    return [[count, rank], [count]]
+
+
+@shape_fn("SparseBincount")
+def _sparse_bincount(node: Node) -> list:
+    size, dense = node.ints(3), node.ints(2)
+    n = size[0] if size is not None else None
+    if dense is None:
+        return [None]
+    return [[n] if len(dense) == 1 else [dense[0], n]]

@@ -78,6 +78,10 @@ _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "
                 "UnravelIndex": ("Tidx", _INT32), "ConcatOffset": ("shape_type", _INT32),
                 "HistogramFixedWidth": ("dtype", _INT32)}
 _GENERIC = ("T", "dtype", "out_type", "DstT", "output_type", "Tout", "type")
+# issue 22 part B (opsb): SparseTensor outputs -- int64 indices and shapes (I) around the values (T), bools (B)
+_SPARSE_OUTPUTS = {"SparseReorder": "IT", "SparseSlice": "ITI", "SparseConcat": "ITI", "SparseFillEmptyRows": "ITBI",
+                   "SparseReduceMaxSparse": "ITI", "SparseReduceSumSparse": "ITI", "SparseSparseMaximum": "IT",
+                   "SparseSparseMinimum": "IT"}
 _LISTS = ("T", "output_types", "component_types", "Toutputs", "Tout")
 
 
@@ -104,6 +108,10 @@ def out_dtypes(op: Any) -> list[DType | None]:
         return [DType(enum) if enum is not None else None] * n
     if op.type in ("TopKV2", "TopK"):  # (values, indices)
         return [DType(attrs["T"].type), DType(attrs["index_type"].type if "index_type" in attrs else _INT32)][:n]
+    if op.type in _SPARSE_OUTPUTS or op.type == "SparseSplit":
+        kinds = _SPARSE_OUTPUTS.get(op.type) or "".join(k * (n // 3) for k in "ITI")
+        enums = {"I": _INT64, "B": _BOOL, "T": attrs["T"].type}
+        return [DType(enums[k]) for k in kinds][:n]
     if op.type.startswith("FusedBatchNorm") and "U" in attrs:
         return [DType(attrs["T"].type)] + [DType(attrs["U"].type)] * (n - 1)
     for name in _LISTS:
