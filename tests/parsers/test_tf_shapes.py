@@ -261,6 +261,16 @@ SHAPE_CASES = {
           for n in ("SparseSparseMaximum", "SparseSparseMinimum") for k in (0, 1)),
         tf.raw_ops.SparseBincount(indices=_ph([3, 2], tf.int64), values=_ph([3], tf.int32),
                                   dense_shape=_i([4, 6], np.int64), size=_i(5), weights=tf.constant([], tf.float32))),
+    "opsb_block_rnn": lambda: (
+        tf.raw_ops.SparseMatMul(a=_ph([3, 4]), b=_ph([5, 4]), transpose_b=True),
+        *tf.raw_ops.LSTMBlockCell(x=_ph([3, 5]), cs_prev=_ph([3, 4]), h_prev=_ph([3, 4]), w=_f(9, 16), wci=_f(4),
+                                  wcf=_f(4), wco=_f(4), b=_f(16)),
+        *tf.raw_ops.BlockLSTM(seq_len_max=_i(2, np.int64), x=_ph([2, 3, 5]), cs_prev=_ph([3, 4]), h_prev=_ph([3, 4]),
+                              w=_f(9, 16), wci=_f(4), wcf=_f(4), wco=_f(4), b=_f(16)),
+        *tf.raw_ops.BlockLSTMV2(seq_len_max=_i(2, np.int64), x=_ph([2, 3, 5]), cs_prev=_ph([3, 4]),
+                                h_prev=_ph([3, 4]), w=_f(9, 16), wci=_f(4), wcf=_f(4), wco=_f(4), b=_f(16)),
+        *tf.raw_ops.GRUBlockCell(x=_ph([3, 5]), h_prev=_ph([3, 4]), w_ru=_f(9, 8), w_c=_f(9, 4), b_ru=_f(8),
+                                 b_c=_f(4))),
 }
 
 

@@ -592,3 +592,27 @@ sample("SparseBincount", "SparseBincount_binary", lambda tf, t: raw(
 sample("SparseBincount", "SparseBincount_weights", lambda tf, t: raw(
     tf, "SparseBincount", _SP_ORDERED, tf.abs(tf.reshape(t["j"], [-1])[6:12]), _SP_SHAPE, np.int32(7),
     tf.concat([t["y"][1, 1], t["y"][1, 2, :1]], 0), binary_output=False))
+sample("SparseMatMul", "SparseMatMul", lambda tf, t: raw(tf, "SparseMatMul", tf.reshape(t["x"], [24, 5]), _w(15, 4, 5),
+                                                         transpose_b=True, b_is_sparse=True))
+sample("SparseMatMul", "SparseMatMul_activations", lambda tf, t: raw(
+    tf, "SparseMatMul", tf.reshape(t["x"], [6, 20]), tf.reshape(t["d"], [6, 20]), transpose_a=True, a_is_sparse=True))
+# the fused recurrent cells of tf.contrib.rnn: one step (batch 3, input 5, units 4), then sequences of 4 steps
+_LSTM_W, _LSTM_B, _PEEPS = _w(16, 9, 16) * 0.5, _w(17, 16) * 0.5, [_w(18 + k, 4) * 0.5 for k in range(3)]
+for _peep, _clip in ((False, 3.0), (True, 0.5)):
+    for _k, _name in enumerate(("i", "cs", "f", "o", "ci", "co", "h")):
+        if _name in ("i", "cs", "h") or _peep:
+            sample("LSTMBlockCell", f"LSTMBlockCell_{_name}{'_peephole' if _peep else ''}",
+                   lambda tf, t, k=_k, p=_peep, c=_clip: raw(
+                       tf, "LSTMBlockCell", t["y"][:, 0], t["d"][0, :, 0, :4] * 2.0, t["x"][1, :, 1, :4], _LSTM_W,
+                       *_PEEPS, _LSTM_B, forget_bias=0.7, cell_clip=c, use_peephole=p)[k])
+# steps from seq_len_max on: TF zeroes cs and h there and leaves the other outputs uninitialized
+for _op in ("BlockLSTM", "BlockLSTMV2"):
+    for _k, _name in enumerate(("i", "cs", "f", "o", "ci", "co", "h")):
+        sample(_op, f"{_op}_{_name}", lambda tf, t, o=_op, k=_k, n=3 if _name in ("cs", "h") else 4: raw(
+            tf, o, np.int64(n), tf.transpose(t["y"], [1, 0, 2])[:, :3],
+            t["d"][0, :, 0, :4], t["x"][1, :, 1, :4], _LSTM_W, *_PEEPS, _LSTM_B, cell_clip=1.5,
+            use_peephole=o == "BlockLSTMV2", **({} if o == "BlockLSTMV2" else {"forget_bias": 0.3}))[k])
+for _k, _name in enumerate(("r", "u", "c", "h")):
+    sample("GRUBlockCell", f"GRUBlockCell_{_name}", lambda tf, t, k=_k: raw(
+        tf, "GRUBlockCell", t["y"][:, 0], t["x"][1, :, 1, :4], _w(21, 9, 8) * 0.5, _w(22, 9, 4) * 0.5,
+        _w(23, 8) * 0.5, _w(24, 4) * 0.5)[k])

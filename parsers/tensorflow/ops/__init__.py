@@ -4,6 +4,7 @@ from . import (  # noqa: F401
     elementwise,
     elementwise_quant,
     nn,
+    nn_block_rnn,
     nn_xent,
     reduce,
     reduce_running,

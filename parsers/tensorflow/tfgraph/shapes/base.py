@@ -76,7 +76,7 @@ _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "
                 # issue 22 part B (opsb): index outputs of a value input
                 "LowerBound": ("out_type", _INT32), "UpperBound": ("out_type", _INT32),
                 "UnravelIndex": ("Tidx", _INT32), "ConcatOffset": ("shape_type", _INT32),
-                "HistogramFixedWidth": ("dtype", _INT32)}
+                "HistogramFixedWidth": ("dtype", _INT32), "SparseMatMul": ("T", 1)}  # float32, no type attr
 _GENERIC = ("T", "dtype", "out_type", "DstT", "output_type", "Tout", "type")
 # issue 22 part B (opsb): SparseTensor outputs -- int64 indices and shapes (I) around the values (T), bools (B)
 _SPARSE_OUTPUTS = {"SparseReorder": "IT", "SparseSlice": "ITI", "SparseConcat": "ITI", "SparseFillEmptyRows": "ITBI",

@@ -284,3 +284,24 @@ def _einsum(node: Node) -> list:
                 size[label] = dim if dim is not None or label not in size else size[label]
     labels = _einsum_labels(out, len(out.replace("...", "")) + ellipsis_rank, ellipsis_rank)
     return [[size.get(label) for label in labels]]
+
+
+# ---- issue 22 part B (opsb): SparseMatMul and the fused recurrent cells ----------------------------------
+@shape_fn("SparseMatMul")
+def _sparse_matmul(node: Node) -> list:
+    return _matmul(node)
+
+
+@shape_fn("LSTMBlockCell", "GRUBlockCell")
+def _block_cell(node: Node) -> list:
+    """Each output is (batch, units): h_prev's shape (LSTM: input 2; GRU: input 1)."""
+    h = node.dims(2 if node.op.type == "LSTMBlockCell" else 1)
+    return [h] * node.n_out
+
+
+@shape_fn("BlockLSTM", "BlockLSTMV2")
+def _block_lstm(node: Node) -> list:
+    x, h = node.dims(1), node.dims(3)
+    if x is None or h is None:
+        return [None] * node.n_out
+    return [[x[0], x[1], h[1]]] * node.n_out
