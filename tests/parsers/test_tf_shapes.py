@@ -270,7 +270,10 @@ SHAPE_CASES = {
         *tf.raw_ops.BlockLSTMV2(seq_len_max=_i(2, np.int64), x=_ph([2, 3, 5]), cs_prev=_ph([3, 4]),
                                 h_prev=_ph([3, 4]), w=_f(9, 16), wci=_f(4), wcf=_f(4), wco=_f(4), b=_f(16)),
         *tf.raw_ops.GRUBlockCell(x=_ph([3, 5]), h_prev=_ph([3, 4]), w_ru=_f(9, 8), w_c=_f(9, 4), b_ru=_f(8),
-                                 b_c=_f(4))),
+                                 b_c=_f(4)),
+        tf.raw_ops.DepthwiseConv2dNativeBackpropInput(input_sizes=_i([1, 9, 8, 2]), filter=_f(3, 3, 2, 2),
+                                                      out_backprop=_ph([1, 5, 4, 4]), strides=[1, 2, 2, 1],
+                                                      padding="SAME")),
 }
 
 

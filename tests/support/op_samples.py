@@ -616,3 +616,10 @@ for _k, _name in enumerate(("r", "u", "c", "h")):
     sample("GRUBlockCell", f"GRUBlockCell_{_name}", lambda tf, t, k=_k: raw(
         tf, "GRUBlockCell", t["y"][:, 0], t["x"][1, :, 1, :4], _w(21, 9, 8) * 0.5, _w(22, 9, 4) * 0.5,
         _w(23, 8) * 0.5, _w(24, 4) * 0.5)[k])
+# transposed depthwise convolutions back up to odd sizes (SAME's crop differs from an even size's)
+sample("DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropInput", lambda tf, t: raw(
+    tf, "DepthwiseConv2dNativeBackpropInput", np.int32([1, 11, 12, 2]), _w(26, 3, 3, 2, 2), _conv(tf, t),
+    strides=[1, 2, 2, 1], padding="SAME"))
+sample("DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropInput_valid", lambda tf, t: raw(
+    tf, "DepthwiseConv2dNativeBackpropInput", np.int32([1, 8, 9, 3]), _w(27, 3, 4, 3, 1), t["img"],
+    strides=[1, 1, 1, 1], padding="VALID"))

@@ -17,4 +17,5 @@ from . import (  # noqa: F401
     shape_sparse,
     spatial,
     spatial_3d,
+    spatial_backprop,
 )

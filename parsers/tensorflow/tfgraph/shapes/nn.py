@@ -305,3 +305,8 @@ def _block_lstm(node: Node) -> list:
     if x is None or h is None:
         return [None] * node.n_out
     return [[x[0], x[1], h[1]]] * node.n_out
+
+
+@shape_fn("DepthwiseConv2dNativeBackpropInput")
+def _depthwise_conv_transpose(node: Node) -> list:
+    return _conv_transpose(node)
