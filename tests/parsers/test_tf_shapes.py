@@ -273,7 +273,13 @@ SHAPE_CASES = {
                                  b_c=_f(4)),
         tf.raw_ops.DepthwiseConv2dNativeBackpropInput(input_sizes=_i([1, 9, 8, 2]), filter=_f(3, 3, 2, 2),
                                                       out_backprop=_ph([1, 5, 4, 4]), strides=[1, 2, 2, 1],
-                                                      padding="SAME")),
+                                                      padding="SAME"),
+        tf.raw_ops.ExtractVolumePatches(input=_ph([1, 5, 7, 6, 2]), ksizes=[1, 2, 3, 2, 1], strides=[1, 2, 2, 3, 1],
+                                        padding="SAME"),
+        tf.raw_ops.ExtractVolumePatches(input=_ph([1, 5, 7, 6, 2]), ksizes=[1, 3, 2, 2, 1], strides=[1, 1, 3, 2, 1],
+                                        padding="VALID"),
+        tf.raw_ops.TensorStridedSliceUpdate(input=_ph([3, 4]), begin=_i([0]), end=_i([2]), strides=_i([1]),
+                                            value=_ph([2, 4]))),
 }
 
 

@@ -623,3 +623,13 @@ sample("DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropInput
 sample("DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropInput_valid", lambda tf, t: raw(
     tf, "DepthwiseConv2dNativeBackpropInput", np.int32([1, 8, 9, 3]), _w(27, 3, 4, 3, 1), t["img"],
     strides=[1, 1, 1, 1], padding="VALID"))
+sample("TensorStridedSliceUpdate", "TensorStridedSliceUpdate", lambda tf, t: raw(
+    tf, "TensorStridedSliceUpdate", t["x"], np.int32([1, 0, 3]), np.int32([0, 3, -5]), np.int32([1, 2, -2]),
+    t["d"][0, :2, :2] * 2.0, begin_mask=0, end_mask=1, shrink_axis_mask=1))
+sample("TensorStridedSliceUpdate", "TensorStridedSliceUpdate_rank3", lambda tf, t: raw(
+    tf, "TensorStridedSliceUpdate", t["y"], np.int32([0, 1]), np.int32([3, 4]), np.int32([2, 2]), t["z"][:2, :2],
+    end_mask=0))
+sample("ExtractVolumePatches", "ExtractVolumePatches", lambda tf, t: raw(
+    tf, "ExtractVolumePatches", t["vol"], ksizes=[1, 2, 3, 2, 1], strides=[1, 2, 2, 3, 1], padding="SAME"))
+sample("ExtractVolumePatches", "ExtractVolumePatches_valid", lambda tf, t: raw(
+    tf, "ExtractVolumePatches", t["vol"], ksizes=[1, 3, 2, 2, 1], strides=[1, 1, 3, 2, 1], padding="VALID"))

@@ -18,4 +18,5 @@ from . import (  # noqa: F401
     spatial,
     spatial_3d,
     spatial_backprop,
+    spatial_patches,
 )

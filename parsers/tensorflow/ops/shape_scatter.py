@@ -277,3 +277,29 @@ def sparse_softmax(ctx: Context, op: Any) -> None:
         group = low.slice(f"group{s}", values, 1, s, e)
         pieces.append(low.node("softmax", f"softmax{s}", [group], (1, e - s), {"axis": 1}))
     ctx.set(op.outputs[0], low.reshape("", low.concat("rows", pieces, 1), (len(indices),)))
+
+
+@tf_op("TensorStridedSliceUpdate")
+def tensor_strided_slice_update(ctx: Context, op: Any) -> None:
+    """x with the elements a StridedSlice of these (constant) arguments picks replaced by value's, in
+    value's row-major order: an element scatter."""
+    from .shape import _dense_slice
+
+    low = Lowering(ctx, op)
+    shape = ctx.shape(op.inputs[0])
+    begin, end, strides = (np.asarray(ctx.const(t)).astype(int).reshape(-1).tolist() for t in op.inputs[1:4])
+    masks = {m: int(op.get_attr(m)) for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                                               "shrink_axis_mask")}
+    ranges, _ = _dense_slice(shape, begin, end, strides, masks)
+    picks = np.meshgrid(*[start + step * np.arange(count) for start, count, step in ranges], indexing="ij")
+    flat = np.ravel_multi_index([p.reshape(-1) for p in picks], shape) if shape else np.zeros(1, np.int64)
+    if int(np.prod(ctx.shape(op.inputs[4]))) != len(flat):
+        raise NotConvertible(f"a value of shape {list(ctx.shape(op.inputs[4]))} for a slice of {len(flat)} elements "
+                             "(broadcasting is not supported)")
+    if len(flat) > _MAX_INDICES:
+        raise NotConvertible(f"updating {len(flat)} elements (one slice each, at most {_MAX_INDICES})")
+    n = int(np.prod(shape))
+    x = low.reshape("base", ctx.tf_order(op.inputs[0]), (n, 1))
+    updates = low.reshape("updates", ctx.tf_order(op.inputs[4]), (len(flat), 1))
+    out = scatter_rows(low, n, lambda a, b: low.slice(f"base{a}", x, 0, a, b), updates, np.asarray(flat), None)
+    ctx.set(op.outputs[0], low.reshape("", out, shape))

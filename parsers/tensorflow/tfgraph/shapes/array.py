@@ -416,7 +416,7 @@ def _search_sorted(node: Node) -> list:
     return [node.dims(1)]
 
 
-@shape_fn("InplaceAdd", "InplaceSub", "InplaceUpdate")
+@shape_fn("InplaceAdd", "InplaceSub", "InplaceUpdate", "TensorStridedSliceUpdate")
 def _inplace(node: Node) -> list:
     return [node.dims(0)]
 

@@ -310,3 +310,16 @@ def _block_lstm(node: Node) -> list:
 @shape_fn("DepthwiseConv2dNativeBackpropInput")
 def _depthwise_conv_transpose(node: Node) -> list:
     return _conv_transpose(node)
+
+
+@shape_fn("ExtractVolumePatches")
+def _extract_volume_patches(node: Node) -> list:
+    """NDHWC windows (SAME: ceil(n / s); VALID: ceil((n - k + 1) / s)); depth kd*kh*kw*C."""
+    x = node.dims(0)
+    if x is None:
+        return [[None] * 5]
+    kernel, strides = (list(node.attr(a))[1:4] for a in ("ksizes", "strides"))
+    same = node.attr("padding") == "SAME"
+    size = [None if n is None else -(-(n if same else n - k + 1) // s) for n, k, s in zip(x[1:4], kernel, strides)]
+    depth = None if x[4] is None else kernel[0] * kernel[1] * kernel[2] * x[4]
+    return [[x[0], *size, depth]]
