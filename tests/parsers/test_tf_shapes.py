@@ -279,7 +279,9 @@ SHAPE_CASES = {
         tf.raw_ops.ExtractVolumePatches(input=_ph([1, 5, 7, 6, 2]), ksizes=[1, 3, 2, 2, 1], strides=[1, 1, 3, 2, 1],
                                         padding="VALID"),
         tf.raw_ops.TensorStridedSliceUpdate(input=_ph([3, 4]), begin=_i([0]), end=_i([2]), strides=_i([1]),
-                                            value=_ph([2, 4]))),
+                                            value=_ph([2, 4])),
+        tf.raw_ops.SpaceToBatch(input=_ph([2, 5, None, 3]), paddings=_i([[1, 0], [2, 1]]), block_size=3),
+        tf.raw_ops.BatchToSpace(input=_ph([8, 3, 4, 2]), crops=_i([[1, 0], [0, 3]]), block_size=2)),
 }
 
 

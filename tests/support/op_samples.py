@@ -633,3 +633,9 @@ sample("ExtractVolumePatches", "ExtractVolumePatches", lambda tf, t: raw(
     tf, "ExtractVolumePatches", t["vol"], ksizes=[1, 2, 3, 2, 1], strides=[1, 2, 2, 3, 1], padding="SAME"))
 sample("ExtractVolumePatches", "ExtractVolumePatches_valid", lambda tf, t: raw(
     tf, "ExtractVolumePatches", t["vol"], ksizes=[1, 3, 2, 2, 1], strides=[1, 1, 3, 2, 1], padding="VALID"))
+# SpaceToBatch / BatchToSpace (v1) on their own: odd padded sizes, a crop on every side
+sample("SpaceToBatch", "SpaceToBatch", lambda tf, t: raw(tf, "SpaceToBatch", t["img"], np.int32([[1, 2], [0, 3]]),
+                                                         block_size=3))
+sample("BatchToSpace", "BatchToSpace", lambda tf, t: raw(tf, "BatchToSpace", tf.concat([t["img"]] * 4, 0) * 0.5
+                                                         + tf.reshape(tf.range(4.0), [4, 1, 1, 1]),
+                                                         np.int32([[1, 0], [2, 1]]), block_size=2))

@@ -19,4 +19,5 @@ from . import (  # noqa: F401
     spatial_3d,
     spatial_backprop,
     spatial_patches,
+    spatial_space_batch,
 )

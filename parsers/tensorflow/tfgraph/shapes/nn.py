@@ -323,3 +323,17 @@ def _extract_volume_patches(node: Node) -> list:
     size = [None if n is None else -(-(n if same else n - k + 1) // s) for n, k, s in zip(x[1:4], kernel, strides)]
     depth = None if x[4] is None else kernel[0] * kernel[1] * kernel[2] * x[4]
     return [[x[0], *size, depth]]
+
+
+@shape_fn("SpaceToBatch", "BatchToSpace")
+def _space_batch_v1(node: Node) -> list:
+    """The ND forms' rules with the one block size on H and W."""
+    x, pads, b = node.dims(0), node.value(1), int(node.attr("block_size"))
+    if x is None or pads is None:
+        return [None if x is None else [None] * len(x)]
+    pads = pads.reshape(-1, 2)
+    if node.op.type == "SpaceToBatch":
+        size = [None if d is None else (d + int(p[0]) + int(p[1])) // b for d, p in zip(x[1:3], pads)]
+        return [[None if x[0] is None else x[0] * b * b, *size, x[3]]]
+    size = [None if d is None else d * b - int(p[0]) - int(p[1]) for d, p in zip(x[1:3], pads)]
+    return [[None if x[0] is None else x[0] // (b * b), *size, x[3]]]
