@@ -639,3 +639,7 @@ sample("SpaceToBatch", "SpaceToBatch", lambda tf, t: raw(tf, "SpaceToBatch", t["
 sample("BatchToSpace", "BatchToSpace", lambda tf, t: raw(tf, "BatchToSpace", tf.concat([t["img"]] * 4, 0) * 0.5
                                                          + tf.reshape(tf.range(4.0), [4, 1, 1, 1]),
                                                          np.int32([[1, 0], [2, 1]]), block_size=2))
+for _mode in ("REFLECT", "SYMMETRIC"):
+    sample("FusedPadConv2D", f"FusedPadConv2D_{_mode.lower()}", lambda tf, t, m=_mode: raw(
+        tf, "FusedPadConv2D", t["img"], np.int32([[0, 0], [1, 2], [2, 1], [0, 0]]), _w(28, 3, 3, 3, 4), mode=m,
+        strides=[1, 2, 2, 1], padding="SAME" if m == "REFLECT" else "VALID"))

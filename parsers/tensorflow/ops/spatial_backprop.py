@@ -1,6 +1,7 @@
-"""Issue 22 part B (opsb): DepthwiseConv2dNativeBackpropInput, a transposed depthwise conv, as the IR
-conv_transpose2d with one group per input channel; SAME's crop like Conv2DBackpropInput's.
-(Conv2DBackpropInputV2 would be the same call, but TF has no CPU kernel to check it against.)"""
+"""Issue 22 part B (opsb): the other spellings of a convolution. DepthwiseConv2dNativeBackpropInput, a
+transposed depthwise conv, as the IR conv_transpose2d with one group per input channel (SAME's crop like
+Conv2DBackpropInput's); FusedPadConv2D as the IR pad and conv2d. (Conv2DBackpropInputV2 would be
+Conv2DBackpropInput's call, but TF has no CPU kernel to check it against.)"""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import numpy as np
 
 from tf_convert.convert.ir.lazy import contiguous
 
-from ..context import Context
+from ..context import Context, NotConvertible, fmt_perm
 from ..table import tf_op
-from .spatial import emit_conv_transpose
+from .spatial import conv_pads, emit_conv, emit_conv_transpose, hw, nchw_out
 
 
 @tf_op("DepthwiseConv2dNativeBackpropInput")
@@ -22,3 +23,26 @@ def depthwise_conv_transpose(ctx: Context, op: Any) -> None:
     kh, kw, c, m = filt.shape
     weight = filt.transpose(2, 3, 0, 1).reshape(c * m, 1, kh, kw)  # IOHW, O per group
     emit_conv_transpose(ctx, op, contiguous(weight, np.float32), c)
+
+
+@tf_op("FusedPadConv2D")
+def fused_pad_conv(ctx: Context, op: Any) -> None:
+    """TF's fused MirrorPad + Conv2D (NHWC): the IR pad (reflect or symmetric), then the conv with its own
+    SAME/VALID pads on the padded size."""
+    paddings = np.asarray(ctx.const(op.inputs[1])).astype(int).reshape(4, 2)
+    if paddings[0].any() or paddings[3].any():
+        raise NotConvertible("FusedPadConv2D padding the batch or channel axis")
+    x = ctx.nchw(op.inputs[0], "NHWC")
+    n, c, h, w = ctx.graph.shape(x)
+    (top, bottom), (left, right) = paddings[1].tolist(), paddings[2].tolist()
+    if top or bottom or left or right:
+        h, w = h + top + bottom, w + left + right
+        x = ctx.emit("pad", f"{op.name}/pad", [x], (n, c, h, w),
+                     {"pads": ((0, 0), (0, 0), (top, bottom), (left, right)),
+                      "mode": op.get_attr("mode").decode().lower(), "value": 0.0}, source_op=op.type)
+    filt = np.asarray(ctx.const(op.inputs[2]))  # HWIO
+    weight, groups = filt.transpose(3, 2, 0, 1), c // filt.shape[2]
+    stride = hw(list(op.get_attr("strides")), "NHWC")
+    pads = conv_pads(op, (h, w), tuple(filt.shape[:2]), stride, (1, 1), "NHWC")
+    out = emit_conv(ctx, op.name, x, weight, groups, stride, (1, 1), pads, nchw_out(ctx, op, "NHWC"), op.type)
+    ctx.set(op.outputs[0], out, fmt_perm("NHWC"))

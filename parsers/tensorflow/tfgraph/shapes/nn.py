@@ -337,3 +337,14 @@ def _space_batch_v1(node: Node) -> list:
         return [[None if x[0] is None else x[0] * b * b, *size, x[3]]]
     size = [None if d is None else d * b - int(p[0]) - int(p[1]) for d, p in zip(x[1:3], pads)]
     return [[None if x[0] is None else x[0] // (b * b), *size, x[3]]]
+
+
+@shape_fn("FusedPadConv2D")
+def _fused_pad_conv(node: Node) -> list:
+    """Conv2D's window on the padded NHWC input; the filter's output channels."""
+    x, pads, f = node.dims(0), node.value(1), node.dims(2)
+    if x is None or pads is None or f is None:
+        return [[None] * 4]
+    pads = pads.reshape(4, 2)
+    padded = [None if d is None else d + int(p[0]) + int(p[1]) for d, p in zip(x, pads)]
+    return [_windowed(node, padded, (f[0], f[1]), f[3], "NHWC")]
