@@ -283,7 +283,10 @@ SHAPE_CASES = {
         tf.raw_ops.SpaceToBatch(input=_ph([2, 5, None, 3]), paddings=_i([[1, 0], [2, 1]]), block_size=3),
         tf.raw_ops.BatchToSpace(input=_ph([8, 3, 4, 2]), crops=_i([[1, 0], [0, 3]]), block_size=2),
         tf.raw_ops.FusedPadConv2D(input=_ph([1, 6, 7, 3]), paddings=_i([[0, 0], [1, 2], [2, 1], [0, 0]]),
-                                  filter=_f(3, 3, 3, 4), mode="REFLECT", strides=[1, 2, 2, 1], padding="SAME")),
+                                  filter=_f(3, 3, 3, 4), mode="REFLECT", strides=[1, 2, 2, 1], padding="SAME"),
+        tf.raw_ops.FusedResizeAndPadConv2D(input=_ph([1, 6, 7, 3]), size=_i([9, 11]),
+                                           paddings=_i([[0, 0], [2, 1], [1, 1], [0, 0]]), filter=_f(3, 3, 3, 2),
+                                           mode="SYMMETRIC", strides=[1, 2, 1, 1], padding="VALID")),
 }
 
 

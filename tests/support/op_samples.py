@@ -643,3 +643,9 @@ for _mode in ("REFLECT", "SYMMETRIC"):
     sample("FusedPadConv2D", f"FusedPadConv2D_{_mode.lower()}", lambda tf, t, m=_mode: raw(
         tf, "FusedPadConv2D", t["img"], np.int32([[0, 0], [1, 2], [2, 1], [0, 0]]), _w(28, 3, 3, 3, 4), mode=m,
         strides=[1, 2, 2, 1], padding="SAME" if m == "REFLECT" else "VALID"))
+for _corners in (False, True):
+    sample("FusedResizeAndPadConv2D", f"FusedResizeAndPadConv2D{'_corners' if _corners else ''}",
+           lambda tf, t, a=_corners: raw(tf, "FusedResizeAndPadConv2D", t["img"], np.int32([9, 11]),
+                                         np.int32([[0, 0], [2, 1], [1, 1], [0, 0]]), _w(29, 3, 3, 3, 2),
+                                         resize_align_corners=a, mode="SYMMETRIC" if a else "REFLECT",
+                                         strides=[1, 2, 1, 1], padding="SAME"))

@@ -1,6 +1,7 @@
 """Issue 22 part B (opsb): the other spellings of a convolution. DepthwiseConv2dNativeBackpropInput, a
 transposed depthwise conv, as the IR conv_transpose2d with one group per input channel (SAME's crop like
-Conv2DBackpropInput's); FusedPadConv2D as the IR pad and conv2d. (Conv2DBackpropInputV2 would be
+Conv2DBackpropInput's); FusedPadConv2D and FusedResizeAndPadConv2D as the
+IR [resize,] pad and conv2d. (Conv2DBackpropInputV2 would be
 Conv2DBackpropInput's call, but TF has no CPU kernel to check it against.)"""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from tf_convert.convert.ir.lazy import contiguous
+from tf_convert.convert.sampling import tf_coordinate
 
 from ..context import Context, NotConvertible, fmt_perm
 from ..table import tf_op
@@ -25,22 +27,29 @@ def depthwise_conv_transpose(ctx: Context, op: Any) -> None:
     emit_conv_transpose(ctx, op, contiguous(weight, np.float32), c)
 
 
-@tf_op("FusedPadConv2D")
+@tf_op("FusedPadConv2D", "FusedResizeAndPadConv2D")
 def fused_pad_conv(ctx: Context, op: Any) -> None:
-    """TF's fused MirrorPad + Conv2D (NHWC): the IR pad (reflect or symmetric), then the conv with its own
-    SAME/VALID pads on the padded size."""
-    paddings = np.asarray(ctx.const(op.inputs[1])).astype(int).reshape(4, 2)
+    """TF's fused [ResizeBilinear +] MirrorPad + Conv2D (NHWC): the IR resize (TF's grid, align_corners as
+    the op says), the IR pad (reflect or symmetric), then the conv with its own SAME/VALID pads on the
+    padded size."""
+    resized = op.type == "FusedResizeAndPadConv2D"
+    paddings = np.asarray(ctx.const(op.inputs[2 if resized else 1])).astype(int).reshape(4, 2)
     if paddings[0].any() or paddings[3].any():
-        raise NotConvertible("FusedPadConv2D padding the batch or channel axis")
+        raise NotConvertible(f"{op.type} padding the batch or channel axis")
     x = ctx.nchw(op.inputs[0], "NHWC")
     n, c, h, w = ctx.graph.shape(x)
+    if resized:
+        h, w = (int(v) for v in np.asarray(ctx.const(op.inputs[1])).reshape(-1))
+        coordinate = tf_coordinate(bool(op.get_attr("resize_align_corners")), False)
+        x = ctx.emit("resize", f"{op.name}/resize", [x], (n, c, h, w),
+                     {"mode": "bilinear", "coordinate": coordinate, "size": (h, w)}, source_op=op.type)
     (top, bottom), (left, right) = paddings[1].tolist(), paddings[2].tolist()
     if top or bottom or left or right:
         h, w = h + top + bottom, w + left + right
         x = ctx.emit("pad", f"{op.name}/pad", [x], (n, c, h, w),
                      {"pads": ((0, 0), (0, 0), (top, bottom), (left, right)),
                       "mode": op.get_attr("mode").decode().lower(), "value": 0.0}, source_op=op.type)
-    filt = np.asarray(ctx.const(op.inputs[2]))  # HWIO
+    filt = np.asarray(ctx.const(op.inputs[3 if resized else 2]))  # HWIO
     weight, groups = filt.transpose(3, 2, 0, 1), c // filt.shape[2]
     stride = hw(list(op.get_attr("strides")), "NHWC")
     pads = conv_pads(op, (h, w), tuple(filt.shape[:2]), stride, (1, 1), "NHWC")

@@ -339,10 +339,14 @@ def _space_batch_v1(node: Node) -> list:
     return [[None if x[0] is None else x[0] // (b * b), *size, x[3]]]
 
 
-@shape_fn("FusedPadConv2D")
+@shape_fn("FusedPadConv2D", "FusedResizeAndPadConv2D")
 def _fused_pad_conv(node: Node) -> list:
-    """Conv2D's window on the padded NHWC input; the filter's output channels."""
-    x, pads, f = node.dims(0), node.value(1), node.dims(2)
+    """Conv2D's window on the [resized and] padded NHWC input; the filter's output channels."""
+    resized = node.op.type == "FusedResizeAndPadConv2D"
+    x, pads, f = node.dims(0), node.value(2 if resized else 1), node.dims(3 if resized else 2)
+    if x is not None and resized:
+        size = node.ints(1)
+        x = [x[0], *(size if size is not None else [None, None]), x[3]]
     if x is None or pads is None or f is None:
         return [[None] * 4]
     pads = pads.reshape(4, 2)
