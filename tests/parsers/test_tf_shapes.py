@@ -286,7 +286,11 @@ SHAPE_CASES = {
                                   filter=_f(3, 3, 3, 4), mode="REFLECT", strides=[1, 2, 2, 1], padding="SAME"),
         tf.raw_ops.FusedResizeAndPadConv2D(input=_ph([1, 6, 7, 3]), size=_i([9, 11]),
                                            paddings=_i([[0, 0], [2, 1], [1, 1], [0, 0]]), filter=_f(3, 3, 3, 2),
-                                           mode="SYMMETRIC", strides=[1, 2, 1, 1], padding="VALID")),
+                                           mode="SYMMETRIC", strides=[1, 2, 1, 1], padding="VALID"),
+        *tf.raw_ops.MaxPoolWithArgmax(input=_ph([2, 5, 7, 3]), ksize=[1, 3, 2, 1], strides=[1, 2, 2, 1],
+                                      padding="SAME"),
+        tf.raw_ops.Conv(input=_ph([1, 6, 7, 3]), filter=_f(3, 2, 3, 4), strides=[1, 2, 1, 1], padding="SAME",
+                        data_format="CHANNELS_LAST")),
 }
 
 

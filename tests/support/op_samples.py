@@ -649,3 +649,17 @@ for _corners in (False, True):
                                          np.int32([[0, 0], [2, 1], [1, 1], [0, 0]]), _w(29, 3, 3, 3, 2),
                                          resize_align_corners=a, mode="SYMMETRIC" if a else "REFLECT",
                                          strides=[1, 2, 1, 1], padding="SAME"))
+# ties (x's halves) keep the first; SAME windows over the border; the batch in the index or not
+sample("MaxPoolWithArgmax", "MaxPoolWithArgmax_values", lambda tf, t: raw(
+    tf, "MaxPoolWithArgmax", tf.transpose(t["x"], [0, 2, 3, 1]), ksize=[1, 3, 2, 1], strides=[1, 2, 2, 1],
+    padding="SAME")[0])
+sample("MaxPoolWithArgmax", "MaxPoolWithArgmax_argmax", lambda tf, t: raw(
+    tf, "MaxPoolWithArgmax", tf.transpose(t["x"], [0, 2, 3, 1]), ksize=[1, 3, 2, 1], strides=[1, 2, 2, 1],
+    padding="SAME")[1])
+sample("MaxPoolWithArgmax", "MaxPoolWithArgmax_batch", lambda tf, t: raw(
+    tf, "MaxPoolWithArgmax", tf.round(tf.transpose(t["d"], [0, 2, 3, 1])), ksize=[1, 2, 2, 1], strides=[1, 1, 2, 1],
+    padding="VALID", include_batch_in_index=True)[1])
+sample("Conv", "Conv", lambda tf, t: raw(tf, "Conv", t["img"], _w(30, 3, 2, 3, 4), strides=[1, 2, 1, 1],
+                                         padding="SAME", data_format="CHANNELS_LAST"))
+sample("Conv", "Conv_dilated", lambda tf, t: raw(tf, "Conv", t["img"], _w(31, 2, 3, 3, 2), strides=[1, 1, 1, 1],
+                                                 padding="VALID", dilations=[1, 2, 1, 1], data_format="CHANNELS_LAST"))

@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     shape_sparse,
     spatial,
     spatial_3d,
+    spatial_argmax,
     spatial_backprop,
     spatial_patches,
     spatial_space_batch,

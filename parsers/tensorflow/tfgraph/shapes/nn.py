@@ -352,3 +352,21 @@ def _fused_pad_conv(node: Node) -> list:
     pads = pads.reshape(4, 2)
     padded = [None if d is None else d + int(p[0]) + int(p[1]) for d, p in zip(x, pads)]
     return [_windowed(node, padded, (f[0], f[1]), f[3], "NHWC")]
+
+
+@shape_fn("MaxPoolWithArgmax")
+def _max_pool_with_argmax(node: Node) -> list:
+    x = node.dims(0)
+    ksize = node.attr("ksize")
+    out = _windowed(node, x, (int(ksize[1]), int(ksize[2])), x[3] if x is not None else None, "NHWC")
+    return [out, out]
+
+
+@shape_fn("Conv")
+def _generic_conv(node: Node) -> list:
+    """2-D only (CHANNELS_LAST or CHANNELS_FIRST): Conv2D's rule."""
+    x, f = node.dims(0), node.dims(1)
+    fmt = "NHWC" if node.attr("data_format", "CHANNELS_LAST") == "CHANNELS_LAST" else "NCHW"
+    if x is None or f is None or len(x) != 4:
+        return [None]
+    return [_windowed(node, x, (f[0], f[1]), f[3], fmt)]
