@@ -19,8 +19,6 @@ X = np.arange(12, dtype=np.float32).reshape(4, 3)
 CASES = {
     "scatter_update_repeated": (lambda x: raw(tf, "TensorScatterUpdate", x, np.int32([[1], [1]]), x[:2]),
                                 "TensorScatterUpdate", "repeated index"),
-    "inplace_update_repeated": (lambda x: raw(tf, "InplaceUpdate", x, np.int32([0, 0]), x[:2]),
-                                "InplaceUpdate", "repeated row"),
     "parallel_stitch_repeated": (lambda x: raw(tf, "ParallelDynamicStitch", [np.int32([0, 1]), np.int32([1])],
                                                [x[:2], x[2:3]]), "ParallelDynamicStitch", "repeated index"),
     "segment_ids_unsorted": (lambda x: raw(tf, "SegmentSum", x, np.int32([1, 0, 0, 2])), "SegmentSum", "sorted"),

@@ -5,7 +5,6 @@ from . import (  # noqa: F401
     elementwise_quant,
     nn,
     nn_block_rnn,
-    nn_xent,
     reduce,
     reduce_running,
     reduce_segment,
@@ -17,8 +16,6 @@ from . import (  # noqa: F401
     shape_sparse,
     spatial,
     spatial_3d,
-    spatial_argmax,
-    spatial_backprop,
-    spatial_patches,
+    spatial_conv,
     spatial_space_batch,
 )

@@ -304,25 +304,3 @@ def in_top_k(ctx: Context, op: Any) -> None:
     known = low.binary("logical_and", "known", low.reduce("reduce_any", "in_range", hits, [1]), finite)
     ctx.set(op.outputs[0], low.binary("logical_and", "", known, fewer))
 
-
-@tf_op("NthElement")
-def nth_element(ctx: Context, op: Any) -> None:
-    """The n-th smallest (reverse: largest) along the last axis: the last of the n + 1 largest values of
-    x (reverse) or of -x (negated back). Selection and negation only: exact."""
-    low = Lowering(ctx, op)
-    n = int(np.asarray(ctx.const(op.inputs[1])).reshape(()))
-    x = ctx.tf_order(op.inputs[0])
-    shape = low.shape(x)
-    if not 0 <= n < shape[-1]:
-        raise NotConvertible(f"NthElement n = {n} on a last axis of {shape[-1]}")
-    reverse = bool(op.get_attr("reverse"))
-    src = x if reverse else low.node("neg", "neg", [x], shape)
-    top = low.node("top_k_values", "top", [src], shape[:-1] + (n + 1,), {"k": n + 1})
-    nth = low.reshape("nth", low.slice("last", top, len(shape) - 1, n, n + 1), shape[:-1])
-    ctx.set(op.outputs[0], nth if reverse else low.node("neg", "", [nth], shape[:-1]))
-
-
-@tf_op("ParallelConcat")
-def parallel_concat(ctx: Context, op: Any) -> None:
-    """Its inputs (each one row) joined along the first axis."""
-    concat_along(ctx, op, list(op.inputs), 0)

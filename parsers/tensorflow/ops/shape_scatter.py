@@ -92,27 +92,7 @@ def sparse_to_dense(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], low.reshape("", out, shape))
 
 
-# ---- the same row scatter under other names: Inplace*, SparseTensorDenseAdd, SparseReduceSum ------------
-_INPLACE = {"InplaceUpdate": None, "InplaceAdd": "add", "InplaceSub": "sub"}
-
-
-@tf_op(*_INPLACE)
-def inplace(ctx: Context, op: Any) -> None:
-    """Rows i of x (its first axis) updated by the rows of v."""
-    low = Lowering(ctx, op)
-    shape = ctx.shape(op.inputs[0])
-    rows = np.asarray(ctx.const(op.inputs[1])).reshape(-1, 1)
-    flat = flat_rows(rows, shape[:1], "updating")
-    combine = _INPLACE[op.type]
-    if combine is None and len(set(flat.tolist())) < len(flat):
-        raise NotConvertible("InplaceUpdate with a repeated row: TF leaves which update wins unspecified")
-    rest = shape[1:] or (1,)
-    x = low.reshape("base", ctx.tf_order(op.inputs[0]), (shape[0],) + rest)
-    updates = low.reshape("updates", ctx.tf_order(op.inputs[2]), (len(flat),) + rest)
-    out = scatter_rows(low, shape[0], lambda a, b: low.slice(f"base{a}", x, 0, a, b), updates, flat, combine)
-    ctx.set(op.outputs[0], low.reshape("", out, shape))
-
-
+# ---- the same row scatter under other names: SparseTensorDenseAdd, SparseReduceSum ---------------------
 def _sparse_flat(ctx: Context, op: Any, indices: Any, shape: Any) -> tuple[np.ndarray, tuple[int, ...]]:
     """A SparseTensor's constant indices -> (flat element numbers, its dense shape)."""
     dense = tuple(int(d) for d in np.asarray(ctx.const(shape)).reshape(-1))

@@ -293,17 +293,11 @@ def conv(ctx: Context, op: Any) -> None:
 
 @tf_op("Conv2DBackpropInput")
 def conv_transpose(ctx: Context, op: Any) -> None:
-    filt = ctx.const(op.inputs[1])  # (kh, kw, out_c, in_c)
-    emit_conv_transpose(ctx, op, contiguous(filt.transpose(3, 2, 0, 1), np.float32), 1)  # IOHW
-
-
-def emit_conv_transpose(ctx: Context, op: Any, weight: np.ndarray, groups: int) -> None:
-    """The IR conv_transpose2d of a TF backprop-input op (inputs: sizes, filter, out_backprop) with
-    `weight` (IOHW) in `groups` groups."""
     fmt = attr(op, "data_format", "NHWC")
+    filt = ctx.const(op.inputs[1])  # (kh, kw, out_c, in_c)
     x_ir = ctx.nchw(op.inputs[2], fmt)
     out_shape = nchw_out(ctx, op, fmt)
-    kernel = tuple(int(k) for k in weight.shape[2:])
+    kernel = tuple(int(k) for k in filt.shape[:2])
     stride = hw(attr(op, "strides"), fmt)
     dilation = hw(attr(op, "dilations", [1, 1, 1, 1]), fmt)
     if dilation != (1, 1):
@@ -313,9 +307,11 @@ def emit_conv_transpose(ctx: Context, op: Any, weight: np.ndarray, groups: int) 
                                     attr(op, "padding", "VALID"), _explicit(op, fmt))
     except PaddingError as e:
         raise NotConvertible(str(e)) from None
-    attrs = {"kernel": kernel, "stride": tuple(stride), "dilation": tuple(dilation), "groups": groups,
+    attrs = {"kernel": kernel, "stride": tuple(stride), "dilation": tuple(dilation), "groups": 1,
              "crop": tuple(crop), "output_size": tuple(out_shape[2:])}
-    out = ctx.emit("conv_transpose2d", op.name, [x_ir], out_shape, attrs, {"weight": weight}, op.type)
+    weight = contiguous(filt.transpose(3, 2, 0, 1), np.float32)  # IOHW
+    out = ctx.emit("conv_transpose2d", op.name, [x_ir], out_shape, attrs, {"weight": weight},
+                   "Conv2DBackpropInput")
     ctx.set(op.outputs[0], out, fmt_perm(fmt))
 
 

@@ -416,8 +416,8 @@ def _search_sorted(node: Node) -> list:
     return [node.dims(1)]
 
 
-@shape_fn("InplaceAdd", "InplaceSub", "InplaceUpdate", "TensorStridedSliceUpdate")
-def _inplace(node: Node) -> list:
+@shape_fn("TensorStridedSliceUpdate")
+def _strided_slice_update(node: Node) -> list:
     return [node.dims(0)]
 
 
@@ -473,24 +473,6 @@ def _sparse_segment(node: Node) -> list:
         ids = node.ints(2)
         rows = max(ids) + 1 if ids else None
     return [None if data is None else [rows] + list(data[1:])]
-
-
-@shape_fn("NthElement")
-def _nth_element(node: Node) -> list:
-    x = node.dims(0)
-    return [None if x is None else x[:-1]]
-
-
-@shape_fn("ParallelConcat")
-def _parallel_concat(node: Node) -> list:
-    shape = node.attr("shape")
-    return [None if shape is None or shape.unknown_rank else [d.size for d in shape.dim]]
-
-
-@shape_fn("SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits")
-def _softmax_cross_entropy(node: Node) -> list:
-    logits = node.dims(0)
-    return [None if logits is None else logits[:1], logits]
 
 
 @shape_fn("Where")

@@ -108,8 +108,6 @@ def out_dtypes(op: Any) -> list[DType | None]:
         return [DType(enum) if enum is not None else None] * n
     if op.type in ("TopKV2", "TopK"):  # (values, indices)
         return [DType(attrs["T"].type), DType(attrs["index_type"].type if "index_type" in attrs else _INT32)][:n]
-    if op.type == "MaxPoolWithArgmax":  # (values, flat indices)
-        return [DType(attrs["T"].type), DType(attrs["Targmax"].type if "Targmax" in attrs else _INT64)][:n]
     if op.type in _SPARSE_OUTPUTS or op.type == "SparseSplit":
         kinds = _SPARSE_OUTPUTS.get(op.type) or "".join(k * (n // 3) for k in "ITI")
         enums = {"I": _INT64, "B": _BOOL, "T": attrs["T"].type}

@@ -307,24 +307,6 @@ def _block_lstm(node: Node) -> list:
     return [[x[0], x[1], h[1]]] * node.n_out
 
 
-@shape_fn("DepthwiseConv2dNativeBackpropInput")
-def _depthwise_conv_transpose(node: Node) -> list:
-    return _conv_transpose(node)
-
-
-@shape_fn("ExtractVolumePatches")
-def _extract_volume_patches(node: Node) -> list:
-    """NDHWC windows (SAME: ceil(n / s); VALID: ceil((n - k + 1) / s)); depth kd*kh*kw*C."""
-    x = node.dims(0)
-    if x is None:
-        return [[None] * 5]
-    kernel, strides = (list(node.attr(a))[1:4] for a in ("ksizes", "strides"))
-    same = node.attr("padding") == "SAME"
-    size = [None if n is None else -(-(n if same else n - k + 1) // s) for n, k, s in zip(x[1:4], kernel, strides)]
-    depth = None if x[4] is None else kernel[0] * kernel[1] * kernel[2] * x[4]
-    return [[x[0], *size, depth]]
-
-
 @shape_fn("SpaceToBatch", "BatchToSpace")
 def _space_batch_v1(node: Node) -> list:
     """The ND forms' rules with the one block size on H and W."""
@@ -337,29 +319,6 @@ def _space_batch_v1(node: Node) -> list:
         return [[None if x[0] is None else x[0] * b * b, *size, x[3]]]
     size = [None if d is None else d * b - int(p[0]) - int(p[1]) for d, p in zip(x[1:3], pads)]
     return [[None if x[0] is None else x[0] // (b * b), *size, x[3]]]
-
-
-@shape_fn("FusedPadConv2D", "FusedResizeAndPadConv2D")
-def _fused_pad_conv(node: Node) -> list:
-    """Conv2D's window on the [resized and] padded NHWC input; the filter's output channels."""
-    resized = node.op.type == "FusedResizeAndPadConv2D"
-    x, pads, f = node.dims(0), node.value(2 if resized else 1), node.dims(3 if resized else 2)
-    if x is not None and resized:
-        size = node.ints(1)
-        x = [x[0], *(size if size is not None else [None, None]), x[3]]
-    if x is None or pads is None or f is None:
-        return [[None] * 4]
-    pads = pads.reshape(4, 2)
-    padded = [None if d is None else d + int(p[0]) + int(p[1]) for d, p in zip(x, pads)]
-    return [_windowed(node, padded, (f[0], f[1]), f[3], "NHWC")]
-
-
-@shape_fn("MaxPoolWithArgmax")
-def _max_pool_with_argmax(node: Node) -> list:
-    x = node.dims(0)
-    ksize = node.attr("ksize")
-    out = _windowed(node, x, (int(ksize[1]), int(ksize[2])), x[3] if x is not None else None, "NHWC")
-    return [out, out]
 
 
 @shape_fn("Conv")
