@@ -269,7 +269,9 @@ SHAPE_CASES = {
         tf.raw_ops.SpaceToBatch(input=_ph([2, 5, None, 3]), paddings=_i([[1, 0], [2, 1]]), block_size=3),
         tf.raw_ops.BatchToSpace(input=_ph([8, 3, 4, 2]), crops=_i([[1, 0], [0, 3]]), block_size=2),
         tf.raw_ops.Conv(input=_ph([1, 6, 7, 3]), filter=_f(3, 2, 3, 4), strides=[1, 2, 1, 1], padding="SAME",
-                        data_format="CHANNELS_LAST")),
+                        data_format="CHANNELS_LAST"),
+        tf.raw_ops.TridiagonalMatMul(superdiag=_ph([2, 1, 4]), maindiag=_ph([2, 1, 4]), subdiag=_ph([2, 1, 4]),
+                                     rhs=_ph([2, 4, 3]))),
 }
 
 

@@ -613,3 +613,8 @@ sample("Conv", "Conv", lambda tf, t: raw(tf, "Conv", t["img"], _w(30, 3, 2, 3, 4
                                          padding="SAME", data_format="CHANNELS_LAST"))
 sample("Conv", "Conv_dilated", lambda tf, t: raw(tf, "Conv", t["img"], _w(31, 2, 3, 3, 2), strides=[1, 1, 1, 1],
                                                  padding="VALID", dilations=[1, 2, 1, 1], data_format="CHANNELS_LAST"))
+sample("TridiagonalMatMul", "TridiagonalMatMul", lambda tf, t: raw(
+    tf, "TridiagonalMatMul", t["y"][:, :1, :4], t["z"][:, :1, :4],
+    t["d"][0, :, :1, :4], t["x"][1, :, :4, :]))
+sample("TridiagonalMatMul", "TridiagonalMatMul_rank3", lambda tf, t: raw(
+    tf, "TridiagonalMatMul", t["z"][:, 2:3, 1:], t["y"][:, 1:2, :4], t["z"][:, :1, :4], t["y"]))

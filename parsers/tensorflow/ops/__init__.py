@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     elementwise_quant,
     nn,
     nn_block_rnn,
+    nn_tridiagonal,
     reduce,
     reduce_running,
     reduce_segment,

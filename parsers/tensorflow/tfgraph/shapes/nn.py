@@ -329,3 +329,8 @@ def _generic_conv(node: Node) -> list:
     if x is None or f is None or len(x) != 4:
         return [None]
     return [_windowed(node, x, (f[0], f[1]), f[3], fmt)]
+
+
+@shape_fn("TridiagonalMatMul")
+def _tridiagonal_matmul(node: Node) -> list:
+    return [node.dims(3)]
