@@ -17,8 +17,8 @@ import numpy as np
 from tf_convert.convert.ir.lazy import contiguous
 
 from ..context import Context, NotConvertible
+from ..lowering import Lowering
 from ..table import tf_op
-from .lowering import Lowering
 from .nn import matmul
 
 _MAX_STEPS = 256  # unrolled time steps

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..context import Context
+from ..lowering import Lowering
 from ..table import tf_op
-from .lowering import Lowering
 
 
 @tf_op("TridiagonalMatMul")

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..context import Context, NotConvertible, ir_axis
+from ..lowering import Lowering
 from ..table import tf_op
-from .lowering import Lowering
 
 _MAX_STEPS = 512  # one slice and five elementwise nodes per step
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..context import Context, NotConvertible
+from ..lowering import Lowering
 from ..table import tf_op
-from .lowering import Lowering
 
 _MAX_PIECES = 512  # one slice per run of rows
 

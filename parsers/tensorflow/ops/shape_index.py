@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from ..context import Context, NotConvertible, ir_axis
+from ..lowering import Lowering
 from ..table import tf_op
-from .lowering import Lowering
 from .shape import concat_along, reverse_axis, transpose
 
 

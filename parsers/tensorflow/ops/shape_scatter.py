@@ -11,8 +11,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..context import Context, NotConvertible
+from ..lowering import Lowering
 from ..table import tf_op
-from .lowering import Lowering
 
 _MAX_INDICES = 512  # one slice per index tuple
 

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from ..context import NHWC_TO_NCHW, Context, NotConvertible
+from ..lowering import Lowering
 from ..table import tf_op
-from .lowering import Lowering
 from .shape import pick_every
 
 

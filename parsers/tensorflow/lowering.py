@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..context import Context
+from .context import Context
 
 Shape = tuple[int, ...]
 
