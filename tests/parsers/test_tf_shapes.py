@@ -182,6 +182,97 @@ SHAPE_CASES = {
                                tf.quantization.fake_quant_with_min_max_vars(_ph([None, 3]), _ph([]), _ph([])),
                                tf.quantization.fake_quant_with_min_max_vars_per_channel(_ph([2, 3]), _ph([3]),
                                                                                         _ph([3]))),
+    # issue 22 part B (opsb): ids that are placeholders where TF leaves a size unknown (constants give it here)
+    "opsb_scatter_segment": lambda: [getattr(tf.raw_ops, n)(tensor=_ph([4, None, 3]), indices=_i([[1], [0]]),
+                                                            updates=_ph([2, 5, 3])) for n in (
+        "TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin")]
+    + [tf.raw_ops.ScatterNdNonAliasingAdd(input=_ph([4, 3]), indices=_i([[1, 2]]), updates=_ph([1])),
+       tf.raw_ops.SparseToDense(sparse_indices=_i([[0, 1]]), output_shape=_i([3, 4]), sparse_values=_ph([1]),
+                                default_value=_ph([]))]
+    + [getattr(tf.raw_ops, f"Segment{k}")(data=_ph([6, None, 2]), segment_ids=_ph([6], tf.int32))
+       for k in ("Sum", "Mean", "Max", "Min", "Prod")]
+    + [getattr(tf.raw_ops, f"UnsortedSegment{k}")(data=_ph([2, 3, 4]), segment_ids=_ph([2, 3], tf.int32),
+                                                   num_segments=_i(5)) for k in ("Sum", "Max", "Min", "Prod")]
+    + [tf.raw_ops.Bincount(arr=_ph([2, 3], tf.int32), size=_i(7), weights=tf.constant([], tf.float32)),
+       tf.raw_ops.DenseBincount(input=_ph([2, 3], tf.int32), size=_i(5), weights=tf.constant([], tf.float32)),
+       tf.raw_ops.InTopK(predictions=_ph([3, 5]), targets=_ph([3], tf.int32), k=2),
+       tf.raw_ops.InTopKV2(predictions=_ph([None, 5]), targets=_ph([None], tf.int64), k=_i(2, np.int64))]
+    + [tf.raw_ops.SparseTensorDenseAdd(a_indices=_i([[0, 1]], np.int64), a_values=_ph([1]),
+                                       a_shape=_i([3, 4], np.int64), b=_ph([3, 4])),
+       tf.raw_ops.SparseReduceSum(input_indices=_i([[0, 1]], np.int64), input_values=_ph([1]),
+                                  input_shape=_i([3, 4], np.int64), reduction_axes=_i([1]), keep_dims=True)]
+    + [getattr(tf.raw_ops, n)(sp_indices=_i([[0, 1]], np.int64), sp_values=_ph([1]), sp_shape=_i([3, 4], np.int64),
+                              dense=_ph([4])) for n in ("SparseDenseCwiseAdd", "SparseDenseCwiseMul",
+                                                        "SparseDenseCwiseDiv")]
+    + [tf.raw_ops.DynamicStitch(indices=[_i([[0, 2]]), _i([1])], data=[_ph([1, 2, 3]), _ph([1, 3])]),
+       tf.raw_ops.ParallelDynamicStitch(indices=[_ph([2], tf.int32)], data=[_ph([2, 4])]),
+       *tf.raw_ops.DynamicPartition(data=_ph([2, 3, 4]), partitions=_ph([2, 3], tf.int32), num_partitions=2)]
+    + [getattr(tf.raw_ops, n)(data=_ph([5, 3]), indices=_ph([4], tf.int32), segment_ids=_ph([4], tf.int32))
+       for n in ("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN")]
+    + [getattr(tf.raw_ops, f"{n}WithNumSegments")(data=_ph([5, 3]), indices=_ph([4], tf.int32),
+                                                  segment_ids=_ph([4], tf.int32), num_segments=_i(6))
+       for n in ("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN")],
+    "opsb_index": lambda: (tf.raw_ops.Reverse(tensor=_ph([2, None, 3]), dims=[False, True, False]),
+                           tf.raw_ops.ReverseSequence(input=_ph([2, 5, 3]), seq_lengths=_ph([2], tf.int64), seq_dim=1),
+                           tf.roll(_ph([3, None]), 2, 1), tf.raw_ops.InvertPermutation(x=_ph([5], tf.int32)),
+                           tf.raw_ops.DataFormatDimMap(x=_ph([3], tf.int32)),
+                           tf.raw_ops.DataFormatVecPermute(x=_ph([4], tf.int32)),
+                           tf.raw_ops.Cross(a=_ph([2, 3]), b=_ph([2, 3])),
+                           tf.raw_ops.ConjugateTranspose(x=_ph([2, 3, 4]), perm=_i([2, 0, 1])),
+                           tf.raw_ops.LinSpace(start=_ph([]), stop=_ph([]), num=_i(7)),
+                           *tf.raw_ops.ConcatOffset(concat_dim=_i(1), shape=[_ph([3], tf.int32)] * 3),
+                           tf.raw_ops.UnravelIndex(indices=_ph([5], tf.int32), dims=_i([3, 4])),
+                           tf.raw_ops.LowerBound(sorted_inputs=_ph([2, 5]), values=_ph([2, 3])),
+                           tf.raw_ops.UpperBound(sorted_inputs=_ph([2, 5]), values=_ph([2, 3]), out_type=tf.int64),
+                           tf.raw_ops.Where(condition=_ph([2, 3], tf.bool)),
+                           tf.raw_ops.CumulativeLogsumexp(x=_ph([2, None]), axis=_i(1)),
+                           tf.raw_ops.HistogramFixedWidth(values=_ph([7]), value_range=_f(2), nbins=_i(4)),
+                           tf.raw_ops.SparseTensorDenseMatMul(a_indices=_i([[0, 1]], np.int64), a_values=_ph([1]),
+                                                              a_shape=_i([3, 4], np.int64), b=_ph([5, 4]),
+                                                              adjoint_b=True),
+                           tf.raw_ops.SparseSoftmax(sp_indices=_i([[0, 1]], np.int64), sp_values=_ph([1]),
+                                                    sp_shape=_i([3, 4], np.int64))),
+    # sparse ops: placeholder indices (TF leaves the value counts unknown; constant indices give them here)
+    "opsb_sparse": lambda: (
+        *tf.raw_ops.SparseReorder(input_indices=_ph([3, 2], tf.int64), input_values=_ph([3]),
+                                  input_shape=_i([3, 4], np.int64)),
+        *tf.raw_ops.SparseSlice(indices=_ph([3, 2], tf.int64), values=_ph([3]), shape=_i([3, 4], np.int64),
+                                start=_i([0, 1], np.int64), size=_i([2, 2], np.int64)),
+        *tf.raw_ops.SparseConcat(indices=[_ph([3, 2], tf.int64), _ph([2, 2], tf.int64)], values=[_ph([3]), _ph([2])],
+                                 shapes=[_i([3, 4], np.int64)] * 2, concat_dim=1),
+        *(t for ts in tf.raw_ops.SparseSplit(split_dim=_i(1, np.int64), indices=_ph([3, 2], tf.int64),
+                                             values=_ph([3]), shape=_i([3, 4], np.int64), num_split=2) for t in ts),
+        *tf.raw_ops.SparseFillEmptyRows(indices=_ph([3, 2], tf.int64), values=_ph([3]),
+                                        dense_shape=_i([5, 4], np.int64), default_value=_ph([])),
+        tf.raw_ops.SparseReduceMax(input_indices=_ph([3, 2], tf.int64), input_values=_ph([3]),
+                                   input_shape=_i([3, 4], np.int64), reduction_axes=_i([1])),
+        *tf.raw_ops.SparseReduceMaxSparse(input_indices=_ph([3, 2], tf.int64), input_values=_ph([3]),
+                                          input_shape=_i([3, 4], np.int64), reduction_axes=_i([1])),
+        *tf.raw_ops.SparseReduceSumSparse(input_indices=_ph([3, 2], tf.int64), input_values=_ph([3]),
+                                          input_shape=_i([3, 4], np.int64), reduction_axes=_i([0])),
+        *(getattr(tf.raw_ops, n)(a_indices=_ph([3, 2], tf.int64), a_values=_ph([3]), a_shape=_i([3, 4], np.int64),
+                                 b_indices=_ph([2, 2], tf.int64), b_values=_ph([2]), b_shape=_i([3, 4], np.int64))[k]
+          for n in ("SparseSparseMaximum", "SparseSparseMinimum") for k in (0, 1)),
+        tf.raw_ops.SparseBincount(indices=_ph([3, 2], tf.int64), values=_ph([3], tf.int32),
+                                  dense_shape=_i([4, 6], np.int64), size=_i(5), weights=tf.constant([], tf.float32))),
+    "opsb_block_rnn": lambda: (
+        tf.raw_ops.SparseMatMul(a=_ph([3, 4]), b=_ph([5, 4]), transpose_b=True),
+        *tf.raw_ops.LSTMBlockCell(x=_ph([3, 5]), cs_prev=_ph([3, 4]), h_prev=_ph([3, 4]), w=_f(9, 16), wci=_f(4),
+                                  wcf=_f(4), wco=_f(4), b=_f(16)),
+        *tf.raw_ops.BlockLSTM(seq_len_max=_i(2, np.int64), x=_ph([2, 3, 5]), cs_prev=_ph([3, 4]), h_prev=_ph([3, 4]),
+                              w=_f(9, 16), wci=_f(4), wcf=_f(4), wco=_f(4), b=_f(16)),
+        *tf.raw_ops.BlockLSTMV2(seq_len_max=_i(2, np.int64), x=_ph([2, 3, 5]), cs_prev=_ph([3, 4]),
+                                h_prev=_ph([3, 4]), w=_f(9, 16), wci=_f(4), wcf=_f(4), wco=_f(4), b=_f(16)),
+        *tf.raw_ops.GRUBlockCell(x=_ph([3, 5]), h_prev=_ph([3, 4]), w_ru=_f(9, 8), w_c=_f(9, 4), b_ru=_f(8),
+                                 b_c=_f(4)),
+        tf.raw_ops.TensorStridedSliceUpdate(input=_ph([3, 4]), begin=_i([0]), end=_i([2]), strides=_i([1]),
+                                            value=_ph([2, 4])),
+        tf.raw_ops.SpaceToBatch(input=_ph([2, 5, None, 3]), paddings=_i([[1, 0], [2, 1]]), block_size=3),
+        tf.raw_ops.BatchToSpace(input=_ph([8, 3, 4, 2]), crops=_i([[1, 0], [0, 3]]), block_size=2),
+        tf.raw_ops.Conv(input=_ph([1, 6, 7, 3]), filter=_f(3, 2, 3, 4), strides=[1, 2, 1, 1], padding="SAME",
+                        data_format="CHANNELS_LAST"),
+        tf.raw_ops.TridiagonalMatMul(superdiag=_ph([2, 1, 4]), maindiag=_ph([2, 1, 4]), subdiag=_ph([2, 1, 4]),
+                                     rhs=_ph([2, 4, 3]))),
 }
 
 # issue 22 part A (opsa): identity-likes, the matrix diagonal / band family, nn extras, bitwise ops

@@ -630,3 +630,260 @@ sample("ExtractVolumePatches", "ExtractVolumePatches", lambda tf, t: raw(
     tf, "ExtractVolumePatches", t["vol"], ksizes=[1, 2, 3, 2, 1], strides=[1, 2, 2, 3, 1], padding="SAME"))
 sample("ExtractVolumePatches", "ExtractVolumePatches_valid", lambda tf, t: raw(
     tf, "ExtractVolumePatches", t["vol"], ksizes=[1, 3, 2, 2, 1], strides=[1, 1, 3, 2, 1], padding="VALID"))
+
+
+# ---- issue 22 part B (opsb): scatter/segment ops with constant indices, index and layout ops -------------
+
+def _ids(case: str, size: int, low: int, high: int, sort: bool = False) -> np.ndarray:
+    ids = _rng(case).integers(low, high, size)
+    return np.sort(ids).astype(np.int32) if sort else ids.astype(np.int32)
+
+
+sample("Concat", "Concat", lambda tf, t: raw(tf, "Concat", 2, [t["x"], t["d"], t["p"]]))
+sample("Concat", "Concat_nhwc", lambda tf, t: raw(tf, "Concat", 3, [_conv(tf, t), tf.nn.relu(_conv(tf, t))]))
+sample("Reverse", "Reverse", lambda tf, t: raw(tf, "Reverse", t["x"], [True, False, True, True]))
+sample("Reverse", "Reverse_nhwc", lambda tf, t: raw(tf, "Reverse", _conv(tf, t), [False, True, False, True]))
+sample("ConjugateTranspose", "ConjugateTranspose", lambda tf, t: raw(tf, "ConjugateTranspose", t["x"], [2, 0, 3, 1]))
+for _case, _feed in (("Roll", "x"), ("Roll_int32", "i"), ("Roll_repeated_axis", "x")):
+    _r = _rng(_case)
+    _roll_axes = [1, 1] if _case == "Roll_repeated_axis" else sorted(_r.choice(4, 2, replace=False).tolist())
+    _roll_shifts = _r.integers(-7, 8, 2).tolist()
+    sample("Roll", _case, lambda tf, t, f=_feed, s=_roll_shifts, a=_roll_axes:
+           raw(tf, "Roll", t[f], np.int32(s), np.int32(a)))
+sample("Roll", "Roll_nhwc", lambda tf, t: raw(tf, "Roll", _conv(tf, t), np.int32([2, -1]), np.int32([1, 3])))
+sample("Fill", "Fill", lambda tf, t: raw(tf, "Fill", np.int32([3, 1, 4]), tf.reduce_max(t["x"])))
+sample("Fill", "Fill_int32", lambda tf, t: raw(tf, "Fill", np.int32([2, 5]), tf.reduce_sum(t["i"])))
+sample("LinSpace", "LinSpace", lambda tf, t: raw(tf, "LinSpace", tf.reduce_min(t["x"]), tf.reduce_max(t["p"]) * 3.0,
+                                                 np.int32(7)))
+sample("LinSpace", "LinSpace_backward", lambda tf, t: raw(tf, "LinSpace", tf.reduce_sum(t["p"]), tf.reduce_min(t["x"]),
+                                                          np.int64(11)))
+
+
+def _shape_vectors(tf: Any, t: dict[str, Any]) -> tuple[Any, Any]:
+    """Two runtime shape vectors that broadcast (where they differ, one of them is 1)."""
+    s0 = tf.abs(t["j"][0, :4])
+    s1 = tf.where(t["j"][1, 1:4] > 0, 1, tf.abs(t["j"][0, 1:4]))
+    return s0, s1
+
+
+sample("BroadcastArgs", "BroadcastArgs", lambda tf, t: raw(tf, "BroadcastArgs", *_shape_vectors(tf, t)))
+sample("BroadcastArgs", "BroadcastArgs_swapped", lambda tf, t: raw(tf, "BroadcastArgs", *_shape_vectors(tf, t)[::-1]))
+sample("ConcatOffset", "ConcatOffset", lambda tf, t: raw(tf, "ConcatOffset", np.int32(1), [
+    tf.concat([tf.abs(t["j"][0, :1]), tf.abs(t["j"][k, 1:2]), tf.abs(t["j"][0, 2:3])], 0) for k in range(3)])[2])
+sample("InvertPermutation", "InvertPermutation", lambda tf, t: raw(
+    tf, "InvertPermutation", raw(tf, "TopKV2", tf.reshape(t["d"], [-1])[:7], 7)[1]))
+sample("UnravelIndex", "UnravelIndex", lambda tf, t: raw(tf, "UnravelIndex", tf.abs(t["i"][0, 1, 2, :]),
+                                                         np.int32([3, 7])))
+sample("UnravelIndex", "UnravelIndex_3d", lambda tf, t: raw(tf, "UnravelIndex", tf.reshape(tf.abs(t["i"]), [-1]),
+                                                            np.int32([3, 1, 7])))
+sample("DataFormatDimMap", "DataFormatDimMap",
+       lambda tf, t: raw(tf, "DataFormatDimMap", tf.math.floormod(t["j"], 8) - 4))
+sample("DataFormatDimMap", "DataFormatDimMap_3d", lambda tf, t: raw(
+    tf, "DataFormatDimMap", tf.math.floormod(t["j"], 10) - 5, src_format="NDHWC", dst_format="NCDHW"))
+sample("DataFormatVecPermute", "DataFormatVecPermute", lambda tf, t: raw(tf, "DataFormatVecPermute", t["j"][0, :4]))
+sample("DataFormatVecPermute", "DataFormatVecPermute_pairs", lambda tf, t: raw(
+    tf, "DataFormatVecPermute", t["j"][:, :2], src_format="NCHW", dst_format="NHWC"))
+
+
+def _sorted_rows_and_values(tf: Any, t: dict[str, Any]) -> tuple[Any, Any]:
+    """Rising rows (running sums of positives) and values around them, some equal to a row's entries."""
+    rows = tf.cumsum(tf.reshape(t["p"], [6, 20]), axis=1)
+    return rows, tf.concat([tf.reshape(t["x"], [6, 20]) * 8.0 + 10.0, rows[:, ::3]], axis=1)
+
+
+for _op in ("LowerBound", "UpperBound"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(tf, o, *_sorted_rows_and_values(tf, t)))
+    sample(_op, f"{_op}_int64", lambda tf, t, o=_op: raw(tf, o, *_sorted_rows_and_values(tf, t), out_type=tf.int64))
+sample("Cross", "Cross", lambda tf, t: raw(tf, "Cross", t["x"][..., :3], t["d"][..., 1:4]))
+sample("Cross", "Cross_rank3", lambda tf, t: raw(tf, "Cross", t["y"][..., 2:], t["z"][..., :3]))
+sample("ReverseSequence", "ReverseSequence", lambda tf, t: raw(tf, "ReverseSequence", t["x"], np.int64([3, 1, 4]),
+                                                               seq_dim=2, batch_dim=1))
+sample("ReverseSequence", "ReverseSequence_runtime", lambda tf, t: raw(
+    tf, "ReverseSequence", t["x"], tf.math.floormod(tf.abs(t["j"][1, :2]), 6), seq_dim=3, batch_dim=0))
+sample("ReverseSequence", "ReverseSequence_int32", lambda tf, t: raw(
+    tf, "ReverseSequence", t["i"], tf.math.floormod(t["j"][2, :3], 5), seq_dim=2, batch_dim=1))
+
+
+def _targets(tf: Any, t: dict[str, Any]) -> Any:
+    return tf.math.floormod(tf.reshape(t["j"], [-1])[:6] * 7, 20)
+
+
+sample("InTopK", "InTopK", lambda tf, t: raw(tf, "InTopK", tf.reshape(t["x"], [6, 20]), _targets(tf, t), k=3))
+sample("InTopK", "InTopK_nonfinite", lambda tf, t: raw(tf, "InTopK", tf.reshape(t["w"], [6, 20]), _targets(tf, t), k=9))
+sample("InTopKV2", "InTopKV2", lambda tf, t: raw(tf, "InTopKV2", tf.reshape(t["x"], [6, 20]),
+                                                 tf.cast(_targets(tf, t), tf.int64), np.int64(5)))
+# repeated indices: TF applies the updates in index order
+for _op, _feed in (("TensorScatterAdd", "y"), ("TensorScatterSub", "y"), ("TensorScatterMax", "y"),
+                   ("TensorScatterMin", "y"), ("ScatterNdNonAliasingAdd", "y"), ("TensorScatterMax", "i")):
+    _case = f"{_op}_{_feed}"
+    _idx = _ids(_case, 4, 0, 3).reshape(4, 1)
+    sample(_op, _case, lambda tf, t, o=_op, f=_feed, ix=_idx: raw(
+        tf, o, t[f][0] if f == "i" else t[f], ix, tf.concat([t[f][0], t[f][1, :1]], 0) if f == "i"
+        else tf.concat([t["z"], t["z"][1:2]], 0)))  # rank-3 feeds: no layout moves, so Caffe too
+sample("TensorScatterUpdate", "TensorScatterUpdate", lambda tf, t: raw(
+    tf, "TensorScatterUpdate", t["x"], np.int32([[1, 2], [0, 0], [1, 0]]), t["d"][0]))
+sample("TensorScatterUpdate", "TensorScatterUpdate_rank3", lambda tf, t: raw(
+    tf, "TensorScatterUpdate", t["y"], np.int32([[2, 1], [0, 3]]), t["z"][1, :2]))
+sample("TensorScatterAdd", "TensorScatterAdd_scalars", lambda tf, t: raw(
+    tf, "TensorScatterAdd", t["y"], np.int32([[2, 3, 4], [0, 0, 0], [2, 3, 4]]), t["x"][0, 0, 0, :3]))
+sample("SparseToDense", "SparseToDense", lambda tf, t: raw(
+    tf, "SparseToDense", np.int32([[0, 1], [1, 0], [2, 3]]), np.int32([3, 5]), t["x"][0, 0, 0, :3],
+    tf.reduce_min(t["x"])))
+sample("SparseToDense", "SparseToDense_scalar_value", lambda tf, t: raw(
+    tf, "SparseToDense", np.int64([4, 0, 6]), np.int64([7]), tf.reduce_max(t["i"]), np.int32(-3),
+    validate_indices=False))
+_SEGMENT_IDS = _ids("Segment", 8, 0, 7, sort=True)  # 8 rows, gaps: empty segments
+for _kind, _feed in (("Sum", "x"), ("Mean", "x"), ("Max", "x"), ("Min", "x"), ("Prod", "u"), ("Sum", "i")):
+    sample(f"Segment{_kind}", f"Segment{_kind}_{_feed}", lambda tf, t, k=_kind, f=_feed: raw(
+        tf, f"Segment{k}", tf.reshape(t[f], [8, 3, 5]), _SEGMENT_IDS))
+_UNSORTED_IDS = _ids("UnsortedSegment", 6, -1, 6).reshape(2, 3)  # a -1 drops its row; count 7: empty ones
+for _kind, _feed in (("Sum", "x"), ("Max", "x"), ("Min", "x"), ("Prod", "u"), ("Max", "i"), ("Min", "i")):
+    sample(f"UnsortedSegment{_kind}", f"UnsortedSegment{_kind}_{_feed}", lambda tf, t, k=_kind, f=_feed: raw(
+        tf, f"UnsortedSegment{k}", t[f], _UNSORTED_IDS, np.int32(7)))
+sample("Bincount", "Bincount", lambda tf, t: raw(tf, "Bincount", tf.abs(t["i"]), np.int32(15), np.float32([])))
+sample("Bincount", "Bincount_weights", lambda tf, t: raw(tf, "Bincount", tf.abs(t["i"]), np.int32(17), t["x"]))
+sample("DenseBincount", "DenseBincount", lambda tf, t: raw(
+    tf, "DenseBincount", tf.reshape(tf.abs(t["i"]), [6, 20]), np.int32(13), np.float32([])))
+sample("DenseBincount", "DenseBincount_binary", lambda tf, t: raw(
+    tf, "DenseBincount", tf.reshape(tf.abs(t["i"]), [6, 20]), np.int32(13), np.float32([]), binary_output=True))
+sample("DenseBincount", "DenseBincount_weights", lambda tf, t: raw(
+    tf, "DenseBincount", tf.abs(t["i"][0, 0]), np.int32(9), t["x"][1, 2]))
+# refused by the parser, naming why: the output size depends on runtime values
+sample("Where", "Where", lambda tf, t: tf.cast(raw(tf, "Where", t["m"]), tf.float32))
+sample("Range", "Range", lambda tf, t: tf.cast(raw(tf, "Range", 0, tf.reduce_max(t["i"]), 1), tf.float32))
+_SPARSE_AT = np.int64([[0, 1, 2], [1, 0, 4], [1, 0, 4], [2, 3, 0]])  # a repeated element: its values add up
+sample("SparseTensorDenseAdd", "SparseTensorDenseAdd", lambda tf, t: raw(
+    tf, "SparseTensorDenseAdd", _SPARSE_AT, t["x"][0, 0, 0, :4], np.int64([3, 4, 5]), t["y"] * 7.0))
+sample("SparseReduceSum", "SparseReduceSum", lambda tf, t: raw(
+    tf, "SparseReduceSum", _SPARSE_AT, t["x"][1, 0, 0, :4], np.int64([3, 4, 5]), np.int32([1]), keep_dims=False))
+sample("SparseReduceSum", "SparseReduceSum_keep", lambda tf, t: raw(
+    tf, "SparseReduceSum", _SPARSE_AT, t["x"][1, 0, 0, :4], np.int64([3, 4, 5]), np.int32([0, 2]), keep_dims=True))
+for _op in ("SparseDenseCwiseAdd", "SparseDenseCwiseMul", "SparseDenseCwiseDiv"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(tf, o, _SPARSE_AT, t["x"][0, 1, 1, :4], np.int64([3, 4, 5]), t["d"][1]))
+    sample(_op, f"{_op}_broadcast", lambda tf, t, o=_op: raw(
+        tf, o, _SPARSE_AT, t["x"][0, 1, 2, :4], np.int64([3, 4, 5]), t["d"][0, 0, :1]))
+sample("DynamicStitch", "DynamicStitch", lambda tf, t: raw(
+    tf, "DynamicStitch", [np.int32([[3, 0], [1, 5]]), np.int32([2, 4, 1])], [t["y"][:2, :2], t["z"][0, :3]]))
+sample("ParallelDynamicStitch", "ParallelDynamicStitch", lambda tf, t: raw(
+    tf, "ParallelDynamicStitch", [np.int32([4, 1]), np.int32([[0], [3], [2]])], [t["i"][0, 0, :2], t["j"][:3, None]]))
+sample("DynamicPartition", "DynamicPartition", lambda tf, t: raw(
+    tf, "DynamicPartition", t["x"], np.int32([[1, 0, 2], [2, 2, 0]]), num_partitions=3)[2])
+sample("DynamicPartition", "DynamicPartition_first", lambda tf, t: raw(
+    tf, "DynamicPartition", t["i"][0], np.int32([1, 0, 1]), num_partitions=2)[1])
+_SPARSE_ROWS, _SPARSE_IDS = np.int32([5, 0, 5, 2, 7, 1]), np.int32([0, 0, 2, 3, 3, 3])  # segment 1 empty
+for _op in ("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(tf, o, tf.reshape(t["x"], [8, 3, 5]), _SPARSE_ROWS, _SPARSE_IDS))
+    sample(f"{_op}WithNumSegments", f"{_op}WithNumSegments", lambda tf, t, o=_op: raw(
+        tf, f"{o}WithNumSegments", tf.reshape(t["d"], [8, 15]), _SPARSE_ROWS, _SPARSE_IDS, np.int32(6)))
+sample("SparseSegmentSum", "SparseSegmentSum_int32", lambda tf, t: raw(
+    tf, "SparseSegmentSum", tf.reshape(t["i"], [8, 15]), _SPARSE_ROWS, _SPARSE_IDS))
+
+for _case in (f"CumulativeLogsumexp_{n}" for n in range(3)):
+    _r = _rng(_case)
+    _axis, _exclusive, _reverse = int(_r.integers(0, 4)), bool(_r.integers(2)), bool(_r.integers(2))
+    sample("CumulativeLogsumexp", _case, lambda tf, t, a=_axis, e=_exclusive, rv=_reverse: raw(
+        tf, "CumulativeLogsumexp", t["x"] * 4.0, a, exclusive=e, reverse=rv))
+sample("CumulativeLogsumexp", "CumulativeLogsumexp_nhwc", lambda tf, t: raw(
+    tf, "CumulativeLogsumexp", _conv(tf, t), 3, exclusive=True))
+# values on and next to the bin edges, and beyond the range on both sides
+sample("HistogramFixedWidth", "HistogramFixedWidth", lambda tf, t: raw(
+    tf, "HistogramFixedWidth", tf.concat([tf.reshape(t["x"], [-1]), np.float32([-1.2, 0.6, 0.59999996, 2.4])], 0),
+    np.float32([-1.2, 2.4]), np.int32(6)))
+sample("HistogramFixedWidth", "HistogramFixedWidth_int64", lambda tf, t: raw(
+    tf, "HistogramFixedWidth", t["p"], np.float32([0.3, 3.3]), np.int32(7), dtype=tf.int64))
+_SPARSE_AB = np.int64([[0, 2], [0, 4], [2, 1], [3, 0], [3, 4]])  # (4, 5): row 1 empty
+sample("SparseTensorDenseMatMul", "SparseTensorDenseMatMul", lambda tf, t: raw(
+    tf, "SparseTensorDenseMatMul", _SPARSE_AB, t["x"][0, 0, 0], np.int64([4, 5]), t["d"][0, 0], adjoint_b=True))
+sample("SparseTensorDenseMatMul", "SparseTensorDenseMatMul_adjoint_a", lambda tf, t: raw(
+    tf, "SparseTensorDenseMatMul", _SPARSE_AB, t["x"][0, 0, 1], np.int64([4, 5]), t["d"][1, 0], adjoint_a=True))
+sample("SparseSoftmax", "SparseSoftmax", lambda tf, t: raw(
+    tf, "SparseSoftmax", np.int64([[0, 0, 1], [0, 0, 3], [0, 2, 0], [1, 1, 1], [1, 1, 2], [1, 1, 4]]),
+    tf.reshape(t["x"], [-1])[7:13] * 3.0, np.int64([2, 3, 5])))
+# SparseTensor ops of constant indices: the values are runtime, every index and shape output a constant
+_SP_UNORDERED = np.int64([[2, 1], [0, 3], [1, 0], [0, 1], [2, 4], [1, 2]])  # a (3, 5) tensor, rows shuffled
+_SP_ORDERED = _SP_UNORDERED[np.lexsort(_SP_UNORDERED.T[::-1])]
+_SP_SHAPE = np.int64([3, 5])
+
+
+sample("SparseReorder", "SparseReorder", lambda tf, t: raw(
+    tf, "SparseReorder", _SP_UNORDERED, tf.concat([t["y"][0, 0], t["y"][0, 1, :1]], 0), _SP_SHAPE)[1])
+sample("SparseSlice", "SparseSlice", lambda tf, t: raw(
+    tf, "SparseSlice", _SP_ORDERED, tf.concat([t["y"][1, 0], t["y"][1, 1, :1]], 0), _SP_SHAPE, np.int64([0, 1]),
+    np.int64([2, 3]))[1])
+sample("SparseConcat", "SparseConcat", lambda tf, t: raw(
+    tf, "SparseConcat", [_SP_ORDERED, _SP_ORDERED[:4]], [tf.concat([t["y"][2, 0], t["y"][2, 1, :1]], 0),
+                                                         t["z"][0, 0, :4]], [_SP_SHAPE, _SP_SHAPE], concat_dim=1)[1])
+sample("SparseConcat", "SparseConcat_rows", lambda tf, t: raw(
+    tf, "SparseConcat", [_SP_ORDERED[:3], _SP_ORDERED],
+    [t["z"][1, 0, :3], tf.concat([t["y"][2, 0], t["y"][2, 1, :1]], 0)], [_SP_SHAPE, _SP_SHAPE], concat_dim=0)[1])
+sample("SparseSplit", "SparseSplit", lambda tf, t: raw(
+    tf, "SparseSplit", np.int64(1), _SP_ORDERED, tf.concat([t["y"][0, 2], t["y"][0, 3, :1]], 0), _SP_SHAPE,
+    num_split=2)[1][1])
+sample("SparseFillEmptyRows", "SparseFillEmptyRows", lambda tf, t: raw(
+    tf, "SparseFillEmptyRows", np.int64([[0, 1], [0, 4], [3, 2]]), t["z"][2, 1, :3], np.int64([5, 6]),
+    tf.reduce_max(t["z"]))[1])
+sample("SparseReduceMax", "SparseReduceMax", lambda tf, t: raw(
+    tf, "SparseReduceMax", _SP_ORDERED, tf.concat([t["y"][1, 2], t["y"][1, 3, :1]], 0) - 5.0, _SP_SHAPE,
+    np.int32([1]), keep_dims=False))
+for _op in ("SparseReduceMaxSparse", "SparseReduceSumSparse"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(
+        tf, o, _SP_ORDERED, tf.concat([t["y"][2, 2], t["y"][2, 3, :1]], 0), _SP_SHAPE, np.int32([0]),
+        keep_dims=True)[1])
+for _op in ("SparseSparseMaximum", "SparseSparseMinimum"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(
+        tf, o, _SP_ORDERED, tf.concat([t["y"][0, 1], t["y"][0, 2, :1]], 0), _SP_SHAPE,
+        np.int64([[0, 1], [1, 1], [2, 4]]), t["z"][1, 1, :3], _SP_SHAPE)[1])
+sample("SparseBincount", "SparseBincount", lambda tf, t: raw(
+    tf, "SparseBincount", _SP_ORDERED, tf.abs(tf.reshape(t["j"], [-1])[:6]),
+    _SP_SHAPE, np.int32(5), np.float32([]), binary_output=False))
+sample("SparseBincount", "SparseBincount_binary", lambda tf, t: raw(
+    tf, "SparseBincount", _SP_ORDERED[:, 1:], tf.abs(tf.reshape(t["j"], [-1])[3:9]), np.int64([5]), np.int32(6),
+    np.float32([]), binary_output=True))
+sample("SparseBincount", "SparseBincount_weights", lambda tf, t: raw(
+    tf, "SparseBincount", _SP_ORDERED, tf.abs(tf.reshape(t["j"], [-1])[6:12]), _SP_SHAPE, np.int32(7),
+    tf.concat([t["y"][1, 1], t["y"][1, 2, :1]], 0), binary_output=False))
+sample("SparseMatMul", "SparseMatMul", lambda tf, t: raw(tf, "SparseMatMul", tf.reshape(t["x"], [24, 5]), _w(15, 4, 5),
+                                                         transpose_b=True, b_is_sparse=True))
+sample("SparseMatMul", "SparseMatMul_activations", lambda tf, t: raw(
+    tf, "SparseMatMul", tf.reshape(t["x"], [6, 20]), tf.reshape(t["d"], [6, 20]), transpose_a=True, a_is_sparse=True))
+# the fused recurrent cells of tf.contrib.rnn: one step (batch 3, input 5, units 4), then sequences of 4 steps
+_LSTM_W, _LSTM_B, _PEEPS = _w(16, 9, 16) * 0.5, _w(17, 16) * 0.5, [_w(18 + k, 4) * 0.5 for k in range(3)]
+for _peep, _clip in ((False, 3.0), (True, 0.5)):
+    for _k, _name in enumerate(("i", "cs", "f", "o", "ci", "co", "h")):
+        if _name in ("i", "cs", "h") or _peep:
+            sample("LSTMBlockCell", f"LSTMBlockCell_{_name}{'_peephole' if _peep else ''}",
+                   lambda tf, t, k=_k, p=_peep, c=_clip: raw(
+                       tf, "LSTMBlockCell", t["y"][:, 0], t["d"][0, :, 0, :4] * 2.0, t["x"][1, :, 1, :4], _LSTM_W,
+                       *_PEEPS, _LSTM_B, forget_bias=0.7, cell_clip=c, use_peephole=p)[k])
+# steps from seq_len_max on: TF zeroes cs and h there and leaves the other outputs uninitialized
+for _op in ("BlockLSTM", "BlockLSTMV2"):
+    for _k, _name in enumerate(("i", "cs", "f", "o", "ci", "co", "h")):
+        sample(_op, f"{_op}_{_name}", lambda tf, t, o=_op, k=_k, n=3 if _name in ("cs", "h") else 4: raw(
+            tf, o, np.int64(n), tf.transpose(t["y"], [1, 0, 2])[:, :3],
+            t["d"][0, :, 0, :4], t["x"][1, :, 1, :4], _LSTM_W, *_PEEPS, _LSTM_B, cell_clip=1.5,
+            use_peephole=o == "BlockLSTMV2", **({} if o == "BlockLSTMV2" else {"forget_bias": 0.3}))[k])
+for _k, _name in enumerate(("r", "u", "c", "h")):
+    sample("GRUBlockCell", f"GRUBlockCell_{_name}", lambda tf, t, k=_k: raw(
+        tf, "GRUBlockCell", t["y"][:, 0], t["x"][1, :, 1, :4], _w(21, 9, 8) * 0.5, _w(22, 9, 4) * 0.5,
+        _w(23, 8) * 0.5, _w(24, 4) * 0.5)[k])
+sample("TensorStridedSliceUpdate", "TensorStridedSliceUpdate", lambda tf, t: raw(
+    tf, "TensorStridedSliceUpdate", t["x"], np.int32([1, 0, 3]), np.int32([0, 3, -5]), np.int32([1, 2, -2]),
+    t["d"][0, :2, :2] * 2.0, begin_mask=0, end_mask=1, shrink_axis_mask=1))
+sample("TensorStridedSliceUpdate", "TensorStridedSliceUpdate_rank3", lambda tf, t: raw(
+    tf, "TensorStridedSliceUpdate", t["y"], np.int32([0, 1]), np.int32([3, 4]), np.int32([2, 2]), t["z"][:2, :2],
+    end_mask=0))
+# SpaceToBatch / BatchToSpace (v1) on their own: odd padded sizes, a crop on every side
+sample("SpaceToBatch", "SpaceToBatch", lambda tf, t: raw(tf, "SpaceToBatch", t["img"], np.int32([[1, 2], [0, 3]]),
+                                                         block_size=3))
+sample("BatchToSpace", "BatchToSpace", lambda tf, t: raw(tf, "BatchToSpace", tf.concat([t["img"]] * 4, 0) * 0.5
+                                                         + tf.reshape(tf.range(4.0), [4, 1, 1, 1]),
+                                                         np.int32([[1, 0], [2, 1]]), block_size=2))
+sample("Conv", "Conv", lambda tf, t: raw(tf, "Conv", t["img"], _w(30, 3, 2, 3, 4), strides=[1, 2, 1, 1],
+                                         padding="SAME", data_format="CHANNELS_LAST"))
+sample("Conv", "Conv_dilated", lambda tf, t: raw(tf, "Conv", t["img"], _w(31, 2, 3, 3, 2), strides=[1, 1, 1, 1],
+                                                 padding="VALID", dilations=[1, 2, 1, 1], data_format="CHANNELS_LAST"))
+sample("TridiagonalMatMul", "TridiagonalMatMul", lambda tf, t: raw(
+    tf, "TridiagonalMatMul", t["y"][:, :1, :4], t["z"][:, :1, :4],
+    t["d"][0, :, :1, :4], t["x"][1, :, :4, :]))
+sample("TridiagonalMatMul", "TridiagonalMatMul_rank3", lambda tf, t: raw(
+    tf, "TridiagonalMatMul", t["z"][:, 2:3, 1:], t["y"][:, 1:2, :4], t["z"][:, :1, :4], t["y"]))

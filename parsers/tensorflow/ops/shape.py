@@ -67,8 +67,11 @@ def transpose(ctx: Context, op: Any) -> None:
 
 @tf_op("ConcatV2")
 def concat(ctx: Context, op: Any) -> None:
-    tensors = list(op.inputs[:-1])
-    axis = int(ctx.const(op.inputs[-1]))
+    concat_along(ctx, op, list(op.inputs[:-1]), int(ctx.const(op.inputs[-1])))
+
+
+def concat_along(ctx: Context, op: Any, tensors: list[Any], axis: int) -> None:
+    """TF tensors `tensors` joined along TF axis `axis`, in the first activation's IR order."""
     rank = len(ctx.shape(op.outputs[0]))
     perm = next((ctx.val(t).perm for t in tensors if not ctx.is_const(t)), None)
     names = [ctx.ir(t, perm, rank) for t in tensors]

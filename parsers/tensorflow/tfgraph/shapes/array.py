@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..fold import STRIDED_MASKS
 from ..graph import ShapeError
 from .base import Dims, Node, axis_index, broadcast, known_prod, merge, shape_fn, show
@@ -329,3 +331,272 @@ def _scatter_nd(node: Node) -> list:
         s = node.dims(2)
         return [None if s is None or s[0] is None else [None] * s[0]]
     return [shape]
+
+
+# ---- issue 22 part B (opsb): scatter, segment, index and search ops ------------------------------
+@shape_fn("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin",
+          "ScatterNdNonAliasingAdd", "Reverse", "ReverseSequence", "Roll", "InvertPermutation", "DataFormatDimMap",
+          "DataFormatVecPermute", "Cross", "CumulativeLogsumexp")
+def _like_first_input(node: Node) -> list:
+    return [node.dims(0)]
+
+
+@shape_fn("ConjugateTranspose")
+def _conjugate_transpose(node: Node) -> list:
+    return _transpose(node)
+
+
+@shape_fn("SparseToDense")
+def _sparse_to_dense(node: Node) -> list:
+    shape = node.ints(1)
+    if shape is None:
+        s = node.dims(1)
+        return [None if s is None or s[0] is None else [None] * s[0]]
+    return [shape]
+
+
+def _segmented(node: Node, rows: int | None) -> Dims:
+    """`rows` segments of data's trailing shape: data.shape[ids.rank:]."""
+    data, ids = node.dims(0), node.dims(1)
+    if data is None or ids is None:
+        return None
+    return [rows] + list(data[len(ids):])
+
+
+@shape_fn("SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd")
+def _segment(node: Node) -> list:
+    """max(id) + 1 rows when the ids are constants (TF itself leaves the count unknown)."""
+    ids = node.ints(1)
+    return [_segmented(node, max(ids) + 1 if ids else None)]
+
+
+@shape_fn("UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd")
+def _unsorted_segment(node: Node) -> list:
+    n = node.ints(2)
+    return [_segmented(node, n[0] if n is not None else None)]
+
+
+@shape_fn("Bincount", "DenseBincount")
+def _bincount(node: Node) -> list:
+    size = node.ints(1)
+    n = size[0] if size is not None else None
+    x = node.dims(0)
+    if node.op.type == "DenseBincount" and x is not None and len(x) == 2:
+        return [[x[0], n]]
+    return [[n]]
+
+
+@shape_fn("InTopK", "InTopKV2")
+def _in_top_k(node: Node) -> list:
+    predictions = node.dims(0)
+    return [None if predictions is None else [predictions[0]]]
+
+
+@shape_fn("LinSpace")
+def _lin_space(node: Node) -> list:
+    num = node.ints(2)
+    return [[num[0] if num is not None else None]]
+
+
+@shape_fn("ConcatOffset")
+def _concat_offset(node: Node) -> list:
+    return [node.dims(1)] * node.n_out
+
+
+@shape_fn("UnravelIndex")
+def _unravel_index(node: Node) -> list:
+    indices, dims = node.dims(0), node.dims(1)
+    if indices is None or dims is None:
+        return [None]
+    return [list(dims) + ([] if not indices else [known_prod(indices)])]
+
+
+@shape_fn("LowerBound", "UpperBound")
+def _search_sorted(node: Node) -> list:
+    return [node.dims(1)]
+
+
+@shape_fn("TensorStridedSliceUpdate")
+def _strided_slice_update(node: Node) -> list:
+    return [node.dims(0)]
+
+
+@shape_fn("SparseTensorDenseAdd")
+def _sparse_dense_add(node: Node) -> list:
+    return [node.dims(3)]
+
+
+@shape_fn("SparseDenseCwiseAdd", "SparseDenseCwiseMul", "SparseDenseCwiseDiv")
+def _sparse_dense_cwise(node: Node) -> list:
+    return [node.dims(1)]
+
+
+@shape_fn("SparseReduceSum")
+def _sparse_reduce_sum(node: Node) -> list:
+    shape, axes = node.ints(2), node.ints(3)
+    if shape is None:
+        return [None]
+    return [_reduced(node, shape, axes, bool(node.attr("keep_dims", False)))]
+
+
+@shape_fn("DynamicStitch", "ParallelDynamicStitch")
+def _dynamic_stitch(node: Node) -> list:
+    """max(index) + 1 rows when every index is a constant."""
+    n = len(node.op.inputs) // 2
+    indices = [node.value(i) for i in range(n)]
+    data, index_dims = node.dims(n), node.dims(0)
+    if data is None or index_dims is None:
+        return [None]
+    rows = None if any(v is None for v in indices) else max((int(v.max()) + 1 for v in indices if v.size),
+                                                             default=0)
+    return [[rows] + list(data[len(index_dims):])]
+
+
+@shape_fn("DynamicPartition")
+def _dynamic_partition(node: Node) -> list:
+    """Each partition's row count when the partitions are constants (TF leaves it unknown)."""
+    data, partition_dims, partitions = node.dims(0), node.dims(1), node.value(1)
+    if data is None or partition_dims is None:
+        return [None] * node.n_out
+    rest = list(data[len(partition_dims):])
+    return [[None if partitions is None else int((partitions == p).sum())] + rest for p in range(node.n_out)]
+
+
+@shape_fn("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN", "SparseSegmentSumWithNumSegments",
+          "SparseSegmentMeanWithNumSegments", "SparseSegmentSqrtNWithNumSegments")
+def _sparse_segment(node: Node) -> list:
+    data = node.dims(0)
+    if node.op.type.endswith("WithNumSegments"):
+        n = node.ints(3)
+        rows = n[0] if n is not None else None
+    else:
+        ids = node.ints(2)
+        rows = max(ids) + 1 if ids else None
+    return [None if data is None else [rows] + list(data[1:])]
+
+
+@shape_fn("Where")
+def _where(node: Node) -> list:
+    """(true elements, rank): the count only when the condition is a constant."""
+    x, value = node.dims(0), node.value(0)
+    if x is None:
+        return [None]
+    return [[None if value is None else int(np.count_nonzero(value)), len(x)]]
+
+
+@shape_fn("HistogramFixedWidth")
+def _histogram(node: Node) -> list:
+    n = node.ints(2)
+    return [[n[0] if n is not None else None]]
+
+
+@shape_fn("SparseTensorDenseMatMul")
+def _sparse_dense_matmul(node: Node) -> list:
+    shape, b = node.ints(2), node.dims(3)
+    rows = None if shape is None else shape[1 if node.attr("adjoint_a", False) else 0]
+    cols = None if b is None else b[0 if node.attr("adjoint_b", False) else 1]
+    return [[rows, cols]]
+
+
+@shape_fn("SparseSoftmax")
+def _sparse_softmax(node: Node) -> list:
+    return [node.dims(1)]
+
+
+def _sparse_at(node: Node, indices: int, shape: int) -> tuple[np.ndarray | None, list[int] | None]:
+    """A SparseTensor's constant indices (nnz, rank) and dense shape, each None where not constant."""
+    dense, at = node.ints(shape), node.value(indices)
+    if at is not None and dense is not None:
+        at = at.reshape(-1, len(dense))
+    return at, dense
+
+
+def _sparse_out(count: int | None, rank: int | None) -> list:
+    """(indices, values, shape) dims of a SparseTensor output of `count` values."""
+    return [[count, rank], [count], [rank]]
+
+
+@shape_fn("SparseReorder")
+def _sparse_reorder(node: Node) -> list:
+    return [node.dims(0), node.dims(1)]
+
+
+@shape_fn("SparseSlice")
+def _sparse_slice_shape(node: Node) -> list:
+    at, dense = _sparse_at(node, 0, 2)
+    start, size = node.ints(3), node.ints(4)
+    rank = node.dims(2)[0] if node.dims(2) else None
+    if at is None or dense is None or start is None or size is None:
+        return _sparse_out(None, rank)
+    end = np.minimum(np.asarray(start) + size, dense)
+    return _sparse_out(int(np.all((at >= start) & (at < end), axis=1).sum()), rank)
+
+
+@shape_fn("SparseConcat")
+def _sparse_concat_shape(node: Node) -> list:
+    n = int(node.attr("N"))
+    counts = [(node.dims(i) or [None])[0] for i in range(n)]
+    rank = next((d[1] for d in (node.dims(i) for i in range(n)) if d is not None), None)
+    return _sparse_out(None if None in counts else sum(counts), rank)
+
+
+@shape_fn("SparseSplit")
+def _sparse_split_shape(node: Node) -> list:
+    k = int(node.attr("num_split"))
+    at, dense = _sparse_at(node, 1, 3)
+    axis = node.ints(0)
+    rank = node.dims(3)[0] if node.dims(3) else None
+    if at is None or dense is None or axis is None:
+        counts = [None] * k
+    else:
+        a = axis[0] % len(dense)
+        base, extra = divmod(dense[a], k)
+        starts = np.cumsum([0] + [base + (p < extra) for p in range(k)])
+        counts = [int(((at[:, a] >= starts[p]) & (at[:, a] < starts[p + 1])).sum()) for p in range(k)]
+    return [[c, rank] for c in counts] + [[c] for c in counts] + [[rank]] * k
+
+
+@shape_fn("SparseFillEmptyRows")
+def _sparse_fill_empty_rows_shape(node: Node) -> list:
+    at, dense = _sparse_at(node, 0, 2)
+    rank = node.dims(2)[0] if node.dims(2) else None
+    nnz = (node.dims(1) or [None])[0]
+    rows = dense[0] if dense is not None else None
+    count = None if at is None or dense is None else len(at) + len(set(range(dense[0])) - set(at[:, 0].tolist()))
+    return [[count, rank], [count], [rows], [nnz]]
+
+
+@shape_fn("SparseReduceMax")
+def _sparse_reduce_max(node: Node) -> list:
+    return _sparse_reduce_sum(node)
+
+
+@shape_fn("SparseReduceMaxSparse", "SparseReduceSumSparse")
+def _sparse_reduce_sparse(node: Node) -> list:
+    at, dense = _sparse_at(node, 0, 2)
+    axes, keep = node.ints(3), bool(node.attr("keep_dims", False))
+    if at is None or dense is None or axes is None:
+        return [None] * 3
+    reduced = {a % len(dense) for a in axes} or set(range(len(dense)))
+    groups = {tuple(r) for r in np.delete(at, sorted(reduced), 1).tolist()}
+    return _sparse_out(len(groups), len(dense) if keep else len(dense) - len(reduced))
+
+
+@shape_fn("SparseSparseMaximum", "SparseSparseMinimum")
+def _sparse_sparse(node: Node) -> list:
+    a, dense = _sparse_at(node, 0, 2)
+    b, _ = _sparse_at(node, 3, 5)
+    rank = node.dims(2)[0] if node.dims(2) else None
+    if a is None or b is None:
+        return [[None, None], [None]]
+    count = len({tuple(r) for r in a.tolist()} | {tuple(r) for r in b.tolist()})
+    return [[count, rank], [count]]
+
+
+@shape_fn("SparseBincount")
+def _sparse_bincount(node: Node) -> list:
+    size, dense = node.ints(3), node.ints(2)
+    n = size[0] if size is not None else None
+    if dense is None:
+        return [None]
+    return [[n] if len(dense) == 1 else [dense[0], n]]

@@ -63,7 +63,8 @@ _RESOURCE = 20
 _REF = 100  # DT_FLOAT_REF = DT_FLOAT + 100
 _REF_OUTPUTS = {"VariableV2", "Variable", "Assign"}
 _BOOL_OPS = {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd",
-             "LogicalOr", "LogicalNot", "IsFinite", "IsNan", "IsInf", "ApproximateEqual"}
+             "LogicalOr", "LogicalNot", "IsFinite", "IsNan", "IsInf", "ApproximateEqual",
+             "InTopK", "InTopKV2"}
 # (attr, default enum) of the output dtype where it is not the op's T
 _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "Size": ("out_type", _INT32),
                 "Cast": ("DstT", None), "ArgMax": ("output_type", _INT64), "ArgMin": ("output_type", _INT64),
@@ -71,8 +72,16 @@ _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "
                 "GatherNd": ("Tparams", None),
                 # float32 only, no type attr
                 **{op: ("T", 1) for op in ("FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars",
-                                           "FakeQuantWithMinMaxVarsPerChannel")}}
+                                           "FakeQuantWithMinMaxVarsPerChannel")},
+                # issue 22 part B (opsb): index outputs of a value input
+                "LowerBound": ("out_type", _INT32), "UpperBound": ("out_type", _INT32),
+                "UnravelIndex": ("Tidx", _INT32), "ConcatOffset": ("shape_type", _INT32),
+                "HistogramFixedWidth": ("dtype", _INT32), "SparseMatMul": ("T", 1)}  # float32, no type attr
 _GENERIC = ("T", "dtype", "out_type", "DstT", "output_type", "Tout", "type")
+# issue 22 part B (opsb): SparseTensor outputs -- int64 indices and shapes (I) around the values (T), bools (B)
+_SPARSE_OUTPUTS = {"SparseReorder": "IT", "SparseSlice": "ITI", "SparseConcat": "ITI", "SparseFillEmptyRows": "ITBI",
+                   "SparseReduceMaxSparse": "ITI", "SparseReduceSumSparse": "ITI", "SparseSparseMaximum": "IT",
+                   "SparseSparseMinimum": "IT"}
 _LISTS = ("T", "output_types", "component_types", "Toutputs", "Tout")
 
 
@@ -105,6 +114,10 @@ def out_dtypes(op: Any) -> list[DType | None]:
         return [DType(attrs["T"].type), DType(attrs["Targmax"].type if "Targmax" in attrs else _INT64)][:n]
     if op.type in ("TopKV2", "TopK"):  # (values, indices)
         return [DType(attrs["T"].type), DType(attrs["index_type"].type if "index_type" in attrs else _INT32)][:n]
+    if op.type in _SPARSE_OUTPUTS or op.type == "SparseSplit":
+        kinds = _SPARSE_OUTPUTS.get(op.type) or "".join(k * (n // 3) for k in "ITI")
+        enums = {"I": _INT64, "B": _BOOL, "T": attrs["T"].type}
+        return [DType(enums[k]) for k in kinds][:n]
     if op.type.startswith("FusedBatchNorm") and "U" in attrs:
         return [DType(attrs["T"].type)] + [DType(attrs["U"].type)] * (n - 1)
     for name in _LISTS:

@@ -284,3 +284,53 @@ def _einsum(node: Node) -> list:
                 size[label] = dim if dim is not None or label not in size else size[label]
     labels = _einsum_labels(out, len(out.replace("...", "")) + ellipsis_rank, ellipsis_rank)
     return [[size.get(label) for label in labels]]
+
+
+# ---- issue 22 part B (opsb): SparseMatMul and the fused recurrent cells ----------------------------------
+@shape_fn("SparseMatMul")
+def _sparse_matmul(node: Node) -> list:
+    return _matmul(node)
+
+
+@shape_fn("LSTMBlockCell", "GRUBlockCell")
+def _block_cell(node: Node) -> list:
+    """Each output is (batch, units): h_prev's shape (LSTM: input 2; GRU: input 1)."""
+    h = node.dims(2 if node.op.type == "LSTMBlockCell" else 1)
+    return [h] * node.n_out
+
+
+@shape_fn("BlockLSTM", "BlockLSTMV2")
+def _block_lstm(node: Node) -> list:
+    x, h = node.dims(1), node.dims(3)
+    if x is None or h is None:
+        return [None] * node.n_out
+    return [[x[0], x[1], h[1]]] * node.n_out
+
+
+@shape_fn("SpaceToBatch", "BatchToSpace")
+def _space_batch_v1(node: Node) -> list:
+    """The ND forms' rules with the one block size on H and W."""
+    x, pads, b = node.dims(0), node.value(1), int(node.attr("block_size"))
+    if x is None or pads is None:
+        return [None if x is None else [None] * len(x)]
+    pads = pads.reshape(-1, 2)
+    if node.op.type == "SpaceToBatch":
+        size = [None if d is None else (d + int(p[0]) + int(p[1])) // b for d, p in zip(x[1:3], pads)]
+        return [[None if x[0] is None else x[0] * b * b, *size, x[3]]]
+    size = [None if d is None else d * b - int(p[0]) - int(p[1]) for d, p in zip(x[1:3], pads)]
+    return [[None if x[0] is None else x[0] // (b * b), *size, x[3]]]
+
+
+@shape_fn("Conv")
+def _generic_conv(node: Node) -> list:
+    """2-D only (CHANNELS_LAST or CHANNELS_FIRST): Conv2D's rule."""
+    x, f = node.dims(0), node.dims(1)
+    fmt = "NHWC" if node.attr("data_format", "CHANNELS_LAST") == "CHANNELS_LAST" else "NCHW"
+    if x is None or f is None or len(x) != 4:
+        return [None]
+    return [_windowed(node, x, (f[0], f[1]), f[3], fmt)]
+
+
+@shape_fn("TridiagonalMatMul")
+def _tridiagonal_matmul(node: Node) -> list:
+    return [node.dims(3)]
