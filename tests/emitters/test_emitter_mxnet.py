@@ -484,3 +484,18 @@ def test_runner_killed_by_the_oom_killer_says_so(monkeypatch, tmp_path):
     monkeypatch.setenv(runtime.PYTHON_ENV, str(python))
     (result,) = runtime.evaluate([(tmp_path, [np.zeros((1, 1), np.float32)])])
     assert "out-of-memory killer" in result["error"]
+
+
+@pytest.mark.parametrize("a,b,agree", [
+    ([np.inf, 1.0], [np.inf, 1.0], True),      # the same infinity: a - b would be NaN
+    ([np.nan, 1.0], [np.nan, 1.0], True),
+    ([np.inf, 1.0], [-np.inf, 1.0], False),
+    ([np.inf, 1.0], [1e30, 1.0], False),
+    ([1e-5, 2e-5], [1e-5, 2.1e-5], False),    # a small output is judged at its own scale, not against 1
+    ([1e-5, 2e-5], [1e-5, 2e-5], True),
+    ([0.0, 0.0], [0.0, 1e-9], False),
+])
+def test_the_two_mxnet_loaders_must_agree_at_the_outputs_own_scale(a, b, agree):
+    from tf_convert.emitters.mxnet.runtime import _loaders_agree
+
+    assert _loaders_agree(np.asarray(a, np.float32), np.asarray(b, np.float32)) is agree
