@@ -26,6 +26,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -168,8 +170,7 @@ def _run_child(path: str | Path, graph: Graph, inputs: list[np.ndarray], names: 
         np.savez(work / _INPUTS, *[np.asarray(x) for x in inputs])
         with open(work / _LOG, "wb") as log:
             # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
-            proc = subprocess.Popen([sys.executable, "-m", "tf_convert.app.reference_process", str(work)],
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+            proc = _start_child(work, log)
             code = proc.wait()
         if (work / _ERROR).exists():
             raise _error_from(json.loads((work / _ERROR).read_text()))
@@ -182,6 +183,23 @@ def _run_child(path: str | Path, graph: Graph, inputs: list[np.ndarray], names: 
             proc.kill()
             proc.wait()
         shutil.rmtree(work, ignore_errors=True)
+
+
+_ENDING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+def _start_child(work: Path, log) -> subprocess.Popen:
+    """The child, started with the ending signals held back until Popen has returned: a signal that came
+    between the fork and the return would leave no `proc` to kill (an orphan child running TF on)."""
+    main = threading.current_thread() is threading.main_thread()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING) if main else None
+    try:
+        return subprocess.Popen([sys.executable, "-m", "tf_convert.app.reference_process", str(work),
+                                 str(os.getpid())],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    finally:
+        if held is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal that came meanwhile is handled now
 
 
 def _died(code: int, log: Path) -> BaseException:
@@ -217,12 +235,25 @@ def _record(error: BaseException) -> dict[str, Any]:
             "message": str(error) or type(error).__name__}
 
 
-def child_main(work: Path) -> int:
+def _end_with_parent(parent: int) -> None:
+    """A child whose parent has gone (killed, or interrupted as another thread took the signal) ends too."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def child_main(work: Path, parent: int | None = None) -> int:
     """The child: read the request, run the reference in this process, write outputs (or the error)."""
     from tf_convert import parsers
 
     from .requirements import check_reference
 
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)  # held back by the parent while it started us
+    if parent is not None:
+        _end_with_parent(parent)
     with open(work / _REQUEST, "rb") as f:
         request = pickle.load(f)
     with np.load(work / _INPUTS) as saved:
@@ -260,4 +291,4 @@ def _write_sets(work: Path, request: dict, inputs: list[np.ndarray]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(child_main(Path(sys.argv[1])))
+    sys.exit(child_main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else None))
