@@ -1,5 +1,5 @@
-"""`model.pt` written one tensor at a time: the file `torch.save(state_dict)` writes (torch's zip format:
-`data.pkl` naming each tensor's storage by a persistent id, then one `data/N` record per storage), so
+"""`model.pt` written one tensor at a time in torch.save's format, by our own zip writer (torch's zip format:
+`data.pkl` naming each tensor's storage by a persistent id, then one aligned `data/N` record per storage), so
 `torch.load(path, weights_only=True)` (also with `mmap=True`) and model.py's `load()` read it, but no
 more than a few tensors are in memory at a time (a lazy weight is read from the checkpoint when its
 record is written)."""
