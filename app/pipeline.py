@@ -202,14 +202,18 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
     if req.target != "ir" and req.target not in emitters.TARGETS:
         raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
     progress.stage("imports")
-    requirements.check(req.target, verify=req.verify, kind=source.kind)  # nothing read or written yet
+    from . import reference_process
+
+    # nothing read or written yet; a reference child checks TensorFlow itself (no TF import here: issue 25)
+    child = req.verify and reference_process.in_child(source)
+    requirements.check(req.target, verify=req.verify, kind=source.kind, reference=not child)
 
     progress.stage("parse")
     graph, kind, seconds, notes = load_graph(req, cache, progress)
     if req.verify and req.target != "ir":  # refuse what the check cannot hold before anything is written
-        from . import memory, reference_process
+        from . import memory
 
-        memory.check_verify(graph, req.max_memory, str(source), reference_process.in_child(source))
+        memory.check_verify(graph, req.max_memory, str(source), child)
     try:
         tmp = outdir.temp_dir(out)
         if req.target == "ir":

@@ -26,6 +26,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -92,16 +94,26 @@ def run_reference(path: str | Path, graph: Graph, inputs: list[np.ndarray]) -> l
 def run_references(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> list[Outcome]:
     """run_reference for each of `input_sets`, in ONE child process when the source is large: per set its
     outputs, or the exception TF raised for it (the caller decides which ones are fatal)."""
-    from tf_convert import parsers
 
     if not in_child(path):
-        return [_outcome(lambda x=inputs: parsers.run_reference(path, graph, x)) for inputs in input_sets]
+        return all_sets(path, graph, input_sets)
     flat = [x for inputs in input_sets for x in inputs]
     outputs = _run_child(path, graph, flat, None, sets=len(input_sets))
     errors = json.loads(str(outputs["errors"]))
     n = len(graph.outputs)
     return [_error_from(errors[str(k)]) if str(k) in errors else [outputs[f"y{k}_{i}"] for i in range(n)]
             for k in range(len(input_sets))]
+
+
+def all_sets(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> list[Outcome]:
+    """Every set in one TF run (parsers.run_reference_sets: each weight read once); when TF refuses that
+    run, each set on its own, so that a refused set is told apart from the others."""
+    from tf_convert import parsers
+
+    try:
+        return list(parsers.run_reference_sets(path, graph, input_sets))
+    except Exception:  # noqa: BLE001 - some set fails: find which, one by one (the rare path)
+        return [_outcome(lambda x=inputs: parsers.run_reference(path, graph, x)) for inputs in input_sets]
 
 
 def children_started() -> int:
@@ -158,8 +170,7 @@ def _run_child(path: str | Path, graph: Graph, inputs: list[np.ndarray], names: 
         np.savez(work / _INPUTS, *[np.asarray(x) for x in inputs])
         with open(work / _LOG, "wb") as log:
             # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
-            proc = subprocess.Popen([sys.executable, "-m", "tf_convert.app.reference_process", str(work)],
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+            proc = _start_child(work, log)
             code = proc.wait()
         if (work / _ERROR).exists():
             raise _error_from(json.loads((work / _ERROR).read_text()))
@@ -172,6 +183,23 @@ def _run_child(path: str | Path, graph: Graph, inputs: list[np.ndarray], names: 
             proc.kill()
             proc.wait()
         shutil.rmtree(work, ignore_errors=True)
+
+
+_ENDING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+def _start_child(work: Path, log) -> subprocess.Popen:
+    """The child, started with the ending signals held back until Popen has returned: a signal that came
+    between the fork and the return would leave no `proc` to kill (an orphan child running TF on)."""
+    main = threading.current_thread() is threading.main_thread()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING) if main else None
+    try:
+        return subprocess.Popen([sys.executable, "-m", "tf_convert.app.reference_process", str(work),
+                                 str(os.getpid())],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    finally:
+        if held is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal that came meanwhile is handled now
 
 
 def _died(code: int, log: Path) -> BaseException:
@@ -207,15 +235,31 @@ def _record(error: BaseException) -> dict[str, Any]:
             "message": str(error) or type(error).__name__}
 
 
-def child_main(work: Path) -> int:
+def _end_with_parent(parent: int) -> None:
+    """A child whose parent has gone (killed, or interrupted as another thread took the signal) ends too."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def child_main(work: Path, parent: int | None = None) -> int:
     """The child: read the request, run the reference in this process, write outputs (or the error)."""
     from tf_convert import parsers
 
+    from .requirements import check_reference
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)  # held back by the parent while it started us
+    if parent is not None:
+        _end_with_parent(parent)
     with open(work / _REQUEST, "rb") as f:
         request = pickle.load(f)
     with np.load(work / _INPUTS) as saved:
         inputs = [saved[f"arr_{i}"] for i in range(len(saved.files))]
     try:
+        check_reference(parsers.open_source(request["source"]).kind)  # the parent left TF's import to us
         if request.get("sets") is not None:
             _write_sets(work, request, inputs)
         elif request["names"] is None:
@@ -234,20 +278,17 @@ def child_main(work: Path) -> int:
 def _write_sets(work: Path, request: dict, inputs: list[np.ndarray]) -> None:
     """run_references in the child: every set in this one process (TF imported, the graph read once);
     a set TF refuses is recorded as its error and the others still run."""
-    from tf_convert import parsers
-
     per_set = len(inputs) // request["sets"]
+    input_sets = [inputs[k * per_set:(k + 1) * per_set] for k in range(request["sets"])]
     values: dict[str, np.ndarray] = {}
     errors: dict[str, dict[str, Any]] = {}
-    for k in range(request["sets"]):
-        try:
-            outputs = parsers.run_reference(request["source"], request["graph"], inputs[k * per_set:(k + 1) * per_set])
-        except Exception as error:  # noqa: BLE001 - this set's failure goes back to the parent with the others
-            errors[str(k)] = _record(error)
+    for k, outcome in enumerate(all_sets(request["source"], request["graph"], input_sets)):
+        if isinstance(outcome, BaseException):  # this set's failure goes back to the parent with the others
+            errors[str(k)] = _record(outcome)
             continue
-        values.update({f"y{k}_{i}": np.asarray(v) for i, v in enumerate(outputs)})
+        values.update({f"y{k}_{i}": np.asarray(v) for i, v in enumerate(outcome)})
     np.savez(work / _OUTPUTS, errors=np.asarray(json.dumps(errors)), **values)
 
 
 if __name__ == "__main__":
-    sys.exit(child_main(Path(sys.argv[1])))
+    sys.exit(child_main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else None))

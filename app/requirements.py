@@ -50,21 +50,31 @@ def missing(need: Need) -> str | None:
     return None
 
 
-def needs(target: str, *, verify: bool = False, kind: str | None = None, write: bool = True) -> list[Need]:
+def needs(target: str, *, verify: bool = False, kind: str | None = None, write: bool = True,
+          reference: bool = True) -> list[Need]:
     """What converting to `target` ('torch', 'onnx', ..., 'ir') needs (`write=False`: only checking a
     model written earlier); with `verify`, also what the check needs for a source of `kind` (None: a
-    TF graph). One entry per module, the first reason for it."""
-    from tf_convert.parsers import KERAS_KINDS
-
+    TF graph), its reference run's frameworks left out with `reference=False` (a reference child checks
+    them itself: reference_needs). One entry per module, the first reason for it."""
     wanted = list(WRITE.get(target, ())) if write else []
     if verify:
-        wanted += [REFERENCE, *([KERAS_REFERENCE] if kind in KERAS_KINDS else []), *RUN.get(target, ())]
+        wanted += [*(reference_needs(kind) if reference else []), *RUN.get(target, ())]
     return [n for i, n in enumerate(wanted) if n.module not in {w.module for w in wanted[:i]}]
 
 
-def check(target: str, *, verify: bool = False, kind: str | None = None, write: bool = True) -> None:
-    """Raise MissingDependency (exit 2) for the first need (see `needs`) that does not import."""
-    for need in needs(target, verify=verify, kind=kind, write=write):
+def reference_needs(kind: str | None = None) -> list[Need]:
+    """What TensorFlow's reference run of a source of `kind` imports."""
+    from tf_convert.parsers import KERAS_KINDS
+
+    return [REFERENCE, *([KERAS_REFERENCE] if kind in KERAS_KINDS else [])]
+
+
+def check(target: str, *, verify: bool = False, kind: str | None = None, write: bool = True,
+          reference: bool = True) -> None:
+    """Raise MissingDependency (exit 2) for the first need (see `needs`) that does not import.
+    `reference=False`: TensorFlow is left to the reference child (importing it here would cost seconds
+    and its memory beside the child's, issue 25)."""
+    for need in needs(target, verify=verify, kind=kind, write=write, reference=reference):
         reason = missing(need)
         if reason is not None:
             raise MissingDependency(reason)
@@ -80,3 +90,12 @@ def for_failed_import(exc: ImportError) -> MissingDependency | None:
         return None
     return MissingDependency(f"this needs {need.module}, which is not installed ({exc}): "
                              f"pip install '{DIST}[{need.extra}]'")
+
+
+def check_reference(kind: str | None = None) -> None:
+    """MissingDependency (exit 2) when the reference run's frameworks do not import (the reference child's
+    own check: the parent passed reference=False to `check`)."""
+    for need in reference_needs(kind):
+        reason = missing(need)
+        if reason is not None:
+            raise MissingDependency(reason)

@@ -147,3 +147,16 @@ def run_reference_tensors(
     module = _module(source.kind)
     fetch = getattr(module, "run_tensors", None)
     return fetch(source if source.kind in TF_KINDS else source.path, graph, inputs, names) if fetch else {}
+
+
+def run_reference_sets(path: str | Path | Source, graph: Graph,
+                       input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """run_reference for each of `input_sets`, in one TF run where the source kind allows it (TF graphs:
+    each weight read once for all sets, issue 25), else one set after another. Raises what TF raises
+    for any set."""
+    source = open_source(path)
+    module = _module(source.kind)
+    many = getattr(module, "run_reference_sets", None)
+    if many is not None:
+        return many(source if source.kind in TF_KINDS else source.path, graph, input_sets)
+    return [run_reference(source, graph, inputs) for inputs in input_sets]

@@ -107,6 +107,21 @@ def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
     session = ort.InferenceSession(str(Path(out_dir) / MODEL_FILE), _as_written(ort),
                                    providers=["CPUExecutionProvider"])
+    return _run_session(session, inputs)
+
+
+def run_sets(out_dir: Path, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """run() for each of `input_sets` in one onnxruntime session (the weights loaded once: issue 25)."""
+    import onnxruntime as ort
+
+    from .model import MODEL_FILE
+
+    session = ort.InferenceSession(str(Path(out_dir) / MODEL_FILE), _as_written(ort),
+                                   providers=["CPUExecutionProvider"])
+    return [_run_session(session, inputs) for inputs in input_sets]
+
+
+def _run_session(session, inputs: list[np.ndarray]) -> list[np.ndarray]:
     specs = session.get_inputs()
     if len(specs) != len(inputs):
         raise ValueError(f"the model takes {len(specs)} inputs, got {len(inputs)}")

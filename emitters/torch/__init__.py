@@ -66,6 +66,13 @@ def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return _run(Path(out_dir), inputs)
 
 
+def run_sets(out_dir: Path, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """run() for each of `input_sets`, the model loaded once."""
+    from .runner import run_sets as _run_sets
+
+    return _run_sets(Path(out_dir), input_sets)
+
+
 def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> dict[str, np.ndarray]:
     """The values of forward()'s locals `names` (NCHW) on `inputs`."""
     from .runner import run_internals as _run_internals

@@ -39,25 +39,34 @@ def _as_fed(x: np.ndarray) -> np.ndarray:
 
 
 def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    return run_sets(out_dir, [inputs])[0]
+
+
+def run_sets(out_dir: Path, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """run() for each of `input_sets`, model.pt loaded once (a check runs several sizes: issue 25)."""
     import torch
 
     _set_threads(torch)
     module = import_model(out_dir)
     try:
         model = module.load(str(Path(out_dir) / "model.pt"))
-        tensors = []
-        for x, layout in zip(inputs, module.Model.input_layouts):
-            t = torch.from_numpy(_as_fed(x))
-            tensors.append(t.permute(0, 2, 3, 1) if layout == "NHWC" else t)
-        with torch.no_grad():
-            result = model(*tensors)
-        outputs = list(result) if isinstance(result, (tuple, list)) else [result]
-        return [
-            (y.permute(0, 3, 1, 2) if layout == "NHWC" else y).contiguous().numpy()
-            for y, layout in zip(outputs, module.Model.output_layouts)
-        ]
+        return [_forward(torch, module, model, inputs) for inputs in input_sets]
     finally:
         sys.modules.pop(module.__name__, None)
+
+
+def _forward(torch, module: ModuleType, model, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    tensors = []
+    for x, layout in zip(inputs, module.Model.input_layouts):
+        t = torch.from_numpy(_as_fed(x))
+        tensors.append(t.permute(0, 2, 3, 1) if layout == "NHWC" else t)
+    with torch.no_grad():
+        result = model(*tensors)
+    outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+    return [
+        (y.permute(0, 3, 1, 2) if layout == "NHWC" else y).contiguous().numpy()
+        for y, layout in zip(outputs, module.Model.output_layouts)
+    ]
 
 
 def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> dict[str, np.ndarray]:

@@ -167,3 +167,43 @@ def run_reference(path: str | Path | Source, graph: Graph, inputs: list[np.ndarr
         np.asarray(_from_source(v, graph.source_layouts.get(n, "")))
         for n, v in zip(graph.outputs, values)
     ]
+
+
+def run_reference_sets(path: str | Path | Source, graph: Graph,
+                       input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """run_reference for every one of `input_sets` in ONE session run (issue 25): the graph is imported
+    once per set into one tf.Graph, every copy reading the same weight ops, so each weight is read from
+    the source once for all sets and freed after its last use. The same kernels on the same inputs as
+    one run per set: identical outputs. Raises what TF raises for any set (the caller then runs the sets
+    one by one to tell which)."""
+    _quiet()
+    import tensorflow as tf
+
+    from .protos import to_tensorflow
+
+    src_in = [graph.source_names[n] for n in graph.inputs]
+    src_out = [graph.source_names[n] for n in graph.outputs]
+    frozen = _frozen_for(open_source(path), graph)
+    graph_def = to_tensorflow(frozen.graph_def)
+    tfg = tf.Graph()
+    feed, fetch = {}, []
+    with tfg.as_default():
+        weights = frozen.weight_ops()
+        for k, inputs in enumerate(input_sets):
+            free = {t: tf.compat.v1.placeholder(tf.as_dtype(np.asarray(x).dtype), None)
+                    for n, t, x in zip(graph.inputs, src_in, inputs) if np.shape(x) != tuple(graph.shape(n))}
+            scope = f"tf_convert_set{k}"
+            try:
+                tf.import_graph_def(graph_def, name=scope, input_map={**free, **weights} or None)
+            except ValueError as e:  # a NodeDef TF's own validation refuses (what the parser accepted)
+                line = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
+                raise InputError(f"{open_source(path).path}: TensorFlow cannot load the graph for the reference "
+                                 f"run ({line}); the file may be corrupt") from None
+            for n, t, x in zip(graph.inputs, src_in, inputs):
+                fed = free[t] if t in free else tfg.get_tensor_by_name(f"{scope}/{t}")
+                feed[fed] = _to_source(np.asarray(x), graph.source_layouts.get(n, ""))
+            fetch.append([tfg.get_tensor_by_name(f"{scope}/{t}") for t in src_out])
+    with tf.compat.v1.Session(graph=tfg, config=session_config()) as sess:
+        values = sess.run(fetch, feed_dict=feed)
+    return [[np.asarray(_from_source(v, graph.source_layouts.get(n, ""))) for n, v in zip(graph.outputs, outputs)]
+            for outputs in values]

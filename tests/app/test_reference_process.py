@@ -191,3 +191,32 @@ def test_refused_sets_come_back_per_set(model, child_always):
     expected = parsers.run_reference(model["pb"], graph, inputs)
     assert all(np.array_equal(a, b) for a, b in zip(good, expected))
     assert all(np.array_equal(a, b) for a, b in zip(again, expected))
+
+
+# ---- every input set in one TF run (issue 25) -------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["pb", "ckpt", "saved_model"])
+def test_one_run_for_all_sets_gives_each_sets_own_outputs(model, kind):
+    """parsers.run_reference_sets (one session, the graph imported once per set, the weights read once)
+    gives bit for bit what one run per set gives, also for a set of another shape."""
+    graph = parsers.parse(model[kind])
+    inputs = make_inputs(graph)
+    rng = np.random.default_rng(3)
+    shifted = [x + 1 for x in inputs]
+    grown = [rng.standard_normal((2, *x.shape[1:])).astype(x.dtype) for x in inputs]  # batch 2: a free placeholder
+    sets = [inputs, shifted, grown]
+    together = parsers.run_reference_sets(model[kind], graph, sets)
+    for outputs, inputs_ in zip(together, sets):
+        alone = parsers.run_reference(model[kind], graph, inputs_)
+        assert [y.shape for y in outputs] == [y.shape for y in alone]
+        assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(outputs, alone))
+
+
+def test_a_set_tf_refuses_is_told_apart(model):
+    """When the one run fails, each set runs on its own: the refused set gets its error, the others outputs."""
+    graph = parsers.parse(model["pb"])
+    inputs = make_inputs(graph)
+    bad = [np.zeros((1, 1, 1), np.float32) for _ in inputs]  # wrong rank: TF refuses this set
+    outcomes = reference_process.all_sets(model["pb"], graph, [inputs, bad])
+    assert isinstance(outcomes[1], Exception) and not isinstance(outcomes[0], Exception)
+    assert all(np.array_equal(a, b) for a, b in zip(outcomes[0], parsers.run_reference(model["pb"], graph, inputs)))

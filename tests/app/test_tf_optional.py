@@ -284,3 +284,20 @@ def test_base_install_refuses_in_one_line(sources, tmp_path, args, hint):
     proc = _base_install(*(a.format(**names) for a in args), "-o", tmp_path / "out", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and hint in proc.stderr, proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_refused_in_one_line_when_the_reference_runs_in_a_child(sources, tmp_path):
+    """A large source's reference runs in a child (issue 25): the parent no longer imports TensorFlow, the
+    child checks it, and the refusal is the same one line, exit 2, nothing written."""
+    from tf_convert.app import reference_process
+
+    new = tmp_path / "new-output"
+    without = Without(tmp_path / "blocked", "tensorflow")
+    env = dict(without.env(), **{reference_process.THRESHOLD_ENV: "0"})
+    # this checkout's tf_convert (a PYTHONPATH the tests run under) after the blocker, before the repo root
+    env["PYTHONPATH"] = os.pathsep.join([str(without.root), *filter(None, [os.environ.get("PYTHONPATH")]), str(REPO)])
+    proc = subprocess.run([CONVERT, "tf2onnx", str(sources["ckpt"]), "--verify", "-o", str(new)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and VERIFY_HINT in proc.stderr and "Traceback" not in proc.stderr
+    assert not new.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".new-output")]
