@@ -88,7 +88,8 @@ class OpSpec:
     # follows a TF padding rule), "constant_pad" (free when mode is constant), "bound" (bakes it).
     # issue 23 (1-D lengths): "unit_axes" (free when it only inserts or removes size-1 axes),
     # "permute" (moves the free axes), "matmul" (free along the left operand's rows),
-    # "gather_indices" (free along the indices' free axes). None -> from kind.
+    # "gather_indices" (free along the indices' free axes), "resample" (free where the size-following
+    # targets resize by constant factors: convert.sampling.plans). None -> from kind.
     size: str | None = None
     shape: ShapeRule | None = None  # output shape from input shapes (None -> from kind, if it implies one)
     refused: Mapping[str, str] = field(default_factory=dict)  # target -> why it has no handler
@@ -217,7 +218,7 @@ OPS: dict[str, OpSpec] = {
         types={"mode": Attr("str", choices=("nearest", "bilinear")),
                "coordinate": Attr("str", choices=("asymmetric", "half_pixel", "align_corners")),
                "size": Attr("ints")},
-        shape=shapes.resize,
+        size="resample", shape=shapes.resize,
     ),
     "depth_to_space": OpSpec(
         ("block_size",),

@@ -182,8 +182,20 @@ def _gather_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> f
     return frozenset(axis + a for a in free[indices])
 
 
+def _resample_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
+    """Free where torch and ONNX (the targets whose models follow the runtime size) resize by constant
+    factors, TF's in/out exactly at every size (power-of-two upscales); other resizes bake their size."""
+    from tf_convert.convert.sampling.plans import plan_resize
+
+    a = node.attrs
+    in_hw = graph.shape(node.inputs[0])[2:]
+    if any(plan_resize(t, a["mode"], a["coordinate"], in_hw, a["size"]).size_bound for t in ("torch", "onnx")):
+        return "resizes to a fixed size"
+    return free[node.inputs[0]]
+
+
 _AXIS_RULES = {"unit_axes": _reshape_flow, "permute": _transpose_flow, "matmul": _matmul_flow,
-               "gather_indices": _gather_flow}
+               "gather_indices": _gather_flow, "resample": _resample_flow}
 
 
 def _node_bound(graph: Graph, index: GraphIndex, node: Node, size: str,
