@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..ir.ops import OPS, WINDOW_OPS
+from ..ir.ops import OPS, WINDOW_OPS, ops_of_size
 from .rules import Pads, effective_kernel
 
 if TYPE_CHECKING:
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 # How each op follows the input's H/W (or a sequence's length) is the catalog's `size` rule
 # (convert/ir/ops.py); size_flow follows the free axes tensor by tensor.
+_SIZE_FREE = ops_of_size("free")  # any H/W from their input's (spatial inputs in, spatial outputs out)
+_BROADCASTING = ops_of_size("broadcast")  # free unless an operand has a fixed spatial shape
+_GLOBAL_REDUCTIONS = ops_of_size("global_reduce")  # free when they reduce every free axis (or none)
 
 
 def runtime_same(node: Node) -> bool:
@@ -103,9 +106,9 @@ def _node_flow(graph: Graph, index: GraphIndex, node: Node, size: str,
         return why
     if node.op in WINDOW_OPS and not fed <= {2, 3}:
         return "slides over a tensor whose channels follow the input size"
-    if size == "broadcast":
+    if node.op in _BROADCASTING:
         return frozenset().union(*(_aligned(free.get(i, frozenset()), graph, i, node.output) for i in node.inputs))
-    if size == "global_reduce":
+    if node.op in _GLOBAL_REDUCTIONS:
         axes = {int(a) % len(graph.shape(node.inputs[0])) for a in node.attrs["axes"]}
         return frozenset() if fed <= axes else _kept_axes(fed, axes, bool(node.attrs.get("keepdims")))
     if size == "channel_axis" and len({free.get(i, frozenset()) for i in node.inputs}) > 1:
