@@ -49,12 +49,6 @@ def size_bound(graph: Graph) -> str | None:
     return size_flow(graph)[1]
 
 
-def free_axes(graph: Graph) -> dict[str, frozenset[int]]:
-    """Each tensor's axes that follow the inputs' size (H/W of an image, a sequence's length), for a
-    size-free graph; tensors with no such axis are left out."""
-    return size_flow(graph)[0]
-
-
 def input_free_axes(shape: tuple[int, ...]) -> frozenset[int]:
     """The axes of a graph input that may take any size: an image's H and W (NCHW), a sequence's length
     (axis 1 of (N, L, C) features or (N, L) token ids)."""
@@ -72,8 +66,9 @@ def size_words(graph: Graph) -> str:
 
 
 def size_flow(graph: Graph) -> tuple[dict[str, frozenset[int]], str | None]:
-    """(free axes per tensor, why the graph is size-bound or None): the free axes start at the inputs'
-    (input_free_axes) and follow each node's catalog `size` rule."""
+    """(free axes per tensor, why the graph is size-bound or None). A tensor's free axes follow the inputs'
+    size (an image's H/W, a sequence's length; tensors without one are left out): they start at the
+    inputs' (input_free_axes) and follow each node's catalog `size` rule."""
     from tf_convert.convert.ir.index import GraphIndex
 
     index = GraphIndex(graph)

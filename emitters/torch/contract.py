@@ -33,7 +33,7 @@ class Ctx(NodeContext):
     out_shape: tuple[int, ...]
     var: str  # the node's identifier: its output variable and its main submodule/buffer
     dynamic: bool = False  # the model runs at any H/W: size-dependent pads follow the runtime size
-    # a dynamic model's tensors -> their axes that follow the runtime size (convert.padding.sizes.free_axes)
+    # a dynamic model's tensors -> their axes that follow the runtime size (convert.padding.sizes.size_flow)
     free_axes: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
     def aux(self, suffix: str) -> str:
