@@ -35,7 +35,9 @@ def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[d
 def _input_sizes(graph: Graph, emitted: Any) -> dict[str, Any]:
     bound = getattr(emitted, "size_bound", "not emitted")
     if bound is None:
-        return {"spatial": "any", "batch": "any"}
+        from tf_convert.convert.padding.sizes import size_words
+
+        return {"spatial": "any", "batch": "any", "free": size_words(graph)}  # free: "H x W" or "length"
     return {"spatial": "conversion size only", "batch": "any", "why": bound}
 
 
@@ -172,13 +174,18 @@ def summary_line(doc: dict[str, Any]) -> str:
             check += f" at {1 + len(compared)} sizes"
         skipped = [s for s in v.get("sizes", []) if "skipped" in s]
         if skipped:
-            shown = ", ".join("x".join(map(str, s["input_shapes"][0][2:])) for s in skipped)
+            shown = ", ".join("x".join(map(str, _sized(s["input_shapes"][0]))) for s in skipped)
             check += f" (not at {shown}: {skipped[0]['skipped']})"
     pads = len(doc.get("pad_layers", []))
     sizes = doc.get("input_sizes", {}).get("spatial") == "any"
     shown = {k: "x".join(map(str, v[1:])) for k, v in doc.get("pads_computed_for", {}).items()}
-    size_note = "any H x W" if sizes else f"fixed size {', '.join(shown.values())}"
+    size_note = f"any {doc['input_sizes'].get('free', 'H x W')}" if sizes else f"fixed size {', '.join(shown.values())}"
     return (
         f"{doc['target']:<6} {check}; {pads} pad layer(s); {size_note}; {doc['seconds'].get('total', 0):.2f} s"
         f" -> {doc.get('out', '')}"
     )
+
+
+def _sized(shape: list[int]) -> list[int]:
+    """The axes a size is told by: an image's H, W (NCHW); a sequence's length and what follows it."""
+    return shape[2:] if len(shape) == 4 else shape[1:]

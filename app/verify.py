@@ -42,16 +42,24 @@ def depth_of(graph: Graph) -> int:
 
 
 def other_sizes(graph: Graph) -> list[dict[str, tuple[int, ...]]]:
-    """Two more input sizes for a size-free model: every H/W + 1 (flips SAME's odd pads) and ~1.25x + 1
-    (larger), the batch 2; empty when the graph has no image input."""
-    images = [n for n in graph.inputs if len(graph.shape(n)) == 4]
-    if not images:
+    """Two more input sizes for a size-free model: every free axis (an image's H/W, a sequence's length:
+    convert.padding.sizes.input_free_axes) + 1 (flips SAME's odd pads) and ~1.25x + 1 (larger), the batch
+    2; empty when no input has a free axis."""
+    from tf_convert.convert.padding.sizes import input_free_axes
+
+    free = {n: input_free_axes(graph.shape(n)) for n in graph.inputs}
+    if not any(free.values()):
         return []
     sizes = []
     for grow in (lambda d: d + 1, lambda d: d + d // 4 + 1):
-        sizes.append({n: (2, graph.shape(n)[1], *(grow(d) for d in graph.shape(n)[2:])) if n in images
-                      else graph.shape(n) for n in graph.inputs})
+        sizes.append({n: _grown(graph.shape(n), free[n], grow) for n in graph.inputs})
     return sizes
+
+
+def _grown(shape: tuple[int, ...], free: frozenset[int], grow: Callable[[int], int]) -> tuple[int, ...]:
+    if not free:
+        return shape
+    return (2, *(grow(d) if a in free else d for a, d in enumerate(shape) if a > 0))
 
 
 # The reference outputs of each of a list of input sets, or per set what TF raised (reference_process.Outcome):

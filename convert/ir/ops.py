@@ -86,7 +86,10 @@ class OpSpec:
     # (free unless an operand has a fixed spatial shape), "channel_axis" (free when `axis` is N or
     # C), "global_reduce" (free when it reduces both H and W), "tf_padding" (free when its size
     # follows a TF padding rule), "constant_pad" (free when mode is constant), "bound" (bakes it).
-    # None -> from kind.
+    # issue 23 (1-D lengths): "unit_axes" (free when it only inserts or removes size-1 axes),
+    # "permute" (moves the free axes), "matmul" (free along the left operand's rows),
+    # "gather_indices" (free along the indices' free axes), "resample" (free where the size-following
+    # targets resize by constant factors: convert.sampling.plans). None -> from kind.
     size: str | None = None
     shape: ShapeRule | None = None  # output shape from input shapes (None -> from kind, if it implies one)
     refused: Mapping[str, str] = field(default_factory=dict)  # target -> why it has no handler
@@ -215,7 +218,7 @@ OPS: dict[str, OpSpec] = {
         types={"mode": Attr("str", choices=("nearest", "bilinear")),
                "coordinate": Attr("str", choices=("asymmetric", "half_pixel", "align_corners")),
                "size": Attr("ints")},
-        shape=shapes.resize,
+        size="resample", shape=shapes.resize,
     ),
     "depth_to_space": OpSpec(
         ("block_size",),
@@ -255,12 +258,12 @@ OPS: dict[str, OpSpec] = {
     "linear": OpSpec((), ("weight", "bias?"), "y = x @ weight.T + bias, weight (out, in); x 2-D.", "parametric",
                      shape=shapes.linear),
     "matmul": OpSpec((), (), "a @ b (numpy.matmul) of two tensors of rank >= 2; leading axes broadcast.",
-                     "binary", family="nn", elementwise=False, positional=False, shape=shapes.matmul,
+                     "binary", family="nn", elementwise=False, positional=False, size="matmul", shape=shapes.matmul,
                      refused={"caffe": "BVLC Caffe has no product of two activations"}),
     "reshape": OpSpec(("shape",), (), "Row-major reshape to `shape` (IR layout, full static shape).", "shape",
-                      types={"shape": Attr("shape")}, foldable=True, shape=shapes.reshape),
+                      types={"shape": Attr("shape")}, foldable=True, size="unit_axes", shape=shapes.reshape),
     "transpose": OpSpec(("perm",), (), "numpy.transpose(x, perm).", "shape",
-                        types={"perm": Attr("ints")}, foldable=True, shape=shapes.transpose),
+                        types={"perm": Attr("ints")}, foldable=True, size="permute", shape=shapes.transpose),
     "concat": OpSpec(("axis",), (), "Concatenate inputs along IR axis.", "shape",
                      types={"axis": Attr("int")}, foldable=True, positional=channels_only("axis"),
                      size="channel_axis", shape=shapes.concat),
@@ -404,7 +407,7 @@ OPS: dict[str, OpSpec] = {
         "output shape data.shape[:axis] + indices.shape + data.shape[axis+1:]. Indices must lie in "
         "[0, data.shape[axis]) (TF raises otherwise). An embedding lookup is gather(table, ids, 0).",
         "shape",
-        family="sequence", types={"axis": Attr("int")}, shape=shapes.gather,
+        family="sequence", types={"axis": Attr("int")}, size="gather_indices", shape=shapes.gather,
         refused={"caffe": "BVLC Caffe has no gather (Embed takes ids on one axis only, as float)"},
     ),
     "one_hot": OpSpec(

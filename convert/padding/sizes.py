@@ -18,10 +18,11 @@ from .rules import Pads, effective_kernel
 if TYPE_CHECKING:
     from tf_convert.convert.ir import Graph, GraphIndex, Node
 
-# How each op follows the input's H/W is the catalog's `size` rule (convert/ir/ops.py).
+# How each op follows the input's H/W (or a sequence's length) is the catalog's `size` rule
+# (convert/ir/ops.py); size_flow follows the free axes tensor by tensor.
 _SIZE_FREE = ops_of_size("free")  # any H/W from their input's (spatial inputs in, spatial outputs out)
 _BROADCASTING = ops_of_size("broadcast")  # free unless an operand has a fixed spatial shape
-_GLOBAL_REDUCTIONS = ops_of_size("global_reduce")  # free when they reduce both H and W
+_GLOBAL_REDUCTIONS = ops_of_size("global_reduce")  # free when they reduce every free axis (or none)
 
 
 def runtime_same(node: Node) -> bool:
@@ -45,32 +46,158 @@ def needs_runtime_pads(node: Node) -> bool:
 
 def size_bound(graph: Graph) -> str | None:
     """Why `graph` only runs at its conversion size (one phrase naming the node), or None if size-free."""
+    return size_flow(graph)[1]
+
+
+def input_free_axes(shape: tuple[int, ...]) -> frozenset[int]:
+    """The axes of a graph input that may take any size: an image's H and W (NCHW), a sequence's length
+    (axis 1 of (N, L, C) features or (N, L) token ids)."""
+    return _INPUT_FREE_AXES.get(len(shape), frozenset())
+
+
+_INPUT_FREE_AXES = {4: frozenset({2, 3}), 3: frozenset({1}), 2: frozenset({1})}
+
+
+def size_words(graph: Graph) -> str:
+    """How a summary names the free sizes: "H x W" (images), "length" (sequences), or both."""
+    ranks = {len(graph.shape(name)) for name in graph.inputs}
+    words = [w for w, found in (("H x W", 4 in ranks), ("length", bool(ranks & {2, 3}))) if found]
+    return " and ".join(words) or "H x W"
+
+
+def size_flow(graph: Graph) -> tuple[dict[str, frozenset[int]], str | None]:
+    """(free axes per tensor, why the graph is size-bound or None). A tensor's free axes follow the inputs'
+    size (an image's H/W, a sequence's length; tensors without one are left out): they start at the
+    inputs' (input_free_axes) and follow each node's catalog `size` rule."""
     from tf_convert.convert.ir.index import GraphIndex
 
     index = GraphIndex(graph)
-    spatial: set[str] = set()  # tensors whose H/W follow the graph input's
+    free: dict[str, frozenset[int]] = {}
     for name in graph.inputs:
-        if len(graph.shape(name)) != 4:
-            return f"input {name} is not an image (rank {len(graph.shape(name))})"
-        spatial.add(name)
+        axes = input_free_axes(graph.shape(name))
+        if not axes:
+            return free, f"input {name} is not an image or a sequence (rank {len(graph.shape(name))})"
+        free[name] = axes
     for node in graph.nodes:
-        fed = [i for i in node.inputs if i in spatial]
-        if not fed:
+        if not any(i in free for i in node.inputs):
             continue
         spec = OPS.get(node.op)
-        why = _node_bound(graph, index, node, spec.size if spec else "bound")
-        if why:
-            return f"node '{node.name}' ({node.op}) {why}"
-        if len(graph.shape(node.output)) == 4 and not _global_reduction(node):
-            spatial.add(node.output)
-    return None
+        out = _node_flow(graph, index, node, spec.size if spec else "bound", free)
+        if isinstance(out, str):
+            return free, f"node '{node.name}' ({node.op}) {out}"
+        if out:
+            free[node.output] = out
+    return free, None
 
 
-def _global_reduction(node: Node) -> bool:
-    return node.op in _GLOBAL_REDUCTIONS and {2, 3} <= {int(a) % 4 for a in node.attrs["axes"]}
+def _node_flow(graph: Graph, index: GraphIndex, node: Node, size: str,
+               free: dict[str, frozenset[int]]) -> frozenset[int] | str:
+    """The free axes of `node`'s output, or why the node bakes the size."""
+    fed = free.get(node.inputs[0], frozenset())
+    if size in _AXIS_RULES:
+        return _AXIS_RULES[size](graph, node, free)
+    why = _node_bound(graph, index, node, size, free)
+    if why:
+        return why
+    if node.op in WINDOW_OPS and not fed <= {2, 3}:
+        return "slides over a tensor whose channels follow the input size"
+    if node.op in _BROADCASTING:
+        return frozenset().union(*(_aligned(free.get(i, frozenset()), graph, i, node.output) for i in node.inputs))
+    if node.op in _GLOBAL_REDUCTIONS:
+        axes = {int(a) % len(graph.shape(node.inputs[0])) for a in node.attrs["axes"]}
+        return frozenset() if fed <= axes else _kept_axes(fed, axes, bool(node.attrs.get("keepdims")))
+    if size == "channel_axis" and len({free.get(i, frozenset()) for i in node.inputs}) > 1:
+        return "joins tensors of which only some follow the input size"
+    return fed
 
 
-def _node_bound(graph: Graph, index: GraphIndex, node: Node, size: str) -> str | None:
+def _aligned(axes: frozenset[int], graph: Graph, tensor: str, out: str) -> frozenset[int]:
+    """`tensor`'s axes as the output's, numpy broadcasting (aligned at the right)."""
+    shift = len(graph.shape(out)) - len(graph.shape(tensor))
+    return frozenset(a + shift for a in axes)
+
+
+def _kept_axes(axes: frozenset[int], reduced: set[int], keepdims: bool) -> frozenset[int]:
+    return axes if keepdims else frozenset(a - sum(r < a for r in reduced) for a in axes)
+
+
+def unit_axis_moves(src: tuple[int, ...], dst: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """A reshape from `src` to `dst` that only removes and inserts size-1 axes, as (the `src` axes it
+    removes, the `dst` axes it inserts); None for any other reshape. Ties go to keeping the earlier axis."""
+    removed, inserted, i, j = [], [], 0, 0
+    while i < len(src) or j < len(dst):
+        if i < len(src) and j < len(dst) and src[i] == dst[j]:
+            i, j = i + 1, j + 1
+        elif i < len(src) and src[i] == 1:
+            removed.append(i)
+            i += 1
+        elif j < len(dst) and dst[j] == 1:
+            inserted.append(j)
+            j += 1
+        else:
+            return None
+    return tuple(removed), tuple(inserted)
+
+
+def kept_axis_map(src: tuple[int, ...], moves: tuple[tuple[int, ...], tuple[int, ...]]) -> dict[int, int]:
+    """Where each `src` axis a unit-axis reshape keeps (unit_axis_moves) lands in its output."""
+    removed, inserted = moves
+    kept = [a for a in range(len(src)) if a not in removed]
+    places = [j for j in range(len(src) - len(removed) + len(inserted)) if j not in inserted]
+    return dict(zip(kept, places))
+
+
+def _reshape_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
+    src, dst = graph.shape(node.inputs[0]), graph.shape(node.output)
+    fed = free[node.inputs[0]]
+    moves = unit_axis_moves(src, dst)
+    if moves is None:
+        return "bakes the spatial size into its attributes"
+    if any(src[a] == 1 for a in fed):  # which size-1 axis is the free one is a guess: refuse it
+        return "reshapes an axis of size 1 that follows the input size"
+    places = kept_axis_map(src, moves)
+    return frozenset(places[a] for a in fed)
+
+
+def _transpose_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int]:
+    fed = free[node.inputs[0]]
+    return frozenset(j for j, p in enumerate(node.attrs["perm"]) if int(p) in fed)
+
+
+def _matmul_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
+    a, b = node.inputs[:2]
+    rank = len(graph.shape(a))
+    if b in free or (free.get(a, frozenset()) & {rank - 1}):
+        return "multiplies along an axis that follows the input size"
+    return _aligned(free[a], graph, a, node.output)
+
+
+def _gather_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
+    data, indices = node.inputs[:2]
+    if data in free:
+        return "gathers from a tensor that follows the input size"
+    axis = int(node.attrs["axis"]) % len(graph.shape(data))
+    return frozenset(axis + a for a in free[indices])
+
+
+def _resample_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
+    """Free where torch and ONNX (the targets whose models follow the runtime size) resize by constant
+    factors, TF's in/out exactly at every size (power-of-two upscales); other resizes bake their size."""
+    from tf_convert.convert.sampling.plans import plan_resize
+
+    a = node.attrs
+    in_hw = graph.shape(node.inputs[0])[2:]
+    if any(plan_resize(t, a["mode"], a["coordinate"], in_hw, a["size"]).size_bound for t in ("torch", "onnx")):
+        return "resizes to a fixed size"
+    return free[node.inputs[0]]
+
+
+_AXIS_RULES = {"unit_axes": _reshape_flow, "permute": _transpose_flow, "matmul": _matmul_flow,
+               "gather_indices": _gather_flow, "resample": _resample_flow}
+
+
+def _node_bound(graph: Graph, index: GraphIndex, node: Node, size: str,
+                free: dict[str, frozenset[int]]) -> str | None:
     if runtime_same(node) and any(effective_kernel(k, d) < s for k, s, d in
                                   zip(node.attrs["kernel"], node.attrs["stride"], node.attrs.get("dilation", (1, 1)))):
         # TF clamps the pad at 0 there; a runtime rule without that clamp (torch.export-friendly
@@ -86,16 +213,21 @@ def _node_bound(graph: Graph, index: GraphIndex, node: Node, size: str) -> str |
         return None if node.attrs.get("mode") == "constant" else "mirrors a fixed number of rows"
     if size == "broadcast":
         out = graph.shape(node.output)
+        out_free = frozenset().union(*(_aligned(free.get(i, frozenset()), graph, i, node.output) for i in node.inputs))
         for i in node.inputs:
             shape = (1,) * (len(out) - len(graph.shape(i))) + tuple(graph.shape(i))
-            if len(out) == 4 and any(shape[a] != 1 and shape[a] != out[a] for a in (2, 3)):
+            fixed = out_free - _aligned(free.get(i, frozenset()), graph, i, node.output)
+            if any(shape[a] != 1 for a in fixed):
+                if i not in graph.inputs and index.const_value(i) is not None:
+                    return "adds a constant with a spatial shape"
                 return "broadcasts against a fixed spatial size"
-            if len(out) == 4 and i not in graph.inputs and index.const_value(i) is not None \
-                    and any(shape[a] != 1 for a in (2, 3)):
-                return "adds a constant with a spatial shape"
         return None
     if size == "global_reduce":
-        return None if _global_reduction(node) else "reduces over part of the spatial axes"
+        fed = free[node.inputs[0]]
+        axes = {int(a) % len(graph.shape(node.inputs[0])) for a in node.attrs["axes"]}
+        return None if fed <= axes or not fed & axes else "reduces over part of the spatial axes"
     if size == "channel_axis":
-        return None if int(node.attrs["axis"]) % 4 in (0, 1) else "works along a spatial axis"
+        rank = len(graph.shape(node.output))
+        axis = int(node.attrs["axis"]) % rank
+        return None if all(axis not in free.get(i, frozenset()) for i in node.inputs) else "works along a spatial axis"
     return "bakes the spatial size into its attributes"

@@ -59,6 +59,8 @@ class Ctx(NodeContext):
     """One node's context: node, graph, OnnxOptions, plus the IR -> ONNX tensor names."""
 
     names: Mapping[str, str]
+    # a size-free model's tensors -> their axes that follow the runtime size (convert.padding.sizes.size_flow)
+    free_axes: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
     @property
     def opset(self) -> int:

@@ -33,33 +33,38 @@ class Built:
     size_bound: str | None = None  # why the model only runs at the conversion's H/W (None: any)
 
 
-def _value_info(name: str, tensor: ir.Tensor, free_batch: bool = False, free_hw: bool = False) -> Any:
-    """The tensor's type; `free_batch` names axis 0 "N", `free_hw` names a 4-D tensor's H/W (inputs)
-    or leaves them unknown (outputs: onnxruntime computes them)."""
+def _value_info(name: str, tensor: ir.Tensor, free_batch: bool = False, free: frozenset[int] = frozenset()) -> Any:
+    """The tensor's type; `free_batch` names axis 0 "N", `free` names the axes that follow the input
+    size (an image's H/W, a sequence's length L): symbolic dims, onnxruntime computes an output's."""
     from onnx import helper
 
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(tensor.dtype))
     dims: list[Any] = list(tensor.shape)
     if free_batch and dims:
         dims[0] = "N"
-    if free_hw and len(dims) == 4:
-        dims[2:] = [f"{name}_H", f"{name}_W"]
+    for axis in free:
+        dims[axis] = f"{name}_{_AXIS_LABELS.get((len(dims), axis), 'L')}"
     return helper.make_tensor_value_info(name, elem, dims)
+
+
+_AXIS_LABELS = {(4, 2): "H", (4, 3): "W"}  # (rank, axis) -> the symbolic dim's suffix; others "L"
 
 
 def build(graph: ir.Graph, options: OnnxOptions) -> Built:
     """Run every node's handler and collect the results into one model."""
     from onnx import helper
 
-    from tf_convert.convert.padding.sizes import size_bound
+    from tf_convert.convert.padding.sizes import size_flow
 
-    size_free = not options.static_shapes and size_bound(graph) is None
+    flow, bound = size_flow(graph)
+    size_free = not options.static_shapes and bound is None
+    free = flow if size_free else {}
     free_batch = _free_batch(graph)
     names = tensor_names(graph)
     index = ir.GraphIndex(graph)
     collected = Emitted()
     for node in graph.nodes:
-        part = TABLE.get(node.op)(Ctx(node, graph, options, index, names))
+        part = TABLE.get(node.op)(Ctx(node, graph, options, index, names, free))
         collected.nodes.extend(part.nodes)
         collected.initializers.extend(part.initializers)
         collected.deferred.update(part.deferred)
@@ -74,12 +79,12 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
             collected.nodes.append(helper.make_node("Identity", [name], [alias], name=alias))
             name = alias
         seen.add(name)
-        outputs.append(_value_info(name, graph.tensors[t], free_batch(t), size_free))
+        outputs.append(_value_info(name, graph.tensors[t], free_batch(t), free.get(t, frozenset())))
 
     onnx_graph = helper.make_graph(
         collected.nodes,
         graph.name or "graph",
-        [_value_info(names[t], graph.tensors[t], free_batch(t), size_free) for t in graph.inputs],
+        [_value_info(names[t], graph.tensors[t], free_batch(t), free.get(t, frozenset())) for t in graph.inputs],
         outputs,
         initializer=collected.initializers,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tf_convert.convert.ir.lazy import is_lazy
+from tf_convert.convert.padding.sizes import unit_axis_moves
 
 from .contract import TABLE, Builder, Ctx, Emitted
 
@@ -13,6 +14,17 @@ from .contract import TABLE, Builder, Ctx, Emitted
 def reshape(ctx: Ctx) -> Emitted:
     node = ctx.node
     b = Builder(ctx, node)
+    moves = unit_axis_moves(ctx.shape(node.inputs[0]), tuple(node.attrs["shape"]))
+    if moves and ctx.free_axes.get(node.inputs[0]):  # a 1-D layer's (N, C, L) <-> (N, C, 1, L): L stays free
+        removed, inserted = moves
+        x = b.x()
+        if removed:
+            x = b.op("Squeeze", [x, b.ints("removed", removed)], None if inserted else b.out)
+        if inserted:
+            b.op("Unsqueeze", [x, b.ints("inserted", inserted)], b.out)
+        elif not removed:
+            b.op("Identity", [x], b.out)
+        return b.done()
     shape = list(node.attrs["shape"])
     if shape and ctx.shape(node.inputs[0]) and shape[0] == ctx.shape(node.inputs[0])[0]:  # a 0-d input has no batch
         shape[0] = 0  # copy the batch from the input: any batch size runs

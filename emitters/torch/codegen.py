@@ -10,7 +10,7 @@ import numpy as np
 
 from tf_convert.convert import ir
 from tf_convert.convert.ir.lazy import is_lazy
-from tf_convert.convert.padding.sizes import size_bound
+from tf_convert.convert.padding.sizes import size_flow, size_words
 
 from ..options import TorchOptions
 from .contract import AUX_SUFFIXES, TABLE, Ctx, Lowered
@@ -26,6 +26,7 @@ class Generated:
     state: dict[str, np.ndarray]
     pad_layers: list[dict[str, Any]] = field(default_factory=list)
     size_bound: str | None = None  # why the model only runs at its conversion size (None: any H/W)
+    size_words: str = "H x W"  # what the free sizes are called: "H x W", "length" (convert.padding.sizes)
     inputs: list[dict[str, Any]] = field(default_factory=list)
     outputs: list[dict[str, Any]] = field(default_factory=list)
     tensor_names: dict[str, str] = field(default_factory=dict)  # IR tensor -> local in forward()
@@ -67,7 +68,8 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
     exprs: dict[str, str] = {}
     args, prologue = [], []
     gen = Generated(source="", state={})
-    bound = size_bound(graph)
+    free, bound = size_flow(graph)
+    gen.size_words = size_words(graph)
     gen.size_bound = "--static-shapes" if options.static_shapes and bound is None else bound
     for tensor in graph.inputs:
         arg = namer.name(graph.source_names.get(tensor, tensor) or tensor, "x")
@@ -96,6 +98,7 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
             out_shape=graph.shape(node.output),
             var=var,
             dynamic=gen.size_bound is None,
+            free_axes=free if gen.size_bound is None else {},
         )
         result = TABLE.get(node.op)(ctx)
         exprs[node.output] = result.expr or var
@@ -146,7 +149,7 @@ def tf_same_pad(x: torch.Tensor, window: List[int], stride: List[int], value: fl
 
 def _sizes_line(gen: Generated) -> str:
     if gen.size_bound is None:
-        return "Runs at any batch and H x W: TF's size-dependent SAME pads are computed from the input."
+        return f"Runs at any batch and {gen.size_words}: TF's size-dependent SAME pads are computed from the input."
     return f"Runs at any batch but only at the sizes above ({gen.size_bound})."
 
 

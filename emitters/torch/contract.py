@@ -10,7 +10,7 @@ The caller (codegen.py) owns naming and collects the results; handlers never sha
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,8 @@ class Ctx(NodeContext):
     out_shape: tuple[int, ...]
     var: str  # the node's identifier: its output variable and its main submodule/buffer
     dynamic: bool = False  # the model runs at any H/W: size-dependent pads follow the runtime size
+    # a dynamic model's tensors -> their axes that follow the runtime size (convert.padding.sizes.size_flow)
+    free_axes: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
     def aux(self, suffix: str) -> str:
         if suffix not in AUX_SUFFIXES:

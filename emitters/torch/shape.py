@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tf_convert.convert.ir.lazy import is_lazy
+from tf_convert.convert.padding.sizes import unit_axis_moves
 
 from .contract import TABLE, Ctx, Lowered, assign, lit
 from .elementwise import LITERAL_CONSUMERS
@@ -27,6 +28,9 @@ def const(ctx: Ctx) -> Lowered:
 @assign
 def reshape(ctx: Ctx) -> str:
     src, dst = ctx.in_shapes[0], tuple(int(d) for d in ctx.attrs["shape"])
+    moves = unit_axis_moves(src, dst)
+    if ctx.dynamic and moves and ctx.free_axes.get(ctx.node.inputs[0]):
+        return _unit_axes(ctx.args[0], *moves)  # a 1-D layer's (N, C, L) <-> (N, C, 1, L): L stays free
     # keep the batch axis free when the reshape leaves it alone, so other batch sizes work
     if src and dst and src[0] == dst[0] and len(dst) == 2 and len(src) > 2:
         return f"torch.flatten({ctx.args[0]}, 1)"
@@ -35,6 +39,15 @@ def reshape(ctx: Ctx) -> str:
     if not dst:  # a scalar: reshape() needs the empty shape spelled out
         return f"{ctx.args[0]}.reshape(())"
     return f"{ctx.args[0]}.reshape({', '.join(map(str, dst))})"
+
+
+def _unit_axes(x: str, removed: tuple[int, ...], inserted: tuple[int, ...]) -> str:
+    """squeeze/unsqueeze: the axes that follow the runtime size keep it (a reshape would bake it)."""
+    for axis in reversed(removed):
+        x = f"{x}.squeeze({axis})"
+    for axis in inserted:
+        x = f"{x}.unsqueeze({axis})"
+    return x
 
 
 @TABLE.register("transpose")

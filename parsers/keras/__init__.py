@@ -109,7 +109,8 @@ def _size_free_copy(model, keras):
             cfg = layer["config"]
             key = "batch_shape" if "batch_shape" in cfg else "batch_input_shape"
             shape = list(cfg[key])
-            cfg[key] = [None] * (len(shape) - 1) + shape[-1:]
+            # the channels stay; a (batch, steps) token input's last axis is its length
+            cfg[key] = [None] * len(shape) if len(shape) == 2 else [None] * (len(shape) - 1) + shape[-1:]
     copy = model.__class__.from_config(config, custom_objects=_custom_objects())
     copy.set_weights(model.get_weights())
     for layer in _all_layers(copy):

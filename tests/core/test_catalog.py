@@ -55,7 +55,7 @@ def test_every_op_has_a_shape_rule_a_family_and_typed_attrs_it_declares():
         assert spec.kind in ops.KINDS, (name, spec.kind)
         assert set(spec.types) <= set(spec.attributes), (name, set(spec.types) - set(spec.attributes))
         assert spec.size in {"free", "broadcast", "channel_axis", "global_reduce", "tf_padding", "constant_pad",
-                             "bound"}, (name, spec.size)
+                             "bound", "unit_axes", "permute", "matmul", "gather_indices", "resample"}, (name, spec.size)
 
 
 def test_padding_is_declared_on_the_ops_that_carry_it():
@@ -210,7 +210,8 @@ def test_derived_sets_equal_the_old_lists():
     assert set(targets.WINDOW_OPS) == set(border.WINDOW_OPS) == set(inspect.WINDOW_OPS) == window
     assert set(sizes._SIZE_FREE) - NEW_OPS == window | {"channel_affine", "identity"}
     elementwise_kinds = ops.ops_of_kind("unary") | ops.ops_of_kind("binary")  # the old _ELEMENTWISE_KINDS
-    assert set(sizes._BROADCASTING) == elementwise_kinds - {"identity"}  # identity: size-free, as before
+    # identity: size-free, as before; matmul: free along its left operand's rows only (issue 23, 1-D lengths)
+    assert set(sizes._BROADCASTING) == elementwise_kinds - {"identity", "matmul"}
     assert set(sizes._GLOBAL_REDUCTIONS) - ISSUE22_AXES_OPS == {"reduce_mean", "reduce_max"}
     assert set(layout._KEEPDIMS_REDUCTIONS) == set(sizes._GLOBAL_REDUCTIONS)
     assert ops.ops_of_size("channel_axis") - ISSUE22_AXIS_OPS == {"softmax", "concat"}
