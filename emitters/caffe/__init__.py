@@ -67,6 +67,7 @@ def build(graph: ir.Graph, options=None) -> NetBuilder:
             continue
         b.finish(node.name, node.output, blob)
         b.mark_external(node.output)
+    b.guard_input_sizes(list(graph.inputs))
     return b
 
 

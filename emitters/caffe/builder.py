@@ -121,6 +121,32 @@ class NetBuilder:
         layer.name = name  # reserved (graph inputs are IR tensors)
         self.mark_external(name)
 
+    def guard_input_sizes(self, inputs: Sequence[str]) -> None:
+        """Make each input refuse another size than the conversion's, at any batch: Caffe layers bake TF's
+        SAME pads for that size, and OpenCV runs a net at whatever size it is fed, so without this another
+        size would run, silently wrong. A Reshape to the conversion's shape (batch copied) fails unless the
+        element count agrees; cropping the input to that shape fails unless no axis is smaller; both hold
+        only at the conversion's size (a 16x17 input fed 17x16 fails too). Consumers read the cropped blob."""
+        checks = []
+        for name in inputs:
+            if len(self.shapes[name]) < 2:  # the batch alone: nothing baked to check
+                continue
+            size, checked = self.unique(f"{name}/converted_size"), self.unique(f"{name}/size_checked")
+            shape = self.shapes[name]
+            checks.append(self.add("Reshape", f"{name}/converted_size", [name], [size], [shape],
+                                   reshape_param={"shape": {"dim": [0, *shape[1:]]}}))
+            checks.append(self.add("Crop", f"{name}/size_check", [name, size], [checked], [shape],
+                                   crop_param={"axis": 1}))
+            for layer in self.net.layer:  # every later reference (an in-place layer's top too)
+                if layer.type != "Input" and all(layer is not c for c in checks):
+                    layer.bottom[:] = [checked if b == name else b for b in layer.bottom]
+                    layer.top[:] = [checked if t == name else t for t in layer.top]
+        # the checks run right after the inputs: every consumer comes later in the file
+        layers = list(self.net.layer)
+        first = [lay for lay in layers if lay.type == "Input"] + checks
+        del self.net.layer[:]
+        self.net.layer.extend(first + [lay for lay in layers if all(lay is not c for c in first)])
+
     def power(self, name: str, x: str, power: float = 1.0, scale: float = 1.0, shift: float = 0.0,
               top: str | None = None, layer: str | None = None) -> str:
         top = top or self.unique(name)

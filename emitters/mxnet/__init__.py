@@ -66,13 +66,13 @@ def _lower(graph: ir.Graph, index: ir.GraphIndex, node: ir.Node, sg: SymbolGraph
         candidate = f"{base}_{i}"
 
 
-def _length_check(sg: SymbolGraph, name: str, x: Ref, dims: tuple[int, ...], dtype: str) -> Ref:
-    """x + zeros of the conversion's length (batch 1): MXNet's shape inference refuses a sequence of another
-    length here, at any batch. Its Reshape would not (it reads the first elements of a longer input), and
-    the pads are baked for this length."""
+def _size_check(sg: SymbolGraph, name: str, x: Ref, dims: tuple[int, ...], dtype: str) -> Ref:
+    """x + zeros of the conversion's size (batch 1): MXNet's shape inference refuses an input of another
+    size here, at any batch. MXNet layers bake TF's SAME pads for that size and its Reshape reads the
+    first elements of a larger input, so without this check another size would run, silently wrong."""
     f = Fragment()
-    zeros = f.op("_zeros", f"{name}_converted_length", [], shape=(1, *dims[1:]), dtype=dtype)
-    checked = f.op("broadcast_add", f"{name}_length_check", [x, zeros])
+    zeros = f.op("_zeros", f"{name}_converted_size", [], shape=(1, *dims[1:]), dtype=dtype)
+    checked = f.op("broadcast_add", f"{name}_size_check", [x, zeros])
     sg.add(f)
     return checked
 
@@ -99,8 +99,8 @@ def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILE
             mask = Fragment()
             env[tensor] = mask.op("Cast", f"{name}_mask", [env[tensor]], dtype=symbol_dtype(dtype))
             sg.add(mask)
-        if len(graph.shape(tensor)) in (2, 3):
-            env[tensor] = _length_check(sg, name, env[tensor], graph.shape(tensor), symbol_dtype(dtype))
+        if len(graph.shape(tensor)) >= 2:  # images, volumes, sequences, token ids: the batch alone is free
+            env[tensor] = _size_check(sg, name, env[tensor], graph.shape(tensor), symbol_dtype(dtype))
         result.inputs.append({"name": name, "shape": list(graph.shape(tensor)), "layout": _layout(graph.shape(tensor))})
     index = ir.GraphIndex(graph)
     for node in graph.nodes:

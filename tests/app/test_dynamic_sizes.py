@@ -299,6 +299,29 @@ def test_batch_of_three_in_every_target(target, model, frozen, tmp_path: Path) -
     assert got.shape == ref.shape and rel_err(got, ref) <= TOL, rel_err(got, ref)
 
 
+@pytest.mark.parametrize("target", ["caffe", "mxnet"])
+@pytest.mark.parametrize("hw", [(33, 33), (31, 32), (32, 31)])
+def test_baked_targets_refuse_another_size(target, hw, frozen, tmp_path: Path) -> None:
+    """Caffe and MXNet bake TF's SAME pads for the conversion's size, and their runtimes would run a
+    fully convolutional net at any size with those pads, silently wrong: the model itself refuses another
+    size, at any batch (even the same element count with H and W swapped)."""
+    from tf_convert import emitters
+
+    out = tmp_path / target
+    r = convert(frozen["fully_conv"], out, target=target, shape="1,32,31,3")
+    assert r.returncode == 0, r.stderr
+    x = inputs((32, 31), batch=2)
+    ref = tf_run(frozen["fully_conv"], x).transpose(0, 3, 1, 2)
+    got = emitters.get(target).run(out, [x.transpose(0, 3, 1, 2).copy()])[0]
+    assert rel_err(got, ref) <= TOL
+    other = inputs(hw, batch=1).transpose(0, 3, 1, 2).copy()
+    if hw == (32, 31):  # the conversion's own size runs
+        emitters.get(target).run(out, [other])
+        return
+    with pytest.raises(Exception):  # noqa: B017 - each runtime raises its own error type
+        emitters.get(target).run(out, [other])
+
+
 # ---- Keras: --input-shape other than the file's fixed size ----------------------------------------
 
 

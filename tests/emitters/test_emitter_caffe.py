@@ -481,6 +481,10 @@ BVLC_EXCERPT = """
 syntax = "proto2";
 package caffe;
 message BlobShape { repeated int64 dim = 1 [packed = true]; }
+message CropParameter {
+  optional int32 axis = 1 [default = 2];
+  repeated uint32 offset = 2;
+}
 message BlobProto {
   optional BlobShape shape = 7;
   repeated float data = 5 [packed = true];
