@@ -59,7 +59,11 @@ def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -
     if any(_fixed_elsewhere(spec, x.shape) for spec, x in zip(_input_shapes(model), feed)):
         model = _size_free_copy(model, keras)  # converted (or verified) at a size the file does not fix
     wanted = [graph.source_names.get(t, t) for t in graph.outputs]
-    model_outputs = [layer_of(model, t) for t in wanted]
+    own = _as_list(model.outputs)
+    if [t._keras_history[0].name for t in own] == wanted:  # the model's own outputs, in order: a layer
+        model_outputs = own  # with several of them (LSTM return_state) names each one the same
+    else:
+        model_outputs = [layer_of(model, t) for t in wanted]
     if [id(o) for o in model_outputs] != [id(o) for o in _as_list(model.outputs)]:
         model = keras.Model(model.inputs, model_outputs)
     results = _as_list(model(feed if len(feed) > 1 else feed[0], training=False))
@@ -150,7 +154,11 @@ def _load(path: str | Path, keras):
 
 
 def layer_of(model, name: str):
-    """The output tensor of the model's layer `name` (its model output if it is one)."""
+    """The output tensor of the model's layer `name` (its model output if it is one); `name:k` is the
+    layer's k-th output (LSTM return_state: output, h, c)."""
+    layer, _, k = name.partition(":")
+    if k.isdigit():
+        return _as_list(model.get_layer(layer).output)[int(k)]
     for t in _as_list(model.outputs):
         if t._keras_history[0].name == name:
             return t

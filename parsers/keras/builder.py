@@ -218,8 +218,15 @@ class Builder:
                 close = difflib.get_close_matches(name, list(self.top_outputs), n=5)
                 hint = f"; close matches: {', '.join(close)}" if close else ""
                 raise UsageError(f"--outputs: no layer named '{name}' in the Keras model{hint}")
-            outputs.append(self.top_outputs[name][0])
-        return outputs, [w.split(":")[0] for w in wanted]
+            index = raw.partition(":")[2]
+            k = int(index) if index.isdigit() else 0
+            if k >= len(self.top_outputs[name]):
+                raise UsageError(f"--outputs: layer '{name}' has {len(self.top_outputs[name])} output(s); "
+                                 f"'{raw}' asks for output {k}")
+            outputs.append(self.top_outputs[name][k])
+        # the layer's name, or name:k for another than its first output (what the reference run asks for)
+        return outputs, [w if w.partition(":")[2].isdigit() and w.partition(":")[2] != "0" else w.split(":")[0]
+                         for w in wanted]
 
     def _set_outputs(self, outputs: list[str], names: list[str]) -> None:
         taken: set[str] = set(self.graph.inputs)

@@ -9,6 +9,7 @@ Run with `-s` to print the table of errors per fixture and target.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -212,3 +213,23 @@ def test_layers_diff_compares_sequence_tensors(saved, tmp_path):
     lstm_rows = [r for r in rows if len(r) > 3 and r[1] == "lstm"]
     assert len(lstm_rows) == 2 and any(r[3] == "1x7x8" for r in lstm_rows), result.output
     assert "no divergence" in result.output
+
+
+@pytest.mark.parametrize("outputs", [None, "lstm:2", "lstm:1,lstm"])
+def test_verify_tells_apart_the_outputs_of_one_layer(keras, tmp_path, outputs):
+    """LSTM(return_state=True) gives three model outputs from one layer (sequence, h, c): --verify compares
+    each with its own Keras output, and `--outputs layer:k` picks the layer's k-th output."""
+    from click.testing import CliRunner
+
+    from tf_convert import cli
+
+    x = keras.Input((7, 3))
+    seq, h, c = keras.layers.LSTM(4, return_sequences=True, return_state=True, name="lstm")(x)
+    path = tmp_path / "states.keras"
+    keras.Model(x, [seq, h, c]).save(path)
+    args = ["tf2onnx", str(path), "-o", str(tmp_path / "out"), "--verify"]
+    result = CliRunner().invoke(cli.main, args + (["--outputs", outputs] if outputs else []))
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "out" / "conversion.json").read_text())
+    shapes = {None: [[1, 7, 4], [1, 4], [1, 4]], "lstm:2": [[1, 4]], "lstm:1,lstm": [[1, 4], [1, 7, 4]]}[outputs]
+    assert [o["shape"] for o in doc["outputs"]] == shapes
