@@ -211,9 +211,16 @@ def sensitivity_probes(graph: Graph, inputs: list[np.ndarray]) -> tuple[list[np.
         for i in images:
             edged[i][:, :, -1, :] = rng.standard_normal(edged[i][:, :, -1, :].shape)
             edged[i][:, :, :, -1] = rng.standard_normal(edged[i][:, :, :, -1].shape)
-    other = [rng.standard_normal(x.shape).astype(x.dtype) if np.issubdtype(x.dtype, np.floating) else x
-             for x in inputs]
+    # token ids and masks are redrawn in their valid range too: kept, a text model's output looked dead
+    other = [rng.standard_normal(x.shape).astype(x.dtype) if np.issubdtype(x.dtype, np.floating)
+             else _redrawn_ids(graph, name, x, rng) for name, x in zip(graph.inputs, inputs)]
     return edged, other
+
+
+def _redrawn_ids(graph: Graph, name: str, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Integer or bool input `x` drawn again in its valid range (kept where that range is not known)."""
+    ids = token_inputs.value_range(graph, name)
+    return x if ids is None else rng.integers(*ids, x.shape).astype(x.dtype)
 
 
 def sensitivity(graph: Graph, expected: list[np.ndarray], edged: Any, other: Callable[[], Any],

@@ -60,3 +60,20 @@ def test_sensitivity_is_recorded_and_a_dead_output_warned(tmp_path, build, borde
     if depends is False:  # `convert verify` says it again
         code, _, err = _run("verify", tmp_path / "out")
         assert code == 0 and "does not depend on the input" in err
+
+
+def test_a_token_model_depends_on_its_ids(tmp_path):
+    """A text model's only input is integer ids: the whole-input probe redraws them in their range (kept
+    unchanged, the output looked dead and was warned)."""
+    import keras
+
+    ids = keras.Input((11,), dtype="int32", name="ids")
+    y = keras.layers.Embedding(20, 6)(ids)
+    y = keras.layers.Conv1D(4, 3, strides=2, padding="valid")(y)  # 11 -> 5: the last id is never read
+    y = keras.layers.GlobalMaxPooling1D()(y)
+    keras.Model(ids, y).save(tmp_path / "text.keras")
+    code, _, err = _run("tf2onnx", tmp_path / "text.keras", "-o", tmp_path / "out", "--verify")
+    assert code == 0, err
+    doc = json.loads((tmp_path / "out" / "conversion.json").read_text())
+    assert doc["verify"]["sensitivity"][0].get("input") is True
+    assert not [w for w in doc["warnings"] if "does not depend on the input" in w]
