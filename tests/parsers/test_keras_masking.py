@@ -68,15 +68,22 @@ def _mask_zero_embedding(keras, L):
     return keras.Model(ids, [seq, last, h, c, both])
 
 
+def _mask_zero_tagger(keras, L):
+    ids = keras.Input((None,), dtype="int32")
+    seq = L.Bidirectional(L.LSTM(4, return_sequences=True))(L.Embedding(VOCAB, 4, mask_zero=True)(ids))
+    return keras.Model(ids, L.Dense(3)(seq))
+
+
 FIXTURES = {
     "masked_lstm": _masked_lstm,
     "masked_gru_backwards": _masked_gru_backwards,
     "masked_cells_written_out": _masked_cells_written_out,
     "masked_bidirectional": _masked_bidirectional,
     "mask_zero_embedding": _mask_zero_embedding,
+    "mask_zero_tagger": _mask_zero_tagger,
 }
 MASK_VALUE = {"masked_gru_backwards": -1.0}  # the others mask 0.0 (or ids 0)
-TOKENS = {"mask_zero_embedding"}
+TOKENS = {"mask_zero_embedding", "mask_zero_tagger"}
 
 
 @pytest.fixture(scope="module")
@@ -189,3 +196,32 @@ def test_other_layers_with_a_mask_are_refused_by_name(keras, tmp_path, name):
         pk.parse(tmp_path / "refused.keras", ParseOptions(input_shapes={"": (2, 6, FEATURES)}))
     by_layer = {u.node: u.hint for u in err.value.items}
     assert "step mask" in by_layer["uses_mask"]
+
+
+@pytest.mark.parametrize("name, value", [("masked_lstm", 0.0), ("masked_gru_backwards", -1.0),
+                                         ("mask_zero_embedding", 0)])
+def test_verify_inputs_hold_masked_steps(saved, name, value):
+    """--verify's random inputs get the mask value at whole steps (start, middle, end), so the mask is exercised."""
+    from tf_convert.app import verify
+
+    graph = _parse(saved[name][1], _feed(name, 11))
+    x = verify.make_inputs(graph)[0]
+    for row in range(x.shape[0]):
+        steps = x[row] == value if x.ndim == 2 else np.all(x[row] == value, axis=-1)
+        masked = set(np.flatnonzero(steps))
+        assert 3 <= len(masked) < x.shape[1], (row, masked)
+
+
+# (fixtures whose outputs come from distinct layers: --verify names an output by its layer)
+@pytest.mark.parametrize("name, target", [("masked_bidirectional", "tf2torch"), ("mask_zero_tagger", "tf2onnx"),
+                                          ("masked_cells_written_out", "tf2mxnet")])
+def test_cli_verify_passes(saved, tmp_path, name, target):
+    """End to end: the CLI converts a masked model and --verify (masked steps planted) passes (exit 0)."""
+    from click.testing import CliRunner
+
+    from tf_convert import cli
+
+    shape = "1,9" if name in TOKENS else f"1,9,{FEATURES}"
+    result = CliRunner().invoke(cli.main, [target, str(saved[name][1]), "-o", str(tmp_path / target),
+                                           "--input-shape", shape, "--verify"])
+    assert result.exit_code == 0, result.output
