@@ -22,9 +22,11 @@ from .table import TABLE
 PASS_THROUGH = frozenset({"Dense", "Dropout", "Activation"})
 # layers that read the mask (their handlers lower it exactly)
 RECURRENT = frozenset({"LSTM", "GRU", "SimpleRNN", "Bidirectional"})
-ACCEPTS = PASS_THROUGH | RECURRENT | {"Masking"}
+# layers that average only the unmasked steps (masked_average)
+AVERAGES = frozenset({"GlobalAveragePooling1D", "GlobalAvgPool1D"})
+ACCEPTS = PASS_THROUGH | RECURRENT | AVERAGES | {"Masking"}
 # layers whose handlers read (or refuse, naming the keyword) a Keras 3 `mask` keyword themselves
-READS_KEYWORD = RECURRENT | {"MultiHeadAttention", "Attention", "AdditiveAttention"}
+READS_KEYWORD = RECURRENT | AVERAGES | {"MultiHeadAttention", "Attention", "AdditiveAttention"}
 
 
 def mask_name(call: Call) -> str:
@@ -48,14 +50,33 @@ def explicit_mask(call: Call) -> str | None:
                     out_dtype="float32")
 
 
+def step_mask(call: Call) -> str | None:
+    """The call's step mask, float32 0/1 (N, T): the Keras 3 keyword or the Keras 2 implicit one."""
+    return explicit_mask(call) or (call.masks[0] if call.masks else None)
+
+
+def masked_average(call: Call, mask: str) -> str:
+    """Keras's masked GlobalAveragePooling1D: sum(where(mask, x, 0)) / sum(mask) over the steps."""
+    n, length, c = call.shape()
+    keep = call.cfg("keepdims", False)
+    column = call.add("reshape", [mask], (n, length, 1), {"shape": (n, length, 1)}, suffix="/mask/column")
+    taken = call.add("cast", [column], (n, length, 1), {"dtype": "bool"}, suffix="/mask/bool", out_dtype="bool")
+    zero = call.const(np.zeros((1, 1, 1), np.float32), "/zero")
+    kept = call.add("select", [taken, call.x, zero], (n, length, c), suffix="/kept", out_dtype="float32")
+    attrs = {"axes": (1,), "keepdims": bool(keep)}
+    total = call.add("reduce_sum", [kept], (n, 1, c) if keep else (n, c), attrs, suffix="/sum")
+    count = call.add("reduce_sum", [column], (n, 1, 1) if keep else (n, 1), attrs, suffix="/count")
+    return call.add("div", [total, count], call.shape(total))
+
+
 def refusal(call: Call) -> str | None:
     """Why the call cannot take the masks of its inputs, or None."""
     keyword = "mask" in call.kwargs and call.class_name not in READS_KEYWORD
     if not keyword and (not any(call.masks) or call.class_name in ACCEPTS):
         return None
     return ("receives the step mask of a Masking layer or Embedding(mask_zero=True); only LSTM, GRU, "
-            "SimpleRNN, Bidirectional, Dense, Dropout and Activation are converted with a mask: remove the mask "
-            "or the layer")
+            "SimpleRNN, Bidirectional, GlobalAveragePooling1D, Dense, Dropout and Activation are converted with "
+            "a mask: remove the mask or the layer")
 
 
 def _made(call: Call, outputs: list[str]) -> list[str | None]:

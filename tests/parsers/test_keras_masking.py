@@ -74,6 +74,13 @@ def _mask_zero_tagger(keras, L):
     return keras.Model(ids, L.Dense(3)(seq))
 
 
+def _masked_average(keras, L):
+    x = keras.Input((None, FEATURES))
+    seq = L.GRU(4, return_sequences=True)(L.Masking(0.0)(x))
+    pooled = L.GlobalAveragePooling1D()(L.Dense(3)(seq))  # the mean of the unmasked steps
+    return keras.Model(x, [pooled, L.GlobalAveragePooling1D(keepdims=True)(seq)])
+
+
 FIXTURES = {
     "masked_lstm": _masked_lstm,
     "masked_gru_backwards": _masked_gru_backwards,
@@ -81,6 +88,7 @@ FIXTURES = {
     "masked_bidirectional": _masked_bidirectional,
     "mask_zero_embedding": _mask_zero_embedding,
     "mask_zero_tagger": _mask_zero_tagger,
+    "masked_average": _masked_average,
 }
 MASK_VALUE = {"masked_gru_backwards": -1.0}  # the others mask 0.0 (or ids 0)
 TOKENS = {"mask_zero_embedding", "mask_zero_tagger"}
