@@ -28,8 +28,8 @@ def mask_value(graph: Graph, name: str) -> float | None:
                 producer = index.producer(other[0]) if other else None
                 if producer is not None and producer.op == "const" and np.asarray(producer.params["value"]).size == 1:
                     return float(np.asarray(producer.params["value"]).reshape(()))
-            elif node.op == "cast" and node.attrs["dtype"] == "bool":
-                return 0.0  # x != 0: Embedding(mask_zero=True) as Keras 2 files have it
+            elif node.op == "cast" and node.attrs["dtype"] == "bool" and _is_integer(graph, tensor):
+                return 0.0  # ids != 0: Embedding(mask_zero=True) as Keras 2 files have it
             elif node.op in _PASS_THROUGH:
                 stack.append(node.output)
     return None
@@ -49,3 +49,7 @@ def plant(graph: Graph, name: str, values: np.ndarray) -> np.ndarray:
     for row in range(values.shape[0]):
         values[row, masked_steps(values.shape[1], row)] = value
     return values
+
+
+def _is_integer(graph: Graph, tensor: str) -> bool:
+    return graph.tensors[tensor].dtype.startswith(("int", "uint"))

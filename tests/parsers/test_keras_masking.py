@@ -233,3 +233,48 @@ def test_cli_verify_passes(saved, tmp_path, name, target):
     result = CliRunner().invoke(cli.main, [target, str(saved[name][1]), "-o", str(tmp_path / target),
                                            "--input-shape", shape, "--verify"])
     assert result.exit_code == 0, result.output
+
+
+def _as_keras2(model, path: Path) -> Path:
+    """The model as a Keras 2 .h5 has it: masks implicit (no NotEqual/Any operations, no `mask`
+    keywords), keras_version 2.x. Keras 3 writes .h5 files only; this rewrites one."""
+    import json
+
+    import h5py
+
+    model.save(path)
+    with h5py.File(path, "r+") as f:
+        config = json.loads(f.attrs["model_config"])
+        layers = config["config"]["layers"]
+        config["config"]["layers"] = [layer for layer in layers if not str(layer.get("module", "")).startswith(
+            "keras.src.ops")]
+        for layer in config["config"]["layers"]:
+            for node in layer.get("inbound_nodes", []):
+                node.get("kwargs", {}).pop("mask", None)
+        f.attrs["model_config"] = json.dumps(config)
+        f.attrs["keras_version"] = "2.15.0"
+    return path
+
+
+@pytest.mark.parametrize("name", ["masked_lstm", "masked_gru_backwards", "masked_bidirectional", "mask_zero_tagger",
+                                  "masked_average"])
+def test_keras2_implicit_masks(saved, tmp_path, name):
+    """Keras 2 files leave masks implicit: the parser propagates them (Masking/Embedding -> Dense ->
+    recurrent layers returning sequences -> ...) to the same numbers."""
+    model = saved[name][0]
+    x = _feed(name, 11)
+    graph = _parse(_as_keras2(model, tmp_path / f"{name}.h5"), x)
+    values = ir.evaluate(graph, [x if name in TOKENS else x.astype(np.float64)])
+    for tensor, ref in zip(graph.outputs, _reference(model, x), strict=True):
+        assert rel_error(values[tensor], ref) <= RTOL, (name, tensor)
+
+
+def test_keras2_mask_into_other_layers_is_refused(keras, tmp_path):
+    L = keras.layers
+    x = keras.Input((6, FEATURES))
+    model = keras.Model(x, L.Conv1D(2, 3, name="uses_mask")(L.Masking()(x)))
+    import tf_convert.parsers.keras as pk
+
+    with pytest.raises(UnsupportedError) as err:
+        pk.parse(_as_keras2(model, tmp_path / "conv.h5"), ParseOptions(input_shapes={"": (2, 6, FEATURES)}))
+    assert "step mask" in {u.node: u.hint for u in err.value.items}["uses_mask"]
