@@ -11,7 +11,7 @@ import numpy as np
 from tf_convert.convert.errors import ConvertError
 from tf_convert.convert.ir import Graph
 
-from . import token_inputs
+from . import mask_inputs, token_inputs
 from .metric import judge, verdict_of
 from .metric import worst as worst_row
 
@@ -26,8 +26,10 @@ def make_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
 def _random_input(graph: Graph, name: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     ids = token_inputs.value_range(graph, name)  # token ids, masks: whole numbers in their valid range
     if ids is not None:
-        return rng.integers(*ids, shape).astype(graph.tensors[name].dtype)
-    return rng.standard_normal(shape).astype(np.float32)
+        values = rng.integers(*ids, shape).astype(graph.tensors[name].dtype)
+    else:
+        values = rng.standard_normal(shape).astype(np.float32)
+    return mask_inputs.plant(graph, name, values)  # Keras's mask value at some steps, where the IR masks
 
 
 def metrics(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-4, depth: int = 1) -> dict[str, Any]:

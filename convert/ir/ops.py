@@ -137,6 +137,8 @@ _RECURRENT_TYPES = {
     "go_backwards": Attr("bool"),
     "output": Attr("str", REQUIRED, ("sequence", "last_h")),
     "sequence_order": Attr("str", REQUIRED, ("processed", "input")),
+    # issue 23 (masking): what a masked step writes into the 'sequence' output
+    "masked_output": Attr("str", "previous", ("previous", "zero")),
 }
 _NO_CAFFE_CELL = ("BVLC Caffe has no GRU, and its LSTM/RNN layers (time-major, driven by a sequence-continuation "
                   "input) are not Keras's cells; convert recurrent models to torch, ONNX or MXNet")
@@ -501,8 +503,15 @@ OPS: dict[str, OpSpec] = {
     # (N, U), 'last_c' (N, U), lstm only}; sequence_order in {'processed', 'input'}: with
     # go_backwards, 'processed' keeps Keras's order (row t is the t-th step taken), 'input' flips it
     # back so row t belongs to input step t (Bidirectional's backward half).
+    # Masking (issue 23): an optional second input, the step mask (N, T) float32 of 0/1 (Keras's
+    # Masking / Embedding(mask_zero=True)): at a step whose mask is 0 the states are carried over
+    # unchanged (Keras's where(mask, new, old)); the 'sequence' row of that step is the previous row
+    # (masked_output 'previous', zeros before the first step) or zeros ('zero': Keras's
+    # zero_output_for_mask, which Bidirectional sets from return_sequences). go_backwards reverses the
+    # mask with x.
     "lstm": OpSpec(
-        ("units", "activation", "recurrent_activation", "go_backwards", "output", "sequence_order"),
+        ("units", "activation", "recurrent_activation", "go_backwards", "output", "sequence_order",
+         "masked_output"),
         ("weight_ih", "weight_hh", "bias_ih", "bias_hh"),
         "Keras LSTM. z = x W_ih^T + b_ih + h W_hh^T + b_hh split (i, f, c, o); i, f, o = ra(.); "
         "c = f * c + i * a(z_c); h = o * a(c).",
@@ -512,7 +521,7 @@ OPS: dict[str, OpSpec] = {
     ),
     "gru": OpSpec(
         ("units", "activation", "recurrent_activation", "go_backwards", "output", "sequence_order",
-         "reset_after"),
+         "reset_after", "masked_output"),
         ("weight_ih", "weight_hh", "bias_ih", "bias_hh"),
         "Keras GRU. gx = x W_ih^T + b_ih, gh = h W_hh^T + b_hh split (z, r, h); z = ra(gx_z + gh_z), "
         "r = ra(gx_r + gh_r); candidate a(gx_h + r * gh_h) when reset_after (torch's form), else "
@@ -522,7 +531,7 @@ OPS: dict[str, OpSpec] = {
         shape=shapes.recurrent, refused={"caffe": _NO_CAFFE_CELL},
     ),
     "rnn": OpSpec(
-        ("units", "activation", "go_backwards", "output", "sequence_order"),
+        ("units", "activation", "go_backwards", "output", "sequence_order", "masked_output"),
         ("weight_ih", "weight_hh", "bias_ih", "bias_hh"),
         "Keras SimpleRNN: h = a(x W_ih^T + b_ih + h W_hh^T + b_hh).",
         "sequence",

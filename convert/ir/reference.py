@@ -707,17 +707,25 @@ RECURRENT_ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
-def _recurrence(node: Node, x: np.ndarray, step: Callable) -> np.ndarray:
-    """Run `step(x_t, h, c) -> (h, c)` over axis 1 of x as the node's attrs say; its chosen output."""
+def _recurrence(node: Node, x: np.ndarray, step: Callable, mask: np.ndarray | None = None) -> np.ndarray:
+    """Run `step(x_t, h, c) -> (h, c)` over axis 1 of x as the node's attrs say; its chosen output.
+    With a step mask, a masked step keeps h and c and writes the previous row or zeros (masked_output)."""
     n, length = x.shape[0], x.shape[1]
     units = int(node.attrs["units"])
     h = np.zeros((n, units), x.dtype)
     c = np.zeros((n, units), x.dtype)
     order = range(length - 1, -1, -1) if node.attrs["go_backwards"] else range(length)
     steps = []
+    zero_rows = node.attrs.get("masked_output", "previous") == "zero"
     for t in order:
-        h, c = step(x[:, t], h, c)
-        steps.append(h)
+        new_h, new_c = step(x[:, t], h, c)
+        if mask is None:
+            h, c = new_h, new_c
+            steps.append(h)
+            continue
+        keep = mask[:, t, None] != 0
+        h, c = np.where(keep, new_h, h), np.where(keep, new_c, c)
+        steps.append(np.where(keep, h, np.zeros_like(h)) if zero_rows else h)
     output = node.attrs["output"]
     if output == "last_h":
         return h
@@ -738,7 +746,7 @@ def _gates(node: Node, x: np.ndarray, count: int):
 
 
 @reference_op("lstm")
-def lstm(node: Node, x: np.ndarray) -> np.ndarray:
+def lstm(node: Node, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     act = RECURRENT_ACTIVATIONS[node.attrs["activation"]]
     rec = RECURRENT_ACTIVATIONS[node.attrs["recurrent_activation"]]
     w_ih, w_hh, b_ih, b_hh = _gates(node, x, 4)
@@ -748,11 +756,11 @@ def lstm(node: Node, x: np.ndarray) -> np.ndarray:
         c = rec(z[1]) * c + rec(z[0]) * act(z[2])
         return rec(z[3]) * act(c), c
 
-    return _recurrence(node, x, step)
+    return _recurrence(node, x, step, mask)
 
 
 @reference_op("gru")
-def gru(node: Node, x: np.ndarray) -> np.ndarray:
+def gru(node: Node, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     act = RECURRENT_ACTIVATIONS[node.attrs["activation"]]
     rec = RECURRENT_ACTIVATIONS[node.attrs["recurrent_activation"]]
     w_ih, w_hh, b_ih, b_hh = _gates(node, x, 3)
@@ -768,11 +776,11 @@ def gru(node: Node, x: np.ndarray) -> np.ndarray:
             candidate = act(gx[2] + (r * h) @ w_hh[2].T + b_hh[2])
         return z * h + (1 - z) * candidate, c
 
-    return _recurrence(node, x, step)
+    return _recurrence(node, x, step, mask)
 
 
 @reference_op("rnn")
-def rnn(node: Node, x: np.ndarray) -> np.ndarray:
+def rnn(node: Node, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     act = RECURRENT_ACTIVATIONS[node.attrs["activation"]]
     w_ih, w_hh = (np.asarray(node.params[k], x.dtype) for k in ("weight_ih", "weight_hh"))
     bias = np.asarray(node.params["bias_ih"], x.dtype) + np.asarray(node.params["bias_hh"], x.dtype)
@@ -780,7 +788,7 @@ def rnn(node: Node, x: np.ndarray) -> np.ndarray:
     def step(xt, h, c):
         return act(xt @ w_ih.T + h @ w_hh.T + bias), c
 
-    return _recurrence(node, x, step)
+    return _recurrence(node, x, step, mask)
 
 
 # ---- issue 22 part A (opsa): bitwise ops --------------------------------------------------------------

@@ -11,6 +11,10 @@ Every other cell (GRU reset_after=False, hard_sigmoid / relu / linear activation
 as the catalog's cell math, unrolled over the sequence length, which is static in a converted
 graph: one input projection for all steps, then per step a recurrent FullyConnected, the gate
 slices and the elementwise update, in the order the reference computes them.
+
+A masked node (a second input: the Keras step mask, issue 23) is always unrolled (the fused RNN
+cannot skip a step): `where` keeps the old states at a masked step, as Keras's where(mask, new,
+old), and the sequence row is the kept state or zeros (masked_output).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ def _mxnet_order(op: str, value: np.ndarray) -> np.ndarray:
 
 @TABLE.register("lstm", "gru", "rnn")
 def recurrent(ctx: Ctx) -> Fragment:
-    if _mode(ctx) is None:
+    if _mode(ctx) is None or len(ctx.node.inputs) > 1:
         return _unrolled(ctx)
     node, attrs, f, name = ctx.node, ctx.attrs, Fragment(), ctx.name
     n, _, _ = ctx.in_shape()
@@ -169,15 +173,25 @@ def _unrolled(ctx: Ctx) -> Fragment:
     cell = _Cell(ctx, f)
     units = cell.units
     gx = cell.dense("gx", ctx.inputs[0], "ih")  # (N, T, G*U), every step at once
-    h = c = f.op("_zeros", f"{name}_h0", [], shape=(n, units))
+    h = c = zeros = f.op("_zeros", f"{name}_h0", [], shape=(n, units))
     order = range(length - 1, -1, -1) if attrs["go_backwards"] else range(length)
     steps: list[Ref] = []
     for k, t in enumerate(order):
         s = f"t{k}"
         xt = cell.op("Reshape", f"{s}_x", cell.op("slice_axis", f"{s}_slice", gx, axis=1, begin=t, end=t + 1),
                      shape=(0, -1))
-        h, c = STEPS[node.op](cell, s, xt, h, c)
-        steps.append(cell.op("expand_dims", f"{s}_step", h, axis=1))
+        new_h, new_c = STEPS[node.op](cell, s, xt, h, c)
+        if len(ctx.inputs) < 2:
+            h, c = new_h, new_c
+            steps.append(cell.op("expand_dims", f"{s}_step", h, axis=1))
+            continue
+        keep = cell.op("slice_axis", f"{s}_step_mask", ctx.inputs[1], axis=1, begin=t, end=t + 1)  # (N, 1)
+        keep = cell.op("broadcast_to", f"{s}_step_keep", keep, shape=(n, units))
+        h = cell.op("where", f"{s}_kept_h", keep, new_h, h)
+        if node.op == "lstm":
+            c = cell.op("where", f"{s}_kept_c", keep, new_c, c)
+        row = cell.op("where", f"{s}_row", keep, h, zeros) if attrs.get("masked_output") == "zero" else h
+        steps.append(cell.op("expand_dims", f"{s}_step", row, axis=1))
     output = attrs["output"]
     if output in ("last_h", "last_c"):
         f.op("_copy", name, [h if output == "last_h" else c])

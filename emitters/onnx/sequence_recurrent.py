@@ -4,6 +4,11 @@ reset_after, the activations are attributes (Keras 3's hard_sigmoid is HardSigmo
 
 ONNX wants time-major input and LSTM gates in (i, o, f, c) order; direction='reverse' is
 go_backwards with the sequence output already in input order.
+
+A masked node (a second input: the Keras step mask, issue 23) runs the same operator one step at a
+time, unrolled over the static length, each step starting from the states the last one kept: Where
+keeps the old states at a masked step, as Keras's where(mask, new, old); the sequence row is the
+kept state or zeros (masked_output).
 """
 
 from __future__ import annotations
@@ -60,6 +65,9 @@ def recurrent(ctx: Ctx) -> Emitted:
     extra = _activation_attrs(ctx)
     if op == "gru":
         extra["linear_before_reset"] = int(bool(attrs["reset_after"]))
+    if len(node.inputs) > 1:
+        _masked_steps(ctx, b, time_major, [weight, recurrence, bias], extra)
+        return b.done()
     outs = [b.fresh("Y"), b.fresh("Y_h"), b.fresh("Y_c") if op == "lstm" else ""]
     b.op_outputs(OP_TYPES[op], [time_major, weight, recurrence, bias], [o for o in outs if o],
                  hidden_size=units, direction="reverse" if attrs["go_backwards"] else "forward", **extra)
@@ -75,3 +83,36 @@ def recurrent(ctx: Ctx) -> Emitted:
                            b.ints("steps", [-1])])
     b.op("Transpose", [y], b.out, perm=[1, 0, 2])
     return b.done()
+
+
+def _masked_steps(ctx: Ctx, b: Builder, time_major: str, weights: list[str], extra: dict) -> None:
+    """The masked recurrence: one single-step operator per time step from the kept states."""
+    node, attrs, op = ctx.node, ctx.attrs, ctx.node.op
+    n, length, _ = ctx.shape(node.inputs[0])
+    units = int(attrs["units"])
+    zeros = b.const("zeros", np.zeros((1, n, units), np.float32))
+    keep = b.op("Cast", [b.op("Transpose", [b.x(1)], perm=[1, 0])], to=9)  # (T, N) bool: 9 = BOOL
+    keep = b.op("Unsqueeze", [keep, b.ints("state_axis", [2])])  # (T, N, 1)
+    h = c = zeros
+    time_axis = b.ints("time_axis", [0])
+    rows: dict[int, str] = {}
+    order = range(length - 1, -1, -1) if attrs["go_backwards"] else range(length)
+    for k, t in enumerate(order):
+        step = [b.ints(f"start{t}", [t]), b.ints(f"end{t}", [t + 1]), time_axis]
+        xt = b.op("Slice", [time_major, *step])
+        kt = b.op("Slice", [keep, *step])
+        outs = [b.fresh(f"h{t}"), b.fresh(f"c{t}") if op == "lstm" else ""]
+        ins = [xt, *weights, "", h] + ([c] if op == "lstm" else [])
+        b.op_outputs(OP_TYPES[op], ins, ["", outs[0]] + ([outs[1]] if op == "lstm" else []), hidden_size=units,
+                     **extra)
+        h = b.op("Where", [kt, outs[0], h])
+        if op == "lstm":
+            c = b.op("Where", [kt, outs[1], c])
+        rows[k if attrs["sequence_order"] == "processed" else t] = \
+            b.op("Where", [kt, h, zeros]) if attrs.get("masked_output") == "zero" else h
+    output = attrs["output"]
+    if output != "sequence":
+        b.op("Reshape", [h if output == "last_h" else c, b.ints("state_shape", [n, units])], b.out)
+        return
+    y = b.op("Concat", [rows[i] for i in range(length)], axis=0)  # (T, N, U)
+    b.op("Transpose", [y], b.out, perm=[1, 0, 2])

@@ -5,6 +5,10 @@ sigmoid recurrent activation (torch's gate order i, f, g, o is Keras's i, f, c, 
 reset_after (torch's r, z, n is Keras's z, r, h with the first two blocks swapped); SimpleRNN with
 tanh or relu. Anything else (GRU reset_after=False, hard_sigmoid, ...) is the same module holding
 the weights with the cell written out in forward(), one loop step per time step.
+
+A masked node (a second input: the Keras step mask, issue 23) always takes the written-out cell:
+torch's fused layers cannot skip a step. At a masked step torch.where keeps the states, and the
+sequence row is the carried state or zeros (masked_output), as Keras's where(mask, new, old).
 """
 
 from __future__ import annotations
@@ -52,10 +56,16 @@ def recurrent(ctx: Ctx) -> Lowered:
     for key in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
         out.state[f"{v}.{key}_l0"] = _torch_order(op, ctx.params[key])
     x = ctx.args[0]
+    mask = ctx.args[1] if len(ctx.args) > 1 else None
+    if mask is not None:
+        out.lines.append(f"{v}_keep = ({mask} != 0).unsqueeze(-1)  # Keras's step mask: False skips the step")
+        mask = f"{v}_keep"
     if attrs["go_backwards"]:
         out.lines.append(f"{v} = torch.flip({x}, [1])  # go_backwards: step from the last time step")
         x = v
-    out.lines += _native_lines(ctx, x) if _native(ctx) else _loop_lines(ctx, x)
+        if mask is not None:
+            out.lines.append(f"{mask} = torch.flip({mask}, [1])")
+    out.lines += _native_lines(ctx, x) if _native(ctx) and mask is None else _loop_lines(ctx, x, mask)
     if attrs["output"] == "sequence" and attrs["go_backwards"] and attrs["sequence_order"] == "input":
         out.lines.append(f"{v} = torch.flip({v}, [1])  # back to input order")
     return out
@@ -71,8 +81,9 @@ def _native_lines(ctx: Ctx, x: str) -> list[str]:
     return [f"{v} = self.{v}({x})[1][0]"]  # h_n: (1, N, U)
 
 
-def _loop_lines(ctx: Ctx, x: str) -> list[str]:
-    """The cell written out (torch gate order, the module's own parameters)."""
+def _loop_lines(ctx: Ctx, x: str, mask: str | None = None) -> list[str]:
+    """The cell written out (torch gate order, the module's own parameters); `mask` (N, T, 1) bool
+    keeps the states at the steps it is False."""
     op, attrs, v = ctx.node.op, ctx.attrs, ctx.var
     units = int(attrs["units"])
     act = ACTIVATION[attrs["activation"]].format
@@ -89,11 +100,13 @@ def _loop_lines(ctx: Ctx, x: str) -> list[str]:
     lines.append(f"for {v}_t in range({v}_gx.shape[1]):")
     body = [f"{v}_gates = {v}_gx[:, {v}_t].chunk({GATES[op]}, 1)",
             f"{v}_rec = {linear}({v}_state, self.{v}.weight_hh_l0, self.{v}.bias_hh_l0).chunk({GATES[op]}, 1)"]
+    new = f"{v}_new" if mask is not None else f"{v}_state"  # where the step's h goes before the mask
+    new_cell = f"{v}_new_cell" if mask is not None else f"{v}_cell"
     if op == "lstm":
         body += [
-            f"{v}_cell = {rec(f'{v}_gates[1] + {v}_rec[1]')} * {v}_cell"
+            f"{new_cell} = {rec(f'{v}_gates[1] + {v}_rec[1]')} * {v}_cell"
             f" + {rec(f'{v}_gates[0] + {v}_rec[0]')} * {act(f'{v}_gates[2] + {v}_rec[2]')}",
-            f"{v}_state = {rec(f'{v}_gates[3] + {v}_rec[3]')} * {act(f'{v}_cell')}",
+            f"{new} = {rec(f'{v}_gates[3] + {v}_rec[3]')} * {act(new_cell)}",
         ]
     elif op == "gru":
         reset = rec(f"{v}_gates[0] + {v}_rec[0]")
@@ -105,12 +118,19 @@ def _loop_lines(ctx: Ctx, x: str) -> list[str]:
             candidate = act(f"{v}_gates[2] + {hidden}")
         body += [
             f"{v}_update = {rec(f'{v}_gates[1] + {v}_rec[1]')}",
-            f"{v}_state = {v}_update * {v}_state + (1 - {v}_update) * {candidate}",
+            f"{new} = {v}_update * {v}_state + (1 - {v}_update) * {candidate}",
         ]
     else:
-        body.append(f"{v}_state = {act(f'{v}_gates[0] + {v}_rec[0]')}")
+        body.append(f"{new} = {act(f'{v}_gates[0] + {v}_rec[0]')}")
+    row = f"{v}_state"
+    if mask is not None:
+        body.append(f"{v}_state = torch.where({mask}[:, {v}_t], {new}, {v}_state)")
+        if op == "lstm":
+            body.append(f"{v}_cell = torch.where({mask}[:, {v}_t], {new_cell}, {v}_cell)")
+        if attrs.get("masked_output") == "zero":
+            row = f"torch.where({mask}[:, {v}_t], {v}_state, torch.zeros_like({v}_state))"
     if attrs["output"] == "sequence":
-        body.append(f"{v}_steps[:, {v}_t] = {v}_state")
+        body.append(f"{v}_steps[:, {v}_t] = {row}")
     lines += ["    " + line for line in body]
     result = {"sequence": f"{v}_steps", "last_h": f"{v}_state", "last_c": f"{v}_cell"}[attrs["output"]]
     lines.append(f"{v} = {result}")

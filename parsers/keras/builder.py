@@ -10,7 +10,7 @@ from tf_convert.convert import ir
 from tf_convert.convert.errors import ConvertError, InputError, Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import layout, weights
+from . import layout, masks, weights
 from .call import Call, TensorRef
 from .source import KerasSource
 from .table import TABLE, table_key
@@ -106,6 +106,7 @@ class Builder:
         self.errors: list[Unsupported] = []
         self.top_outputs: dict[str, list[str]] = {}  # top-level layer name -> its first call's outputs
         self.resized: list[tuple[str, tuple]] = []  # inputs --input-shape sets to a size the file does not fix
+        self.masks: dict[str, str] = {}  # IR tensor -> its Keras step mask (keras.masks)
 
     # ---- entry -----------------------------------------------------------------------------
     def build(self) -> ir.Graph:
@@ -317,9 +318,17 @@ class Builder:
             kwargs={k2: v for k2, v in kwargs.items() if v is not None},
             weights=[array for _, array in named],
             weight_names=[n or "" for n, _ in named],
+            masks=[self.masks.get(t) for t in inputs] if self.source.implicit_masks else [],
         )
         try:
-            return list(handler(call))
+            refused = masks.refusal(call)
+            if refused:
+                raise call.unsupported(refused)
+            outs = list(handler(call))
+            for tensor, mask in zip(outs, masks.output_masks(call, outs)):
+                if mask is not None:
+                    self.masks[tensor] = mask
+            return outs
         except UnsupportedError as err:
             self.errors.extend(err.items)
             return [POISON] * 8

@@ -33,6 +33,7 @@ class Call:
     kwargs: dict[str, Any] = field(default_factory=dict)
     weights: list[np.ndarray] = field(default_factory=list)
     weight_names: list[str] = field(default_factory=list)  # as the file names them ('' when it does not)
+    masks: list[str | None] = field(default_factory=list)  # each input's Keras step mask (keras.masks)
 
     # ---- queries ---------------------------------------------------------------------------
     @property

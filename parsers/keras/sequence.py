@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import masks
 from .call import Call, TensorRef
 from .table import TABLE
 
@@ -27,14 +28,15 @@ def integer_ids(call: Call, x: str) -> str:
 
 @TABLE.register("Embedding")
 def embedding(call: Call) -> list[str]:
-    if call.cfg("mask_zero", False):
-        raise call.unsupported("mask_zero=True: the mask it propagates changes later layers; not supported")
     shape = call.shape()
     if len(shape) > 2:
         raise call.unsupported(f"ids of rank {len(shape)}: only (batch, sequence) ids are supported")
     table = np.asarray(call.weights[0], np.float32)
     ids = integer_ids(call, call.x)
     out = call.add("gather", [call.const(table, "/embeddings"), ids], (*shape, table.shape[1]), {"axis": 0})
+    if call.cfg("mask_zero", False):  # the step mask ids != 0, for the layers after (keras.masks)
+        keep = call.add("cast", [ids], shape, {"dtype": "bool"}, suffix="/nonzero", out_dtype="bool")
+        masks.keep_steps(call, keep)
     return [out]
 
 

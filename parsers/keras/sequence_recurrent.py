@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import weights
+from . import masks, weights
 from .call import Call, TensorRef
 from .elementwise import activation_name
 from .shape import keras_reshape
@@ -100,8 +100,6 @@ def _refuse_unsupported(call: Call, class_name: str, cfg: dict) -> None:
         raise call.unsupported("time_major=True is not supported")
     if len(call.inputs) > 1 or "initial_state" in call.kwargs:
         raise call.unsupported("an initial_state given as an input is not supported")
-    if "mask" in call.kwargs:
-        raise call.unsupported("a mask passed to the layer makes it skip time steps; not supported")
     keys = ["activation"] + (["recurrent_activation"] if class_name != "SimpleRNN" else [])
     for key in keys:
         name = activation_name(cfg.get(key, "tanh" if key == "activation" else "sigmoid"))
@@ -110,9 +108,17 @@ def _refuse_unsupported(call: Call, class_name: str, cfg: dict) -> None:
 
 
 def recurrent(call: Call, class_name: str, cfg: dict, arrays: list[np.ndarray], x: str,
-              suffix: str = "", sequence_order: str = "processed") -> list[str]:
-    """One LSTM/GRU/SimpleRNN over x: the outputs Keras returns ([output, *states])."""
+              suffix: str = "", sequence_order: str = "processed", zero_masked: bool | None = None) -> list[str]:
+    """One LSTM/GRU/SimpleRNN over x: the outputs Keras returns ([output, *states]). With a step mask on
+    x (keras.masks), the mask is the node's second input; `zero_masked` overrides the layer's
+    zero_output_for_mask (Bidirectional sets it from return_sequences)."""
     _refuse_unsupported(call, class_name, cfg)
+    mask = masks.explicit_mask(call) or (call.masks[0] if call.masks else None)
+    if zero_masked is None:
+        zero_masked = bool(cfg.get("zero_output_for_mask", False))
+    if mask is not None and zero_masked and not cfg.get("return_sequences", False):
+        raise call.unsupported("zero_output_for_mask=True without return_sequences (the output is then not "
+                               "the last state) is not supported")
     n, length, features = call.shape(x)
     units = int(cfg["units"])
     params = _canonical(class_name, cfg, arrays, features)
@@ -126,10 +132,13 @@ def recurrent(call: Call, class_name: str, cfg: dict, arrays: list[np.ndarray], 
         attrs["recurrent_activation"] = activation_name(cfg.get("recurrent_activation", "sigmoid"))
     if class_name == "GRU":
         attrs["reset_after"] = bool(cfg.get("reset_after", True))
+    if mask is not None:
+        attrs["masked_output"] = "zero" if zero_masked else "previous"
     op = IR_OP[class_name]
+    inputs = [x] if mask is None else [x, mask]
 
     def node(output: str, shape: tuple[int, ...], tag: str) -> str:
-        return call.add(op, [x], shape, dict(attrs, output=output), params, suffix=suffix + tag)
+        return call.add(op, inputs, shape, dict(attrs, output=output), params, suffix=suffix + tag)
 
     last_h = None
     if cfg.get("return_sequences", False):
@@ -156,9 +165,11 @@ def bidirectional(call: Call) -> list[str]:
     if not backward["config"].get("go_backwards", False):
         raise call.unsupported("a backward_layer without go_backwards=True is not supported")
     count = len(_inner_spec(forward, call.kshape()))
-    fw = recurrent(call, forward["class_name"], forward["config"], call.weights[:count], call.x, "/forward")
+    zero_masked = bool(forward["config"].get("return_sequences", False))  # Keras forces it so on both halves
+    fw = recurrent(call, forward["class_name"], forward["config"], call.weights[:count], call.x, "/forward",
+                   zero_masked=zero_masked)
     bw = recurrent(call, backward["class_name"], backward["config"], call.weights[count:], call.x, "/backward",
-                   sequence_order="input")  # Keras flips the backward sequence back before merging
+                   sequence_order="input", zero_masked=zero_masked)  # Keras flips the backward sequence back
     merged = _merge(call, str(call.config.get("merge_mode", "concat")), fw[0], bw[0])
     return merged + fw[1:] + bw[1:]
 
@@ -214,5 +225,15 @@ def repeat_vector(call: Call) -> list[str]:
 
 @TABLE.register("Masking")
 def masking(call: Call) -> list[str]:
-    raise call.unsupported("Masking makes the recurrent layers after it skip time steps (state carried "
-                           "over); converting it exactly is not supported: remove the layer or pad otherwise")
+    """x * any(x != mask_value over features): Keras's output; the bool becomes the step mask (keras.masks)."""
+    shape = call.shape()
+    if len(shape) != 3:
+        raise call.unsupported(f"Masking of a rank-{len(shape)} input: only (batch, steps, features) is supported")
+    n, length, _ = shape
+    value = call.const(np.full((1, 1, 1), float(call.cfg("mask_value", 0.0)), np.float32), "/mask_value")
+    differs = call.add("not_equal", [call.x, value], shape, suffix="/differs", out_dtype="bool")
+    keep = call.add("reduce_any", [differs], (n, length), {"axes": (2,), "keepdims": False}, suffix="/keep",
+                    out_dtype="bool")
+    mask = masks.keep_steps(call, keep)
+    column = call.add("reshape", [mask], (n, length, 1), {"shape": (n, length, 1)}, suffix="/mask/column")
+    return [call.add("mul", [call.x, column], shape)]

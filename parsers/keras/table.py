@@ -17,7 +17,8 @@ def table_key(layer: dict) -> str:
     class_name, module = layer["class_name"], layer.get("module")
     if module and module.startswith("keras.src.ops"):
         return f"ops.{class_name}"
-    if module is None and set(layer.get("config", {})) <= {"name"} and f"ops.{class_name}" in TABLE:
+    if module is None and f"ops.{class_name}" in TABLE and (
+            set(layer.get("config", {})) <= {"name"} or class_name not in TABLE):  # e.g. Any(axis=-1): no layer
         return f"ops.{class_name}"
     return class_name
 

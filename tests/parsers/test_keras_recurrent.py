@@ -165,18 +165,19 @@ def test_every_target_at_two_lengths(saved, tmp_path):
 
 
 def test_refusals_name_the_layer(keras, tmp_path):
-    """Masking and stateful layers are refused (exit 3), each by name, all at once."""
+    """A mask into a layer not converted with one, and stateful layers, are refused (exit 3), each by
+    name, all at once (Masking into recurrent layers: tests/parsers/test_keras_masking.py)."""
     import tf_convert.parsers.keras as pk
 
     L = keras.layers
     x = keras.Input((6, FEATURES), batch_size=2)  # stateful layers need a static batch
-    masked = L.LSTM(4, return_sequences=True, name="after_mask")(L.Masking(name="mask")(x))
+    masked = L.TimeDistributed(L.Dense(4), name="after_mask")(L.Masking(name="mask")(x))
     stateful = L.GRU(3, stateful=True, name="kept_state")(x)
     keras.Model(x, [masked, stateful]).save(tmp_path / "refused.keras")
     with pytest.raises(UnsupportedError) as err:
         pk.parse(tmp_path / "refused.keras", ParseOptions(input_shapes={"": (2, 6, FEATURES)}))
     by_layer = {u.node: u.hint for u in err.value.items}
-    assert "skip time steps" in by_layer["mask"]
+    assert "step mask" in by_layer["after_mask"]
     assert "stateful" in by_layer["kept_state"]
 
 
