@@ -67,7 +67,7 @@ def _flatten_dense(keras, length):
     layers = keras.layers
     inp = keras.Input((length, 4))
     x = layers.Conv1D(6, 3, strides=2, padding="same")(inp)
-    y = layers.Dense(3)(layers.Flatten()(x))
+    y = layers.Dense(3)(layers.Flatten(name="flatten")(x))
     return keras.Model(inp, y)
 
 
@@ -80,7 +80,7 @@ def _upsampling3(keras, length):
 def _cropping(keras, length):
     layers = keras.layers
     inp = keras.Input((length, 4))
-    return keras.Model(inp, layers.Cropping1D((1, 2))(layers.Conv1D(2, 3, padding="same")(inp)))
+    return keras.Model(inp, layers.Cropping1D((1, 2), name="cropping1d")(layers.Conv1D(2, 3, padding="same")(inp)))
 
 
 def _lstm(keras, length):
