@@ -16,22 +16,14 @@ _PASS_THROUGH = {"cast", "identity", "reshape"}  # ops between an input and its 
 def mask_value(graph: Graph, name: str) -> float | None:
     """The constant that masks a step of input `name` (compared to it by a not_equal), or None."""
     index = GraphIndex(graph)
-    stack, seen = [name], set()
-    while stack:
-        tensor = stack.pop()
-        if tensor in seen:
-            continue
-        seen.add(tensor)
-        for node in index.readers(tensor):
-            if node.op == "not_equal":
-                other = [i for i in node.inputs if i != tensor]
-                producer = index.producer(other[0]) if other else None
-                if producer is not None and producer.op == "const" and np.asarray(producer.params["value"]).size == 1:
-                    return float(np.asarray(producer.params["value"]).reshape(()))
-            elif node.op == "cast" and node.attrs["dtype"] == "bool" and _is_integer(graph, tensor):
-                return 0.0  # ids != 0: Embedding(mask_zero=True) as Keras 2 files have it
-            elif node.op in _PASS_THROUGH:
-                stack.append(node.output)
+    for tensor, node in index.readers_through(name, lambda node: node.op in _PASS_THROUGH):
+        if node.op == "not_equal":
+            other = [i for i in node.inputs if i != tensor]
+            producer = index.producer(other[0]) if other else None
+            if producer is not None and producer.op == "const" and np.asarray(producer.params["value"]).size == 1:
+                return float(np.asarray(producer.params["value"]).reshape(()))
+        elif node.op == "cast" and node.attrs["dtype"] == "bool" and _is_integer(graph, tensor):
+            return 0.0  # ids != 0: Embedding(mask_zero=True) as Keras 2 files have it
     return None
 
 

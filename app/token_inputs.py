@@ -30,26 +30,22 @@ def value_range(graph: Graph, name: str) -> tuple[int, int] | None:
     return (0, high) if high else None
 
 
+def _keeps_ids(node) -> bool:
+    """Whether the ids pass through `node` unchanged in value (a cast to another integer type, a reshape...)."""
+    return node.op in _PASS_THROUGH or (node.op == "cast" and str(node.attrs["dtype"]).startswith("int"))
+
+
 def _index_bound(graph: Graph, name: str) -> int | None:
     """The tightest table size / depth the values of `name` index, else None."""
     high: int | None = None
-    index = GraphIndex(graph)
-    stack, seen = [name], set()
-    while stack:
-        tensor = stack.pop()
-        if tensor in seen:
-            continue
-        seen.add(tensor)
-        for node in index.readers(tensor):
-            bound = None
-            if node.op == "gather" and node.inputs[1] == tensor:
-                bound = graph.shape(node.inputs[0])[int(node.attrs["axis"])]
-            elif node.op == "one_hot":
-                bound = int(node.attrs["depth"])
-            elif node.op in _PASS_THROUGH or (node.op == "cast" and str(node.attrs["dtype"]).startswith("int")):
-                stack.append(node.output)
-            if bound is not None:
-                high = bound if high is None else min(high, bound)
+    for tensor, node in GraphIndex(graph).readers_through(name, _keeps_ids):
+        bound = None
+        if node.op == "gather" and node.inputs[1] == tensor:
+            bound = graph.shape(node.inputs[0])[int(node.attrs["axis"])]
+        elif node.op == "one_hot":
+            bound = int(node.attrs["depth"])
+        if bound is not None:
+            high = bound if high is None else min(high, bound)
     return high
 
 

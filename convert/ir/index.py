@@ -9,6 +9,8 @@ goes through its methods, which update them in place. Removed nodes are only mar
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import numpy as np
 
 from .graph import Graph, Node
@@ -51,6 +53,20 @@ class GraphIndex:
     def readers(self, tensor: str) -> list[Node]:
         """The nodes reading `tensor`, once per input slot (a node reading it twice appears twice)."""
         return list(self._readers.get(tensor, ()))
+
+    def readers_through(self, tensor: str, through: Callable[[Node], bool]) -> Iterator[tuple[str, Node]]:
+        """(t, reader of t) for `tensor` and every tensor reached from it through readers that `through`
+        accepts (casts, reshapes...): what an input's values become before something uses them."""
+        stack, seen = [tensor], set()
+        while stack:
+            t = stack.pop()
+            if t in seen:
+                continue
+            seen.add(t)
+            for node in self.readers(t):
+                yield t, node
+                if through(node):
+                    stack.append(node.output)
 
     def single_reader(self, tensor: str) -> Node | None:
         """The only node reading `tensor`, if exactly one does and it is not a graph output."""
