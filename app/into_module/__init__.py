@@ -257,9 +257,8 @@ def _loaded(model, state):
 
 def run(req: IntoRequest) -> dict[str, Any]:
     """The whole --into conversion; returns the conversion.json document (with `out`)."""
-    import torch
-
     from tf_convert import parsers
+    from tf_convert.emitters.torch.state_file import save_state_dict
 
     from .. import __version__, outdir, pipeline, report
 
@@ -295,7 +294,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
 
     tmp = outdir.temp_dir(out)
     try:
-        torch.save(state, tmp / "state_dict.pt")
+        save_state_dict(tmp / "state_dict.pt", {key: value.numpy() for key, value in state.items()})
         files = ["state_dict.pt", "conversion.json"]
         errors: dict[str, Any] = {}
         pads_py = None
