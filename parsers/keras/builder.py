@@ -10,7 +10,7 @@ from tf_convert.convert import ir
 from tf_convert.convert.errors import ConvertError, InputError, Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import layout, masks, weights
+from . import layout, sequence_masks, weights
 from .call import Call, TensorRef
 from .source import KerasSource
 from .table import TABLE, table_key
@@ -321,11 +321,11 @@ class Builder:
             masks=[self.masks.get(t) for t in inputs] if self.source.implicit_masks else [],
         )
         try:
-            refused = masks.refusal(call)
+            refused = sequence_masks.refusal(call)
             if refused:
                 raise call.unsupported(refused)
             outs = list(handler(call))
-            for tensor, mask in zip(outs, masks.output_masks(call, outs)):
+            for tensor, mask in zip(outs, sequence_masks.output_masks(call, outs)):
                 if mask is not None:
                     self.masks[tensor] = mask
             return outs

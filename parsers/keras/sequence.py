@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import masks
+from . import sequence_masks
 from .call import Call, TensorRef
 from .table import TABLE
 
@@ -36,7 +36,7 @@ def embedding(call: Call) -> list[str]:
     out = call.add("gather", [call.const(table, "/embeddings"), ids], (*shape, table.shape[1]), {"axis": 0})
     if call.cfg("mask_zero", False):  # the step mask ids != 0, for the layers after (keras.masks)
         keep = call.add("cast", [ids], shape, {"dtype": "bool"}, suffix="/nonzero", out_dtype="bool")
-        masks.keep_steps(call, keep)
+        sequence_masks.keep_steps(call, keep)
     return [out]
 
 

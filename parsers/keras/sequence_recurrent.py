@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import masks, weights
+from . import sequence_masks, weights
 from .call import Call, TensorRef
 from .elementwise import activation_name
 from .shape import keras_reshape
@@ -113,7 +113,7 @@ def recurrent(call: Call, class_name: str, cfg: dict, arrays: list[np.ndarray], 
     x (keras.masks), the mask is the node's second input; `zero_masked` overrides the layer's
     zero_output_for_mask (Bidirectional sets it from return_sequences)."""
     _refuse_unsupported(call, class_name, cfg)
-    mask = masks.explicit_mask(call) or (call.masks[0] if call.masks else None)
+    mask = sequence_masks.explicit_mask(call) or (call.masks[0] if call.masks else None)
     if zero_masked is None:
         zero_masked = bool(cfg.get("zero_output_for_mask", False))
     if mask is not None and zero_masked and not cfg.get("return_sequences", False):
@@ -234,6 +234,6 @@ def masking(call: Call) -> list[str]:
     differs = call.add("not_equal", [call.x, value], shape, suffix="/differs", out_dtype="bool")
     keep = call.add("reduce_any", [differs], (n, length), {"axes": (2,), "keepdims": False}, suffix="/keep",
                     out_dtype="bool")
-    mask = masks.keep_steps(call, keep)
+    mask = sequence_masks.keep_steps(call, keep)
     column = call.add("reshape", [mask], (n, length, 1), {"shape": (n, length, 1)}, suffix="/mask/column")
     return [call.add("mul", [call.x, column], shape)]

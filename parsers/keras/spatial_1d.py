@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
-from . import masks, resize, spatial
+from . import resize, sequence_masks, spatial
 from .call import Call
 from .table import TABLE
 
@@ -117,10 +117,10 @@ def _global(call: Call, op: str) -> list[str]:
 def global_average_pooling1d(call: Call) -> list[str]:
     if call.inputs[1:]:
         raise call.unsupported("a mask input is not supported")
-    mask = masks.step_mask(call)  # issue 23: only the unmasked steps are averaged
+    mask = sequence_masks.step_mask(call)  # issue 23: only the unmasked steps are averaged
     if mask is not None:
         call.require_channels_last()
-        return [masks.masked_average(call, mask)]
+        return [sequence_masks.masked_average(call, mask)]
     return _global(call, "reduce_mean")
 
 
