@@ -10,13 +10,13 @@ import numpy as np
 
 from tf_convert.convert.ir import Graph, GraphIndex
 
-_PASS_THROUGH = {"cast", "identity", "reshape"}  # ops between an input and its mask comparison
+from .token_inputs import VALUE_KEEPING
 
 
 def mask_value(graph: Graph, name: str) -> float | None:
     """The constant that masks a step of input `name` (compared to it by a not_equal), or None."""
     index = GraphIndex(graph)
-    for tensor, node in index.readers_through(name, lambda node: node.op in _PASS_THROUGH):
+    for tensor, node in index.readers_through(name, lambda node: node.op == "cast" or node.op in VALUE_KEEPING):
         if node.op == "not_equal":
             other = [i for i in node.inputs if i != tensor]
             producer = index.producer(other[0]) if other else None

@@ -8,7 +8,8 @@ from __future__ import annotations
 from tf_convert.convert.ir import Graph, GraphIndex
 
 # ops that move integer values without changing them: the range found behind them holds for the input
-_PASS_THROUGH = {"reshape", "transpose", "slice", "identity", "concat"}
+# ops that move an input's values without changing them (what ids and mask values pass on their way to a use)
+VALUE_KEEPING = frozenset({"reshape", "transpose", "slice", "identity", "concat"})
 MASK_RANGE = (0, 2)
 RANGES = "input_ranges"  # graph.metadata key: ranges recorded in conversion.json (a re-run's skeleton graph)
 
@@ -32,7 +33,7 @@ def value_range(graph: Graph, name: str) -> tuple[int, int] | None:
 
 def _keeps_ids(node) -> bool:
     """Whether the ids pass through `node` unchanged in value (a cast to another integer type, a reshape...)."""
-    return node.op in _PASS_THROUGH or (node.op == "cast" and str(node.attrs["dtype"]).startswith("int"))
+    return node.op in VALUE_KEEPING or (node.op == "cast" and str(node.attrs["dtype"]).startswith("int"))
 
 
 def _index_bound(graph: Graph, name: str) -> int | None:
