@@ -16,6 +16,7 @@ from tf_convert.convert.errors import Interrupted, TimedOut
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 _received: list[Interrupted] = []  # the first signal of this process's run, as the exception it raised
+_deferring: list[None] = []  # one entry per open `deferred()` block of the main thread
 
 
 def received() -> Interrupted | None:
@@ -56,7 +57,8 @@ def handled(timeout: float | None = None) -> Iterator[None]:
         ending = TimedOut(timeout or 0) if signum == signal.SIGALRM else Interrupted(signum)
         if not _received:
             _received.append(ending)
-        raise ending
+        if not _deferring:  # else raised when the outermost deferred() block ends
+            raise ending
 
     _received.clear()  # this run's signals only (one during start-up ended it in end_early)
     watched = (signal.SIGINT, *ENDING_SIGNALS) + ((signal.SIGALRM,) if timeout else ())
@@ -70,6 +72,27 @@ def handled(timeout: float | None = None) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Within the block a signal is remembered and raised only when the block ends. For importing
+    compiled frameworks: torch's C++ start-up calls back into Python through pybind11, and an exception
+    raised there (our handler's) is std::terminate -- SIGABRT, not a clean exit 128+N."""
+    if threading.current_thread() is not threading.main_thread():  # the handler never runs there
+        yield
+        return
+    _deferring.append(None)
+    try:
+        yield
+    except BaseException as exc:
+        _deferring.pop()
+        if _received and not _deferring:
+            raise _received[0] from exc  # a signal wins over what the block raised after it came
+        raise
+    _deferring.pop()
+    if _received and not _deferring:
+        raise _received[0]
 
 
 def _ignore_more() -> None:

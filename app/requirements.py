@@ -14,6 +14,7 @@ import importlib
 import itertools
 from dataclasses import dataclass
 
+from tf_convert.app import interrupts
 from tf_convert.convert.errors import MissingDependency
 
 DIST = "tf-convert"  # pyproject.toml [project] name
@@ -43,7 +44,8 @@ RUN = {  # the runtime a check loads the converted model in (MXNet's lives in it
 def missing(need: Need) -> str | None:
     """None when `need.module` imports, else the one-line reason it does not."""
     try:
-        importlib.import_module(need.module)
+        with interrupts.deferred():  # a signal during a framework's import ends the run after it
+            importlib.import_module(need.module)
     except Exception as exc:  # noqa: BLE001 - ImportError, or a broken install failing at import
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return f"{need.why}, but {need.module} cannot be imported ({detail}): pip install '{DIST}[{need.extra}]'"

@@ -118,3 +118,25 @@ def test_a_swallowed_signal_still_ends_the_run():
     with pytest.raises(SystemExit) as ended:
         swallowing()
     assert ended.value.code == 128 + signal.SIGTERM
+
+
+def test_a_signal_during_a_deferred_block_waits_for_its_end():
+    """CI, stop 28: SIGTERM inside torch's import raised through pybind11's C++ and aborted (SIGABRT);
+    framework imports run in interrupts.deferred(), which raises the signal once the block is done."""
+    from tf_convert import cli
+    from tf_convert.app import interrupts
+
+    finished = []
+
+    @cli.guarded
+    def importing(timeout=None):
+        with interrupts.deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)
+            finished.append("import")
+        finished.append("after")  # never reached: the signal is raised when the block ends
+        return "done"
+
+    with pytest.raises(SystemExit) as ended:
+        importing()
+    assert ended.value.code == 128 + signal.SIGTERM and finished == ["import"]
