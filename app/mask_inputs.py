@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tf_convert.convert.ir import Graph, GraphIndex
-
-from .token_inputs import VALUE_KEEPING
+from tf_convert.convert.ir.ops import VALUE_KEEPING
 
 
 def mask_value(graph: Graph, name: str) -> float | None:

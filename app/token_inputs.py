@@ -6,10 +6,8 @@ integer ids (a Keras 2 text model fed float ids) gets its ids' range too, as who
 from __future__ import annotations
 
 from tf_convert.convert.ir import Graph, GraphIndex
+from tf_convert.convert.ir.ops import VALUE_KEEPING
 
-# ops that move integer values without changing them: the range found behind them holds for the input
-# ops that move an input's values without changing them (what ids and mask values pass on their way to a use)
-VALUE_KEEPING = frozenset({"reshape", "transpose", "slice", "identity", "concat"})
 MASK_RANGE = (0, 2)
 RANGES = "input_ranges"  # graph.metadata key: ranges recorded in conversion.json (a re-run's skeleton graph)
 

@@ -91,6 +91,9 @@ class OpSpec:
     # "gather_indices" (free along the indices' free axes), "resample" (free where the size-following
     # targets resize by constant factors: convert.sampling.plans). None -> from kind.
     size: str | None = None
+    # Every output value is one of the input values, unchanged (reshape, slice, concat...): a range an
+    # integer input must keep (token ids below a table size, 0/1 masks) holds through it (app/token_inputs).
+    keeps_values: bool = False
     shape: ShapeRule | None = None  # output shape from input shapes (None -> from kind, if it implies one)
     refused: Mapping[str, str] = field(default_factory=dict)  # target -> why it has no handler
 
@@ -263,14 +266,17 @@ OPS: dict[str, OpSpec] = {
                      "binary", family="nn", elementwise=False, positional=False, size="matmul", shape=shapes.matmul,
                      refused={"caffe": "BVLC Caffe has no product of two activations"}),
     "reshape": OpSpec(("shape",), (), "Row-major reshape to `shape` (IR layout, full static shape).", "shape",
-                      types={"shape": Attr("shape")}, foldable=True, size="unit_axes", shape=shapes.reshape),
+                      types={"shape": Attr("shape")}, foldable=True, size="unit_axes", shape=shapes.reshape,
+                      keeps_values=True),
     "transpose": OpSpec(("perm",), (), "numpy.transpose(x, perm).", "shape",
-                        types={"perm": Attr("ints")}, foldable=True, size="permute", shape=shapes.transpose),
+                        types={"perm": Attr("ints")}, foldable=True, size="permute", shape=shapes.transpose,
+                        keeps_values=True),
     "concat": OpSpec(("axis",), (), "Concatenate inputs along IR axis.", "shape",
                      types={"axis": Attr("int")}, foldable=True, positional=channels_only("axis"),
-                     size="channel_axis", shape=shapes.concat),
+                     size="channel_axis", shape=shapes.concat, keeps_values=True),
     "slice": OpSpec(("begin", "end"), (), "x[begin[i]:end[i]] on every axis (static, step 1).", "shape",
-                    types={"begin": Attr("ints"), "end": Attr("ints")}, shape=shapes.slice_),
+                    types={"begin": Attr("ints"), "end": Attr("ints")}, shape=shapes.slice_,
+                    keeps_values=True),
     "argmax": OpSpec(("axis", "keepdims"), (), "Index of the max along IR axis (first one on ties); int64.",
                      "reduction", types={"axis": Attr("int"), "keepdims": Attr("bool", False)}, shape=shapes.reduce,
                      refused={"caffe": "OpenCV's Caffe runtime has no ArgMax layer"}),  # measured: 4.x
@@ -314,7 +320,7 @@ OPS: dict[str, OpSpec] = {
     "neg": OpSpec((), (), "-x.", "unary", foldable=True),
     "abs": OpSpec((), (), "|x|.", "unary", foldable=True),
     "identity": OpSpec((), (), "y = x (kept only where a graph output needs its own name).", "unary",
-                       foldable=True, size="free"),
+                       foldable=True, size="free", keeps_values=True),
     "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source"),
     # ---- issue 22 part A: elementwise math, comparisons, logic, casts, reductions ------------------
     # One row per op; the numpy meaning is reference.py's issue 22 block. Bool results are dtype bool.
@@ -572,3 +578,4 @@ def ops_of_size(*rules: str) -> frozenset[str]:
 FOLDABLE = ops_where(lambda spec: spec.foldable)  # convert.passes.constants
 WINDOW_OPS = ops_where(lambda spec: spec.window)  # conv2d and pooling: kernel, stride, per-side pads
 PADDED_OPS = ops_where(lambda spec: spec.padded)  # every target plans their padding (convert.padding)
+VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/token_inputs, app/mask_inputs
