@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import checkpoints
+from bench import checkpoints, launch
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
@@ -46,8 +46,10 @@ MB = 1 << 20
 def measure(cmd: list[str], rss_cap: float, wall_cap: float) -> dict[str, Any]:
     """Wall seconds and peak RSS (MB) of one process; killed past `rss_cap` bytes or `wall_cap` seconds."""
     start = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(suffix=".json") as result:
+        # through the launcher: the command's own ru_maxrss, not the bench's inherited high-water mark
+        proc = subprocess.Popen(launch.wrap(cmd, result.name), stdout=out, stderr=err, start_new_session=True)
         killed = ""
         tree_peak = 0  # sampled every 0.1 s: parent + children at the same moment (ru_maxrss is their max)
         while True:
@@ -67,15 +69,21 @@ def measure(cmd: list[str], rss_cap: float, wall_cap: float) -> dict[str, Any]:
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+        own = launch.usage(result.name)
     code = os.waitstatus_to_exitcode(status)
+    if own is not None:
+        code, peak_kb, cpu_s = own["exit"], own["maxrss_kb"], own["cpu_s"]
+    else:  # killed (RSS or wall cap) before the launcher wrote: the launcher's tree figures
+        peak_kb, cpu_s = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     try:  # `convert --json` says where its time went
-        stages = json.loads(stdout).get("seconds") if code == 0 else None
+        doc = json.loads(stdout) if code == 0 else None
     except ValueError:
-        stages = None
+        doc = None
+    stages = doc.get("seconds") if isinstance(doc, dict) else None
     lines = [ln for ln in stderr.strip().splitlines() if "UTF-8" not in ln]  # OpenVINO's protobuf noise
     # CPU seconds (user + system) say more than wall time on a machine shared with other work
-    return {"exit": code, "seconds": round(seconds, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "peak_mb": round(usage.ru_maxrss / 1024, 1), "tree_peak_mb": round(tree_peak / MB, 1),
+    return {"exit": code, "seconds": round(seconds, 2), "cpu_s": round(cpu_s, 2),
+            "peak_mb": round(peak_kb / 1024, 1), "tree_peak_mb": round(tree_peak / MB, 1),
             "error": killed or (lines[-1][:300] if code and lines else ""), "stages": stages,
             "stdout": stdout[-2000:]}
 

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from bench import launch
 from examples.naive import naive_symmetric
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -33,17 +34,17 @@ CONVERT = str(Path(sys.executable).with_name("convert"))
 def measure_cli(args: list[str]) -> dict[str, Any]:
     """Wall time and peak RSS of one `convert` process (the whole command, imports included)."""
     start = time.perf_counter()
-    proc = subprocess.Popen([CONVERT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    out = proc.stdout.read().decode() if proc.stdout else ""
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    code = os.waitstatus_to_exitcode(status)
+    with tempfile.NamedTemporaryFile(suffix=".json") as result:
+        # through the launcher: convert's own ru_maxrss, not this bench's inherited high-water mark
+        done = subprocess.run(launch.wrap([CONVERT, *args], result.name), capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        own = launch.usage(result.name) or {"exit": done.returncode, "maxrss_kb": 0.0}
+    out, err, code = done.stdout, done.stderr, own["exit"]
     doc = json.loads(out) if code == 0 and out.startswith("{") else {}
     return {
         "exit": code,
         "seconds": round(seconds, 2),
-        "peak_mb": round(usage.ru_maxrss / 1024, 1),
+        "peak_mb": round(own["maxrss_kb"] / 1024, 1),
         "pipeline_seconds": doc.get("seconds", {}),
         "max_rel": (doc.get("verify") or {}).get("max_rel"),
         "pad_layers": len(doc.get("pad_layers", [])),
