@@ -33,6 +33,7 @@ from .frames import functional_loops
 from .graphio import split_ref
 from .inline import body_nodes, inline_calls, rewire
 from .loops import args_read, input_ancestors, input_dependent, loop_hint, returned_refs
+from .recurrent_loops import raise_loop, stack_sequences
 from .tensor_lists import lower_tensor_lists
 from .tfgraph import Graph
 
@@ -236,10 +237,11 @@ def _forwarder(node: Any, finals: list[str]) -> Any:
 
 
 def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights: dict[str, Any],
-                 keep: list[str], label: Callable[[str], str] = str) -> Any:
+                 keep: list[str], label: Callable[[str], str] = str, notes: list[str] | None = None) -> Any:
     """`graph_def` with its While loops unrolled at the fixed input shapes `input_map` (as
     tfgraph.Graph takes it) and its TensorLists lowered; `graph_def` itself when it has no loop.
-    Tensors named in `keep` (inputs, outputs) keep their meaning."""
+    A loop whose body is a known recurrent cell becomes one recurrent node instead (recurrent_loops.py;
+    a line in `notes` says so). Tensors named in `keep` (inputs, outputs) keep their meaning."""
     from .protos import GraphDef
 
     graph_def = functional_loops(graph_def)  # TF1 frames as While nodes
@@ -258,12 +260,19 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
         by_name = {n.name: n for n in current.node}
         data = input_dependent(by_name)
         taken = _scopes(n.name for n in current.node)
-        added, returns = [], {}
+        added, returns, sequence_lists = [], {}, set()
         for node in loops:
             loop = _Loop(node, library, graph)
             steps, after = _trajectory(loop, library, budget, lambda ref, data=data: split_ref(ref)[0] in data, label,
                                        lambda ref, nodes=by_name: input_ancestors(nodes, ref))
-            nodes, finals = _unroll(loop, library, steps, after, taken)
+            raised = raise_loop(loop, library, graph, steps, after, by_name)
+            if raised is not None:
+                nodes, finals = raised.nodes, raised.finals
+                sequence_lists.add(raised.sequence_list)
+                if notes is not None:
+                    notes.append(raised.note)
+            else:
+                nodes, finals = _unroll(loop, library, steps, after, taken)
             budget -= len(nodes)
             added.extend(nodes)
             if node.name in kept:
@@ -271,6 +280,7 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
             returns[node.name] = finals
         remaining = [n for n in current.node if n.op not in WHILE_OPS] + added
         rewire(remaining, {name: finals for name, finals in returns.items() if name not in kept})
+        remaining = stack_sequences(remaining, sequence_lists)
         unrolled = GraphDef()
         unrolled.library.CopyFrom(current.library)
         unrolled.versions.CopyFrom(current.versions)
