@@ -236,6 +236,26 @@ def _forwarder(node: Any, finals: list[str]) -> Any:
     return copy
 
 
+def _fed_by_loops(nodes: dict[str, Any], loops: list[Any]) -> set[str]:
+    """The loops of `loops` that read another one's results (a stacked RNN's upper layers): a loop is
+    raised to a recurrent node only where its input's shape is known (recurrent_loops.py)."""
+    names = {n.name for n in loops}
+    fed = set()
+    for loop in loops:
+        seen: set[str] = set()
+        stack = [split_ref(r)[0] for r in loop.input if not r.startswith("^")]
+        while stack:
+            name = stack.pop()
+            if name in seen or name not in nodes:
+                continue
+            seen.add(name)
+            if name in names:
+                fed.add(loop.name)
+                break
+            stack.extend(split_ref(r)[0] for r in nodes[name].input if not r.startswith("^"))
+    return fed
+
+
 def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights: dict[str, Any],
                  keep: list[str], label: Callable[[str], str] = str, notes: list[str] | None = None) -> Any:
     """`graph_def` with its While loops unrolled at the fixed input shapes `input_map` (as
@@ -252,7 +272,8 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
     budget = MAX_UNROLLED_NODES
     current = GraphDef()
     current.CopyFrom(graph_def)  # rewired in place below: the reference run keeps the original
-    for _ in range(MAX_NESTING):
+    nesting = 0
+    while nesting < MAX_NESTING:
         loops = [n for n in current.node if n.op in WHILE_OPS]
         if not loops:
             return lower_tensor_lists(current, input_map, weights)
@@ -261,7 +282,10 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
         data = input_dependent(by_name)
         taken = _scopes(n.name for n in current.node)
         added, returns, sequence_lists = [], {}, set()
+        deferred = _fed_by_loops(by_name, loops)  # next round, when their input's shape is known
         for node in loops:
+            if node.name in deferred:
+                continue
             loop = _Loop(node, library, graph)
             steps, after = _trajectory(loop, library, budget, lambda ref, data=data: split_ref(ref)[0] in data, label,
                                        lambda ref, nodes=by_name: input_ancestors(nodes, ref))
@@ -278,7 +302,7 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
             if node.name in kept:
                 added.append(_forwarder(node, finals))
             returns[node.name] = finals
-        remaining = [n for n in current.node if n.op not in WHILE_OPS] + added
+        remaining = [n for n in current.node if n.op not in WHILE_OPS or n.name in deferred] + added
         rewire(remaining, {name: finals for name, finals in returns.items() if name not in kept})
         remaining = stack_sequences(remaining, sequence_lists)
         unrolled = GraphDef()
@@ -286,5 +310,6 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
         unrolled.versions.CopyFrom(current.versions)
         unrolled.node.extend(remaining)
         current = inline_calls(unrolled, keep=keep)
+        nesting += not deferred  # a round of chained loops (stacked RNN layers) is not a nesting level
     raise _refuse(next(n for n in current.node if n.op in WHILE_OPS),
                   f"its loops nest deeper than {MAX_NESTING} levels; convert a simpler model")
