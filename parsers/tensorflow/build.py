@@ -96,14 +96,14 @@ def _import(frozen: Frozen, input_map: dict) -> Graph:
         raise UsageError(f"the input shape does not fit the graph: {_line(e)}") from None
 
 
-def _unrolled(frozen: Frozen, signatures: list) -> Frozen:
+def _unrolled(frozen: Frozen, signatures: list, notes: list[str] | None = None) -> Frozen:
     """`frozen` with its While loops unrolled at the fixed input shapes (TF's reference run keeps them)."""
     from dataclasses import replace
 
     input_map = {t: (dtype, shape) for t, dtype, shape in signatures}
     try:
         graph_def = unroll_loops(frozen.graph_def, input_map, getattr(frozen, "weights", {}),
-                                 frozen.inputs + frozen.outputs)
+                                 frozen.inputs + frozen.outputs, notes=notes)
     except ShapeError as e:
         raise UsageError(f"the input shape does not fit the graph: {_line(e)}") from None
     return frozen if graph_def is frozen.graph_def else replace(frozen, graph_def=graph_def)
@@ -211,7 +211,7 @@ def _add_outputs(ctx: Context, names: list[str], tensors: list[Any]) -> None:
 def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> ir.Graph:
     signatures = _input_signatures(frozen, options)
     original = {n.name for n in frozen.graph_def.node}
-    frozen = _unrolled(frozen, signatures)
+    frozen = _unrolled(frozen, signatures, options.notes)
     tfg, placeholders = import_fixed(frozen, signatures)
     out_tensors = [placeholders[o] if o in placeholders else tfg.get_tensor_by_name(o) for o in frozen.outputs]
     live_ops, dynamic = _inference_ops(tfg.get_operations(), placeholders, out_tensors)

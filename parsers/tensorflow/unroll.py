@@ -33,6 +33,7 @@ from .frames import functional_loops
 from .graphio import split_ref
 from .inline import body_nodes, inline_calls, rewire
 from .loops import args_read, input_ancestors, input_dependent, loop_hint, returned_refs
+from .recurrent_loops import raise_loop, stack_sequences
 from .tensor_lists import lower_tensor_lists
 from .tfgraph import Graph
 
@@ -235,11 +236,32 @@ def _forwarder(node: Any, finals: list[str]) -> Any:
     return copy
 
 
+def _fed_by_loops(nodes: dict[str, Any], loops: list[Any]) -> set[str]:
+    """The loops of `loops` that read another one's results (a stacked RNN's upper layers): a loop is
+    raised to a recurrent node only where its input's shape is known (recurrent_loops.py)."""
+    names = {n.name for n in loops}
+    fed = set()
+    for loop in loops:
+        seen: set[str] = set()
+        stack = [split_ref(r)[0] for r in loop.input if not r.startswith("^")]
+        while stack:
+            name = stack.pop()
+            if name in seen or name not in nodes:
+                continue
+            seen.add(name)
+            if name in names:
+                fed.add(loop.name)
+                break
+            stack.extend(split_ref(r)[0] for r in nodes[name].input if not r.startswith("^"))
+    return fed
+
+
 def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights: dict[str, Any],
-                 keep: list[str], label: Callable[[str], str] = str) -> Any:
+                 keep: list[str], label: Callable[[str], str] = str, notes: list[str] | None = None) -> Any:
     """`graph_def` with its While loops unrolled at the fixed input shapes `input_map` (as
     tfgraph.Graph takes it) and its TensorLists lowered; `graph_def` itself when it has no loop.
-    Tensors named in `keep` (inputs, outputs) keep their meaning."""
+    A loop whose body is a known recurrent cell becomes one recurrent node instead (recurrent_loops.py;
+    a line in `notes` says so). Tensors named in `keep` (inputs, outputs) keep their meaning."""
     from .protos import GraphDef
 
     graph_def = functional_loops(graph_def)  # TF1 frames as While nodes
@@ -250,7 +272,8 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
     budget = MAX_UNROLLED_NODES
     current = GraphDef()
     current.CopyFrom(graph_def)  # rewired in place below: the reference run keeps the original
-    for _ in range(MAX_NESTING):
+    nesting = 0
+    while nesting < MAX_NESTING:
         loops = [n for n in current.node if n.op in WHILE_OPS]
         if not loops:
             return lower_tensor_lists(current, input_map, weights)
@@ -258,23 +281,35 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
         by_name = {n.name: n for n in current.node}
         data = input_dependent(by_name)
         taken = _scopes(n.name for n in current.node)
-        added, returns = [], {}
+        added, returns, sequence_lists = [], {}, set()
+        deferred = _fed_by_loops(by_name, loops)  # next round, when their input's shape is known
         for node in loops:
+            if node.name in deferred:
+                continue
             loop = _Loop(node, library, graph)
             steps, after = _trajectory(loop, library, budget, lambda ref, data=data: split_ref(ref)[0] in data, label,
                                        lambda ref, nodes=by_name: input_ancestors(nodes, ref))
-            nodes, finals = _unroll(loop, library, steps, after, taken)
+            raised = raise_loop(loop, library, graph, steps, after, by_name)
+            if raised is not None:
+                nodes, finals = raised.nodes, raised.finals
+                sequence_lists.add(raised.sequence_list)
+                if notes is not None:
+                    notes.append(raised.note)
+            else:
+                nodes, finals = _unroll(loop, library, steps, after, taken)
             budget -= len(nodes)
             added.extend(nodes)
             if node.name in kept:
                 added.append(_forwarder(node, finals))
             returns[node.name] = finals
-        remaining = [n for n in current.node if n.op not in WHILE_OPS] + added
+        remaining = [n for n in current.node if n.op not in WHILE_OPS or n.name in deferred] + added
         rewire(remaining, {name: finals for name, finals in returns.items() if name not in kept})
+        remaining = stack_sequences(remaining, sequence_lists)
         unrolled = GraphDef()
         unrolled.library.CopyFrom(current.library)
         unrolled.versions.CopyFrom(current.versions)
         unrolled.node.extend(remaining)
         current = inline_calls(unrolled, keep=keep)
+        nesting += not deferred  # a round of chained loops (stacked RNN layers) is not a nesting level
     raise _refuse(next(n for n in current.node if n.op in WHILE_OPS),
                   f"its loops nest deeper than {MAX_NESTING} levels; convert a simpler model")

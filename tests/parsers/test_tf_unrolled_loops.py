@@ -11,6 +11,10 @@ Fixtures, built here with random weights at two odd sequence lengths (7 and 13):
   another while_loop (unrolled on a second round), frozen to .pb files.
 Each is parsed (the loop unrolled, its TensorLists lowered), emitted for every target and run in the
 target's own runtime against TF's output on the same input. Run with `-s` for the table.
+Issue 23: a loop whose body is a known cell (Keras LSTM/GRU/SimpleRNN, dynamic_rnn's LSTM/GRU in TF2's
+form) becomes one IR lstm/gru/rnn node instead (RECURRENT_NODES, a note says so); dynamic_rnn cells
+mutated slightly (a peephole, relu6 as the candidate's activation, a scaled new state) and TF 1.x
+frame loops (TensorArrayV3) stay unrolled.
 """
 
 from __future__ import annotations
@@ -55,10 +59,12 @@ def _keras_tf_saved(directory: Path, length: int, feed: np.ndarray) -> tuple[Pat
 
 class _Cell:
     """An RNN cell as tf.compat.v1.nn.rnn_cell writes LSTMCell (gates i, j, f, o; forget bias 1) and
-    GRUCell (gates r, u; candidate from r * h), for dynamic_rnn."""
+    GRUCell (gates r, u; candidate from r * h), for dynamic_rnn. `mutation` changes the cell slightly
+    (no recurrent IR op can hold it: the loop must be unrolled): 'peephole' (c feeds the forget gate),
+    'relu6' (the LSTM candidate's activation), 'scaled' (the GRU's new state times 0.5)."""
 
-    def __init__(self, kind: str, units: int):
-        self.kind, self.units = kind, units
+    def __init__(self, kind: str, units: int, mutation: str = ""):
+        self.kind, self.units, self.mutation = kind, units, mutation
 
     @property
     def state_size(self):
@@ -85,19 +91,25 @@ class _Cell:
             c, h = state
             w, b = weight("kernel", (x.shape[-1] + n, 4 * n)), weight("bias", (4 * n,))
             i, j, f, o = tf.split(tf.nn.bias_add(tf.matmul(tf.concat([x, h], 1), w), b), 4, axis=1)
-            c = c * tf.sigmoid(f + 1.0) + tf.sigmoid(i) * tf.tanh(j)
+            if self.mutation == "peephole":
+                f = f + c * weight("w_f_diag", (n,))
+            candidate = tf.nn.relu6(j) if self.mutation == "relu6" else tf.tanh(j)
+            c = c * tf.sigmoid(f + 1.0) + tf.sigmoid(i) * candidate
             h = tf.tanh(c) * tf.sigmoid(o)
             return h, (c, h)
         gates = tf.sigmoid(tf.matmul(tf.concat([x, state], 1), weight("gates", (x.shape[-1] + n, 2 * n))))
         r, u = tf.split(gates, 2, axis=1)
         candidate = tf.tanh(tf.matmul(tf.concat([x, r * state], 1), weight("candidate", (x.shape[-1] + n, n))))
         h = u * state + (1 - u) * candidate
+        if self.mutation == "scaled":
+            h = h * 0.5
         return h, h
 
 
-def _dynamic_rnn(kind: str, frames: bool = False):
-    """dynamic_rnn of a `kind` cell; `frames`: written as TF 1.x wrote it (control flow v2 off: Enter/Merge/
-    Switch/LoopCond/Exit frames with TensorArrayV3 ops), else as TF2 writes it (While, TensorLists)."""
+def _dynamic_rnn(kind: str, frames: bool = False, mutation: str = ""):
+    """dynamic_rnn of a `kind` cell (_Cell's `mutation`); `frames`: written as TF 1.x wrote it (control flow
+    v2 off: Enter/Merge/Switch/LoopCond/Exit frames with TensorArrayV3 ops), else as TF2 writes it (While,
+    TensorLists)."""
     def save(directory: Path, length: int, feed: np.ndarray) -> tuple[Path, dict, np.ndarray]:
         import tensorflow as tf
 
@@ -113,7 +125,7 @@ def _dynamic_rnn(kind: str, frames: bool = False):
         with graph.as_default():
             tf.compat.v1.set_random_seed(length)
             x = tf.compat.v1.placeholder(tf.float32, (1, length, FEATURES), name="x")
-            outputs, _ = tf.compat.v1.nn.dynamic_rnn(_Cell(kind, 5), x, dtype=tf.float32)
+            outputs, _ = tf.compat.v1.nn.dynamic_rnn(_Cell(kind, 5, mutation), x, dtype=tf.float32)
             y = tf.identity(outputs, name="y")
             with tf.compat.v1.Session() as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
@@ -190,6 +202,16 @@ MODELS = {
     "tf1_frames_dynamic_rnn_gru": _dynamic_rnn("gru", frames=True),
     "while_loop_accumulating": _accumulating_loop,
     "nested_while_loops": _nested_loops,
+    "dynamic_rnn_lstm_peephole": _dynamic_rnn("lstm", mutation="peephole"),
+    "dynamic_rnn_lstm_relu6": _dynamic_rnn("lstm", mutation="relu6"),
+    "dynamic_rnn_gru_scaled": _dynamic_rnn("gru", mutation="scaled"),
+}
+# issue 23: the loops whose body is a known cell become recurrent IR nodes (recurrent_loops.py), this
+# many per model; every other loop (a mutated cell, a plain while_loop) is unrolled
+RECURRENT_NODES = {
+    "lstm_sequences": 1, "gru_last": 1, "gru_reset_before": 1, "simple_rnn_backwards": 1,
+    "bidirectional_lstm": 2, "stacked_gru_lstm": 2, "lstm_tf_saved_model": 1, "dynamic_rnn_lstm": 1,
+    "dynamic_rnn_gru": 1,
 }
 
 
@@ -214,8 +236,14 @@ def test_unrolled_loop_every_target(tmp_path, model, length):
 
     feed = np.random.default_rng(length).normal(0, 1, (1, length, FEATURES)).astype(np.float32)
     path, names, expected = MODELS[model](tmp_path, length, feed)
-    graph = tf_parser.parse(path, ParseOptions(**names))
+    options = ParseOptions(**names)
+    graph = tf_parser.parse(path, options)
     assert not any(n.op.startswith(("while", "tensor_list", "tensor_array")) for n in graph.nodes)
+    recurrent = [n for n in graph.nodes if n.op in ("lstm", "gru", "rnn")]
+    assert len(recurrent) == RECURRENT_NODES.get(model, 0), [n.op for n in graph.nodes]
+    assert sum("not unrolled" in note for note in options.notes) == len(recurrent), options.notes
+    if recurrent:  # one cell, not one copy per step
+        assert sum(n.op == "linear" for n in graph.nodes) <= 1, [n.op for n in graph.nodes]
     graph = passes.run_default_passes(graph)
     work = tmp_path / "targets"
     work.mkdir()

@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     nn,
     nn_block_rnn,
     nn_extra,
+    nn_recurrent_loop,
     nn_tridiagonal,
     reduce,
     reduce_running,
