@@ -145,3 +145,8 @@ def recurrent(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping
     n, length = inputs[0][:2]
     units = int(attrs["units"])
     return (n, length, units) if attrs["output"] == "sequence" else (n, units)
+
+
+def repeat(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """Each axis times its repeat count (issue 23, vol3d)."""
+    return tuple(n * int(r) for n, r in zip(inputs[0], attrs["repeats"]))

@@ -23,6 +23,7 @@ from . import (  # noqa: F401  (one module per family: fills TABLE)
     nn,
     reduce,
     resize,
+    resize_repeat,
     sequence,
     sequence_recurrent,
     shape,
