@@ -143,10 +143,12 @@ def tf_same_pad(x: torch.Tensor, window: List[int], stride: List[int], value: fl
     """Pad the last len(window) axes of `x` as TensorFlow's SAME padding does for a window of `window`
     (dilated size) moved by `stride`: the pads depend on the input size, and the odd row goes last."""
     pads: List[int] = []
+    first = x.dim() - len(window)  # the first padded axis
     for i in range(len(window) - 1, -1, -1):  # torch lists the last axis first
-        n = x.shape[x.dim() - len(window) + i]
+        n = x.size(first + i)
         total = (n + stride[i] - 1) // stride[i] * stride[i] - stride[i] + window[i] - n
-        pads += [total // 2, total - total // 2]
+        pads.append(total // 2)
+        pads.append(total - total // 2)
     return nn.functional.pad(x, pads, value=value)
 '''
 
