@@ -561,6 +561,18 @@ OPS: dict[str, OpSpec] = {
         family="resize", types={"repeats": Attr("ints")}, size="free", shape=shapes.repeat,
         refused={"caffe": "BVLC Caffe has no layer repeating elements along an axis (UpSampling3D)"},
     ),
+    # Cropping3D: fixed amounts off both ends of each axis, so the output follows any size (a slice's
+    # absolute ends would bake it)
+    "crop": OpSpec(
+        ("crops",),
+        (),
+        "x[b0:n0-e0, b1:n1-e1, ...]: crops[i] = (b, e) elements removed from the start and the end of axis i "
+        "(whatever its size n).",
+        "shape",
+        types={"crops": Attr("pairs")}, size="free", shape=shapes.crop,
+        refused={"caffe": "BVLC Caffe's Crop layer crops to a second blob's shape, and has no 5-D Permute to reach "
+                          "a volume's axes (Cropping3D)"},
+    ),
 }
 
 

@@ -821,3 +821,8 @@ def repeat(node: Node, x: np.ndarray) -> np.ndarray:
         if int(times) != 1:
             x = np.repeat(x, int(times), axis=axis)
     return x
+
+
+@reference_op("crop")
+def crop(node: Node, x: np.ndarray) -> np.ndarray:
+    return x[tuple(slice(int(b), n - int(e)) for n, (b, e) in zip(x.shape, node.attrs["crops"]))]

@@ -26,6 +26,7 @@ from . import (  # noqa: F401  (one module per family: fills TABLE)
     sequence,
     sequence_recurrent,
     shape,
+    shape_crop,
     spatial,
     spatial_3d,
 )

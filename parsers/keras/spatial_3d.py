@@ -171,9 +171,8 @@ def cropping3d(call: Call) -> list[str]:
     _check(call)
     sides = _three_sides(call.cfg("cropping", 1))
     n, *size, c = call.shape()
-    begin = (0, *(b for b, _ in sides), 0)
-    end = (n, *(v - e for v, (_, e) in zip(size, sides)), c)
-    return [call.add("slice", [call.x], tuple(e - b for b, e in zip(begin, end)), {"begin": begin, "end": end})]
+    out = (n, *(v - b - e for v, (b, e) in zip(size, sides)), c)
+    return [call.add("crop", [call.x], out, {"crops": ((0, 0), *sides, (0, 0))})]  # follows any size
 
 
 @TABLE.register("UpSampling3D")

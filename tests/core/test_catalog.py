@@ -196,7 +196,7 @@ NEW_OPS |= {"softplus", "softsign", "selu", "erf", "erfc", "floor", "ceil", "rou
             "truncate_mod", "div_no_nan", "atan2", "equal", "not_equal", "less", "less_equal", "greater",
             "greater_equal", "logical_and", "logical_or", "select"}
 NEW_OPS |= {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift", "right_shift"}  # part A (opsa)
-VOLUME_FREE = {"conv3d", "max_pool3d", "avg_pool3d", "repeat"}  # issue 23 (vol3d): free at every volume size
+VOLUME_FREE = {"conv3d", "max_pool3d", "avg_pool3d", "repeat", "crop"}  # issue 23 (vol3d): free at every volume size
 
 
 def test_derived_sets_equal_the_old_lists():

@@ -32,8 +32,8 @@ BATCHES = (1, 2)
 
 def _unet(keras, size):
     """A 3-D U-Net block: SAME convs at stride 1 and 2, SAME max and average pooling (stride 2, and an
-    even window at stride 1), a skip concatenation, Conv3DTranspose stride 2, UpSampling3D, ZeroPadding3D
-    and global pooling. Both paths come back to 2 * ceil(n / 2) per axis, so TF runs it at every size."""
+    even window at stride 1), a skip concatenation, Conv3DTranspose stride 2, UpSampling3D, ZeroPadding3D,
+    Cropping3D and global pooling. Both paths come back to 2 * ceil(n / 2) per axis, so TF runs it at every size."""
     layers = keras.layers
     inp = keras.Input((*size, CHANNELS))
     skip = layers.Conv3D(3, 3, padding="same", activation="relu")(inp)
@@ -44,6 +44,7 @@ def _unet(keras, size):
     x = layers.Concatenate()([up, side])
     x = layers.AveragePooling3D(2, strides=1, padding="same")(x)
     x = layers.ZeroPadding3D(((1, 0), (0, 1), (1, 1)))(x)
+    x = layers.Cropping3D(((0, 1), (1, 0), (2, 1)))(x)
     x = layers.Conv3D(2, 2, padding="same")(x)
     summary = layers.Concatenate()([layers.GlobalAveragePooling3D()(x), layers.GlobalMaxPooling3D()(x)])
     return keras.Model(inp, [x, summary])
@@ -55,13 +56,6 @@ def _flatten_dense(keras, size):
     inp = keras.Input((*size, CHANNELS))
     x = layers.Conv3D(3, 3, strides=2, padding="same")(inp)
     return keras.Model(inp, layers.Dense(2)(layers.Flatten(name="flatten")(x)))
-
-
-def _cropping(keras, size):
-    layers = keras.layers
-    inp = keras.Input((*size, CHANNELS))
-    return keras.Model(inp, layers.Cropping3D(((1, 0), (0, 1), (1, 1)), name="cropping3d")(
-        layers.Conv3D(2, 3, padding="same")(inp)))
 
 
 def _tf1_volume(x):
@@ -82,14 +76,13 @@ def _tf1_volume(x):
     return tf.identity(y, name="out")
 
 
-KERAS_FIXTURES = {"unet": _unet, "flatten_dense": _flatten_dense, "cropping": _cropping}
+KERAS_FIXTURES = {"unet": _unet, "flatten_dense": _flatten_dense}
 FREE = ("unet", "tf1")
 # fixture -> what size_bound must say: None (size-free) or a phrase naming the node that bakes the size
 BOUND = {
     "unet": None,
     "tf1": None,
     "flatten_dense": "'flatten' (reshape) bakes",
-    "cropping": "'cropping3d' (slice) bakes",  # as Cropping1D/2D: a static slice
 }
 
 
