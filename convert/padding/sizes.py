@@ -218,8 +218,11 @@ def _node_bound(graph: Graph, index: GraphIndex, node: Node, size: str,
     if node.op in _AVERAGES and any(node.attrs["pads"]) and node.attrs.get("padding") != "SAME":
         return "averages over explicit pads (a divisor map of a fixed size)"
     if size == "free":
-        # per-channel weights act on axis 1; where that axis is a free one (a token model's (N, L)) they bake it
-        channel_free = any(1 in free.get(i, frozenset()) for i in node.inputs[:1])
+        # per-channel weights act on axis 1 (channel_affine: its `axis`, the last of a volume's NDHWC); where
+        # that axis is a free one (a token model's (N, L)) they bake it
+        rank = len(graph.shape(node.inputs[0]))
+        channel = int(node.attrs.get("axis", 1)) % rank if rank else 1
+        channel_free = any(channel in free.get(i, frozenset()) for i in node.inputs[:1])
         if channel_free and any(getattr(p, "size", 1) > 1 for p in node.params.values()):
             return "applies per-channel weights along a free axis"
         return None

@@ -31,12 +31,13 @@ BATCHES = (1, 2)
 
 
 def _unet(keras, size):
-    """A 3-D U-Net block: SAME convs at stride 1 and 2, SAME max and average pooling (stride 2, and an
-    even window at stride 1), a skip concatenation, Conv3DTranspose stride 2, UpSampling3D, ZeroPadding3D,
-    Cropping3D and global pooling. Both paths come back to 2 * ceil(n / 2) per axis, so TF runs it at every size."""
+    """A 3-D U-Net block: SAME convs at stride 1 (+ batch norm on NDHWC's last axis) and 2, SAME max and
+    average pooling (stride 2, and an even window at stride 1), a skip concatenation, Conv3DTranspose
+    stride 2, UpSampling3D, ZeroPadding3D, Cropping3D and global pooling. Both paths come back to
+    2 * ceil(n / 2) per axis, so TF runs it at every size."""
     layers = keras.layers
     inp = keras.Input((*size, CHANNELS))
-    skip = layers.Conv3D(3, 3, padding="same", activation="relu")(inp)
+    skip = layers.ReLU()(layers.BatchNormalization()(layers.Conv3D(3, 3, padding="same")(inp)))
     pooled = layers.MaxPooling3D(3, strides=2, padding="same")(skip)
     down = layers.Conv3D(4, 3, strides=2, padding="same")(skip)
     up = layers.Conv3DTranspose(3, 3, strides=2, padding="same")(layers.Concatenate()([pooled, down]))
