@@ -4,15 +4,17 @@ Each fixture is converted once at 7x9x10 (odd and even axes). The PyTorch and ON
 that size and at 8x9x11, 5x6x7 and 9x12x8 (each axis's SAME pads flip parity), at batch 1 and 2, and
 are compared with TF run at those sizes: a Keras 3-D U-Net block (the same layers and weights with a
 free D/H/W) and a TF1 `tf.compat.v1.nn.conv3d` / `max_pool3d` / `avg_pool3d` graph (frozen .pb, free
-placeholder). A model that bakes its size (Flatten -> Dense) stays size-bound and torch, ONNX and MXNet
-refuse another size loudly; MXNet also keeps refusing another size of a size-free model (its pads are
-baked, as for 2-D). `--verify` compares a 3-D model at two other sizes. Run with `-s` for the table.
+placeholder). A model that bakes its size (Flatten -> Dense; a TF1 conv3d_transpose, whose output size
+is a constant) stays size-bound and torch, ONNX and MXNet refuse another size loudly; MXNet also keeps
+refusing another size of a size-free model (its pads are baked, as for 2-D). `--verify` compares a 3-D
+model at two other sizes. Run with `-s` for the table.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +79,15 @@ def _tf1_volume(x):
     return tf.identity(y, name="out")
 
 
+def _tf1_transpose(x):
+    """A TF1 conv3d_transpose writes its output size as a constant: TF itself runs it at one size only."""
+    import tensorflow as tf
+
+    w = tf.constant(np.random.default_rng(4).standard_normal((3, 3, 3, 2, CHANNELS)).astype(np.float32))
+    out = [1, *(2 * n for n in CONVERT_SIZE), 2]
+    return tf.identity(tf.compat.v1.nn.conv3d_transpose(x, w, out, [1, 2, 2, 2, 1], "SAME"), name="out")
+
+
 KERAS_FIXTURES = {"unet": _unet, "flatten_dense": _flatten_dense}
 FREE = ("unet", "tf1")
 # fixture -> what size_bound must say: None (size-free) or a phrase naming the node that bakes the size
@@ -84,6 +95,7 @@ BOUND = {
     "unet": None,
     "tf1": None,
     "flatten_dense": "'flatten' (reshape) bakes",
+    "tf1_transpose": "(conv_transpose3d) has a constant output size",
 }
 
 
@@ -114,6 +126,8 @@ def saved(keras, tmp_path_factory):
         found[name] = (path, lambda x, free=free: [np.asarray(y) for y in _as_list(free(x, training=False))])
     pb = save_frozen(work / "tf1.pb", _tf1_volume, [None, None, None, None, CHANNELS], name="x")
     found["tf1"] = (Path(pb), lambda x: [_tf_run(pb, x)])
+    pb = save_frozen(work / "tf1_transpose.pb", _tf1_transpose, [1, *CONVERT_SIZE, CHANNELS], name="x")
+    found["tf1_transpose"] = (Path(pb), lambda x: [_tf_run(pb, x)])
     return found
 
 
@@ -214,13 +228,14 @@ def test_torch_volume_model_is_scripted_and_exported_with_free_sizes(saved, tmp_
 
 
 @pytest.mark.parametrize("target", ["torch", "onnx", "mxnet"])
-def test_size_bound_volume_model_refuses_other_sizes(saved, tmp_path, target):
-    path, reference = saved["flatten_dense"]
+@pytest.mark.parametrize("fixture", ["flatten_dense", "tf1_transpose"])
+def test_size_bound_volume_model_refuses_other_sizes(saved, tmp_path, fixture, target):
+    path, reference = saved[fixture]
     emitter = emitters.get(target)
     emitter.emit(_convert(path), tmp_path, EmitOptions())
     feed = _feed(CONVERT_SIZE)
     assert _rel(emitter.run(tmp_path, [feed])[0], reference(feed)[0]) <= RTOL
-    match = r"converted for size \[7, 9, 10, 2\].*'flatten'" if target == "torch" else None
+    match = rf"converted for size \[7, 9, 10, 2\].*{re.escape(BOUND[fixture])}" if target == "torch" else None
     with pytest.raises(Exception, match=match):  # each runtime's own error
         emitter.run(tmp_path, [_feed((8, 9, 11))])
 
