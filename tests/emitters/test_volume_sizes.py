@@ -124,10 +124,10 @@ def saved(keras, tmp_path_factory):
             free = build(keras, (None, None, None))
             free.set_weights(model.get_weights())
         found[name] = (path, lambda x, free=free: [np.asarray(y) for y in _as_list(free(x, training=False))])
-    pb = save_frozen(work / "tf1.pb", _tf1_volume, [None, None, None, None, CHANNELS], name="x")
-    found["tf1"] = (Path(pb), lambda x: [_tf_run(pb, x)])
-    pb = save_frozen(work / "tf1_transpose.pb", _tf1_transpose, [1, *CONVERT_SIZE, CHANNELS], name="x")
-    found["tf1_transpose"] = (Path(pb), lambda x: [_tf_run(pb, x)])
+    for name, build, placeholder in (("tf1", _tf1_volume, [None, None, None, None, CHANNELS]),
+                                     ("tf1_transpose", _tf1_transpose, [1, *CONVERT_SIZE, CHANNELS])):
+        pb = save_frozen(work / f"{name}.pb", build, placeholder, name="x")
+        found[name] = (Path(pb), lambda x, pb=pb: [_tf_run(pb, x)])
     return found
 
 
