@@ -187,5 +187,6 @@ def summary_line(doc: dict[str, Any]) -> str:
 
 
 def _sized(shape: list[int]) -> list[int]:
-    """The axes a size is told by: an image's H, W (NCHW); a sequence's length and what follows it."""
-    return shape[2:] if len(shape) == 4 else shape[1:]
+    """The axes a size is told by: an image's H, W (NCHW); a volume's D, H, W (NDHWC); a sequence's length
+    and what follows it."""
+    return shape[2:] if len(shape) == 4 else shape[1:4] if len(shape) == 5 else shape[1:]

@@ -44,9 +44,9 @@ def depth_of(graph: Graph) -> int:
 
 
 def other_sizes(graph: Graph) -> list[dict[str, tuple[int, ...]]]:
-    """Two more input sizes for a size-free model: every free axis (an image's H/W, a sequence's length:
-    convert.padding.sizes.input_free_axes) + 1 (flips SAME's odd pads) and ~1.25x + 1 (larger), the batch
-    2; empty when no input has a free axis."""
+    """Two more input sizes for a size-free model: every free axis (an image's H/W, a volume's D/H/W, a
+    sequence's length: convert.padding.sizes.input_free_axes) + 1 (flips SAME's odd pads) and ~1.25x + 1
+    (larger), the batch 2; empty when no input has a free axis."""
     from tf_convert.convert.padding.sizes import input_free_axes
 
     free = {n: input_free_axes(graph.shape(n)) for n in graph.inputs}

@@ -433,45 +433,46 @@ OPS: dict[str, OpSpec] = {
     # ---- 3-D convolution and pooling on NCDHW, pads (d0, d1, h0, h1, w0, w1) --------------------
     # 1-D layers need no ops of their own: they run as the 2-D ops on a unit-height image, as TF does.
     # Not `window`/`padded`: the 2-D padding plan does not read them; their emitters pad with
-    # convert.padding.nd. Fixed-size only (size "bound").
+    # convert.padding.nd. issue 23 (vol3d): they follow any D/H/W as the 2-D ops do (`padding` "SAME":
+    # pads recomputed from the runtime size where they depend on it; SLIDING_OPS).
     "conv3d": OpSpec(
-        ("kernel", "stride", "dilation", "groups", "pads"),
+        ("kernel", "stride", "dilation", "groups", "pads", "padding?"),
         ("weight", "bias?"),
         "3-D cross-correlation of NCDHW x. weight OIDHW. pads=(front, back, top, bottom, left, right) "
         "zero padding: (begin, end) per spatial axis.",
         "spatial",
         types={"kernel": Attr("ints"), "stride": Attr("ints"), "dilation": Attr("ints"), "groups": Attr("int"),
-               "pads": Attr("ints")},
-        shape=shapes.window, refused={"caffe": _NO_PERMUTE_5D},
+               "pads": Attr("ints"), "padding": _SPATIAL_PADDING},
+        size="free", shape=shapes.window, refused={"caffe": _NO_PERMUTE_5D},
     ),
     "conv_transpose3d": OpSpec(
-        ("kernel", "stride", "dilation", "groups", "crop", "output_size"),
+        ("kernel", "stride", "dilation", "groups", "crop", "output_size", "padding?"),
         ("weight", "bias?"),
         "3-D transposed conv, weight IODHW; conv_transpose2d's rule on three axes: full output "
         "(n-1)*s + e per axis, keep [crop[i], crop[i] + output_size[i]), zeros past the full output "
         "(before the bias).",
         "spatial",
         types={"kernel": Attr("ints"), "stride": Attr("ints"), "dilation": Attr("ints"), "groups": Attr("int"),
-               "crop": Attr("ints"), "output_size": Attr("ints")},
-        shape=shapes.conv_transpose, refused={"caffe": _NO_PERMUTE_5D},
+               "crop": Attr("ints"), "output_size": Attr("ints"), "padding": _SPATIAL_PADDING},
+        size="tf_padding", shape=shapes.conv_transpose, refused={"caffe": _NO_PERMUTE_5D},
     ),
     "max_pool3d": OpSpec(
-        ("kernel", "stride", "pads"),
+        ("kernel", "stride", "pads", "padding?"),
         (),
         "3-D max pooling on NCDHW; padded elements are ignored (as if -inf). pads as conv3d.",
         "spatial",
-        types={"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("ints")},
-        shape=shapes.window, refused={"caffe": _NO_POOLING_3D},
+        types={"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("ints"), "padding": _SPATIAL_PADDING},
+        size="free", shape=shapes.window, refused={"caffe": _NO_POOLING_3D},
     ),
     "avg_pool3d": OpSpec(
-        ("kernel", "stride", "pads", "count_include_pad"),
+        ("kernel", "stride", "pads", "count_include_pad", "padding?"),
         (),
         "3-D average pooling on NCDHW; count_include_pad=False (TF) divides by the real elements of "
         "each window. pads as conv3d.",
         "spatial",
         types={"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("ints"),
-               "count_include_pad": Attr("bool", False)},
-        shape=shapes.window, refused={"caffe": _NO_POOLING_3D},
+               "count_include_pad": Attr("bool", False), "padding": _SPATIAL_PADDING},
+        size="free", shape=shapes.window, refused={"caffe": _NO_POOLING_3D},
     ),
     # ---- issue 22 part B (shapeops) --------------------------------------------------------------
     "lrn": OpSpec(
@@ -556,6 +557,28 @@ OPS: dict[str, OpSpec] = {
                          "binary", refused={"caffe": _CAFFE_TYPED}),
     "right_shift": OpSpec((), (), "a >> clip(b, 0, width - 1), arithmetic (sign-filling) for signed a (TF "
                           "RightShift).", "binary", refused={"caffe": _CAFFE_TYPED}),
+    # ---- issue 23 (vol3d): UpSampling3D, exact at every volume size ----------------------------------
+    "repeat": OpSpec(
+        ("repeats",),
+        (),
+        "numpy.repeat on every axis in turn: each element repeated repeats[i] times along axis i (one "
+        "positive whole number per axis). Keras's UpSampling3D is repeat on (N, D, H, W, C) by (1, fd, fh, fw, 1).",
+        "shape",
+        family="resize", types={"repeats": Attr("ints")}, size="free", shape=shapes.repeat,
+        refused={"caffe": "BVLC Caffe has no layer repeating elements along an axis (UpSampling3D)"},
+    ),
+    # Cropping3D: fixed amounts off both ends of each axis, so the output follows any size (a slice's
+    # absolute ends would bake it)
+    "crop": OpSpec(
+        ("crops",),
+        (),
+        "x[b0:n0-e0, b1:n1-e1, ...]: crops[i] = (b, e) elements removed from the start and the end of axis i "
+        "(whatever its size n).",
+        "shape",
+        types={"crops": Attr("pairs")}, size="free", shape=shapes.crop,
+        refused={"caffe": "BVLC Caffe's Crop layer crops to a second blob's shape, and has no 5-D Permute to reach "
+                          "a volume's axes (Cropping3D)"},
+    ),
 }
 
 
@@ -577,5 +600,7 @@ def ops_of_size(*rules: str) -> frozenset[str]:
 # The sets other modules read (each derived from the rows above, never kept by hand).
 FOLDABLE = ops_where(lambda spec: spec.foldable)  # convert.passes.constants
 WINDOW_OPS = ops_where(lambda spec: spec.window)  # conv2d and pooling: kernel, stride, per-side pads
+# issue 23 (vol3d): every sliding window with per-side pads, 2-D and 3-D (convert.padding.sizes)
+SLIDING_OPS = ops_where(lambda spec: {"kernel", "stride", "pads"} <= {a.rstrip("?") for a in spec.attrs})
 PADDED_OPS = ops_where(lambda spec: spec.padded)  # every target plans their padding (convert.padding)
 VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/token_inputs, app/mask_inputs

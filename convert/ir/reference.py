@@ -811,3 +811,18 @@ reference_op("bitwise_xor")(lambda node, a, b: np.bitwise_xor(a, b))
 reference_op("bitwise_not")(lambda node, x: np.invert(x))
 reference_op("left_shift")(lambda node, a, b: _left_shift(a, b))
 reference_op("right_shift")(lambda node, a, b: np.right_shift(a, _shift_amount(a, b)))
+
+
+# ---- issue 23 (vol3d): UpSampling3D ----------------------------------------------------------------------
+
+@reference_op("repeat")
+def repeat(node: Node, x: np.ndarray) -> np.ndarray:
+    for axis, times in enumerate(node.attrs["repeats"]):
+        if int(times) != 1:
+            x = np.repeat(x, int(times), axis=axis)
+    return x
+
+
+@reference_op("crop")
+def crop(node: Node, x: np.ndarray) -> np.ndarray:
+    return x[tuple(slice(int(b), n - int(e)) for n, (b, e) in zip(x.shape, node.attrs["crops"]))]

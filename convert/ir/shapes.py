@@ -145,3 +145,13 @@ def recurrent(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping
     n, length = inputs[0][:2]
     units = int(attrs["units"])
     return (n, length, units) if attrs["output"] == "sequence" else (n, units)
+
+
+def repeat(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """Each axis times its repeat count (issue 23, vol3d)."""
+    return tuple(n * int(r) for n, r in zip(inputs[0], attrs["repeats"]))
+
+
+def crop(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """Each axis less what is cropped off both ends (issue 23, vol3d)."""
+    return tuple(n - int(b) - int(e) for n, (b, e) in zip(inputs[0], attrs["crops"]))

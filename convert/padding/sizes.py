@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..ir.ops import OPS, WINDOW_OPS, ops_of_size
-from .rules import Pads, effective_kernel
+from ..ir.ops import OPS, SLIDING_OPS, ops_of_size
+from .rules import effective_kernel
 
 if TYPE_CHECKING:
     from tf_convert.convert.ir import Graph, GraphIndex, Node
@@ -28,10 +28,10 @@ _GLOBAL_REDUCTIONS = ops_of_size("global_reduce")  # free when they reduce every
 def runtime_same(node: Node) -> bool:
     """Whether a window node's TF SAME pads change with the input size (stride > 1 along an axis
     whose effective window is wider than one pixel)."""
-    if node.attrs.get("padding") != "SAME" or node.op not in WINDOW_OPS:
+    if node.attrs.get("padding") != "SAME" or node.op not in SLIDING_OPS:
         return False
     a = node.attrs
-    dilation = a.get("dilation", (1, 1))
+    dilation = a.get("dilation", (1,) * len(a["kernel"]))
     return any(s > 1 and effective_kernel(k, d) > 1 for k, s, d in zip(a["kernel"], a["stride"], dilation))
 
 
@@ -41,7 +41,15 @@ def needs_runtime_pads(node: Node) -> bool:
     if runtime_same(node):
         return True
     a = node.attrs
-    return node.op == "avg_pool2d" and a.get("padding") == "SAME" and not Pads(*a["pads"]).symmetric
+    return node.op in _AVERAGES and a.get("padding") == "SAME" and not _symmetric(a["pads"])
+
+
+_AVERAGES = frozenset({"avg_pool2d", "avg_pool3d"})  # divide by each window's real elements (a size-shaped map)
+
+
+def _symmetric(pads: tuple[int, ...]) -> bool:
+    """Flat (before, after) pairs, one per spatial axis (the IR's window pads, 2-D and 3-D)."""
+    return all(pads[i] == pads[i + 1] for i in range(0, len(pads), 2))
 
 
 def size_bound(graph: Graph) -> str | None:
@@ -50,18 +58,21 @@ def size_bound(graph: Graph) -> str | None:
 
 
 def input_free_axes(shape: tuple[int, ...]) -> frozenset[int]:
-    """The axes of a graph input that may take any size: an image's H and W (NCHW), a sequence's length
-    (axis 1 of (N, L, C) features or (N, L) token ids)."""
+    """The axes of a graph input that may take any size: an image's H and W (NCHW), a volume's D, H and W
+    (NDHWC: both parsers keep rank-5 inputs as TF has them), a sequence's length (axis 1 of (N, L, C)
+    features or (N, L) token ids)."""
     return _INPUT_FREE_AXES.get(len(shape), frozenset())
 
 
-_INPUT_FREE_AXES = {4: frozenset({2, 3}), 3: frozenset({1}), 2: frozenset({1})}
+_INPUT_FREE_AXES = {4: frozenset({2, 3}), 5: frozenset({1, 2, 3}), 3: frozenset({1}), 2: frozenset({1})}
 
 
 def size_words(graph: Graph) -> str:
-    """How a summary names the free sizes: "H x W" (images), "length" (sequences), or both."""
+    """How a summary names the free sizes: "H x W" (images), "D x H x W" (volumes), "length" (sequences),
+    or several of them."""
     ranks = {len(graph.shape(name)) for name in graph.inputs}
-    words = [w for w, found in (("H x W", 4 in ranks), ("length", bool(ranks & {2, 3}))) if found]
+    words = [w for w, found in (("H x W", 4 in ranks), ("D x H x W", 5 in ranks), ("length", bool(ranks & {2, 3})))
+             if found]
     return " and ".join(words) or "H x W"
 
 
@@ -99,7 +110,7 @@ def _node_flow(graph: Graph, index: GraphIndex, node: Node, size: str,
     why = _node_bound(graph, index, node, size, free)
     if why:
         return why
-    if node.op in WINDOW_OPS and not fed <= {2, 3}:
+    if node.op in SLIDING_OPS and not fed <= set(range(2, len(graph.shape(node.inputs[0])))):
         return "slides over a tensor whose channels follow the input size"
     if node.op in _BROADCASTING:
         return frozenset().union(*(_aligned(free.get(i, frozenset()), graph, i, node.output) for i in node.inputs))
@@ -198,16 +209,20 @@ _AXIS_RULES = {"unit_axes": _reshape_flow, "permute": _transpose_flow, "matmul":
 
 def _node_bound(graph: Graph, index: GraphIndex, node: Node, size: str,
                 free: dict[str, frozenset[int]]) -> str | None:
+    dilation = node.attrs.get("dilation", (1,) * len(node.attrs.get("kernel", ())))
     if runtime_same(node) and any(effective_kernel(k, d) < s for k, s, d in
-                                  zip(node.attrs["kernel"], node.attrs["stride"], node.attrs.get("dilation", (1, 1)))):
+                                  zip(node.attrs["kernel"], node.attrs["stride"], dilation)):
         # TF clamps the pad at 0 there; a runtime rule without that clamp (torch.export-friendly
         # tf_same_pad, ONNX auto_pad) would crop instead
         return "has a SAME window narrower than its stride"
-    if node.op == "avg_pool2d" and any(node.attrs["pads"]) and node.attrs.get("padding") != "SAME":
+    if node.op in _AVERAGES and any(node.attrs["pads"]) and node.attrs.get("padding") != "SAME":
         return "averages over explicit pads (a divisor map of a fixed size)"
     if size == "free":
-        # per-channel weights act on axis 1; where that axis is a free one (a token model's (N, L)) they bake it
-        channel_free = any(1 in free.get(i, frozenset()) for i in node.inputs[:1])
+        # per-channel weights act on axis 1 (channel_affine: its `axis`, the last of a volume's NDHWC); where
+        # that axis is a free one (a token model's (N, L)) they bake it
+        rank = len(graph.shape(node.inputs[0]))
+        channel = int(node.attrs.get("axis", 1)) % rank if rank else 1
+        channel_free = any(channel in free.get(i, frozenset()) for i in node.inputs[:1])
         if channel_free and any(getattr(p, "size", 1) > 1 for p in node.params.values()):
             return "applies per-channel weights along a free axis"
         return None

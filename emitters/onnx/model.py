@@ -42,8 +42,9 @@ def _value_info(name: str, tensor: ir.Tensor, free_batch: bool = False, free: fr
     dims: list[Any] = list(tensor.shape)
     if free_batch and dims:
         dims[0] = "N"
+    volume = dict(zip(sorted(free), "DHW")) if len(dims) == 5 else {}  # NDHWC or NCDHW: D, H, W in order
     for axis in free:
-        dims[axis] = f"{name}_{_AXIS_LABELS.get((len(dims), axis), 'L')}"
+        dims[axis] = f"{name}_{volume.get(axis) or _AXIS_LABELS.get((len(dims), axis), 'L')}"
     return helper.make_tensor_value_info(name, elem, dims)
 
 

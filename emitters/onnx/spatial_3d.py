@@ -1,18 +1,22 @@
 """Handlers for the 3-D ops (issue 23): conv3d, conv_transpose3d, max_pool3d, avg_pool3d.
 
 ONNX's Conv/MaxPool/AveragePool take per-side pads on any number of axes, and AveragePool's
-count_include_pad=0 is TF's divisor, so the IR's pads go straight into the layer. A transposed conv
-runs unpadded; one Pad with negative (crop) and positive (zero rows past the full output) amounts
-cuts TF's window from it, and the bias is added after, as TF adds it.
+count_include_pad=0 is TF's divisor, so the IR's pads go straight into the layer; in a size-free model
+whose SAME pads follow the size, auto_pad SAME_UPPER (TF's rule, as for 2-D) computes them from the
+runtime D/H/W. A transposed conv runs unpadded; one Pad with negative (crop) and positive (zero rows
+past the full output) amounts cuts TF's window from it (the same amounts at every size under TF's
+rule), and the bias is added after, as TF adds it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from tf_convert.convert.padding import PadRecord
+from tf_convert.convert.padding.sizes import needs_runtime_pads
 from tf_convert.emitters.base import NodeContext
 
 from .contract import TABLE, Builder, Ctx, Emitted
@@ -21,6 +25,15 @@ from .contract import TABLE, Builder, Ctx, Emitted
 def onnx_pads_nd(pads: Sequence[int]) -> list[int]:
     """IR flat (b0, e0, b1, e1, ...) -> ONNX [b0, b1, ..., e0, e1, ...]."""
     return [int(p) for p in pads[0::2]] + [int(p) for p in pads[1::2]]
+
+
+def _pads(ctx: Ctx) -> dict[str, Any]:
+    """The layer's padding attribute: TF's SAME from the runtime size (auto_pad) in a size-free model
+    where the pads follow the size, else the IR's pads."""
+    a = ctx.node.attrs
+    if ctx.free_axes and needs_runtime_pads(ctx.node):
+        return {"auto_pad": "SAME_UPPER"}  # in the layer, as the 2-D plan's runtime pads (no pad layer)
+    return {"pads": onnx_pads_nd(a["pads"])}
 
 
 def pool3d_limits(ctx: NodeContext) -> str | None:
@@ -38,15 +51,14 @@ def conv3d(ctx: Ctx) -> Emitted:
     if node.params.get("bias") is not None:
         inputs.append(b.const("bias", node.params["bias"]))
     b.op("Conv", inputs, b.out, kernel_shape=list(a["kernel"]), strides=list(a["stride"]),
-         dilations=list(a["dilation"]), group=int(a["groups"]), pads=onnx_pads_nd(a["pads"]))
+         dilations=list(a["dilation"]), group=int(a["groups"]), **_pads(ctx))
     return b.done()
 
 
 @TABLE.register("max_pool3d", limit=pool3d_limits)
 def max_pool3d(ctx: Ctx) -> Emitted:
     b, a = Builder(ctx, ctx.node), ctx.node.attrs
-    b.op("MaxPool", [b.x()], b.out, kernel_shape=list(a["kernel"]), strides=list(a["stride"]),
-         pads=onnx_pads_nd(a["pads"]))
+    b.op("MaxPool", [b.x()], b.out, kernel_shape=list(a["kernel"]), strides=list(a["stride"]), **_pads(ctx))
     return b.done()
 
 
@@ -54,7 +66,7 @@ def max_pool3d(ctx: Ctx) -> Emitted:
 def avg_pool3d(ctx: Ctx) -> Emitted:
     b, a = Builder(ctx, ctx.node), ctx.node.attrs
     b.op("AveragePool", [b.x()], b.out, kernel_shape=list(a["kernel"]), strides=list(a["stride"]),
-         pads=onnx_pads_nd(a["pads"]), count_include_pad=int(bool(a.get("count_include_pad"))))
+         count_include_pad=int(bool(a.get("count_include_pad"))), **_pads(ctx))
     return b.done()
 
 

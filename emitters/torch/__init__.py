@@ -22,9 +22,11 @@ from . import (  # noqa: F401  (one module per family: fills TABLE)
     nn,
     reduce,
     resize,
+    resize_repeat,
     sequence,
     sequence_recurrent,
     shape,
+    shape_crop,
     spatial,
     spatial_3d,
 )

@@ -136,14 +136,20 @@ def _size_check(arg: str, shape: tuple[int, ...], why: str) -> list[str]:
 
 
 # TF's SAME rule at run time (convert.padding.rules.same_pads_1d): pad to (ceil(n / s) - 1) * s + e
-# rows, never fewer than n when the window e is at least the stride (the emitter checks that).
+# rows, never fewer than n when the window e is at least the stride (the emitter checks that). One rule
+# for any number of spatial axes: the last len(window) axes (H, W of NCHW; D, H, W of NCDHW).
 _SAME_PAD_HELPER = '''
 def tf_same_pad(x: torch.Tensor, window: List[int], stride: List[int], value: float = 0.0) -> torch.Tensor:
-    """Pad NCHW `x` as TensorFlow's SAME padding does for a window of `window` (dilated size) moved by
-    `stride`: the pads depend on the input size, and the odd row/column goes bottom/right."""
-    h = (x.shape[2] + stride[0] - 1) // stride[0] * stride[0] - stride[0] + window[0] - x.shape[2]
-    w = (x.shape[3] + stride[1] - 1) // stride[1] * stride[1] - stride[1] + window[1] - x.shape[3]
-    return nn.functional.pad(x, [w // 2, w - w // 2, h // 2, h - h // 2], value=value)
+    """Pad the last len(window) axes of `x` as TensorFlow's SAME padding does for a window of `window`
+    (dilated size) moved by `stride`: the pads depend on the input size, and the odd row goes last."""
+    pads: List[int] = []
+    first = x.dim() - len(window)  # the first padded axis
+    for i in range(len(window) - 1, -1, -1):  # torch lists the last axis first
+        n = x.size(first + i)
+        total = (n + stride[i] - 1) // stride[i] * stride[i] - stride[i] + window[i] - n
+        pads.append(total // 2)
+        pads.append(total - total // 2)
+    return nn.functional.pad(x, pads, value=value)
 '''
 
 

@@ -1,9 +1,12 @@
 """Handlers for the 3-D ops (issue 23): conv3d, conv_transpose3d, max_pool3d, avg_pool3d.
 
-Their pads are static (a rank-5 graph is converted for its input size): symmetric pads go into the
-layer, others into `nn.functional.pad` in front (-inf before max pooling); average pooling with pads
-the layer cannot take sums over the zero-padded input and divides by a buffer of real-element counts;
-a transposed conv runs unpadded and is cropped (or zero-extended) to TF's window by one pad call.
+Static pads: symmetric pads go into the layer, others into `nn.functional.pad` in front (-inf before
+max pooling); average pooling with pads the layer cannot take sums over the zero-padded input and
+divides by a buffer of real-element counts; a transposed conv runs unpadded and is cropped (or
+zero-extended) to TF's window by one pad call (the same amounts at every size under TF's rule).
+A size-free model whose SAME pads follow the size (convert.padding.sizes.needs_runtime_pads) pads with
+model.py's tf_same_pad, the 2-D helper, on D, H and W; its average pooling divides window sums by
+the pooled padded ones (real elements per window at every size).
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tf_convert.convert.padding import PadRecord, window_counts_1d
+from tf_convert.convert.padding import PadRecord, effective_kernel, window_counts_1d
+from tf_convert.convert.padding.sizes import needs_runtime_pads
+from tf_convert.convert.padding.targets import RUNTIME_REASON
 
 from .contract import TABLE, Ctx, Lowered, call, lit
 
@@ -40,6 +45,19 @@ def _pad_in_front(ctx: Ctx, out: Lowered, value: float, reason: str) -> str:
     return pad
 
 
+def _runtime_pad(ctx: Ctx, out: Lowered | None, value: float, x: str | None = None) -> str | None:
+    """TF's SAME pads from the runtime D/H/W (model.py's tf_same_pad) as an expression, recorded in `out`;
+    None where the pads are static (a size-bound model, or pads that do not follow the size)."""
+    if not ctx.dynamic or not needs_runtime_pads(ctx.node):
+        return None
+    a = ctx.attrs
+    window = [effective_kernel(k, d) for k, d in zip(a["kernel"], a.get("dilation", (1, 1, 1)))]
+    if out is not None:
+        out.pad_layers.append(PadRecord(tuple(a["pads"]), RUNTIME_REASON).entry(ctx.node.name))
+    fill = "" if value == 0.0 else f", {lit(value)}"
+    return f"tf_same_pad({ctx.args[0] if x is None else x}, {window}, {list(a['stride'])}{fill})"
+
+
 def _fits_pool(pads: Sequence[int], kernel: Sequence[int]) -> bool:
     """torch pooling layers take symmetric pads of at most half the kernel."""
     return _symmetric(pads) and all(pads[2 * i] <= k // 2 for i, k in enumerate(kernel))
@@ -49,10 +67,11 @@ def _fits_pool(pads: Sequence[int], kernel: Sequence[int]) -> bool:
 def conv3d(ctx: Ctx) -> Lowered:
     a, weight, bias = ctx.attrs, ctx.params["weight"], ctx.params.get("bias")
     out = Lowered()
-    pads, x, padding = a["pads"], ctx.args[0], None
-    if _symmetric(pads):
-        padding = None if not any(pads) else _triple(pads[0::2])
-    else:
+    pads, padding = a["pads"], None
+    x = _runtime_pad(ctx, out, 0.0)  # then the layer runs unpadded
+    if x is None and _symmetric(pads):
+        x, padding = ctx.args[0], None if not any(pads) else _triple(pads[0::2])
+    elif x is None:
         x = _pad_in_front(ctx, out, 0.0, "asymmetric pads")
     groups = int(a.get("groups", 1))
     layer = call(
@@ -76,10 +95,10 @@ def conv3d(ctx: Ctx) -> Lowered:
 def max_pool3d(ctx: Ctx) -> Lowered:
     a = ctx.attrs
     out = Lowered()
-    x, padding = ctx.args[0], None
-    if _fits_pool(a["pads"], a["kernel"]):
-        padding = None if not any(a["pads"]) else _triple(a["pads"][0::2])
-    else:
+    x, padding = _runtime_pad(ctx, out, float("-inf")), None  # then the layer runs unpadded
+    if x is None and _fits_pool(a["pads"], a["kernel"]):
+        x, padding = ctx.args[0], None if not any(a["pads"]) else _triple(a["pads"][0::2])
+    elif x is None:
         x = _pad_in_front(ctx, out, float("-inf"), "pads the layer cannot take; padded with -inf")
     out.modules.append((ctx.var, call("nn.MaxPool3d", _triple(a["kernel"]), _triple(a["stride"]), padding=padding)))
     out.lines.append(f"{ctx.var} = self.{ctx.var}({x})")
@@ -92,6 +111,16 @@ def avg_pool3d(ctx: Ctx) -> Lowered:
     out = Lowered()
     pads, kernel, stride = a["pads"], a["kernel"], a["stride"]
     include = bool(a.get("count_include_pad"))
+    pool = f"nn.functional.avg_pool3d({{}}, {_triple(kernel)}, {_triple(stride)}, divisor_override=1)"
+    padded = None if include else _runtime_pad(ctx, out, 0.0)
+    if padded is not None:
+        # TF divides each window's sum by its real elements: pool the zero-padded input and a padded
+        # mask of ones as sums, and divide (exact at every size)
+        ones = _runtime_pad(ctx, None, 0.0, f"torch.ones_like({ctx.args[0]}[:1, :1])")
+        count = ctx.aux("count")
+        out.lines.append(f"{count} = {pool.format(ones)}  # real (unpadded) elements per window")
+        out.lines.append(f"{ctx.var} = {pool.format(padded)} / {count}")
+        return out
     if not any(pads) or _fits_pool(pads, kernel):
         padding = None if not any(pads) else _triple(pads[0::2])
         layer = call("nn.AvgPool3d", _triple(kernel), _triple(stride), padding=padding,
@@ -106,8 +135,7 @@ def avg_pool3d(ctx: Ctx) -> Lowered:
               for i, (n, k, s) in enumerate(zip(size, kernel, stride))]
     count = ctx.aux("count")
     out.buffers.append((count, np.einsum("i,j,k->ijk", *counts).astype(np.float32)[None, None]))
-    total = f"nn.functional.avg_pool3d({x}, {_triple(kernel)}, {_triple(stride)}, divisor_override=1)"
-    out.lines.append(f"{ctx.var} = {total} / self.{count}")
+    out.lines.append(f"{ctx.var} = {pool.format(x)} / self.{count}")
     return out
 
 

@@ -98,6 +98,8 @@ def conv3d_transpose(call: Call) -> list[str]:
     except PaddingError as e:
         raise call.unsupported(f"output_padding={output_padding}: {e}") from None
     attrs = {"kernel": tuple(k), "stride": s, "dilation": d, "groups": 1, "crop": crop, "output_size": out}
+    if output_padding is None:
+        attrs["padding"] = padding  # the output size follows the input size (convert.padding.sizes)
     y = call.add("conv_transpose3d", [x], (n, weight.shape[1], *out), attrs, _params(weight, bias), suffix="/conv")
     return [apply_activation(call, to_ndhwc(call, y), call.config.get("activation"))]
 
@@ -169,24 +171,15 @@ def cropping3d(call: Call) -> list[str]:
     _check(call)
     sides = _three_sides(call.cfg("cropping", 1))
     n, *size, c = call.shape()
-    begin = (0, *(b for b, _ in sides), 0)
-    end = (n, *(v - e for v, (_, e) in zip(size, sides)), c)
-    return [call.add("slice", [call.x], tuple(e - b for b, e in zip(begin, end)), {"begin": begin, "end": end})]
+    out = (n, *(v - b - e for v, (b, e) in zip(size, sides)), c)
+    return [call.add("crop", [call.x], out, {"crops": ((0, 0), *sides, (0, 0))})]  # follows any size
 
 
 @TABLE.register("UpSampling3D")
 def up_sampling3d(call: Call) -> list[str]:
-    """Keras repeats each voxel (fd, fh, fw) times: two exact nearest resizes at integer factors on
-    NCDHW, H and W on (N, C*D, H, W), then D on (N, C, D, H*W) (resize works on the last two axes)."""
+    """Keras repeats each voxel (fd, fh, fw) times: the IR's repeat on (N, D, H, W, C), exact at every size."""
     _check(call)
-    fd, fh, fw = triple(call.cfg("size", 2))
-    x = to_ncdhw(call, call.x)
-    n, c, d, h, w = call.shape(x)
-    planes = call.add("reshape", [x], (n, c * d, h, w), {"shape": (n, c * d, h, w)}, suffix="/planes")
-    nearest = {"mode": "nearest", "coordinate": "half_pixel"}
-    h, w = h * fh, w * fw
-    y = call.add("resize", [planes], (n, c * d, h, w), {**nearest, "size": (h, w)}, suffix="/resize_hw")
-    y = call.add("reshape", [y], (n, c, d, h * w), {"shape": (n, c, d, h * w)}, suffix="/depth")
-    y = call.add("resize", [y], (n, c, d * fd, h * w), {**nearest, "size": (d * fd, h * w)}, suffix="/resize_d")
-    shape = (n, c, d * fd, h, w)
-    return [to_ndhwc(call, call.add("reshape", [y], shape, {"shape": shape}, suffix="/volume"))]
+    factors = triple(call.cfg("size", 2))
+    n, *size, c = call.shape()
+    shape = (n, *(v * f for v, f in zip(size, factors)), c)
+    return [call.add("repeat", [call.x], shape, {"repeats": (1, *factors, 1)})]

@@ -61,7 +61,8 @@ def test_every_op_has_a_shape_rule_a_family_and_typed_attrs_it_declares():
 def test_padding_is_declared_on_the_ops_that_carry_it():
     """parsers set attrs['padding'] (TF's rule: SAME pads follow the input size); padding/ reads it."""
     carriers = {name for name, spec in OPS.items() if "padding" in spec.attributes}
-    assert carriers == {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"}
+    volume = {"conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d"}  # issue 23 (vol3d)
+    assert carriers == {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"} | volume
     for name in carriers:
         attr = OPS[name].attributes["padding"]
         assert not attr.required and set(attr.choices) == {"SAME", "VALID", "EXPLICIT"}
@@ -195,6 +196,7 @@ NEW_OPS |= {"softplus", "softsign", "selu", "erf", "erfc", "floor", "ceil", "rou
             "truncate_mod", "div_no_nan", "atan2", "equal", "not_equal", "less", "less_equal", "greater",
             "greater_equal", "logical_and", "logical_or", "select"}
 NEW_OPS |= {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift", "right_shift"}  # part A (opsa)
+VOLUME_FREE = {"conv3d", "max_pool3d", "avg_pool3d", "repeat", "crop"}  # issue 23 (vol3d): free at every volume size
 
 
 def test_derived_sets_equal_the_old_lists():
@@ -208,14 +210,16 @@ def test_derived_sets_equal_the_old_lists():
     assert constants.FOLDABLE - NEW_OPS == OLD_FOLDABLE
     assert set(targets.PADDED_OPS) == set(padding.PADDED_OPS) == window | {"conv_transpose2d", "pad"}
     assert set(targets.WINDOW_OPS) == set(border.WINDOW_OPS) == set(inspect.WINDOW_OPS) == window
-    assert set(sizes._SIZE_FREE) - NEW_OPS == window | {"channel_affine", "identity"}
+    assert set(sizes._SIZE_FREE) - NEW_OPS - VOLUME_FREE == window | {"channel_affine", "identity"}
     elementwise_kinds = ops.ops_of_kind("unary") | ops.ops_of_kind("binary")  # the old _ELEMENTWISE_KINDS
     # identity: size-free, as before; matmul: free along its left operand's rows only (issue 23, 1-D lengths)
     assert set(sizes._BROADCASTING) == elementwise_kinds - {"identity", "matmul"}
     assert set(sizes._GLOBAL_REDUCTIONS) - ISSUE22_AXES_OPS == {"reduce_mean", "reduce_max"}
     assert set(layout._KEEPDIMS_REDUCTIONS) == set(sizes._GLOBAL_REDUCTIONS)
     assert ops.ops_of_size("channel_axis") - ISSUE22_AXIS_OPS == {"softmax", "concat"}
-    assert ops.ops_of_size("tf_padding") == {"conv_transpose2d"} and ops.ops_of_size("constant_pad") == {"pad"}
+    assert ops.ops_of_size("tf_padding") == {"conv_transpose2d", "conv_transpose3d"}
+    assert ops.ops_of_size("constant_pad") == {"pad"}
+    assert set(sizes.SLIDING_OPS) == window | {"conv3d", "max_pool3d", "avg_pool3d"}
 
 
 @pytest.mark.parametrize("op", sorted(OPS))

@@ -318,6 +318,15 @@ OTHER_OPS.update({
                               t, W5.transpose(2, 3, 4, 1, 0), [1, 6, 8, 5, 2], [1, 2, 2, 2, 1], "SAME") + B[:2], x))],
 })
 
+# issue 23 (vol3d): UpSampling3D's repeat, as TF repeats (and Keras UpSampling3D does)
+OTHER_OPS["repeat"] = [({"repeats": (1, 2, 1, 3, 1)}, {}, [_f32(2, 3, 4, 2, 3)],
+                        lambda tf, x: tf.repeat(tf.repeat(x, 2, axis=1), 3, axis=3)),
+                       ({"repeats": (1, 1, 1, 1, 1)}, {}, [_f32(1, 2, 2, 2, 1)], lambda tf, x: x)]
+# issue 23 (vol3d): Cropping3D's crop, as TF slices (Keras Cropping3D)
+OTHER_OPS["crop"] = [({"crops": ((0, 0), (1, 0), (0, 2), (1, 1), (0, 0))}, {}, [_f32(2, 4, 5, 6, 3)],
+                      lambda tf, x: x[:, 1:, :-2, 1:-1]),
+                     ({"crops": ((0, 0),) * 3}, {}, [_f32(1, 2, 3)], lambda tf, x: x)]
+
 
 # ---- issue 22 part B (shapeops) -------------------------------------------------------------------------------
 _FAKE_QUANT_FN = {"FakeQuantWithMinMaxArgs": "fake_quant_with_min_max_args",

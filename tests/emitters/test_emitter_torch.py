@@ -495,6 +495,9 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
     v = add("conv_transpose3d", (1, 2, 2, 2, 1), [v], {"kernel": (2, 2, 2), "stride": (2, 2, 2), "dilation": (1, 1, 1),
                                                         "groups": 1, "crop": (0, 0, 0), "output_size": (2, 2, 1)},
             {"weight": rand(3, 2, 2, 2, 2), "bias": rand(2)})
+    # issue 23 (vol3d): UpSampling3D's repeat, Cropping3D's crop
+    v = add("repeat", (1, 2, 4, 2, 3), [v], {"repeats": (1, 1, 2, 1, 3)})
+    v = add("crop", (1, 1, 2, 1, 2), [v], {"crops": ((0, 0), (0, 1), (1, 1), (0, 1), (1, 0))})
     # sequence (issue 23 part C): torch's own nn.LSTM, the written-out GRU cell, nn.RNN's last state
     q = add("reshape", (1, 2, 2), [r], {"shape": (1, 2, 2)})
     attrs, params = recurrent_node_spec("lstm", 2, 3, go_backwards=True, sequence_order="input")
