@@ -89,12 +89,12 @@ def recurrent(ctx: Ctx) -> Emitted:
 def _masked_steps(ctx: Ctx, b: Builder, time_major: str, weights: list[str], extra: dict) -> None:
     """The masked recurrence: one single-step operator per time step from the kept states."""
     node, attrs, op = ctx.node, ctx.attrs, ctx.node.op
-    n, length, _ = ctx.shape(node.inputs[0])
+    length = ctx.shape(node.inputs[0])[1]
     units = int(attrs["units"])
-    zeros = b.const("zeros", np.zeros((1, n, units), np.float32))
+    zeros = b.const("zeros", np.zeros((1, 1, units), np.float32))  # broadcast by Where: any batch
     keep = b.op("Cast", [b.op("Transpose", [b.x(1)], perm=[1, 0])], to=9)  # (T, N) bool: 9 = BOOL
     keep = b.op("Unsqueeze", [keep, b.ints("state_axis", [2])])  # (T, N, 1)
-    h = c = zeros
+    h = c = ""  # the first step starts from the operator's own zero states
     time_axis = b.ints("time_axis", [0])
     rows: dict[int, str] = {}
     order = range(length - 1, -1, -1) if attrs["go_backwards"] else range(length)
@@ -106,14 +106,14 @@ def _masked_steps(ctx: Ctx, b: Builder, time_major: str, weights: list[str], ext
         ins = [xt, *weights, "", h] + ([c] if op == "lstm" else [])
         b.op_outputs(OP_TYPES[op], ins, ["", outs[0]] + ([outs[1]] if op == "lstm" else []), hidden_size=units,
                      **extra)
-        h = b.op("Where", [kt, outs[0], h])
+        h = b.op("Where", [kt, outs[0], h or zeros])
         if op == "lstm":
-            c = b.op("Where", [kt, outs[1], c])
+            c = b.op("Where", [kt, outs[1], c or zeros])
         rows[k if attrs["sequence_order"] == "processed" else t] = \
             b.op("Where", [kt, h, zeros]) if attrs.get("masked_output") == "zero" else h
     output = attrs["output"]
     if output != "sequence":
-        b.op("Reshape", [h if output == "last_h" else c, b.ints("state_shape", [n, units])], b.out)
+        b.op("Squeeze", [h if output == "last_h" else c, b.ints("directions", [0])], b.out)
         return
     y = b.op("Concat", [rows[i] for i in range(length)], axis=0)  # (T, N, U)
     b.op("Transpose", [y], b.out, perm=[1, 0, 2])
