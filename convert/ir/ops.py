@@ -87,11 +87,13 @@ class OpSpec:
     # C), "global_reduce" (free when it reduces both H and W), "tf_padding" (free when its size
     # follows a TF padding rule), "constant_pad" (free when mode is constant), "bound" (bakes it).
     # issue 23 (1-D lengths): "unit_axes" (free when it only inserts or removes size-1 axes),
-    # "permute" (moves the free axes), "matmul" (free along the left operand's rows),
+    # "permute" (moves the free axes), "matmul" (free along either operand's rows, columns and batch
+    # axes; along K only when it is free on both sides),
     # "gather_indices" (free along the indices' free axes), "resample" (free where the size-following
     # targets resize by constant factors: convert.sampling.plans).
     # issue 23 (sequences at every length): "last_axis" (free unless its last axis is a free one: linear),
-    # "own_axes" (free along any axis, unless a parameter has a size there: softmax, layer_norm),
+    # "own_axes" (softmax along any axis, layer_norm along those it does not normalise; not where a
+    # parameter has a size along a free axis),
     # "recurrent" (free along the time axis, without a step mask); "unit_axes" also frees a reshape
     # that keeps every axis up to the last free one. None -> from kind.
     size: str | None = None

@@ -202,9 +202,13 @@ def _last_axis_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -
 
 
 def _own_axes_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
-    """Softmax and layer norm run at any size along any axis; a parameter sized along a free axis bakes it."""
+    """Softmax runs at any size along any axis (attention's scores over L keys); layer norm along the axes it
+    does not normalise (torch's nn.LayerNorm holds the normalised sizes). A parameter sized along a free
+    axis bakes it."""
     fed = free[node.inputs[0]]
     rank = len(graph.shape(node.inputs[0]))
+    if fed & {int(a) % rank for a in node.attrs.get("axes", ())}:
+        return "normalises along an axis that follows the input size"
     for value in node.params.values():
         shape = (1,) * (rank - len(getattr(value, "shape", ()))) + tuple(getattr(value, "shape", ()))
         if any(shape[a] != 1 for a in fed):
