@@ -7,7 +7,7 @@ import numpy as np
 from tf_convert.convert.ir.lazy import is_lazy
 from tf_convert.convert.padding.sizes import kept_prefix, unit_axis_moves
 
-from .contract import TABLE, Ctx, Lowered, assign, lit
+from .contract import TABLE, Ctx, Lowered, assign, ints, lit
 from .elementwise import LITERAL_CONSUMERS
 
 
@@ -47,9 +47,9 @@ def reshape(ctx: Ctx) -> str:
 def _kept_prefix(x: str, src: tuple[int, ...], dst: tuple[int, ...], kept: int) -> str:
     """Split or merge the axes after the first `kept` (MultiHeadAttention's heads) by name, not by size."""
     if len(src) == kept + 1:
-        return f"{x}.unflatten({kept}, ({', '.join(map(str, dst[kept:]))},))"
+        return f"{x}.unflatten({kept}, {ints(dst[kept:])})"
     flat = f"{x}.flatten({kept})"
-    return flat if len(dst) == kept + 1 else f"{flat}.unflatten({kept}, ({', '.join(map(str, dst[kept:]))},))"
+    return flat if len(dst) == kept + 1 else f"{flat}.unflatten({kept}, {ints(dst[kept:])})"
 
 
 def _unit_axes(x: str, removed: tuple[int, ...], inserted: tuple[int, ...]) -> str:
