@@ -2,12 +2,13 @@
 
 Keras models as users write them (Keras 3 `.keras` and Keras 2 style `.h5`), each saved at the odd length
 11: a BiLSTM tagger with TimeDistributed(Dense), a GRU text classifier, a small transformer encoder block,
-Dense on token sequences and the recurrent variants (GRU reset_after=False, SimpleRNN go_backwards, LSTM
-states). Converted once, the PyTorch and ONNX models run at lengths 11, 12, 17 and 30 with batch 2 and are
-compared with Keras run there (the same layers and weights with a free length). A Dense on (N, L, C) is a
-linear over the last axis (no reshape that folds L into the batch); the recurrent layers loop over the
-runtime length (torch's nn.LSTM/GRU/RNN or the written-out cell, ONNX's LSTM/GRU/RNN); attention splits its
-heads off the last axis and multiplies L x L scores at the runtime L.
+Dense on token sequences, the recurrent variants (GRU reset_after=False, SimpleRNN go_backwards, LSTM
+states) and Keras's Attention / AdditiveAttention. Converted once, the PyTorch and ONNX models run at
+lengths 11, 12, 17 and 30 with batch 2 and are compared with Keras run there (the same layers and weights
+with a free length). A Dense on (N, L, C) is a linear over the last axis (no reshape that folds L into the
+batch); the recurrent layers loop over the runtime length (torch's nn.LSTM/GRU/RNN or the written-out
+cell, ONNX's LSTM/GRU/RNN); attention splits its heads off the last axis and multiplies L x L scores at
+the runtime L.
 
 What stays length-bound, and refuses other lengths loudly: a masked recurrent layer (ONNX unrolls the step
 mask over the conversion's length), TimeDistributed of anything but Dense (time folded into the batch by a
@@ -83,6 +84,16 @@ def _recurrent_variants(keras, length):
     return keras.Model(inp, [y, h, c])
 
 
+def _attention_layers(keras, length):
+    """Keras's Attention (dot, scaled) and AdditiveAttention over Dense-projected tokens."""
+    layers = keras.layers
+    inp = keras.Input((length, 4))
+    x = layers.Dense(6)(inp)
+    dot = layers.Attention(use_scale=True)([x, x])
+    additive = layers.AdditiveAttention()([x, dot])
+    return keras.Model(inp, layers.Add()([dot, additive]))
+
+
 def _masked(keras, length):
     """Embedding(mask_zero=True) -> LSTM: the step mask is run over the conversion's length."""
     layers = keras.layers
@@ -99,9 +110,9 @@ def _time_distributed_conv(keras, length):
 
 
 FIXTURES = {"tagger": _tagger, "gru_classifier": _gru_classifier, "transformer": _transformer,
-            "dense_tokens": _dense_tokens, "recurrent_variants": _recurrent_variants, "masked": _masked,
-            "time_distributed_conv": _time_distributed_conv}
-FREE = ("tagger", "gru_classifier", "transformer", "dense_tokens", "recurrent_variants")
+            "dense_tokens": _dense_tokens, "recurrent_variants": _recurrent_variants,
+            "attention_layers": _attention_layers, "masked": _masked, "time_distributed_conv": _time_distributed_conv}
+FREE = ("tagger", "gru_classifier", "transformer", "dense_tokens", "recurrent_variants", "attention_layers")
 TOKENS = ("gru_classifier", "transformer", "masked")
 # fixture -> a phrase of size_bound naming why it stays at its conversion length (FREE: None)
 BOUND = {name: None for name in FREE} | {
