@@ -132,12 +132,12 @@ def keras():
 
 @pytest.fixture(scope="module")
 def saved(keras, tmp_path_factory):
-    """(fixture, suffix) -> (the file saved at CONVERT_LENGTH, the same model with a free length)."""
+    """(fixture, suffix) -> (the file saved at CONVERT_LENGTH, the same model with a free length where it has one)."""
     work = tmp_path_factory.mktemp("free")
     found = {}
     for name, build in FIXTURES.items():
         model = build(keras, CONVERT_LENGTH)
-        free = None
+        free = model  # a length-bound model runs at its own length only
         if name in FREE:
             free = build(keras, None)
             free.set_weights(model.get_weights())
@@ -203,20 +203,26 @@ def test_converted_once_exact_at_every_length_and_batch(saved, tmp_path, fixture
 
 
 @pytest.mark.parametrize("target", ["torch", "onnx", "mxnet"])
-@pytest.mark.parametrize("fixture", ["masked", "tagger"])
+@pytest.mark.parametrize("fixture", ["masked", "tagger", "recurrent_variants"])
 def test_bound_targets_refuse_other_lengths(saved, tmp_path, fixture, target):
-    """A masked layer stays at its length in every target (at any batch in torch and ONNX); MXNet bakes
-    every model's length (and its fused RNN's zero state the conversion's batch)."""
-    if fixture == "tagger" and target != "mxnet":
+    """A masked layer stays at its length in every target, at any batch; MXNet bakes every model's length
+    (its recurrent states take the runtime batch: fused RNN and the unrolled cell)."""
+    if fixture != "masked" and target != "mxnet":
         pytest.skip("length-free in torch and ONNX")
-    path, _ = saved[fixture, ".keras"]
+    path, model = saved[fixture, ".keras"]
     emitter = emitters.get(target)
     emitter.emit(_convert(path), tmp_path, EmitOptions())
-    batch = 1 if target == "mxnet" else BATCH
-    emitter.run(tmp_path, [_feed(fixture, CONVERT_LENGTH, batch)])
+    feed = _feed(fixture, CONVERT_LENGTH)
+    if fixture == "masked":
+        feed[0, :3] = 0  # masked steps at the start of one row: the other row runs every step
+    expected = model(feed, training=False)
+    expected = expected if isinstance(expected, (list, tuple)) else [expected]
+    error = max(_rel(a, e) for a, e in zip(emitter.run(tmp_path, [feed]), expected))
+    print(f"\n{fixture} {target} at L={CONVERT_LENGTH}, batch {BATCH}: {error:.2e}")
+    assert error <= RTOL
     match = r"converted for size \[11\].*step mask" if target == "torch" else None
     with pytest.raises(Exception, match=match):  # each runtime's own error
-        emitter.run(tmp_path, [_feed(fixture, CONVERT_LENGTH + 1, batch)])
+        emitter.run(tmp_path, [_feed(fixture, CONVERT_LENGTH + 1)])
 
 
 def test_tf1_bert_stays_bound_to_its_length(tmp_path):
