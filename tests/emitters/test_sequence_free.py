@@ -74,6 +74,13 @@ def _dense_tokens(keras, length):
     return keras.Model(inp, layers.Dense(3, activation="tanh")(layers.Dense(5, activation="relu")(x)))
 
 
+def _dense_only(keras, length):
+    """Dense layers on (N, L, C) features alone: a model Caffe runs too (InnerProduct with `axis`)."""
+    layers = keras.layers
+    inp = keras.Input((length, 4))
+    return keras.Model(inp, layers.Dense(3)(layers.Dense(5, activation="relu")(inp)))
+
+
 def _recurrent_variants(keras, length):
     """GRU reset_after=False (the written-out cell) going backwards, SimpleRNN, LSTM with its states."""
     layers = keras.layers
@@ -110,9 +117,10 @@ def _time_distributed_conv(keras, length):
 
 
 FIXTURES = {"tagger": _tagger, "gru_classifier": _gru_classifier, "transformer": _transformer,
-            "dense_tokens": _dense_tokens, "recurrent_variants": _recurrent_variants,
+            "dense_tokens": _dense_tokens, "dense_only": _dense_only, "recurrent_variants": _recurrent_variants,
             "attention_layers": _attention_layers, "masked": _masked, "time_distributed_conv": _time_distributed_conv}
-FREE = ("tagger", "gru_classifier", "transformer", "dense_tokens", "recurrent_variants", "attention_layers")
+FREE = ("tagger", "gru_classifier", "transformer", "dense_tokens", "dense_only", "recurrent_variants",
+        "attention_layers")
 TOKENS = ("gru_classifier", "transformer", "masked")
 # fixture -> a phrase of size_bound naming why it stays at its conversion length (FREE: None)
 BOUND = {name: None for name in FREE} | {
@@ -223,6 +231,20 @@ def test_bound_targets_refuse_other_lengths(saved, tmp_path, fixture, target):
     match = r"converted for size \[11\].*step mask" if target == "torch" else None
     with pytest.raises(Exception, match=match):  # each runtime's own error
         emitter.run(tmp_path, [_feed(fixture, CONVERT_LENGTH + 1)])
+
+
+@pytest.mark.parametrize("target", ["caffe", "mxnet"])
+def test_dense_on_tokens_in_the_static_targets(saved, tmp_path, target):
+    """Caffe and MXNet run the last-axis linear at the conversion length (any batch) and refuse another."""
+    path, model = saved["dense_only", ".keras"]
+    emitter = emitters.get(target)
+    emitter.emit(_convert(path), tmp_path, EmitOptions())
+    feed = _feed("dense_only", CONVERT_LENGTH)
+    error = _rel(emitter.run(tmp_path, [feed])[0], model(feed, training=False))
+    print(f"\ndense_only {target} at L={CONVERT_LENGTH}, batch {BATCH}: {error:.2e}")
+    assert error <= RTOL
+    with pytest.raises(Exception):  # noqa: B017 - each runtime's own error
+        emitter.run(tmp_path, [_feed("dense_only", CONVERT_LENGTH + 1)])
 
 
 def test_tf1_bert_stays_bound_to_its_length(tmp_path):
