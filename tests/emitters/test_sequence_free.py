@@ -13,7 +13,8 @@ the runtime L.
 What stays length-bound, and refuses other lengths loudly: a masked recurrent layer (ONNX unrolls the step
 mask over the conversion's length), TimeDistributed of anything but Dense (time folded into the batch by a
 fixed reshape), the TF1 BERT encoder (its position table is sliced to the conversion's length, as TF itself
-does: `tf.slice(table, [0, 0], [seq, -1])` with a static seq). MXNet and Caffe bake every size. Run with
+does: `tf.slice(table, [0, 0], [seq, -1])` with a static seq; the node named is its token-type one_hot,
+which comes first). MXNet and Caffe bake every size. Run with
 `-s` to see the error table.
 """
 
