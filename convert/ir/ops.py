@@ -87,9 +87,15 @@ class OpSpec:
     # C), "global_reduce" (free when it reduces both H and W), "tf_padding" (free when its size
     # follows a TF padding rule), "constant_pad" (free when mode is constant), "bound" (bakes it).
     # issue 23 (1-D lengths): "unit_axes" (free when it only inserts or removes size-1 axes),
-    # "permute" (moves the free axes), "matmul" (free along the left operand's rows),
+    # "permute" (moves the free axes), "matmul" (free along either operand's rows, columns and batch
+    # axes; along K only when it is free on both sides),
     # "gather_indices" (free along the indices' free axes), "resample" (free where the size-following
-    # targets resize by constant factors: convert.sampling.plans). None -> from kind.
+    # targets resize by constant factors: convert.sampling.plans).
+    # issue 23 (sequences at every length): "last_axis" (free unless its last axis is a free one: linear),
+    # "own_axes" (softmax along any axis, layer_norm along those it does not normalise; not where a
+    # parameter has a size along a free axis),
+    # "recurrent" (free along the time axis, without a step mask); "unit_axes" also frees a reshape
+    # that keeps every axis up to the last free one. None -> from kind.
     size: str | None = None
     # Every output value is one of the input values, unchanged (reshape, slice, concat...): a range an
     # integer input must keep (token ids below a table size, 0/1 masks) holds through it (app/token_inputs).
@@ -257,11 +263,12 @@ OPS: dict[str, OpSpec] = {
         "broadcasting against x.",
         "parametric",
         types={"axes": Attr("ints"), "epsilon": Attr("float")}, positional=channels_only("axes"),
-        shape=shapes.same,
+        size="own_axes", shape=shapes.same,
     ),
     # ---- dense / shape -----------------------------------------------------------------------
-    "linear": OpSpec((), ("weight", "bias?"), "y = x @ weight.T + bias, weight (out, in); x 2-D.", "parametric",
-                     shape=shapes.linear),
+    "linear": OpSpec((), ("weight", "bias?"), "y = x @ weight.T + bias, weight (out, in), over x's last axis; "
+                     "x of rank >= 2, its leading axes kept (a Dense on (N, L, C) tokens).", "parametric",
+                     size="last_axis", shape=shapes.linear),
     "matmul": OpSpec((), (), "a @ b (numpy.matmul) of two tensors of rank >= 2; leading axes broadcast.",
                      "binary", family="nn", elementwise=False, positional=False, size="matmul", shape=shapes.matmul,
                      refused={"caffe": "BVLC Caffe has no product of two activations"}),
@@ -287,7 +294,7 @@ OPS: dict[str, OpSpec] = {
                          types={"axes": Attr("ints"), "keepdims": Attr("bool")}, positional=channels_only("axes"),
                          size="global_reduce", shape=shapes.reduce),
     "softmax": OpSpec(("axis",), (), "Softmax over IR axis.", "reduction", family="nn",
-                      types={"axis": Attr("int")}, positional=channels_only("axis"), size="channel_axis",
+                      types={"axis": Attr("int")}, positional=channels_only("axis"), size="own_axes",
                       shape=shapes.same),
     # ---- elementwise -------------------------------------------------------------------------
     "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", foldable=True),
@@ -524,7 +531,7 @@ OPS: dict[str, OpSpec] = {
         "c = f * c + i * a(z_c); h = o * a(c).",
         "sequence",
         types=_RECURRENT_TYPES | {"output": Attr("str", REQUIRED, ("sequence", "last_h", "last_c"))},
-        shape=shapes.recurrent, refused={"caffe": _NO_CAFFE_CELL},
+        size="recurrent", shape=shapes.recurrent, refused={"caffe": _NO_CAFFE_CELL},
     ),
     "gru": OpSpec(
         ("units", "activation", "recurrent_activation", "go_backwards", "output", "sequence_order",
@@ -535,7 +542,7 @@ OPS: dict[str, OpSpec] = {
         "a(gx_h + (r * h) W_hh_h^T + b_hh_h); h = z * h + (1 - z) * candidate.",
         "sequence",
         types=_RECURRENT_TYPES | {"reset_after": Attr("bool")},
-        shape=shapes.recurrent, refused={"caffe": _NO_CAFFE_CELL},
+        size="recurrent", shape=shapes.recurrent, refused={"caffe": _NO_CAFFE_CELL},
     ),
     "rnn": OpSpec(
         ("units", "activation", "go_backwards", "output", "sequence_order", "masked_output"),
@@ -543,7 +550,7 @@ OPS: dict[str, OpSpec] = {
         "Keras SimpleRNN: h = a(x W_ih^T + b_ih + h W_hh^T + b_hh).",
         "sequence",
         types={k: v for k, v in _RECURRENT_TYPES.items() if k != "recurrent_activation"},
-        shape=shapes.recurrent, refused={"caffe": _NO_CAFFE_CELL},
+        size="recurrent", shape=shapes.recurrent, refused={"caffe": _NO_CAFFE_CELL},
     ),
     # ---- issue 22 part A (opsa): bitwise ops on integer tensors ---------------------------------
     # Two's complement at the input's width; a shift amount is clamped to [0, width - 1] first, as TF's

@@ -158,11 +158,22 @@ def kept_axis_map(src: tuple[int, ...], moves: tuple[tuple[int, ...], tuple[int,
     return dict(zip(kept, places))
 
 
+def kept_prefix(src: tuple[int, ...], dst: tuple[int, ...]) -> int:
+    """How many leading axes a reshape from `src` to `dst` keeps as they are (it only splits or merges the
+    axes after them: MultiHeadAttention's (N, L, H*K) <-> (N, L, H, K))."""
+    kept = 0
+    while kept < min(len(src), len(dst)) and src[kept] == dst[kept]:
+        kept += 1
+    return kept
+
+
 def _reshape_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
     src, dst = graph.shape(node.inputs[0]), graph.shape(node.output)
     fed = free[node.inputs[0]]
     moves = unit_axis_moves(src, dst)
     if moves is None:
+        if fed and max(fed) < kept_prefix(src, dst):  # the free axes stay where they are
+            return fed
         return "bakes the spatial size into its attributes"
     if any(src[a] == 1 for a in fed):  # which size-1 axis is the free one is a guess: refuse it
         return "reshapes an axis of size 1 that follows the input size"
@@ -176,11 +187,54 @@ def _transpose_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -
 
 
 def _matmul_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
+    """a (..., M, K) @ b (..., K, N): free along a's rows, b's columns and the batch axes of either; the
+    contracted K may be free only on both sides (attention's probabilities @ values: both L long)."""
     a, b = node.inputs[:2]
-    rank = len(graph.shape(a))
-    if b in free or (free.get(a, frozenset()) & {rank - 1}):
+    rank_a, rank_b, rank = len(graph.shape(a)), len(graph.shape(b)), len(graph.shape(node.output))
+    free_a, free_b = free.get(a, frozenset()), free.get(b, frozenset())
+    if (rank_a - 1 in free_a) != (rank_b - 2 in free_b):
         return "multiplies along an axis that follows the input size"
-    return _aligned(free[a], graph, a, node.output)
+    rows = _aligned(free_a - {rank_a - 1}, graph, a, node.output)
+    columns = _aligned(free_b - {rank_b - 2}, graph, b, node.output)
+    out_shape = graph.shape(node.output)
+    for axes, other in ((rows, b), (columns, a)):  # a free batch axis against a fixed one of the other side
+        shape = (1,) * (rank - len(graph.shape(other))) + tuple(graph.shape(other))
+        other_free = _aligned(free.get(other, frozenset()), graph, other, node.output)
+        if any(x < rank - 2 and shape[x] != 1 and x not in other_free and out_shape[x] != 1 for x in axes):
+            return "broadcasts against a fixed spatial size"
+    return rows | columns
+
+
+def _last_axis_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
+    fed = free[node.inputs[0]]
+    if len(graph.shape(node.inputs[0])) - 1 in fed:
+        return "applies weights along an axis that follows the input size"
+    return fed
+
+
+def _own_axes_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
+    """Softmax runs at any size along any axis (attention's scores over L keys); layer norm along the axes it
+    does not normalise (torch's nn.LayerNorm holds the normalised sizes). A parameter sized along a free
+    axis bakes it."""
+    fed = free[node.inputs[0]]
+    rank = len(graph.shape(node.inputs[0]))
+    if fed & {int(a) % rank for a in node.attrs.get("axes", ())}:
+        return "normalises along an axis that follows the input size"
+    for value in node.params.values():
+        shape = (1,) * (rank - len(getattr(value, "shape", ()))) + tuple(getattr(value, "shape", ()))
+        if any(shape[a] != 1 for a in fed):
+            return "applies weights along an axis that follows the input size"
+    return fed
+
+
+def _recurrent_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
+    """Along the time axis (1) of (N, T, F), as long as the target's layer loops over the runtime length;
+    a step mask (a second input) runs over the conversion's length (ONNX unrolls it)."""
+    if len(node.inputs) > 1:
+        return "runs a step mask over the conversion's length"
+    if free[node.inputs[0]] != {1}:
+        return "runs along an axis other than its time axis that follows the input size"
+    return frozenset({1}) if node.attrs["output"] == "sequence" else frozenset()
 
 
 def _gather_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
@@ -204,7 +258,8 @@ def _resample_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) ->
 
 
 _AXIS_RULES = {"unit_axes": _reshape_flow, "permute": _transpose_flow, "matmul": _matmul_flow,
-               "gather_indices": _gather_flow, "resample": _resample_flow}
+               "gather_indices": _gather_flow, "resample": _resample_flow, "last_axis": _last_axis_flow,
+               "own_axes": _own_axes_flow, "recurrent": _recurrent_flow}
 
 
 def _node_bound(graph: Graph, index: GraphIndex, node: Node, size: str,

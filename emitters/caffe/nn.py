@@ -68,8 +68,11 @@ def _linear(ctx: Ctx) -> str:
     weight, bias = node.params["weight"], node.params.get("bias")
     top = b.unique(f"{node.name}/fc")
     blobs = [weight] + ([bias] if bias is not None else [])
-    b.add("InnerProduct", top, [x], [top], [(b.shape(x)[0], weight.shape[0])], blobs,
-          inner_product_param={"num_output": weight.shape[0], "bias_term": bias is not None})
+    shape = tuple(b.shape(x))
+    # InnerProduct keeps the axes before `axis`: a Dense on (N, L, C) tokens acts on the last one
+    axis = {} if len(shape) == 2 else {"axis": len(shape) - 1}
+    b.add("InnerProduct", top, [x], [top], [(*shape[:-1], weight.shape[0])], blobs,
+          inner_product_param={"num_output": weight.shape[0], "bias_term": bias is not None, **axis})
     return top
 
 

@@ -4,7 +4,7 @@
 Keras's z, r, h with the first two blocks swapped), SimpleRNN with tanh or relu. Other activations
 and GRU reset_after=False are refused by name (exit 3).
 
-`RNN` is time-major, starts from a given state (zeros here, for the converted batch size) and
+`RNN` is time-major, starts from a given state (zeros here, with the input's batch size) and
 takes all weights as one flat vector: i2h weight, h2h weight, then i2h bias, h2h bias.
 
 Every other cell (GRU reset_after=False, hard_sigmoid / relu / linear activations) is written out
@@ -53,31 +53,39 @@ def recurrent(ctx: Ctx) -> Fragment:
     if _mode(ctx) is None or len(ctx.node.inputs) > 1:
         return _unrolled(ctx)
     node, attrs, f, name = ctx.node, ctx.attrs, Fragment(), ctx.name
-    n, _, _ = ctx.in_shape()
     units = int(attrs["units"])
     p = {key: _mxnet_order(node.op, node.params[key]) for key in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")}
     flat = np.concatenate([p[k].ravel() for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")])
     x = f.op("transpose", f"{name}_time_major", [ctx.inputs[0]], axes=(1, 0, 2))
     if attrs["go_backwards"]:
         x = f.op("reverse", f"{name}_backwards", [x], axis=0)
-    ins = [x, f.var(f"{name}_parameters", flat), f.op("_zeros", f"{name}_h0", [], shape=(1, n, units))]
-    if node.op == "lstm":
-        ins.append(f.op("_zeros", f"{name}_c0", [], shape=(1, n, units)))
+    zeros = _zero_state(f, f"{name}_state0", x, time_axis=0, units=units)  # (1, N, U)
+    ins = [x, f.var(f"{name}_parameters", flat), zeros] + ([zeros] if node.op == "lstm" else [])
     output = attrs["output"]
     states = output == "last_c"  # MXNet's h state equals the last step of the sequence output
     y = f.op("RNN", f"{name}_rnn", ins, mode=_mode(ctx), state_size=units, num_layers=1,
              state_outputs=states)
+    # (1, N, U) -> (N, U): -3 merges the first two axes, so any batch runs
     if output == "last_c":
-        f.op("Reshape", name, [Ref(y.node, 2)], shape=(n, units))
+        f.op("Reshape", name, [Ref(y.node, 2)], shape=(-3, 0))
         return f
     if output == "last_h":
         last = f.op("slice_axis", f"{name}_last", [y], axis=0, begin=-1, end=None)
-        f.op("Reshape", name, [last], shape=(n, units))
+        f.op("Reshape", name, [last], shape=(-3, 0))
         return f
     if attrs["go_backwards"] and attrs["sequence_order"] == "input":
         y = f.op("reverse", f"{name}_input_order", [y], axis=0)
     f.op("transpose", name, [y], axes=(1, 0, 2))
     return f
+
+
+def _zero_state(f: Fragment, name: str, x: Ref, time_axis: int, units: int) -> Ref:
+    """Zeros of `units` features with x's batch, not the conversion's: (1, N, U) from a time-major x
+    (T, N, F), (N, 1, U) from a batch-major one (N, T, F)."""
+    step = f.op("slice_axis", f"{name}_step", [x], axis=time_axis, begin=0, end=1)
+    column = f.op("slice_axis", f"{name}_column", [step], axis=2, begin=0, end=1)
+    zero = f.op("zeros_like", f"{name}_zero", [column])
+    return f.op("broadcast_to", name, [zero], shape=(0, 0, units))
 
 
 # ---- the cell written out, unrolled over the static sequence length ---------------------------
@@ -169,11 +177,12 @@ STEPS = {"lstm": _lstm_step, "gru": _gru_step, "rnn": _rnn_step}
 
 def _unrolled(ctx: Ctx) -> Fragment:
     node, attrs, f, name = ctx.node, ctx.attrs, Fragment(), ctx.name
-    n, length, _ = ctx.in_shape()
+    length = ctx.in_shape()[1]
     cell = _Cell(ctx, f)
     units = cell.units
     gx = cell.dense("gx", ctx.inputs[0], "ih")  # (N, T, G*U), every step at once
-    h = c = zeros = f.op("_zeros", f"{name}_h0", [], shape=(n, units))
+    zero_step = _zero_state(f, f"{name}_state0", gx, time_axis=1, units=units)  # (N, 1, U)
+    h = c = zeros = f.op("Reshape", f"{name}_h0", [zero_step], shape=(0, -1))
     order = range(length - 1, -1, -1) if attrs["go_backwards"] else range(length)
     steps: list[Ref] = []
     for k, t in enumerate(order):
@@ -186,7 +195,7 @@ def _unrolled(ctx: Ctx) -> Fragment:
             steps.append(cell.op("expand_dims", f"{s}_step", h, axis=1))
             continue
         keep = cell.op("slice_axis", f"{s}_step_mask", ctx.inputs[1], axis=1, begin=t, end=t + 1)  # (N, 1)
-        keep = cell.op("broadcast_to", f"{s}_step_keep", keep, shape=(n, units))
+        keep = cell.op("broadcast_to", f"{s}_step_keep", keep, shape=(0, units))
         h = cell.op("where", f"{s}_kept_h", keep, new_h, h)
         if node.op == "lstm":
             c = cell.op("where", f"{s}_kept_c", keep, new_c, c)

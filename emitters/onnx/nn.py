@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from tf_convert.emitters.base import NodeContext
-
 from .contract import TABLE, Builder, Ctx, Emitted, positive_axis, reduce_op
 
 
@@ -70,19 +68,20 @@ def layer_norm(ctx: Ctx) -> Emitted:
     return b.done()
 
 
-def linear_limits(ctx: NodeContext) -> str | None:
-    node, graph = ctx.node, ctx.graph
-    rank = len(graph.shape(node.inputs[0]))
-    return None if rank == 2 else f"linear on a rank-{rank} input (IR expects 2-D)"
-
-
-@TABLE.register("linear", limit=linear_limits)
+@TABLE.register("linear")
 def linear(ctx: Ctx) -> Emitted:
     node = ctx.node
     b = Builder(ctx, node)
+    bias = node.params.get("bias")
+    if len(ctx.shape(node.inputs[0])) > 2:  # tokens (N, L, C): MatMul on the last axis, no reshape
+        weight_t = np.ascontiguousarray(np.asarray(node.params["weight"], np.float32).T)
+        y = b.op("MatMul", [b.x(), b.const("weight_t", weight_t)], b.out if bias is None else None)
+        if bias is not None:
+            b.op("Add", [y, b.const("bias", bias)], b.out)
+        return b.done()
     inputs = [b.x(), b.const("weight", node.params["weight"])]
-    if node.params.get("bias") is not None:
-        inputs.append(b.const("bias", node.params["bias"]))
+    if bias is not None:
+        inputs.append(b.const("bias", bias))
     b.op("Gemm", inputs, b.out, transB=1)
     return b.done()
 

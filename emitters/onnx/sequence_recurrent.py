@@ -27,6 +27,7 @@ ACTIVATIONS = {
     "linear": ("Affine", 1.0, 0.0),
 }
 LSTM_ORDER = (0, 3, 1, 2)  # ONNX (i, o, f, c) from Keras (i, f, c, o)
+_BEFORE_FIRST = -(2**63)  # a reversing Slice's end that runs through index 0 at any length (clamped)
 
 
 def _onnx_order(op: str, value: np.ndarray) -> np.ndarray:
@@ -55,7 +56,6 @@ def _activation_attrs(ctx: Ctx) -> dict:
 def recurrent(ctx: Ctx) -> Emitted:
     node, attrs, op = ctx.node, ctx.attrs, ctx.node.op
     b = Builder(ctx, node)
-    n, length, _ = ctx.shape(node.inputs[0])
     units = int(attrs["units"])
     p = node.params
     weight = b.const("W", _onnx_order(op, p["weight_ih"])[None])
@@ -71,15 +71,16 @@ def recurrent(ctx: Ctx) -> Emitted:
     outs = [b.fresh("Y"), b.fresh("Y_h"), b.fresh("Y_c") if op == "lstm" else ""]
     b.op_outputs(OP_TYPES[op], [time_major, weight, recurrence, bias], [o for o in outs if o],
                  hidden_size=units, direction="reverse" if attrs["go_backwards"] else "forward", **extra)
+    # squeezes and a reversing slice, not reshapes: the batch and the length stay whatever they are at run time
     output = attrs["output"]
     if output != "sequence":
         state = outs[1] if output == "last_h" else outs[2]
-        b.op("Reshape", [state, b.ints("state_shape", [n, units])], b.out)
+        b.op("Squeeze", [state, b.ints("directions", [0])], b.out)  # (1, N, U): one direction
         return b.done()
-    y = b.op("Reshape", [outs[0], b.ints("y_shape", [length, n, units])])  # (T, 1, N, U): one direction
+    y = b.op("Squeeze", [outs[0], b.ints("directions", [1])])  # (T, 1, N, U): one direction
     if attrs["go_backwards"] and attrs["sequence_order"] == "processed":
         # direction='reverse' gives input order; Keras's go_backwards sequence runs the other way
-        y = b.op("Slice", [y, b.ints("starts", [-1]), b.ints("ends", [-(length + 1)]), b.ints("axes", [0]),
+        y = b.op("Slice", [y, b.ints("starts", [-1]), b.ints("ends", [_BEFORE_FIRST]), b.ints("axes", [0]),
                            b.ints("steps", [-1])])
     b.op("Transpose", [y], b.out, perm=[1, 0, 2])
     return b.done()
@@ -88,12 +89,12 @@ def recurrent(ctx: Ctx) -> Emitted:
 def _masked_steps(ctx: Ctx, b: Builder, time_major: str, weights: list[str], extra: dict) -> None:
     """The masked recurrence: one single-step operator per time step from the kept states."""
     node, attrs, op = ctx.node, ctx.attrs, ctx.node.op
-    n, length, _ = ctx.shape(node.inputs[0])
+    length = ctx.shape(node.inputs[0])[1]
     units = int(attrs["units"])
-    zeros = b.const("zeros", np.zeros((1, n, units), np.float32))
+    zeros = b.const("zeros", np.zeros((1, 1, units), np.float32))  # broadcast by Where: any batch
     keep = b.op("Cast", [b.op("Transpose", [b.x(1)], perm=[1, 0])], to=9)  # (T, N) bool: 9 = BOOL
     keep = b.op("Unsqueeze", [keep, b.ints("state_axis", [2])])  # (T, N, 1)
-    h = c = zeros
+    h = c = ""  # the first step starts from the operator's own zero states
     time_axis = b.ints("time_axis", [0])
     rows: dict[int, str] = {}
     order = range(length - 1, -1, -1) if attrs["go_backwards"] else range(length)
@@ -105,14 +106,14 @@ def _masked_steps(ctx: Ctx, b: Builder, time_major: str, weights: list[str], ext
         ins = [xt, *weights, "", h] + ([c] if op == "lstm" else [])
         b.op_outputs(OP_TYPES[op], ins, ["", outs[0]] + ([outs[1]] if op == "lstm" else []), hidden_size=units,
                      **extra)
-        h = b.op("Where", [kt, outs[0], h])
+        h = b.op("Where", [kt, outs[0], h or zeros])
         if op == "lstm":
-            c = b.op("Where", [kt, outs[1], c])
+            c = b.op("Where", [kt, outs[1], c or zeros])
         rows[k if attrs["sequence_order"] == "processed" else t] = \
             b.op("Where", [kt, h, zeros]) if attrs.get("masked_output") == "zero" else h
     output = attrs["output"]
     if output != "sequence":
-        b.op("Reshape", [h if output == "last_h" else c, b.ints("state_shape", [n, units])], b.out)
+        b.op("Squeeze", [h if output == "last_h" else c, b.ints("directions", [0])], b.out)
         return
     y = b.op("Concat", [rows[i] for i in range(length)], axis=0)  # (T, N, U)
     b.op("Transpose", [y], b.out, perm=[1, 0, 2])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tf_convert.convert.ir.lazy import is_lazy
-from tf_convert.convert.padding.sizes import unit_axis_moves
+from tf_convert.convert.padding.sizes import kept_prefix, unit_axis_moves
 
 from .contract import TABLE, Builder, Ctx, Emitted
 
@@ -28,6 +28,9 @@ def reshape(ctx: Ctx) -> Emitted:
     shape = list(node.attrs["shape"])
     if shape and ctx.shape(node.inputs[0]) and shape[0] == ctx.shape(node.inputs[0])[0]:  # a 0-d input has no batch
         shape[0] = 0  # copy the batch from the input: any batch size runs
+    if ctx.free_axes.get(node.inputs[0]):  # size_flow let it through: the axes up to the free ones are kept
+        kept = kept_prefix(ctx.shape(node.inputs[0]), tuple(node.attrs["shape"]))
+        shape[:kept] = [0] * kept  # copied from the input at run time
     b.op("Reshape", [b.x(), b.ints("shape", shape)], b.out)
     return b.done()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from tf_convert.convert.ir.lazy import is_lazy
-from tf_convert.convert.padding.sizes import unit_axis_moves
+from tf_convert.convert.padding.sizes import kept_prefix, unit_axis_moves
 
-from .contract import TABLE, Ctx, Lowered, assign, lit
+from .contract import TABLE, Ctx, Lowered, assign, ints, lit
 from .elementwise import LITERAL_CONSUMERS
 
 
@@ -29,8 +29,11 @@ def const(ctx: Ctx) -> Lowered:
 def reshape(ctx: Ctx) -> str:
     src, dst = ctx.in_shapes[0], tuple(int(d) for d in ctx.attrs["shape"])
     moves = unit_axis_moves(src, dst)
-    if ctx.dynamic and moves and ctx.free_axes.get(ctx.node.inputs[0]):
+    fed = ctx.free_axes.get(ctx.node.inputs[0]) if ctx.dynamic else None
+    if fed and moves:
         return _unit_axes(ctx.args[0], *moves)  # a 1-D layer's (N, C, L) <-> (N, C, 1, L): L stays free
+    if fed:  # size_flow let it through: it keeps the free axes and reshapes only the axes after them
+        return _kept_prefix(ctx.args[0], src, dst, kept_prefix(src, dst))
     # keep the batch axis free when the reshape leaves it alone, so other batch sizes work
     if src and dst and src[0] == dst[0] and len(dst) == 2 and len(src) > 2:
         return f"torch.flatten({ctx.args[0]}, 1)"
@@ -39,6 +42,14 @@ def reshape(ctx: Ctx) -> str:
     if not dst:  # a scalar: reshape() needs the empty shape spelled out
         return f"{ctx.args[0]}.reshape(())"
     return f"{ctx.args[0]}.reshape({', '.join(map(str, dst))})"
+
+
+def _kept_prefix(x: str, src: tuple[int, ...], dst: tuple[int, ...], kept: int) -> str:
+    """Split or merge the axes after the first `kept` (MultiHeadAttention's heads) by name, not by size."""
+    if len(src) == kept + 1:
+        return f"{x}.unflatten({kept}, {ints(dst[kept:])})"
+    flat = f"{x}.flatten({kept})"
+    return flat if len(dst) == kept + 1 else f"{flat}.unflatten({kept}, {ints(dst[kept:])})"
 
 
 def _unit_axes(x: str, removed: tuple[int, ...], inserted: tuple[int, ...]) -> str:

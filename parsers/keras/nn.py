@@ -28,7 +28,9 @@ def dense(call: Call) -> list[str]:
     params["weight"] = np.ascontiguousarray(kernel.T, dtype=np.float32)
     if len(shape) == 2:
         return with_activation(call, call.add("linear", [call.x], (shape[0], units), {}, params))
-    # rank 3+ (tokens): flatten the leading axes, apply, restore
+    if len(shape) == 3:  # tokens (N, L, C): the linear acts on the last axis, L stays free
+        return with_activation(call, call.add("linear", [call.x], (*shape[:-1], units), {}, params))
+    # rank 4+ (rare): flatten the leading axes, apply, restore
     lead = int(np.prod(shape[:-1]))
     flat = call.add("reshape", [call.x], (lead, shape[-1]), {"shape": (lead, shape[-1])}, suffix="/flat")
     y = call.add("linear", [flat], (lead, units), {}, params, suffix="/linear")

@@ -44,14 +44,16 @@ def embedding(call: Call) -> list[str]:
 
 
 def _project(call: Call, x: str, kernel: np.ndarray, bias: np.ndarray | None, suffix: str) -> str:
-    """x (B, T, D) @ kernel (D, *out) + bias (*out) -> (B, T, *out): a linear over the flattened tokens."""
+    """x (B, T, D) @ kernel (D, *out) + bias (*out) -> (B, T, *out): a linear over the last axis (T stays
+    free), then the heads split off it."""
     b, t, d = call.shape(x)
     out = tuple(kernel.shape[1:])
     params = {"weight": np.ascontiguousarray(kernel.reshape(d, -1).T, np.float32)}
     if bias is not None:
         params["bias"] = np.asarray(bias, np.float32).reshape(-1)
-    flat = call.add("reshape", [x], (b * t, d), {"shape": (b * t, d)}, suffix=f"/{suffix}/flat")
-    y = call.add("linear", [flat], (b * t, params["weight"].shape[0]), {}, params, suffix=f"/{suffix}")
+    y = call.add("linear", [x], (b, t, params["weight"].shape[0]), {}, params, suffix=f"/{suffix}")
+    if len(out) == 1:
+        return y
     return call.add("reshape", [y], (b, t, *out), {"shape": (b, t, *out)}, suffix=f"/{suffix}/shape")
 
 

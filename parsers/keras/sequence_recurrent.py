@@ -8,6 +8,7 @@ recurrent halves.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -203,6 +204,9 @@ def time_distributed(call: Call) -> list[str]:
     if handler is None:
         raise call.unsupported(f"TimeDistributed of {inner['class_name']}: no converter for that layer class")
     kshape = call.kshape()
+    if inner["class_name"] == "Dense" and len(kshape) == 3:
+        # a Dense on (N, T, C) acts on the last axis already: no fold, so T (and N) stay free
+        return handler(dataclasses.replace(call, class_name="Dense", config=inner["config"]))
     n, length = kshape[0], kshape[1]
     folded = keras_reshape(call, call.x, (n * length, *kshape[2:]))
     sub = Call(graph=call.graph, name=call.graph.unique_name(call.name + "/inner"), layer=call.layer,

@@ -55,7 +55,8 @@ def test_every_op_has_a_shape_rule_a_family_and_typed_attrs_it_declares():
         assert spec.kind in ops.KINDS, (name, spec.kind)
         assert set(spec.types) <= set(spec.attributes), (name, set(spec.types) - set(spec.attributes))
         assert spec.size in {"free", "broadcast", "channel_axis", "global_reduce", "tf_padding", "constant_pad",
-                             "bound", "unit_axes", "permute", "matmul", "gather_indices", "resample"}, (name, spec.size)
+                             "bound", "unit_axes", "permute", "matmul", "gather_indices", "resample",
+                             "last_axis", "own_axes", "recurrent"}, (name, spec.size)
 
 
 def test_padding_is_declared_on_the_ops_that_carry_it():
@@ -216,7 +217,9 @@ def test_derived_sets_equal_the_old_lists():
     assert set(sizes._BROADCASTING) == elementwise_kinds - {"identity", "matmul"}
     assert set(sizes._GLOBAL_REDUCTIONS) - ISSUE22_AXES_OPS == {"reduce_mean", "reduce_max"}
     assert set(layout._KEEPDIMS_REDUCTIONS) == set(sizes._GLOBAL_REDUCTIONS)
-    assert ops.ops_of_size("channel_axis") - ISSUE22_AXIS_OPS == {"softmax", "concat"}
+    assert ops.ops_of_size("channel_axis") - ISSUE22_AXIS_OPS == {"concat"}
+    # issue 23 (sequences at every length): softmax over attention's keys, layer norm over features
+    assert ops.ops_of_size("own_axes") == {"softmax", "layer_norm"}
     assert ops.ops_of_size("tf_padding") == {"conv_transpose2d", "conv_transpose3d"}
     assert ops.ops_of_size("constant_pad") == {"pad"}
     assert set(sizes.SLIDING_OPS) == window | {"conv3d", "max_pool3d", "avg_pool3d"}
