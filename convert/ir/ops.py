@@ -148,6 +148,9 @@ _RECURRENT_TYPES = {
     "sequence_order": Attr("str", REQUIRED, ("processed", "input")),
     # issue 23 (masking): what a masked step writes into the 'sequence' output
     "masked_output": Attr("str", "previous", ("previous", "zero")),
+    # a TF While loop raised to this node ran a trip count fixed when the graph was traced: TF itself
+    # runs that many steps at any input length, so the model is bound to it (convert.padding.sizes)
+    "fixed_steps": Attr("bool", False),
 }
 _NO_CAFFE_CELL = ("BVLC Caffe has no GRU, and its LSTM/RNN layers (time-major, driven by a sequence-continuation "
                   "input) are not Keras's cells; convert recurrent models to torch, ONNX or MXNet")
@@ -525,7 +528,7 @@ OPS: dict[str, OpSpec] = {
     # mask with x.
     "lstm": OpSpec(
         ("units", "activation", "recurrent_activation", "go_backwards", "output", "sequence_order",
-         "masked_output"),
+         "masked_output", "fixed_steps"),
         ("weight_ih", "weight_hh", "bias_ih", "bias_hh"),
         "Keras LSTM. z = x W_ih^T + b_ih + h W_hh^T + b_hh split (i, f, c, o); i, f, o = ra(.); "
         "c = f * c + i * a(z_c); h = o * a(c).",
@@ -535,7 +538,7 @@ OPS: dict[str, OpSpec] = {
     ),
     "gru": OpSpec(
         ("units", "activation", "recurrent_activation", "go_backwards", "output", "sequence_order",
-         "reset_after", "masked_output"),
+         "reset_after", "masked_output", "fixed_steps"),
         ("weight_ih", "weight_hh", "bias_ih", "bias_hh"),
         "Keras GRU. gx = x W_ih^T + b_ih, gh = h W_hh^T + b_hh split (z, r, h); z = ra(gx_z + gh_z), "
         "r = ra(gx_r + gh_r); candidate a(gx_h + r * gh_h) when reset_after (torch's form), else "
@@ -545,7 +548,7 @@ OPS: dict[str, OpSpec] = {
         size="recurrent", shape=shapes.recurrent, refused={"caffe": _NO_CAFFE_CELL},
     ),
     "rnn": OpSpec(
-        ("units", "activation", "go_backwards", "output", "sequence_order", "masked_output"),
+        ("units", "activation", "go_backwards", "output", "sequence_order", "masked_output", "fixed_steps"),
         ("weight_ih", "weight_hh", "bias_ih", "bias_hh"),
         "Keras SimpleRNN: h = a(x W_ih^T + b_ih + h W_hh^T + b_hh).",
         "sequence",

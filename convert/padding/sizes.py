@@ -232,6 +232,8 @@ def _recurrent_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -
     a step mask (a second input) runs over the conversion's length (ONNX unrolls it)."""
     if len(node.inputs) > 1:
         return "runs a step mask over the conversion's length"
+    if node.attrs.get("fixed_steps"):
+        return "is TF's While loop of a fixed trip count (TF runs that many steps at any length)"
     if free[node.inputs[0]] != {1}:
         return "runs along an axis other than its time axis that follows the input size"
     return frozenset({1}) if node.attrs["output"] == "sequence" else frozenset()

@@ -107,3 +107,11 @@ def test_verdict_of_several():
     assert verdict_of([{"verdict": OK}, {"verdict": CANNOT_TELL}]) == CANNOT_TELL
     assert verdict_of([{"verdict": FAILED}, {"verdict": CANNOT_TELL}]) == FAILED
     assert verdict_of([{"verdict": OK}]) == OK
+
+
+def test_another_shape_than_tensorflows_fails():
+    """A converted model that follows the input size where TF does not (a loop of fixed trip count) gives
+    another shape at another size: a failed check naming both shapes, never an internal error."""
+    judged = judge(np.zeros((2, 14, 4), np.float32), np.ones((2, 13, 4), np.float32))
+    assert judged["verdict"] == FAILED and not judged["passed"] and math.isinf(judged["max_rel"])
+    assert "(2, 14, 4) differs from TensorFlow's (2, 13, 4)" in judged["why"]

@@ -245,6 +245,10 @@ def test_unrolled_loop_every_target(tmp_path, model, length):
     if recurrent:  # one cell, not one copy per step
         assert sum(n.op == "linear" for n in graph.nodes) <= 1, [n.op for n in graph.nodes]
     graph = passes.run_default_passes(graph)
+    if recurrent:  # TF's loop runs its traced trip count at any length: the model is bound to it, loudly
+        from tf_convert.convert.padding.sizes import size_bound
+
+        assert "fixed trip count" in (size_bound(graph) or ""), size_bound(graph)
     work = tmp_path / "targets"
     work.mkdir()
     caffe_refuses = emitters.get("caffe").unsupported(graph)  # BVLC Caffe: no constant layer, ...

@@ -23,7 +23,8 @@ def recurrent_loop(ctx: Context, op: Any) -> None:
     units = int(attr(op, "units"))
     params = {key: ctx.const(t) for key, t in zip(("weight_ih", "weight_hh", "bias_ih", "bias_hh"), op.inputs[1:])}
     attrs: dict[str, Any] = {"units": units, "activation": attr(op, "activation"),
-                             "go_backwards": bool(attr(op, "go_backwards")), "sequence_order": "processed"}
+                             "go_backwards": bool(attr(op, "go_backwards")), "sequence_order": "processed",
+                             "fixed_steps": True}  # the loop's trip count is a constant of the traced graph
     if kind != "rnn":
         attrs["recurrent_activation"] = attr(op, "recurrent_activation")
     if kind == "gru":
