@@ -68,19 +68,18 @@ def _scale(call: Call, x: str, factor: float | np.ndarray, suffix: str) -> str:
 
 
 # Keras masks a score by putting -1e9 in its place (MultiHeadAttention) or subtracting 1e9 from it
-# (Attention): either way its exp underflows to exactly 0 beside the row's unmasked maximum, so adding
-# a constant 0 / -1e9 tensor gives the same probabilities bit for bit (the kept scores get + 0.0).
+# (Attention's causal mask). Where a row keeps a score, a masked one's exp underflows to exactly 0 beside
+# the row's maximum, so adding a constant 0 / -1e9 tensor gives the same probabilities bit for bit; a row
+# masked whole is another matter (_attend_masked).
 _MASKED = -1e9
 
 
-def _attend(call: Call, scores: str, value: str, suffix: str = "", bias: str | None = None) -> str:
-    """softmax(scores (+ bias)) over the last axis (after the causal mask, with use_causal_mask), then @ value."""
+def _attend(call: Call, scores: str, value: str, suffix: str = "") -> str:
+    """softmax(scores) over the last axis (after the causal mask, with use_causal_mask), then @ value."""
     shape = call.shape(scores)
-    if bias is not None:
-        scores = call.add("add", [scores, bias], shape, suffix=f"{suffix}/masked")
     if call.kwargs.get("use_causal_mask"):
         queries, keys = shape[-2:]  # Keras keeps key j for query i where j <= i (cumsum indices)
-        mask = np.where(np.tril(np.ones((queries, keys), bool)), np.float32(0), np.float32(_MASKED))
+        mask = np.where(_causal(queries, keys) > 0, np.float32(0), np.float32(_MASKED))
         causal = call.const(mask.reshape((1,) * (len(shape) - 2) + mask.shape), f"{suffix}/causal_mask")
         scores = call.add("add", [scores, causal], shape, suffix=f"{suffix}/causal")
     probs = call.add("softmax", [scores], shape, {"axis": len(shape) - 1}, suffix=f"{suffix}/softmax")
@@ -92,22 +91,48 @@ def _tensor(value: Any) -> str | None:
     return value.name if isinstance(value, TensorRef) else None
 
 
-def _mask_bias(call: Call, mask: str) -> str:
-    """MultiHeadAttention's attention_mask (B, T or 1, S) as a (B, 1, T or 1, S) bias on the scores: 0 where
-    Keras keeps a score (mask > 0.5), -1e9 where it masks it. Integer masks only: clipped to 0/1 they
-    keep exactly what Keras keeps (a fractional float mask would not)."""
+def _causal(queries: int, keys: int) -> np.ndarray:
+    """1 where Keras's causal mask keeps key j for query i (j <= i), else 0."""
+    return np.tril(np.ones((queries, keys), np.float32))
+
+
+# Keras 3 runs MultiHeadAttention through ops.dot_product_attention unless the layer has dropout; that
+# kernel keeps a score where the mask casts to True and puts TF's large negative in the others' place.
+_DOT_PRODUCT_FILL = np.float32(3.38953e38 * -0.7)  # keras.src.backend.tensorflow.nn._get_large_negative
+
+
+def _attend_masked(call: Call, scores: str, value: str, mask: str) -> str:
+    """MultiHeadAttention with an attention_mask (B, T or 1, S), as Keras 3 computes it (and-ed with the
+    causal mask under use_causal_mask). A masked score is replaced, not shifted, so a query whose keys are
+    all masked is exactly what Keras gives it at any score size:
+    - no dropout (dot_product_attention): kept where mask != 0, masked ones get TF's large negative; such
+      a query attends uniformly;
+    - with dropout (the Softmax layer): kept where mask > 0, masked ones get -1e9 and probability 0 after
+      the softmax; such a query attends to nothing.
+    Integer masks only (a float mask's fractions would need Keras's own comparison)."""
     shape, dtype = call.shape(mask), call.graph.tensors[mask].dtype
     if len(shape) != 3 or dtype not in ("int32", "int64"):
         raise call.unsupported(f"attention_mask of shape {shape} and type {dtype}: only an integer "
                                "(batch, queries or 1, keys) mask is supported")
-    keep = call.add("cast", [mask], shape, {"dtype": "float32"}, suffix="/mask/float", out_dtype="float32")
-    keep = call.add("clip", [keep], shape, {"min": 0.0, "max": 1.0}, suffix="/mask/keep")
-    scale = call.const(np.full((1, 1, 1), -_MASKED), "/mask/scale")
-    scaled = call.add("mul", [keep, scale], shape, suffix="/mask/scaled")
-    offset = call.const(np.full((1, 1, 1), _MASKED), "/mask/offset")
-    bias = call.add("add", [scaled, offset], shape, suffix="/mask/bias")
     b, t, k = shape
-    return call.add("reshape", [bias], (b, 1, t, k), {"shape": (b, 1, t, k)}, suffix="/mask/heads")
+    keep = call.add("cast", [mask], shape, {"dtype": "float32"}, suffix="/mask/float", out_dtype="float32")
+    keep = call.add("reshape", [keep], (b, 1, t, k), {"shape": (b, 1, t, k)}, suffix="/mask/heads")
+    if call.kwargs.get("use_causal_mask"):  # Keras ands the two masks
+        queries, keys = call.shape(scores)[-2:]
+        causal = call.const(_causal(queries, keys).reshape(1, 1, queries, keys), "/mask/causal")
+        keep = call.add("mul", [keep, causal], (b, 1, queries, keys), suffix="/mask/and_causal")
+    softmax_layer = bool(call.cfg("dropout", 0.0))
+    compare, against, fill = ("greater", 0.5, _MASKED) if softmax_layer else ("not_equal", 0.0, _DOT_PRODUCT_FILL)
+    threshold = call.const(np.full((1, 1, 1, 1), against), "/mask/threshold")
+    keep = call.add(compare, [keep, threshold], call.shape(keep), suffix="/mask/keep", out_dtype="bool")
+    shape = call.shape(scores)
+    masked = call.add("select", [keep, scores, call.const(np.full((1, 1, 1, 1), fill), "/mask/fill")],
+                      shape, suffix="/masked", out_dtype="float32")
+    probs = call.add("softmax", [masked], shape, {"axis": len(shape) - 1}, suffix="/softmax")
+    if softmax_layer:  # the Softmax layer zeroes what it masked (a query masked whole gets zeros)
+        probs = call.add("select", [keep, probs, call.const(np.zeros((1, 1, 1, 1)), "/mask/zero")], shape,
+                         suffix="/softmax/masked", out_dtype="float32")
+    return call.add("matmul", [probs, value], (*shape[:-1], call.shape(value)[-1]), suffix="/context")
 
 
 def _refuse_masks(call: Call, allowed: tuple[str, ...] = ()) -> None:
@@ -148,8 +173,8 @@ def multi_head_attention(call: Call) -> list[str]:
     b, n, t, _ = call.shape(q)
     scores = call.add("matmul", [q, k], (b, n, t, call.shape(k)[-1]), suffix="/scores")
     mask = _tensor(call.kwargs.get("attention_mask"))
-    bias = _mask_bias(call, mask) if mask is not None else None
-    context = _transpose(call, _attend(call, scores, v, bias=bias), (0, 2, 1, 3), "/context/tokens")  # B T N Hv
+    attended = _attend(call, scores, v) if mask is None else _attend_masked(call, scores, v, mask)
+    context = _transpose(call, attended, (0, 2, 1, 3), "/context/tokens")  # B T N Hv
     return [_project_heads(call, context, ok_, ob)]
 
 

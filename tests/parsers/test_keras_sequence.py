@@ -128,7 +128,8 @@ def test_causal_decoder_every_target(keras, tmp_path):
 
 def test_attention_mask_input_every_target(keras, tmp_path):
     """MultiHeadAttention with an int32 attention_mask model input (batch, queries, keys), 0/1 as --verify
-    feeds it, plus use_causal_mask=True on top; two sequence lengths."""
+    feeds it, plus use_causal_mask=True on top; two sequence lengths; rows masked whole, with scores far
+    above 32 (where adding -1e9 instead of replacing the score would round differently)."""
     import tf_convert.parsers.keras as pk
 
     layers = keras.layers
@@ -136,14 +137,20 @@ def test_attention_mask_input_every_target(keras, tmp_path):
     x = layers.Embedding(VOCAB, WIDTH, name="emb")(ids)
     y = layers.MultiHeadAttention(2, 4, name="padded")(x, x, attention_mask=mask)
     y = layers.MultiHeadAttention(2, 3, name="both")(y, x, attention_mask=mask, use_causal_mask=True)
+    # with dropout Keras runs its Softmax layer, which treats a query masked whole otherwise
+    y = layers.MultiHeadAttention(2, 3, dropout=0.1, name="dropout")(y, x, attention_mask=mask, use_causal_mask=True)
+    y = layers.MultiHeadAttention(2, 4, dropout=0.1, name="dropout_padded")(y, y, attention_mask=mask)
     model = keras.Model([ids, mask], y)
     _randomise(model)
+    emb = model.get_layer("emb")
+    emb.set_weights([w * 8 for w in emb.get_weights()])  # scores of tens to hundreds
     path = tmp_path / "masked.keras"
     model.save(path)
     for seq in (6, 11):
         rng = np.random.default_rng(seq)
         feeds = [_ids((2, seq), seq, np.int32), rng.integers(0, 2, (2, seq, seq)).astype(np.int32)]
-        feeds[1][:, :, 0] = 1  # every query keeps a key (a fully masked row is uniform in Keras)
+        feeds[1][:, 1, :] = 0  # a query whose keys are all masked (uniform, or zeros with dropout)
+        feeds[1][:, 2, :2] = 0  # ... and, under the causal mask, one whose only causal keys are masked
         graph = pk.parse(path, ParseOptions(input_shapes={"ids": (2, seq), "mask": (2, seq, seq)}))
         assert check.problems(graph) == [] and [graph.tensors[n].dtype for n in graph.inputs] == ["int32", "int32"]
         out = tmp_path / f"seq{seq}"
