@@ -95,14 +95,42 @@ def run_references(path: str | Path, graph: Graph, input_sets: list[list[np.ndar
     """run_reference for each of `input_sets`, in ONE child process when the source is large: per set its
     outputs, or the exception TF raised for it (the caller decides which ones are fatal)."""
 
-    if not in_child(path):
-        return all_sets(path, graph, input_sets)
-    flat = [x for inputs in input_sets for x in inputs]
-    outputs = _run_child(path, graph, flat, None, sets=len(input_sets))
-    errors = json.loads(str(outputs["errors"]))
-    n = len(graph.outputs)
-    return [_error_from(errors[str(k)]) if str(k) in errors else [outputs[f"y{k}_{i}"] for i in range(n)]
-            for k in range(len(input_sets))]
+    return start_references(path, graph, input_sets).outcomes()
+
+
+class Started:
+    """run_references' answer, asked for now and read later: for a large source its child runs meanwhile
+    (the pipeline starts it before it emits the model); a small source's sets run in process when read."""
+
+    def __init__(self, path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]], held: bool = False
+                 ) -> None:
+        self.path, self.graph, self.input_sets = path, graph, input_sets
+        self.child = None
+        if in_child(path):
+            self.child = Child(path, graph, [x for inputs in input_sets for x in inputs], None,
+                               sets=len(input_sets), held=held)
+
+    def outcomes(self) -> list[Outcome]:
+        """Per set its outputs or TF's error; a child has ended (and freed TF's memory) when this returns."""
+        if self.child is None:
+            return all_sets(self.path, self.graph, self.input_sets)
+        outputs = self.child.outputs()
+        errors = json.loads(str(outputs["errors"]))
+        n = len(self.graph.outputs)
+        return [_error_from(errors[str(k)]) if str(k) in errors else [outputs[f"y{k}_{i}"] for i in range(n)]
+                for k in range(len(self.input_sets))]
+
+    def cancel(self) -> None:
+        """End the child, if one runs (a conversion that fails or is interrupted before it reads it)."""
+        if self.child is not None:
+            self.child.cancel()
+
+
+def start_references(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]],
+                     held: bool = False) -> Started:
+    """run_references, started now and read with `.outcomes()`; `.cancel()` when it is no longer wanted.
+    `held`: a child imports TF now but reads no weight before `.outcomes()` is called (memory in sequence)."""
+    return Started(path, graph, input_sets, held)
 
 
 def all_sets(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> list[Outcome]:
@@ -157,46 +185,85 @@ def _run_child(path: str | Path, graph: Graph, inputs: list[np.ndarray], names: 
     """Run this module as a child on a temp dir; its outputs, or its error raised here. An interrupt (Ctrl-C,
     SIGTERM via app/interrupts.py) kills the child and removes the temp dir on its way up. `sets`: `inputs`
     holds that many input sets one after another (run_references)."""
-    from tf_convert.parsers.source import open_source
+    return Child(path, graph, inputs, names, sets).outputs()
 
-    global _children_started
-    _children_started += 1
-    work = Path(tempfile.mkdtemp(prefix="tf-convert-reference-"))
-    proc: subprocess.Popen | None = None
-    try:
-        with open(work / _REQUEST, "wb") as f:
-            pickle.dump({"source": str(open_source(path).path), "graph": skeleton(graph), "names": names,
-                         "sets": sets}, f)
-        np.savez(work / _INPUTS, *[np.asarray(x) for x in inputs])
-        with open(work / _LOG, "wb") as log:
-            # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
-            proc = _start_child(work, log)
-            code = proc.wait()
-        if (work / _ERROR).exists():
-            raise _error_from(json.loads((work / _ERROR).read_text()))
-        if code != 0 or not (work / _OUTPUTS).exists():
-            raise _died(code, work / _LOG)
-        with np.load(work / _OUTPUTS) as saved:
-            return {k: saved[k] for k in saved.files}
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(work, ignore_errors=True)
+
+class Child:
+    """A reference child, started by the constructor: outputs() waits for what it wrote (or raises its
+    error), cancel() ends it; either way its temp dir is removed. Started early (start_references), TF's
+    import and run overlap the parent's conversion (issue 25)."""
+
+    def __init__(self, path: str | Path, graph: Graph, inputs: list[np.ndarray], names: list[str] | None,
+                 sets: int | None = None, held: bool = False) -> None:
+        """`held`: the child imports TF, then waits for release() (or outputs()) before it reads any weight."""
+        from tf_convert.parsers.source import open_source
+
+        global _children_started
+        _children_started += 1
+        self.work = Path(tempfile.mkdtemp(prefix="tf-convert-reference-"))
+        self.proc: subprocess.Popen | None = None
+        try:
+            with open(self.work / _REQUEST, "wb") as f:
+                pickle.dump({"source": str(open_source(path).path), "graph": skeleton(graph), "names": names,
+                             "sets": sets, "held": held}, f)
+            np.savez(self.work / _INPUTS, *[np.asarray(x) for x in inputs])
+            with open(self.work / _LOG, "wb") as log:
+                # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
+                self.proc = _start_child(self.work, log, held)
+        except BaseException:
+            self.cancel()
+            raise
+
+    def release(self) -> None:
+        """Let a held child go on to the run (a byte on its stdin); nothing for one not held."""
+        if self.proc is not None and self.proc.stdin is not None and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.write(b"r")
+                self.proc.stdin.close()
+            except OSError:  # it has ended already (its error, if any, is in its temp dir)
+                pass
+
+    def outputs(self) -> dict:
+        """Wait for the child (it has freed all of TF's memory when this returns); its outputs, or its error."""
+        try:
+            self.release()
+            code = self.proc.wait()
+            if (self.work / _ERROR).exists():
+                raise _error_from(json.loads((self.work / _ERROR).read_text()))
+            if code != 0 or not (self.work / _OUTPUTS).exists():
+                raise _died(code, self.work / _LOG)
+            with np.load(self.work / _OUTPUTS) as saved:
+                return {k: saved[k] for k in saved.files}
+        finally:
+            self.cancel()
+
+    def cancel(self) -> None:
+        """End the child if it still runs and remove its temp dir (idempotent)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc is not None and self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+        shutil.rmtree(self.work, ignore_errors=True)
 
 
 _ENDING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
-def _start_child(work: Path, log) -> subprocess.Popen:
+def _start_child(work: Path, log, waits: bool = False) -> subprocess.Popen:
     """The child, started with the ending signals held back until Popen has returned: a signal that came
-    between the fork and the return would leave no `proc` to kill (an orphan child running TF on)."""
+    between the fork and the return would leave no `proc` to kill (an orphan child running TF on). One that
+    `waits` (held) reads its go-ahead from a pipe on its stdin (Child.release)."""
     main = threading.current_thread() is threading.main_thread()
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING) if main else None
     try:
         return subprocess.Popen([sys.executable, "-m", "tf_convert.app.reference_process", str(work),
                                  str(os.getpid())],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+                                stdin=subprocess.PIPE if waits else subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True)
     finally:
         if held is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal that came meanwhile is handled now
@@ -260,6 +327,10 @@ def child_main(work: Path, parent: int | None = None) -> int:
         inputs = [saved[f"arr_{i}"] for i in range(len(saved.files))]
     try:
         check_reference(parsers.open_source(request["source"]).kind)  # the parent left TF's import to us
+        # held: TF is imported, no weight read yet; the parent releases us once the target model is written,
+        # so that TF's weights and the parent's emit are never in memory together (issue 25)
+        if request.get("held") and not sys.stdin.buffer.read(1):
+            return 1  # the parent closed the pipe without a go-ahead: it is going away
         if request.get("sets") is not None:
             _write_sets(work, request, inputs)
         elif request["names"] is None:
