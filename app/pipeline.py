@@ -346,12 +346,14 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     """`convert verify OUT`: run the check recorded in OUT/conversion.json again."""
     from tf_convert import emitters
 
-    from . import report, requirements, verify
+    from . import reference_process, report, requirements, verify
 
     doc, doc_path, source = report.read_recorded(out)
     if doc["target"] not in emitters.TARGETS:
         raise UsageError(f"{doc_path} records target {doc['target']!r}, which has no runtime to verify")
-    requirements.check(doc["target"], verify=True, kind=doc["source"].get("format"), write=False)
+    # a large source's reference runs in a child, which checks TensorFlow itself: no TF import here (issue 25)
+    requirements.check(doc["target"], verify=True, kind=doc["source"].get("format"), write=False,
+                       reference=not reference_process.in_child(source))
     graph = report.skeleton_graph(doc)
     if doc.get("source_settings"):
         graph.metadata["tf_settings"] = doc["source_settings"]
