@@ -142,10 +142,10 @@ def _references(cache: Cache | None):
 
 
 def _early_references(source, graph, sets: list, cache: Cache | None) -> tuple[Callable[[], None], Callable]:
-    """Start TF's reference child for `sets` now (the source is large), so that its import overlaps the emit
-    (issue 25); returns (cancel, run_references). run_references lets the child run, answers the started
-    sets from it (waiting for it: it has ended, and freed TF's memory, before the target loads) and any
-    other set through _references(cache); cancel() ends a child nobody will read (failure, interrupt)."""
+    """Start TF's reference child for `sets` now (the source is large), so that TF's import and run overlap
+    the emit (issue 25); returns (cancel, run_references). run_references answers the started sets from
+    the child (waiting for it: it has ended, and freed TF's memory, before the target loads) and any other
+    set through _references(cache); cancel() ends a child nobody will read (failure, interrupt)."""
     from .reference_process import start_references
 
     others = _references(cache)
@@ -156,9 +156,9 @@ def _early_references(source, graph, sets: list, cache: Cache | None) -> tuple[C
         if hit is not None:
             known[key] = hit
     missing = [(key, inputs) for key, inputs in zip(keys, sets) if key not in known]
-    # held: TF imports meanwhile, but reads the weights only when verify asks (after the emit): the two
-    # never hold memory together (the RSS goal); TF's import (seconds) is what overlaps
-    started = [start_references(source, graph, [x for _, x in missing], held=True)] if missing else []
+    # TF reads its weights a few at a time (parsers/tensorflow/weight_stream.py): its run fits beside the
+    # emit's; the target loads only once the child has ended (verify asks for these outcomes first)
+    started = [start_references(source, graph, [x for _, x in missing])] if missing else []
 
     def run_references(source_, graph_, input_sets):
         while started:  # the first call reads the child's answer (one pop: cancel() then has nothing to end)

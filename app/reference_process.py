@@ -13,6 +13,11 @@ parent raises again as the same class: a TF failure is the same exit code whiche
 One verification asks for several input sets (its size, other sizes, sensitivity probes): run_references
 takes them all at once, so TF is imported and the graph read once per verification, not once per set
 (issue 25: 39.5 s of a 2.64 GB checkpoint's --verify was mostly re-started children).
+
+start_references starts that child without waiting for it: the pipeline starts it right after the parse,
+so TF's import and run overlap the model's write; TF reads its weights a few at a time there
+(parsers/tensorflow/weight_stream.py), so the two fit in memory together, and the target runtime loads
+only once the child has ended (verify reads the outcomes first).
 """
 
 from __future__ import annotations
@@ -102,13 +107,11 @@ class Started:
     """run_references' answer, asked for now and read later: for a large source its child runs meanwhile
     (the pipeline starts it before it emits the model); a small source's sets run in process when read."""
 
-    def __init__(self, path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]], held: bool = False
-                 ) -> None:
+    def __init__(self, path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> None:
         self.path, self.graph, self.input_sets = path, graph, input_sets
         self.child = None
         if in_child(path):
-            self.child = Child(path, graph, [x for inputs in input_sets for x in inputs], None,
-                               sets=len(input_sets), held=held)
+            self.child = Child(path, graph, [x for inputs in input_sets for x in inputs], None, sets=len(input_sets))
 
     def outcomes(self) -> list[Outcome]:
         """Per set its outputs or TF's error; a child has ended (and freed TF's memory) when this returns."""
@@ -126,11 +129,9 @@ class Started:
             self.child.cancel()
 
 
-def start_references(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]],
-                     held: bool = False) -> Started:
-    """run_references, started now and read with `.outcomes()`; `.cancel()` when it is no longer wanted.
-    `held`: a child imports TF now but reads no weight before `.outcomes()` is called (memory in sequence)."""
-    return Started(path, graph, input_sets, held)
+def start_references(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> Started:
+    """run_references, started now and read with `.outcomes()`; `.cancel()` when it is no longer wanted."""
+    return Started(path, graph, input_sets)
 
 
 def all_sets(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> list[Outcome]:
@@ -194,8 +195,7 @@ class Child:
     import and run overlap the parent's conversion (issue 25)."""
 
     def __init__(self, path: str | Path, graph: Graph, inputs: list[np.ndarray], names: list[str] | None,
-                 sets: int | None = None, held: bool = False) -> None:
-        """`held`: the child imports TF, then waits for release() (or outputs()) before it reads any weight."""
+                 sets: int | None = None) -> None:
         from tf_convert.parsers.source import open_source
 
         global _children_started
@@ -205,28 +205,18 @@ class Child:
         try:
             with open(self.work / _REQUEST, "wb") as f:
                 pickle.dump({"source": str(open_source(path).path), "graph": skeleton(graph), "names": names,
-                             "sets": sets, "held": held}, f)
+                             "sets": sets}, f)
             np.savez(self.work / _INPUTS, *[np.asarray(x) for x in inputs])
             with open(self.work / _LOG, "wb") as log:
                 # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
-                self.proc = _start_child(self.work, log, held)
+                self.proc = _start_child(self.work, log)
         except BaseException:
             self.cancel()
             raise
 
-    def release(self) -> None:
-        """Let a held child go on to the run (a byte on its stdin); nothing for one not held."""
-        if self.proc is not None and self.proc.stdin is not None and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.write(b"r")
-                self.proc.stdin.close()
-            except OSError:  # it has ended already (its error, if any, is in its temp dir)
-                pass
-
     def outputs(self) -> dict:
         """Wait for the child (it has freed all of TF's memory when this returns); its outputs, or its error."""
         try:
-            self.release()
             code = self.proc.wait()
             if (self.work / _ERROR).exists():
                 raise _error_from(json.loads((self.work / _ERROR).read_text()))
@@ -242,28 +232,21 @@ class Child:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        if self.proc is not None and self.proc.stdin is not None:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
         shutil.rmtree(self.work, ignore_errors=True)
 
 
 _ENDING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
-def _start_child(work: Path, log, waits: bool = False) -> subprocess.Popen:
+def _start_child(work: Path, log) -> subprocess.Popen:
     """The child, started with the ending signals held back until Popen has returned: a signal that came
-    between the fork and the return would leave no `proc` to kill (an orphan child running TF on). One that
-    `waits` (held) reads its go-ahead from a pipe on its stdin (Child.release)."""
+    between the fork and the return would leave no `proc` to kill (an orphan child running TF on)."""
     main = threading.current_thread() is threading.main_thread()
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING) if main else None
     try:
         return subprocess.Popen([sys.executable, "-m", "tf_convert.app.reference_process", str(work),
                                  str(os.getpid())],
-                                stdin=subprocess.PIPE if waits else subprocess.DEVNULL, stdout=log, stderr=log,
-                                start_new_session=True)
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     finally:
         if held is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal that came meanwhile is handled now
@@ -327,10 +310,6 @@ def child_main(work: Path, parent: int | None = None) -> int:
         inputs = [saved[f"arr_{i}"] for i in range(len(saved.files))]
     try:
         check_reference(parsers.open_source(request["source"]).kind)  # the parent left TF's import to us
-        # held: TF is imported, no weight read yet; the parent releases us once the target model is written,
-        # so that TF's weights and the parent's emit are never in memory together (issue 25)
-        if request.get("held") and not sys.stdin.buffer.read(1):
-            return 1  # the parent closed the pipe without a go-ahead: it is going away
         if request.get("sets") is not None:
             _write_sets(work, request, inputs)
         elif request["names"] is None:
