@@ -141,6 +141,56 @@ def _references(cache: Cache | None):
     return run_references
 
 
+def _early_references(source, graph, sets: list, cache: Cache | None) -> tuple[Callable[[], None], Callable]:
+    """Start TF's reference child for `sets` now (the source is large), so that TF's import and run overlap
+    the emit (issue 25); returns (cancel, run_references). run_references answers the started sets from
+    the child (waiting for it: it has ended, and freed TF's memory, before the target loads) and any other
+    set through _references(cache); cancel() ends a child nobody will read (failure, interrupt)."""
+    from .reference_process import start_references
+
+    others = _references(cache)
+    known: dict[tuple, Any] = {}
+    keys = [reference_key(source, graph, inputs) for inputs in sets]
+    for key in keys if cache is not None else []:
+        hit = cache.get(key)
+        if hit is not None:
+            known[key] = hit
+    missing = [(key, inputs) for key, inputs in zip(keys, sets) if key not in known]
+    # TF reads its weights a few at a time (parsers/tensorflow/weight_stream.py): its run fits beside the
+    # emit's; the target loads only once the child has ended (verify asks for these outcomes first)
+    started = [start_references(source, graph, [x for _, x in missing])] if missing else []
+
+    def run_references(source_, graph_, input_sets):
+        while started:  # the first call reads the child's answer (one pop: cancel() then has nothing to end)
+            for (key, _), outcome in zip(missing, started.pop().outcomes()):
+                known[key] = outcome
+                if cache is not None and not isinstance(outcome, BaseException):
+                    cache.put(key, outcome)
+        wanted = [reference_key(source_, graph_, inputs) for inputs in input_sets]
+        todo = [k for k, key in enumerate(wanted) if key not in known]
+        outcomes = [known.get(key) for key in wanted]
+        for k, outcome in zip(todo, others(source_, graph_, [input_sets[k] for k in todo]) if todo else []):
+            outcomes[k] = outcome
+        return outcomes
+
+    def cancel() -> None:
+        for pending in started:
+            pending.cancel()
+
+    return cancel, run_references
+
+
+def _size_free_guess(graph, target: str, options: Any) -> bool:
+    """Before emitting: will the target model run at any size (emitted.size_bound None)? The graph lets it
+    and the target has a --static-shapes option (the targets that can write a size-free model) left off. A
+    wrong guess costs TF a few sets more or one more reference run later, never a wrong verdict."""
+    from tf_convert.convert.padding.sizes import size_bound
+    from tf_convert.emitters.options import options_for
+
+    chosen = options_for(target, options)
+    return hasattr(chosen, "static_shapes") and not chosen.static_shapes and size_bound(graph) is None
+
+
 def weight_totals(graph) -> tuple[int, int]:
     """(bytes, tensors) of the graph's weights, from shapes and dtypes (lazy weights stay unread)."""
     import numpy as np
@@ -191,7 +241,7 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
     from tf_convert import emitters, parsers
     from tf_convert.convert import ir, padding
 
-    from . import outdir, report, requirements, verify
+    from . import interrupts, outdir, report, requirements, verify
 
     started = time.perf_counter()
     source = parsers.open_source(req.source)  # built once, passed down
@@ -214,6 +264,8 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
         from . import memory
 
         memory.check_verify(graph, req.max_memory, str(source), child)
+    cancel_reference: Callable[[], None] | None = None  # set when a reference child starts early
+    references = _references(cache)
     try:
         tmp = outdir.temp_dir(out)
         if req.target == "ir":
@@ -225,6 +277,10 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
             problems = emitter.unsupported(graph, req.options)
             if problems:
                 raise UnsupportedError(problems, req.target)
+            if child:  # TF's child runs while the model is written (issue 25); small sources stay as they were
+                planned = verify.plan(source, graph, req.seed, _size_free_guess(graph, req.target, req.options))
+                with interrupts.deferred():  # a signal while it starts: raised once cancel_reference can end it
+                    cancel_reference, references = _early_references(source, graph, planned.sets, cache)
             t0 = time.perf_counter()
             total_bytes, total_tensors = weight_totals(graph)
             progress.stage("emit", total_bytes=total_bytes, total_tensors=total_tensors)
@@ -239,7 +295,7 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
             progress.stage("verify")
             t0 = time.perf_counter()
             verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed,
-                                     run_references=_references(cache), size_free=emitted.size_bound is None)
+                                     run_references=references, size_free=emitted.size_bound is None)
             seconds["verify"] = round(time.perf_counter() - t0, 3)
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = report.conversion_doc(
@@ -281,18 +337,23 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
         if failed_write is not None and failed_write is not exc:
             raise failed_write from None
         raise
+    finally:
+        if cancel_reference is not None:  # a child started early and never read (failure, interrupt) ends
+            cancel_reference()
 
 
 def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     """`convert verify OUT`: run the check recorded in OUT/conversion.json again."""
     from tf_convert import emitters
 
-    from . import report, requirements, verify
+    from . import reference_process, report, requirements, verify
 
     doc, doc_path, source = report.read_recorded(out)
     if doc["target"] not in emitters.TARGETS:
         raise UsageError(f"{doc_path} records target {doc['target']!r}, which has no runtime to verify")
-    requirements.check(doc["target"], verify=True, kind=doc["source"].get("format"), write=False)
+    # a large source's reference runs in a child, which checks TensorFlow itself: no TF import here (issue 25)
+    requirements.check(doc["target"], verify=True, kind=doc["source"].get("format"), write=False,
+                       reference=not reference_process.in_child(source))
     graph = report.skeleton_graph(doc)
     if doc.get("source_settings"):
         graph.metadata["tf_settings"] = doc["source_settings"]

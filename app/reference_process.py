@@ -13,6 +13,11 @@ parent raises again as the same class: a TF failure is the same exit code whiche
 One verification asks for several input sets (its size, other sizes, sensitivity probes): run_references
 takes them all at once, so TF is imported and the graph read once per verification, not once per set
 (issue 25: 39.5 s of a 2.64 GB checkpoint's --verify was mostly re-started children).
+
+start_references starts that child without waiting for it: the pipeline starts it right after the parse,
+so TF's import and run overlap the model's write; TF reads its weights a few at a time there
+(parsers/tensorflow/weight_stream.py), so the two fit in memory together, and the target runtime loads
+only once the child has ended (verify reads the outcomes first).
 """
 
 from __future__ import annotations
@@ -95,14 +100,38 @@ def run_references(path: str | Path, graph: Graph, input_sets: list[list[np.ndar
     """run_reference for each of `input_sets`, in ONE child process when the source is large: per set its
     outputs, or the exception TF raised for it (the caller decides which ones are fatal)."""
 
-    if not in_child(path):
-        return all_sets(path, graph, input_sets)
-    flat = [x for inputs in input_sets for x in inputs]
-    outputs = _run_child(path, graph, flat, None, sets=len(input_sets))
-    errors = json.loads(str(outputs["errors"]))
-    n = len(graph.outputs)
-    return [_error_from(errors[str(k)]) if str(k) in errors else [outputs[f"y{k}_{i}"] for i in range(n)]
-            for k in range(len(input_sets))]
+    return start_references(path, graph, input_sets).outcomes()
+
+
+class Started:
+    """run_references' answer, asked for now and read later: for a large source its child runs meanwhile
+    (the pipeline starts it before it emits the model); a small source's sets run in process when read."""
+
+    def __init__(self, path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> None:
+        self.path, self.graph, self.input_sets = path, graph, input_sets
+        self.child = None
+        if in_child(path):
+            self.child = Child(path, graph, [x for inputs in input_sets for x in inputs], None, sets=len(input_sets))
+
+    def outcomes(self) -> list[Outcome]:
+        """Per set its outputs or TF's error; a child has ended (and freed TF's memory) when this returns."""
+        if self.child is None:
+            return all_sets(self.path, self.graph, self.input_sets)
+        outputs = self.child.outputs()
+        errors = json.loads(str(outputs["errors"]))
+        n = len(self.graph.outputs)
+        return [_error_from(errors[str(k)]) if str(k) in errors else [outputs[f"y{k}_{i}"] for i in range(n)]
+                for k in range(len(self.input_sets))]
+
+    def cancel(self) -> None:
+        """End the child, if one runs (a conversion that fails or is interrupted before it reads it)."""
+        if self.child is not None:
+            self.child.cancel()
+
+
+def start_references(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> Started:
+    """run_references, started now and read with `.outcomes()`; `.cancel()` when it is no longer wanted."""
+    return Started(path, graph, input_sets)
 
 
 def all_sets(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> list[Outcome]:
@@ -157,32 +186,53 @@ def _run_child(path: str | Path, graph: Graph, inputs: list[np.ndarray], names: 
     """Run this module as a child on a temp dir; its outputs, or its error raised here. An interrupt (Ctrl-C,
     SIGTERM via app/interrupts.py) kills the child and removes the temp dir on its way up. `sets`: `inputs`
     holds that many input sets one after another (run_references)."""
-    from tf_convert.parsers.source import open_source
+    return Child(path, graph, inputs, names, sets).outputs()
 
-    global _children_started
-    _children_started += 1
-    work = Path(tempfile.mkdtemp(prefix="tf-convert-reference-"))
-    proc: subprocess.Popen | None = None
-    try:
-        with open(work / _REQUEST, "wb") as f:
-            pickle.dump({"source": str(open_source(path).path), "graph": skeleton(graph), "names": names,
-                         "sets": sets}, f)
-        np.savez(work / _INPUTS, *[np.asarray(x) for x in inputs])
-        with open(work / _LOG, "wb") as log:
-            # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
-            proc = _start_child(work, log)
-            code = proc.wait()
-        if (work / _ERROR).exists():
-            raise _error_from(json.loads((work / _ERROR).read_text()))
-        if code != 0 or not (work / _OUTPUTS).exists():
-            raise _died(code, work / _LOG)
-        with np.load(work / _OUTPUTS) as saved:
-            return {k: saved[k] for k in saved.files}
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(work, ignore_errors=True)
+
+class Child:
+    """A reference child, started by the constructor: outputs() waits for what it wrote (or raises its
+    error), cancel() ends it; either way its temp dir is removed. Started early (start_references), TF's
+    import and run overlap the parent's conversion (issue 25)."""
+
+    def __init__(self, path: str | Path, graph: Graph, inputs: list[np.ndarray], names: list[str] | None,
+                 sets: int | None = None) -> None:
+        from tf_convert.parsers.source import open_source
+
+        global _children_started
+        _children_started += 1
+        self.work = Path(tempfile.mkdtemp(prefix="tf-convert-reference-"))
+        self.proc: subprocess.Popen | None = None
+        try:
+            with open(self.work / _REQUEST, "wb") as f:
+                pickle.dump({"source": str(open_source(path).path), "graph": skeleton(graph), "names": names,
+                             "sets": sets}, f)
+            np.savez(self.work / _INPUTS, *[np.asarray(x) for x in inputs])
+            with open(self.work / _LOG, "wb") as log:
+                # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
+                self.proc = _start_child(self.work, log)
+        except BaseException:
+            self.cancel()
+            raise
+
+    def outputs(self) -> dict:
+        """Wait for the child (it has freed all of TF's memory when this returns); its outputs, or its error."""
+        try:
+            code = self.proc.wait()
+            if (self.work / _ERROR).exists():
+                raise _error_from(json.loads((self.work / _ERROR).read_text()))
+            if code != 0 or not (self.work / _OUTPUTS).exists():
+                raise _died(code, self.work / _LOG)
+            with np.load(self.work / _OUTPUTS) as saved:
+                return {k: saved[k] for k in saved.files}
+        finally:
+            self.cancel()
+
+    def cancel(self) -> None:
+        """End the child if it still runs and remove its temp dir (idempotent)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.work, ignore_errors=True)
 
 
 _ENDING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}

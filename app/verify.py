@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
@@ -86,15 +87,10 @@ def verify(
     references = run_references or (_one_by_one(run_reference) if run_reference
                                     else reference_process.run_references)  # one child for a large source
     depth = depth or depth_of(graph)
-    inputs = make_inputs(graph, seed)
-    edged, other = sensitivity_probes(graph, inputs)
-    sizes = other_sizes(graph) if size_free else []
-    draws = _size_draws(graph, sizes, seed, set())
-    # The whole-input probe is needed only when an output does not move with the border: asked for up front
-    # where a later call would cost another child (one more TF run there is cheap), else only when needed.
-    eager = edged is None or (run_reference is None and reference_process.in_child(source))
-    probes = [p for p, wanted in ((edged, edged is not None), (other, eager)) if wanted]
-    outcomes = references(source, graph, [inputs, *probes, *(d[2] for d in draws)])
+    planned = plan(source, graph, seed, size_free, one_set_a_call=run_reference is not None)
+    inputs, edged, other, eager, probes, sizes = (planned.inputs, planned.edged, planned.other, planned.eager,
+                                                  planned.probes, planned.sizes)
+    outcomes = references(source, graph, planned.sets)
     expected = _outputs(outcomes[0])
     answered = _answer_fallbacks(source, graph, sizes, seed, outcomes[1 + len(probes):], references)
 
@@ -117,6 +113,39 @@ def verify(
         result["passed"] = result["verdict"] == "ok"
         result["max_rel"] = max([result["max_rel"], *(s["max_rel"] for s in compared)])
     return result
+
+
+@dataclass
+class Plan:
+    """The input sets of one verification's first reference call (`sets`), and what they are."""
+
+    inputs: list[np.ndarray]  # the check's input
+    edged: list[np.ndarray] | None  # sensitivity_probes: the border changed (None: no image input)
+    other: list[np.ndarray]  # sensitivity_probes: the whole input changed
+    eager: bool  # `other` is asked for up front
+    probes: list[list[np.ndarray]]  # those of edged and other asked for up front, in that order
+    sizes: list[dict[str, tuple[int, ...]]]  # other_sizes, for a size-free model
+    draws: list[tuple[int, int, list[np.ndarray]]]  # (size, attempt, inputs) of the first guess at each size
+
+    @property
+    def sets(self) -> list[list[np.ndarray]]:
+        return [self.inputs, *self.probes, *(d[2] for d in self.draws)]
+
+
+def plan(source: Path, graph: Graph, seed: int = 0, size_free: bool = False, one_set_a_call: bool = False) -> Plan:
+    """What verify() asks TF for first: drawn from the graph alone, so the pipeline can start the reference
+    run (reference_process.start_references) before the model is written, with these same sets."""
+    from tf_convert.app import reference_process
+
+    inputs = make_inputs(graph, seed)
+    edged, other = sensitivity_probes(graph, inputs)
+    sizes = other_sizes(graph) if size_free else []
+    draws = _size_draws(graph, sizes, seed, set())
+    # The whole-input probe is needed only when an output does not move with the border: asked for up front
+    # where a later call would cost another child (one more TF run there is cheap), else only when needed.
+    eager = edged is None or (not one_set_a_call and reference_process.in_child(source))
+    probes = [p for p, wanted in ((edged, edged is not None), (other, eager)) if wanted]
+    return Plan(inputs, edged, other, eager, probes, sizes, draws)
 
 
 def _one_by_one(run_reference: Callable[[Path, Graph, list[np.ndarray]], list[np.ndarray]]) -> References:

@@ -123,6 +123,7 @@ def _session_run(path: str | Path | Source, graph: Graph, inputs: list[np.ndarra
     import tensorflow as tf
 
     from .protos import to_tensorflow
+    from .weight_stream import stream_weights
 
     src_in = [graph.source_names[n] for n in graph.inputs]
     frozen = _frozen_for(open_source(path), graph)
@@ -138,6 +139,7 @@ def _session_run(path: str | Path | Source, graph: Graph, inputs: list[np.ndarra
             line = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
             raise InputError(f"{open_source(path).path}: TensorFlow cannot load the graph for the reference run "
                              f"({line}); the file may be corrupt") from None
+        stream_weights(tfg, list(weights.values()))  # a few weights in memory at a time, not the model
     feed = {
         free.get(t) if t in free else tfg.get_tensor_by_name(t):
             _to_source(np.asarray(x), graph.source_layouts.get(n, ""))
@@ -180,6 +182,7 @@ def run_reference_sets(path: str | Path | Source, graph: Graph,
     import tensorflow as tf
 
     from .protos import to_tensorflow
+    from .weight_stream import stream_weights
 
     src_in = [graph.source_names[n] for n in graph.inputs]
     src_out = [graph.source_names[n] for n in graph.outputs]
@@ -203,6 +206,7 @@ def run_reference_sets(path: str | Path | Source, graph: Graph,
                 fed = free[t] if t in free else tfg.get_tensor_by_name(f"{scope}/{t}")
                 feed[fed] = _to_source(np.asarray(x), graph.source_layouts.get(n, ""))
             fetch.append([tfg.get_tensor_by_name(f"{scope}/{t}") for t in src_out])
+        stream_weights(tfg, list(weights.values()))  # a few weights in memory at a time, not the model
     with tf.compat.v1.Session(graph=tfg, config=session_config()) as sess:
         values = sess.run(fetch, feed_dict=feed)
     return [[np.asarray(_from_source(v, graph.source_layouts.get(n, ""))) for n, v in zip(graph.outputs, outputs)]

@@ -19,6 +19,7 @@ from tf_convert import parsers
 from tf_convert.app import reference_process
 from tf_convert.app.verify import make_inputs
 from tf_convert.convert.errors import ConvertError
+from tf_convert.convert.progress import Progress
 
 CONVERT = str(Path(sys.executable).with_name("convert"))
 
@@ -220,3 +221,67 @@ def test_a_set_tf_refuses_is_told_apart(model):
     outcomes = reference_process.all_sets(model["pb"], graph, [inputs, bad])
     assert isinstance(outcomes[1], Exception) and not isinstance(outcomes[0], Exception)
     assert all(np.array_equal(a, b) for a, b in zip(outcomes[0], parsers.run_reference(model["pb"], graph, inputs)))
+
+
+# ---- the child starts before the emit, held until the model is written (issue 25) ---------------------------
+
+def _live_children() -> list[int]:
+    return [p for p in _children(os.getpid()) if Path(f"/proc/{p}").exists()
+            and "zombie" not in Path(f"/proc/{p}/status").read_text()]
+
+
+class _Stages(Progress):
+    """A progress observer: at each stage, how many children were started and which of ours run."""
+
+    def __init__(self):
+        self.seen = {}
+
+    def stage(self, name, total_bytes=None, total_tensors=None):
+        self.seen[name] = (reference_process.children_started(), _live_children())
+
+
+def test_the_child_runs_while_the_model_is_written(tmp_path, model, child_always):
+    from tf_convert.app import pipeline
+
+    stages = _Stages()
+    before = reference_process.children_started()
+    doc = pipeline.run(pipeline.Request(source=Path(model["ckpt"]), target="torch", out=tmp_path / "out",
+                                        verify=True, progress=stages)).check()
+    assert doc["verify"]["passed"]
+    started_at_emit, running_at_emit = stages.seen["emit"]
+    assert started_at_emit - before == 1 and running_at_emit  # started before the emit, running during it
+    assert reference_process.children_started() - before == 1  # and the one verification needed no other
+    assert not _live_children()
+
+
+def test_cancel_ends_a_started_child_and_removes_its_temp(model, child_always):
+    """What the pipeline does with a child it started early when the conversion fails or is interrupted."""
+    graph = parsers.parse(model["pb"])
+    started = reference_process.start_references(model["pb"], graph, [make_inputs(graph)])
+    work, proc = started.child.work, started.child.proc
+    started.cancel()
+    assert proc.poll() is not None and not work.exists()
+    started.cancel()  # twice is harmless
+
+
+def test_started_references_give_the_in_process_outputs(model, child_always):
+    graph = parsers.parse(model["pb"])
+    inputs = make_inputs(graph)
+    started = reference_process.start_references(model["pb"], graph, [inputs])
+    (outputs,) = started.outcomes()
+    assert all(np.array_equal(a, b) for a, b in zip(outputs, parsers.run_reference(model["pb"], graph, inputs)))
+    assert not started.child.work.exists() and started.child.proc.poll() is not None
+
+
+def test_reverify_leaves_tensorflow_to_the_child(tmp_path, model, child_always):
+    """`convert verify OUT` of a large source does not import TensorFlow in its own process."""
+    from tf_convert.app import pipeline
+
+    out = tmp_path / "out"
+    pipeline.run(pipeline.Request(source=Path(model["ckpt"]), target="onnx", out=out, verify=True)).check()
+    script = ("import sys; from tf_convert.app import pipeline; "
+              f"assert pipeline.reverify({str(out)!r})['passed']; print('tensorflow' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"
