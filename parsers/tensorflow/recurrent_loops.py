@@ -29,6 +29,7 @@ import numpy as np
 
 from .graphio import split_ref
 from .inline import body_nodes
+from .tensors import const_node
 from .tfgraph import Graph
 from .tfgraph.shapes.nn_recurrent import RECURRENT_OP
 
@@ -78,7 +79,7 @@ class _Body:
         for i in range(len(loop.args)):
             outer = graph.get_tensor_by_name(_canonical(loop.refs[i]))
             if i in loop.invariant and i in loop.first and types[i] != _VARIANT:
-                graph_def.node.append(_const(f"{_ARG}{i}", loop.first[i]))
+                graph_def.node.append(const_node(f"{_ARG}{i}", loop.first[i]))
             else:
                 graph_def.node.append(_placeholder(f"{_ARG}{i}", types[i], outer.shape.as_list()
                                                    if outer.shape.rank is not None else None))
@@ -114,17 +115,6 @@ class _Body:
 def _canonical(ref: str) -> str:
     node, index, _ = split_ref(ref)
     return f"{node}:{index}"
-
-
-def _const(name: str, value: Any) -> Any:
-    from .protos import GraphDef
-    from .tensors import to_proto
-
-    node = GraphDef().node.add(name=name, op="Const")
-    proto = to_proto(np.asarray(value))
-    node.attr["dtype"].type = proto.dtype
-    node.attr["value"].tensor.CopyFrom(proto)
-    return node
 
 
 def _placeholder(name: str, dtype: int, dims: list | None) -> Any:
@@ -490,7 +480,7 @@ def _replacement(loop: Any, cell: dict, params: dict, units: int, sequence: str,
 
     name = loop.node.name
     node = GraphDef().node.add(name=f"{name}/recurrent", op=RECURRENT_OP)
-    consts = [_const(f"{name}/recurrent/{key}", value) for key, value in params.items()]
+    consts = [const_node(f"{name}/recurrent/{key}", value) for key, value in params.items()]
     node.input.extend([sequence] + [c.name for c in consts])
     node.attr["T"].type = 1  # float32
     node.attr["kind"].s = cell["op"].encode()
@@ -502,21 +492,21 @@ def _replacement(loop: Any, cell: dict, params: dict, units: int, sequence: str,
     rows = f"{node.name}:0"
     if last_only:
         expand = GraphDef().node.add(name=f"{name}/recurrent/last_row", op="ExpandDims")
-        consts.append(_const(f"{name}/recurrent/last_row/axis", np.int32(0)))
+        consts.append(const_node(f"{name}/recurrent/last_row/axis", np.int32(0)))
         expand.input.extend([f"{node.name}:1", consts[-1].name])
         expand.attr["T"].type = 1
         expand.attr["Tdim"].type = 3
         consts.append(expand)
         rows = expand.name
     sequences = GraphDef().node.add(name=f"{name}/recurrent/sequence_list", op="TensorListFromTensor")
-    shape = _const(f"{name}/recurrent/element_shape", np.asarray([-1, units], np.int32))
+    shape = const_node(f"{name}/recurrent/element_shape", np.asarray([-1, units], np.int32))
     sequences.input.extend([rows, shape.name])
     sequences.attr["element_dtype"].type = 1
     sequences.attr["shape_type"].type = 3
     finals = list(loop.refs)
     for i, value in after.items():
         if i not in loop.invariant:  # a counter's value after the last step
-            const = _const(f"{name}/recurrent/final_{i}", value)
+            const = const_node(f"{name}/recurrent/final_{i}", value)
             consts.append(const)
             finals[i] = const.name
     finals[out] = sequences.name

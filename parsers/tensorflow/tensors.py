@@ -203,6 +203,18 @@ def to_proto(value: Any) -> Any:
     return proto
 
 
+def const_node(name: str, value: Any) -> Any:
+    """A Const NodeDef named `name` holding `value` (loop variables and weights the converter's graph
+    rewrites put in place of the nodes they replace)."""
+    from .protos import GraphDef
+
+    node = GraphDef().node.add(name=name, op="Const")
+    proto = to_proto(np.asarray(value))
+    node.attr["dtype"].type = proto.dtype
+    node.attr["value"].tensor.CopyFrom(proto)
+    return node
+
+
 def read_const(node: Any) -> np.ndarray:
     """The value of Const NodeDef `node`; a value that cannot be read (a corrupt file: an unknown
     dtype, content that does not fit the shape) is an InputError naming the node."""

@@ -35,6 +35,7 @@ from .inline import body_nodes, inline_calls, rewire
 from .loops import args_read, input_ancestors, input_dependent, loop_hint, returned_refs
 from .recurrent_loops import raise_loop, stack_sequences
 from .tensor_lists import lower_tensor_lists
+from .tensors import const_node
 from .tfgraph import Graph
 
 WHILE_OPS = frozenset({"While", "StatelessWhile"})
@@ -110,7 +111,7 @@ def _evaluate(loop: _Loop, counters: tuple[list[Any], list[str]], state: dict[in
     from .protos import GraphDef
 
     graph_def = GraphDef()
-    graph_def.node.extend(_const(f"loop_var_{i}", value) for i, value in state.items())
+    graph_def.node.extend(const_node(f"loop_var_{i}", value) for i, value in state.items())
     nodes, wanted = counters
     graph_def.node.extend(nodes)
     graph = Graph(graph_def)
@@ -188,17 +189,6 @@ def _free_prefix(base: str, taken: set[str]) -> str:
     return prefix
 
 
-def _const(name: str, value: Any) -> Any:
-    from .protos import GraphDef
-    from .tensors import to_proto
-
-    node = GraphDef().node.add(name=name, op="Const")
-    proto = to_proto(np.asarray(value))
-    node.attr["dtype"].type = proto.dtype
-    node.attr["value"].tensor.CopyFrom(proto)
-    return node
-
-
 def _unroll(loop: _Loop, library: dict[str, Any], steps: list[dict], after: dict,
             taken: set[str]) -> tuple[list, list[str]]:
     """The nodes of every copy of the body, and the tensor that holds each loop variable at the end."""
@@ -210,7 +200,7 @@ def _unroll(loop: _Loop, library: dict[str, Any], steps: list[dict], after: dict
         bound = {}
         for i, arg in enumerate(loop.args):
             if i in state and i not in loop.invariant:
-                const = _const(f"{prefix}loop_var_{i}", state[i])
+                const = const_node(f"{prefix}loop_var_{i}", state[i])
                 nodes.append(const)
                 bound[arg] = const.name
             else:
@@ -220,7 +210,7 @@ def _unroll(loop: _Loop, library: dict[str, Any], steps: list[dict], after: dict
         current = [loop.refs[i] if i in loop.invariant else returns[i] for i in range(len(loop.args))]
     for i, value in after.items():
         if i not in loop.invariant:  # its value after the last step, as a constant
-            const = _const(_free_prefix(f"{name}/final_{i}/", taken) + "value", value)
+            const = const_node(_free_prefix(f"{name}/final_{i}/", taken) + "value", value)
             nodes.append(const)
             current[i] = const.name
     return nodes, current
