@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.support.size_following import assert_bound_as_expected
 from tf_convert import emitters
 from tf_convert.emitters.base import EmitOptions
 
@@ -174,13 +175,7 @@ def _rel(actual, expected) -> float:
 
 @pytest.mark.parametrize("fixture", list(BOUND))
 def test_size_bound_follows_the_volume_axes(saved, fixture):
-    from tf_convert.convert.padding.sizes import size_bound
-
-    bound = size_bound(_convert(saved[fixture][0]))
-    if BOUND[fixture] is None:
-        assert bound is None
-    else:
-        assert bound is not None and BOUND[fixture] in bound, bound
+    assert_bound_as_expected(_convert(saved[fixture][0]), BOUND[fixture])
 
 
 @pytest.mark.parametrize("target", ["torch", "onnx"])
