@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.support.ir_cases import rel_error
 from tests.support.size_following import assert_bound_as_expected
 from tf_convert import emitters
 from tf_convert.emitters.base import EmitOptions
@@ -175,12 +176,6 @@ def _feed(name: str, length: int, batch: int = BATCH) -> np.ndarray:
     return rng.standard_normal((batch, length, 4)).astype(np.float32)
 
 
-def _rel(actual, expected) -> float:
-    from tests.support.ir_cases import rel_error
-
-    return rel_error(np.asarray(actual), np.asarray(expected))
-
-
 @pytest.mark.parametrize("fixture", list(BOUND))
 def test_size_bound_follows_the_sequence_axis(saved, fixture):
     assert_bound_as_expected(_convert(saved[fixture, ".keras"][0]), BOUND[fixture])
@@ -200,7 +195,7 @@ def test_converted_once_exact_at_every_length_and_batch(saved, tmp_path, fixture
         expected = free(feed, training=False)
         expected = [np.asarray(e) for e in (expected if isinstance(expected, (list, tuple)) else [expected])]
         assert [np.shape(a) for a in actual] == [e.shape for e in expected], length
-        errors[length] = max(_rel(a, e) for a, e in zip(actual, expected))
+        errors[length] = max(rel_error(a, e) for a, e in zip(actual, expected))
     print(f"\n{fixture}{suffix} {target} converted at {CONVERT_LENGTH}, batch {BATCH}: "
           + "; ".join(f"L={n} {e:.2e}" for n, e in errors.items()))
     assert max(errors.values()) <= RTOL, errors
@@ -221,7 +216,7 @@ def test_bound_targets_refuse_other_lengths(saved, tmp_path, fixture, target):
         feed[0, :3] = 0  # masked steps at the start of one row: the other row runs every step
     expected = model(feed, training=False)
     expected = expected if isinstance(expected, (list, tuple)) else [expected]
-    error = max(_rel(a, e) for a, e in zip(emitter.run(tmp_path, [feed]), expected))
+    error = max(rel_error(a, e) for a, e in zip(emitter.run(tmp_path, [feed]), expected))
     print(f"\n{fixture} {target} at L={CONVERT_LENGTH}, batch {BATCH}: {error:.2e}")
     assert error <= RTOL
     match = r"converted for size \[11\].*step mask" if target == "torch" else None
@@ -236,7 +231,7 @@ def test_dense_on_tokens_in_the_static_targets(saved, tmp_path, target):
     emitter = emitters.get(target)
     emitter.emit(_convert(path), tmp_path, EmitOptions())
     feed = _feed("dense_only", CONVERT_LENGTH)
-    error = _rel(emitter.run(tmp_path, [feed])[0], model(feed, training=False))
+    error = rel_error(emitter.run(tmp_path, [feed])[0], model(feed, training=False))
     print(f"\ndense_only {target} at L={CONVERT_LENGTH}, batch {BATCH}: {error:.2e}")
     assert error <= RTOL
     with pytest.raises(Exception):  # noqa: B017 - each runtime's own error

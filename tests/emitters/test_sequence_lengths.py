@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.support.ir_cases import rel_error
 from tests.support.size_following import assert_bound_as_expected
 from tf_convert import emitters
 from tf_convert.emitters.base import EmitOptions
@@ -152,12 +153,6 @@ def _feed(path: Path, length: int) -> np.ndarray:
     return rng.standard_normal((1, length, *_feature_shape(path))).astype(np.float32)
 
 
-def _rel(actual, expected) -> float:
-    from tests.support.ir_cases import rel_error
-
-    return rel_error(np.asarray(actual), np.asarray(expected))
-
-
 @pytest.mark.parametrize("fixture", list(BOUND))
 def test_size_bound_follows_the_sequence_axis(saved, fixture):
     assert_bound_as_expected(_convert(saved[fixture][0]), BOUND[fixture])
@@ -176,7 +171,7 @@ def test_converted_once_exact_at_every_length(saved, tmp_path, fixture, target):
         actual = emitter.run(tmp_path, [feed])[0]
         expected = np.asarray(free(feed, training=False))
         assert np.shape(actual) == expected.shape, (length, np.shape(actual), expected.shape)
-        errors[length] = _rel(actual, expected)
+        errors[length] = rel_error(actual, expected)
     print(f"\n{fixture} {target} converted at {CONVERT_LENGTH}: "
           + "; ".join(f"L={n} {e:.2e}" for n, e in errors.items()))
     assert max(errors.values()) <= RTOL, errors
@@ -193,7 +188,7 @@ def test_mxnet_converts_at_each_length_and_refuses_another(saved, tmp_path, fixt
         out.mkdir()
         emitter.emit(_convert(path, length), out, EmitOptions())
         feed = _feed(path, length)
-        errors[length] = _rel(emitter.run(out, [feed])[0], free(feed, training=False))
+        errors[length] = rel_error(emitter.run(out, [feed])[0], free(feed, training=False))
     print(f"\n{fixture} mxnet converted at each length: " + "; ".join(f"L={n} {e:.2e}" for n, e in errors.items()))
     assert max(errors.values()) <= RTOL, errors
     with pytest.raises(Exception):  # noqa: B017 - MXNet's own shape error, whichever layer meets it first
@@ -206,7 +201,7 @@ def test_length_bound_model_refuses_other_lengths(saved, tmp_path, target):
     emitter = emitters.get(target)
     emitter.emit(_convert(path), tmp_path, EmitOptions())
     feed = _feed(path, CONVERT_LENGTH)
-    assert _rel(emitter.run(tmp_path, [feed])[0], free(feed, training=False)) <= RTOL
+    assert rel_error(emitter.run(tmp_path, [feed])[0], free(feed, training=False)) <= RTOL
     match = r"converted for size \[13, 4\].*'flatten'" if target == "torch" else None
     with pytest.raises(Exception, match=match):  # each runtime's own error
         emitter.run(tmp_path, [_feed(path, 14)])

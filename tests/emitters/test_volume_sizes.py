@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.support.ir_cases import rel_error
 from tests.support.size_following import assert_bound_as_expected
 from tf_convert import emitters
 from tf_convert.emitters.base import EmitOptions
@@ -167,12 +168,6 @@ def _feed(size: tuple[int, ...], batch: int = 1) -> np.ndarray:
     return np.random.default_rng(sum(size) * batch).standard_normal((batch, *size, CHANNELS)).astype(np.float32)
 
 
-def _rel(actual, expected) -> float:
-    from tests.support.ir_cases import rel_error
-
-    return rel_error(np.asarray(actual), np.asarray(expected))
-
-
 @pytest.mark.parametrize("fixture", list(BOUND))
 def test_size_bound_follows_the_volume_axes(saved, fixture):
     assert_bound_as_expected(_convert(saved[fixture][0]), BOUND[fixture])
@@ -192,7 +187,7 @@ def test_converted_once_exact_at_every_volume_size(saved, tmp_path, fixture, tar
             expected = reference(feed)
             actual = emitter.run(tmp_path, [feed])
             assert [np.shape(a) for a in actual] == [e.shape for e in expected], (size, batch)
-            errors[(size, batch)] = max(_rel(a, e) for a, e in zip(actual, expected))
+            errors[(size, batch)] = max(rel_error(a, e) for a, e in zip(actual, expected))
     print(f"\n{fixture} {target} converted at {'x'.join(map(str, CONVERT_SIZE))}: " + "; ".join(
         f"{'x'.join(map(str, s))} N={n} {e:.2e}" for (s, n), e in errors.items()))
     assert max(errors.values()) <= RTOL, errors
@@ -219,7 +214,7 @@ def test_torch_volume_model_is_scripted_and_exported_with_free_sizes(saved, tmp_
         with torch.no_grad():
             for name, m in (("scripted", scripted), ("exported", exported.module())):
                 actual = m(torch.from_numpy(feed))
-                assert max(_rel(a.numpy(), e) for a, e in zip(actual, reference(feed))) <= RTOL, (name, size)
+                assert max(rel_error(a.numpy(), e) for a, e in zip(actual, reference(feed))) <= RTOL, (name, size)
 
 
 @pytest.mark.parametrize("target", ["torch", "onnx", "mxnet"])
@@ -229,7 +224,7 @@ def test_size_bound_volume_model_refuses_other_sizes(saved, tmp_path, fixture, t
     emitter = emitters.get(target)
     emitter.emit(_convert(path), tmp_path, EmitOptions())
     feed = _feed(CONVERT_SIZE)
-    assert _rel(emitter.run(tmp_path, [feed])[0], reference(feed)[0]) <= RTOL
+    assert rel_error(emitter.run(tmp_path, [feed])[0], reference(feed)[0]) <= RTOL
     match = rf"converted for size \[7, 9, 10, 2\].*{re.escape(BOUND[fixture])}" if target == "torch" else None
     with pytest.raises(Exception, match=match):  # each runtime's own error
         emitter.run(tmp_path, [_feed((8, 9, 11))])
@@ -241,7 +236,7 @@ def test_mxnet_keeps_refusing_another_volume_size(saved, tmp_path):
     emitter = emitters.get("mxnet")
     emitter.emit(_convert(path), tmp_path, EmitOptions())
     feed = _feed(CONVERT_SIZE)
-    assert max(_rel(a, e) for a, e in zip(emitter.run(tmp_path, [feed]), reference(feed))) <= RTOL
+    assert max(rel_error(a, e) for a, e in zip(emitter.run(tmp_path, [feed]), reference(feed))) <= RTOL
     with pytest.raises(Exception):  # noqa: B017 - MXNet's own shape error, whichever layer meets it first
         emitter.run(tmp_path, [_feed((8, 9, 11))])
 
