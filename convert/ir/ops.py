@@ -612,5 +612,7 @@ FOLDABLE = ops_where(lambda spec: spec.foldable)  # convert.passes.constants
 WINDOW_OPS = ops_where(lambda spec: spec.window)  # conv2d and pooling: kernel, stride, per-side pads
 # issue 23 (vol3d): every sliding window with per-side pads, 2-D and 3-D (convert.padding.sizes)
 SLIDING_OPS = ops_where(lambda spec: {"kernel", "stride", "pads"} <= {a.rstrip("?") for a in spec.attrs})
+# average pooling: divides by each window's real elements (with SAME pads a size-shaped divisor map)
+AVERAGING_OPS = ops_where(lambda spec: "count_include_pad" in {a.rstrip("?") for a in spec.attrs})
 PADDED_OPS = ops_where(lambda spec: spec.padded)  # every target plans their padding (convert.padding)
 VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/token_inputs, app/mask_inputs

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..ir.ops import OPS, SLIDING_OPS, ops_of_size
+from ..ir.ops import AVERAGING_OPS, OPS, SLIDING_OPS, ops_of_size
 from .rules import effective_kernel
 
 if TYPE_CHECKING:
@@ -41,10 +41,7 @@ def needs_runtime_pads(node: Node) -> bool:
     if runtime_same(node):
         return True
     a = node.attrs
-    return node.op in _AVERAGES and a.get("padding") == "SAME" and not _symmetric(a["pads"])
-
-
-_AVERAGES = frozenset({"avg_pool2d", "avg_pool3d"})  # divide by each window's real elements (a size-shaped map)
+    return node.op in AVERAGING_OPS and a.get("padding") == "SAME" and not _symmetric(a["pads"])
 
 
 def _symmetric(pads: tuple[int, ...]) -> bool:
@@ -272,7 +269,7 @@ def _node_bound(graph: Graph, index: GraphIndex, node: Node, size: str,
         # TF clamps the pad at 0 there; a runtime rule without that clamp (torch.export-friendly
         # tf_same_pad, ONNX auto_pad) would crop instead
         return "has a SAME window narrower than its stride"
-    if node.op in _AVERAGES and any(node.attrs["pads"]) and node.attrs.get("padding") != "SAME":
+    if node.op in AVERAGING_OPS and any(node.attrs["pads"]) and node.attrs.get("padding") != "SAME":
         return "averages over explicit pads (a divisor map of a fixed size)"
     if size == "free":
         # per-channel weights act on axis 1 (channel_affine: its `axis`, the last of a volume's NDHWC); where

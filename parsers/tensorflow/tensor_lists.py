@@ -20,6 +20,7 @@ import numpy as np
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 
 from .graphio import split_ref
+from .tensors import const_node
 from .tfgraph import Graph
 
 _LIST_MAKERS = frozenset({"TensorListFromTensor", "TensorListReserve", "EmptyTensorList", "TensorListSetItem",
@@ -58,15 +59,6 @@ def _node(name: str, op: str, inputs: list[str] = (), **attrs: Any) -> Any:
             node.attr[key].type = value
         else:
             node.attr[key].i = value
-    return node
-
-
-def _const(name: str, value: np.ndarray) -> Any:
-    from .tensors import to_proto
-
-    proto = to_proto(value)
-    node = _node(name, "Const", dtype=proto.dtype)
-    node.attr["value"].tensor.CopyFrom(proto)
     return node
 
 
@@ -110,7 +102,7 @@ class _Lowering:
         if name not in {n.name for n in self.out}:
             from .tensors import numpy_dtype
 
-            self.out.append(_const(name, np.zeros(shape, numpy_dtype(lst.dtype))))
+            self.out.append(const_node(name, np.zeros(shape, numpy_dtype(lst.dtype))))
         return name
 
     def unstacked(self, op: Any, k: int) -> list[str]:
@@ -141,13 +133,7 @@ class _Lowering:
                 elements[i] = ref
             self.lists[outputs[0].name] = _List(elements, lst.dtype, lst.shape)
         elif kind == "TensorArrayWriteV3":
-            lst = self.list_of(op, 3)
-            index = int(_known(self.graph, op.inputs[1], "index"))
-            if not 0 <= index < len(lst.elements):
-                raise _Refused(f"it writes item {index} of an array of {len(lst.elements)}")
-            elements = list(lst.elements)
-            elements[index] = node.input[2]
-            self.lists[outputs[0].name] = _List(elements, lst.dtype, lst.shape)
+            self.set_item(op, self.list_of(op, 3), "writes item {} of an array of {}")
         elif kind == "TensorArrayReadV3":
             lst = self.list_of(op, 2)
             index = int(_known(self.graph, op.inputs[1], "index"))
@@ -160,7 +146,17 @@ class _Lowering:
             refs = [self.element(lst, i, op, None) for i in indices]
             self.out.append(_node(op.name, "Pack", refs, T=lst.dtype, N=len(refs), axis=0))
         elif kind == "TensorArraySizeV3":
-            self.out.append(_const(op.name, np.int32(len(self.list_of(op, 1).elements))))
+            self.out.append(const_node(op.name, np.int32(len(self.list_of(op, 1).elements))))
+
+    def set_item(self, op: Any, lst: _List, refusal: str) -> None:
+        """Output 0 of `op` is `lst` with item inputs[1] (a known index) replaced by inputs[2] (TensorList's
+        SetItem and TensorArray's Write alike)."""
+        index = int(_known(self.graph, op.inputs[1], "index"))
+        if not 0 <= index < len(lst.elements):
+            raise _Refused("it " + refusal.format(index, len(lst.elements)))
+        elements = list(lst.elements)
+        elements[index] = op.node_def.input[2]
+        self.lists[op.outputs[0].name] = _List(elements, lst.dtype, lst.shape)
 
     def lower(self, op: Any) -> None:
         node, outputs = op.node_def, op.outputs
@@ -177,13 +173,7 @@ class _Lowering:
             size = int(_known(self.graph, op.inputs[1], "size")) if kind == "TensorListReserve" else 0
             self.lists[outputs[0].name] = _List([None] * max(size, 0), node.attr["element_dtype"].type, shape)
         elif kind == "TensorListSetItem":
-            lst = self.list_of(op, 0)
-            index = int(_known(self.graph, op.inputs[1], "index"))
-            if not 0 <= index < len(lst.elements):
-                raise _Refused(f"it sets item {index} of a list of {len(lst.elements)}")
-            elements = list(lst.elements)
-            elements[index] = node.input[2]
-            self.lists[outputs[0].name] = _List(elements, lst.dtype, lst.shape)
+            self.set_item(op, self.list_of(op, 0), "sets item {} of a list of {}")
         elif kind == "TensorListPushBack":
             lst = self.list_of(op, 0)
             self.lists[outputs[0].name] = _List(lst.elements + [node.input[1]], lst.dtype, lst.shape)
@@ -205,12 +195,12 @@ class _Lowering:
             refs = [self.element(lst, i, op, hint) for i in indices]
             self.out.append(_node(op.name, "Pack", refs, T=lst.dtype, N=len(refs), axis=0))
         elif kind == "TensorListLength":
-            self.out.append(_const(op.name, np.int32(len(self.list_of(op, 0).elements))))
+            self.out.append(const_node(op.name, np.int32(len(self.list_of(op, 0).elements))))
         elif kind == "TensorListElementShape":
             lst = self.list_of(op, 0)
             if lst.shape is None:
                 raise _Refused("the shape of its list's items is not known while converting")
-            self.out.append(_const(op.name, np.asarray(lst.shape, np.dtype(outputs[0].dtype.as_numpy_dtype))))
+            self.out.append(const_node(op.name, np.asarray(lst.shape, np.dtype(outputs[0].dtype.as_numpy_dtype))))
 
 
 def _takes_list(op: Any, lists: dict[str, Any]) -> bool:
