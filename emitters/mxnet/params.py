@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -61,20 +62,34 @@ def save(path: str | Path, arrays: dict[str, Any], progress: Progress = SILENT) 
         write(f, arrays, progress)
 
 
-def decode(data: bytes) -> dict[str, np.ndarray]:
-    """Inverse of `encode` (dense arrays only)."""
-    pos = 0
+@dataclass(frozen=True)
+class Record:
+    """Where one array of a .params file lies: its name (with `arg:`/`aux:`), shape, dtype and byte offset."""
 
+    name: str
+    shape: tuple[int, ...]
+    dtype: str  # little-endian numpy dtype string, e.g. "<f4"
+    offset: int
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+def read_index(f: BinaryIO) -> list[Record]:
+    """Every array's record, in file order, reading only the headers and names (the data is skipped by
+    seeking), so a reader can then take one array at a time."""
     def take(fmt: str) -> tuple:
-        nonlocal pos
-        values = struct.unpack_from(fmt, data, pos)
-        pos += struct.calcsize(fmt)
-        return values
+        size = struct.calcsize(fmt)
+        raw = f.read(size)
+        if len(raw) != size:
+            raise ValueError("truncated MXNet NDArray list file")
+        return struct.unpack(fmt, raw)
 
     magic, _, count = take("<QQQ")
     if magic != LIST_MAGIC:
         raise ValueError("not an MXNet NDArray list file")
-    arrays = []
+    placed = []
     for _ in range(count):
         magic, stype, ndim = take("<Iii")
         if magic != NDARRAY_V2_MAGIC or stype != 0:
@@ -82,16 +97,27 @@ def decode(data: bytes) -> dict[str, np.ndarray]:
         shape = take(f"<{ndim}q")
         _, _, flag = take("<iii")
         dtype = FLAG_DTYPES[flag].newbyteorder("<")
-        size = int(np.prod(shape)) * dtype.itemsize
-        arrays.append(np.frombuffer(data, dtype, int(np.prod(shape)), pos).reshape(shape).copy())
-        pos += size
+        placed.append((shape, dtype.str, f.tell()))
+        f.seek(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, io.SEEK_CUR)
     (n_names,) = take("<Q")
+    if n_names != count:
+        raise ValueError(f"{count} arrays but {n_names} names")
     names = []
     for _ in range(n_names):
         (length,) = take("<Q")
-        names.append(data[pos:pos + length].decode("utf-8"))
-        pos += length
-    return dict(zip(names, arrays))
+        names.append(f.read(length).decode("utf-8"))
+    return [Record(name, shape, dtype, offset) for name, (shape, dtype, offset) in zip(names, placed)]
+
+
+def index(path: str | Path) -> list[Record]:
+    with open(path, "rb") as f:
+        return read_index(f)
+
+
+def decode(data: bytes) -> dict[str, np.ndarray]:
+    """Inverse of `encode` (dense arrays only)."""
+    return {r.name: np.frombuffer(data, r.dtype, r.size, r.offset).reshape(r.shape).copy()
+            for r in read_index(io.BytesIO(data))}
 
 
 def load(path: str | Path) -> dict[str, np.ndarray]:

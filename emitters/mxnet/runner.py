@@ -6,7 +6,10 @@ usage: runner.py JOBS.json RESULTS.jsonl
 JOBS.json is a list of jobs; one JSON line per job is appended to RESULTS.jsonl as it finishes
 (so a crash in one model loses nothing before it):
   {"kind": "run", "prefix": ".../model", "inputs": "in.npz", "out": ".../out", "modes": ["gluon", "module"],
-   "bench": 0}        -> {"ok": true, "outputs": {"gluon": "out-gluon.npz", ...}, "ms": {...}, "best_ms": {...}}
+   "bench": 0, "weights": null}
+                      -> {"ok": true, "outputs": {"gluon": "out-gluon.npz", ...}, "ms": {...}, "best_ms": {...}}
+     "weights", when given, is the .params file's index ([[name, shape, dtype, offset], ...], made by the
+     converter's emitters/mxnet/params.index): the weights are then read one array at a time (see _streamed)
   {"kind": "internals", "prefix": ..., "inputs": "in.npz", "names": [...], "out": "x.npz"}
                       -> {"names": [the ones found]}, their values (module-style bind) in x.npz in order
   {"kind": "load", "path": "x.params", "out": "x.npz"}   -> mx.nd.load, arrays saved as npz
@@ -14,6 +17,7 @@ JOBS.json is a list of jobs; one JSON line per job is appended to RESULTS.jsonl 
   {"kind": "tojson", "path": "model-symbol.json", "out": "x.json"} -> mx.sym.load(path).tojson()
 """
 
+import contextlib
 import gc
 import json
 import os
@@ -25,30 +29,64 @@ import mxnet as mx
 import numpy as np
 
 
-def _data_names(prefix, sym):
+def _data_names(prefix, weights=None):
     """Graph inputs in declared order: variables without a parameter value, as written."""
     with open(prefix + "-symbol.json") as f:
         doc = json.load(f)
-    params = {k.split(":", 1)[1] for k in mx.nd.load(prefix + "-0000.params")}
+    stored = [w[0] for w in weights] if weights is not None else mx.nd.load(prefix + "-0000.params")
+    params = {k.split(":", 1)[1] for k in stored}
     return [n["name"] for n in doc["nodes"] if n["op"] == "null" and n["name"] not in params]
 
 
-def _fed(prefix, sym, arrays):
-    declared = _data_names(prefix, sym)
+def _fed(prefix, sym, arrays, weights=None):
+    declared = _data_names(prefix, weights)
     if len(declared) != len(arrays):
         raise ValueError(f"model declares {len(declared)} inputs {declared}, got {len(arrays)} arrays")
     used = set(sym.list_inputs())
     return [(n, a) for n, a in zip(declared, arrays) if n in used]
 
 
-def _gluon(prefix, arrays, backend=None):
+def _streamed(path, weights):
+    """(name, NDArray) for each array of a .params file, one at a time: what mx.nd.load reads, without the
+    whole file in memory at once. mx.nd.load holds every array before a loader copies them in (MXNet
+    itself then holds the weights 2-3x: issue 25); a large model is read this way instead."""
+    for name, shape, dtype, offset in weights:
+        count = int(np.prod(shape, dtype=np.int64))
+        value = np.fromfile(path, dtype=np.dtype(dtype), count=count, offset=offset)
+        if value.size != count:
+            raise ValueError(f"{path}: array {name!r} is truncated")
+        yield name, mx.nd.array(value.reshape(shape), dtype=value.dtype)
+        del value
+
+
+def _imported_block(prefix, input_names, weights):
+    """mx.gluon.SymbolBlock.imports; with `weights`, the same steps with ParameterDict.load_dict given one
+    streamed array at a time, and its missing-parameter check made once all are in."""
+    params_file = prefix + "-0000.params"
+    if weights is None:
+        return mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", input_names, params_file, ctx=mx.cpu())
+    net = mx.gluon.SymbolBlock(mx.sym.load(prefix + "-symbol.json"), [mx.sym.var(n) for n in input_names])
+    params = net.collect_params()
+    params.setattr("grad_req", "null")  # inference: no gradient buffer beside each weight (imports makes them)
+    loaded = set()
+    for name, value in _streamed(params_file, weights):
+        params.load_dict({name: value}, mx.cpu(), allow_missing=True, filename=params_file, cast_dtype=True,
+                         dtype_source="saved")
+        loaded.add(name.split(":", 1)[1])
+        del value
+    missing = [n for n in params.keys() if n not in loaded]
+    if missing:
+        raise ValueError(f"Parameter {missing[0]!r} is missing in file: {params_file}")
+    return net
+
+
+def _gluon(prefix, arrays, backend=None, weights=None):
     """mx.gluon.SymbolBlock.imports, hybridized as a deployed model runs; with `backend="MKLDNN"` as
     Intel's CPU deployment guide runs it: the subgraph backend fuses conv + act as mx.mod.Module does by
     default (plain hybridize does not; it is ~4x slower on one thread)."""
     sym = mx.sym.load(prefix + "-symbol.json")
-    fed = _fed(prefix, sym, arrays)
-    net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", [n for n, _ in fed], prefix + "-0000.params",
-                                       ctx=mx.cpu())
+    fed = _fed(prefix, sym, arrays, weights)
+    net = _imported_block(prefix, [n for n, _ in fed], weights)
     data = [mx.nd.array(a, dtype=a.dtype) for _, a in fed]
     if backend:
         net.optimize_for(*data, backend=backend, static_alloc=True, static_shape=True)
@@ -63,7 +101,13 @@ def _gluon(prefix, arrays, backend=None):
     return forward
 
 
-def _module(prefix, arrays):
+def _module(prefix, arrays, weights=None):
+    """mx.mod.Module, bound and given the checkpoint's parameters. Module keeps a copy of every parameter
+    beside its executor's, and its default MKLDNN subgraph fusion a third: with `weights` (a large model)
+    the streamed arrays are bound once, straight into the graph executor Module binds (Symbol.bind),
+    without the fusion (see _bound)."""
+    if weights is not None:
+        return _bound(prefix, arrays, weights)
     sym, arg_params, aux_params = mx.model.load_checkpoint(prefix, 0)
     fed = _fed(prefix, sym, arrays)
     mod = mx.mod.Module(sym, data_names=[n for n, _ in fed], label_names=None, context=mx.cpu())
@@ -83,7 +127,46 @@ def _module(prefix, arrays):
     return forward
 
 
-MODES = {"gluon": _gluon, "gluon-fused": lambda prefix, arrays: _gluon(prefix, arrays, "MKLDNN"), "module": _module}
+@contextlib.contextmanager
+def _unfused():
+    """Executors bound inside run without MKLDNN's subgraph fusion (MXNet reads the variable at bind time)."""
+    previous = os.environ.get("MXNET_SUBGRAPH_BACKEND")
+    os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("MXNET_SUBGRAPH_BACKEND")
+        else:
+            os.environ["MXNET_SUBGRAPH_BACKEND"] = previous
+
+
+def _bound(prefix, arrays, weights):
+    sym = mx.sym.load(prefix + "-symbol.json")
+    fed = _fed(prefix, sym, arrays, weights)
+    stored = {"arg": {}, "aux": {}}
+    for name, value in _streamed(prefix + "-0000.params", weights):
+        kind, key = name.split(":", 1)
+        stored[kind][key] = value
+    args = dict(stored["arg"], **{n: mx.nd.array(a, dtype=a.dtype) for n, a in fed})
+    expected, given = set(sym.list_arguments()) | set(sym.list_auxiliary_states()), set(args) | set(stored["aux"])
+    # what Module.set_params(allow_missing=False, allow_extra=False) refuses
+    for what, names in (("is missing in", expected - given), ("is not used by the symbol, found in", given - expected)):
+        if names:
+            raise ValueError(f"Parameter {sorted(names)[0]!r} {what} {prefix}-0000.params")
+    # unfused: MKLDNN's subgraph convs keep a reordered copy of every weight (a second copy of the model)
+    with _unfused():
+        exe = sym.bind(mx.cpu(), args={n: args[n] for n in sym.list_arguments()},
+                       aux_states={n: stored["aux"][n] for n in sym.list_auxiliary_states()}, grad_req="null")
+
+    def forward():
+        return [o.asnumpy() for o in exe.forward(is_train=False)]
+
+    return forward
+
+
+MODES = {"gluon": _gluon, "module": _module,
+         "gluon-fused": lambda prefix, arrays, weights=None: _gluon(prefix, arrays, "MKLDNN", weights)}
 
 
 def _run(job):
@@ -91,7 +174,7 @@ def _run(job):
         arrays = [f[f"arr_{i}"] for i in range(len(f.files))]
     outputs, ms, best = {}, {}, {}
     for mode in job["modes"]:
-        forward = MODES[mode](job["prefix"], arrays)
+        forward = MODES[mode](job["prefix"], arrays, weights=job.get("weights"))
         result = forward()
         path = f"{job['out']}-{mode}.npz"
         np.savez(path, *result)
@@ -151,17 +234,10 @@ def _internals(job):
     needed = group.list_arguments()
     # MKLDNN's conv+relu fusion hands out the conv's values as the relu's once both are heads
     # (measured on 1.9.1): bind the exposed graph without subgraph fusion
-    previous = os.environ.get("MXNET_SUBGRAPH_BACKEND")
-    os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
-    try:
+    with _unfused():
         exe = group.bind(mx.cpu(), args={n: args[n] for n in needed},
                          aux_states={n: aux_params[n] for n in group.list_auxiliary_states()}, grad_req="null")
         outs = exe.forward(is_train=False)
-    finally:
-        if previous is None:
-            os.environ.pop("MXNET_SUBGRAPH_BACKEND")
-        else:
-            os.environ["MXNET_SUBGRAPH_BACKEND"] = previous
     np.savez(job["out"], *[o.asnumpy() for o in outs])
     return {"names": names}
 

@@ -18,10 +18,13 @@ import numpy as np
 
 from tf_convert.convert.errors import UsageError
 
+from . import params
+
 REPO = Path(__file__).resolve().parents[2]
 RUNNER = Path(__file__).with_name("runner.py")
 PYTHON_ENV = "CONVERT_MXNET_PYTHON"
 MODES = ("gluon", "module")  # verification runs both; runner.py also has "gluon-fused" (benchmarks)
+STREAM_ABOVE_BYTES = 256 << 20  # a larger .params file is read one array at a time (evaluate's `stream`)
 
 
 def mxnet_python() -> Path:
@@ -52,7 +55,7 @@ def call_runner(jobs: list[dict], tmp: Path, timeout: float = 1800) -> list[dict
         why = f"MXNet runner exited with {proc.returncode}: {proc.stderr.strip()[-2000:]}"
         if proc.returncode == -signal.SIGKILL:  # what the kernel's OOM killer sends
             why = ("MXNet runner was killed (SIGKILL), usually by the kernel's out-of-memory killer: MXNet holds a "
-                   "model's weights about twice while loading it; free memory or check on a larger machine")
+                   "model's weights at least once while running it; free memory or check on a larger machine")
         results += [{"ok": False, "error": why}] * (len(jobs) - len(results))
     return results
 
@@ -61,11 +64,14 @@ def evaluate(
     jobs: Iterable[tuple[str | Path, Sequence[np.ndarray]]],
     modes: Sequence[str] = ("gluon",),
     bench: int = 0,
+    stream: bool | None = None,
 ) -> list[dict]:
     """Run each (out_dir, inputs) in every mode ('gluon' = SymbolBlock.imports, 'module' = mx.mod.Module).
 
     One result per job: {"outputs": {mode: [arrays]}, "ms": {mode: median ms}, "best_ms": {mode: fastest
-    run}} (timings with `bench` runs) or {"error": message}.
+    run}} (timings with `bench` runs) or {"error": message}. `stream` (default: a .params file over
+    STREAM_ABOVE_BYTES) reads the weights one array at a time into each loader (runner._streamed), so
+    MXNet holds the model about once instead of 2-3x (issue 25).
     """
     jobs = list(jobs)
     with tempfile.TemporaryDirectory(prefix="convert-mxnet-") as tmp_name:
@@ -73,9 +79,10 @@ def evaluate(
         specs = []
         for i, (out_dir, inputs) in enumerate(jobs):
             np.savez(tmp / f"in{i}.npz", *[_as_fed(x) for x in inputs])
-            specs.append({"kind": "run", "prefix": str(Path(out_dir).resolve() / "model"),
-                          "inputs": str(tmp / f"in{i}.npz"), "out": str(tmp / f"out{i}"),
-                          "modes": list(modes), "bench": bench})
+            prefix = Path(out_dir).resolve() / "model"
+            specs.append({"kind": "run", "prefix": str(prefix), "inputs": str(tmp / f"in{i}.npz"),
+                          "out": str(tmp / f"out{i}"), "modes": list(modes), "bench": bench,
+                          "weights": _weights_index(Path(f"{prefix}-0000.params"), stream)})
         results = []
         for raw in call_runner(specs, tmp):
             if not raw["ok"]:
@@ -87,6 +94,15 @@ def evaluate(
                     outputs[mode] = [f[f"arr_{k}"] for k in range(len(f.files))]
             results.append({"outputs": outputs, "ms": raw.get("ms", {}), "best_ms": raw.get("best_ms", {})})
         return results
+
+
+def _weights_index(path: Path, stream: bool | None) -> list | None:
+    """The .params file's index for the runner to stream from, or None to load it with MXNet's own loader."""
+    if stream is None:
+        stream = path.exists() and path.stat().st_size > STREAM_ABOVE_BYTES
+    if not stream:
+        return None
+    return [[r.name, list(r.shape), r.dtype, r.offset] for r in params.index(path)]
 
 
 def run_many(jobs: Iterable[tuple[str | Path, Sequence[np.ndarray]]], mode: str = "gluon") -> list[list[np.ndarray]]:
@@ -106,10 +122,12 @@ def _as_fed(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x if x.dtype.kind in "iub" else x.astype(np.float32))
 
 
-def run(out_dir: str | Path, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+def run(out_dir: str | Path, inputs: Sequence[np.ndarray], stream: bool | None = None) -> list[np.ndarray]:
     """Run the model written in `out_dir` in MXNet through both loaders users have,
-    `mx.gluon.SymbolBlock.imports` and `mx.mod.Module`; they must agree. Outputs in graph order."""
-    (result,) = evaluate([(out_dir, inputs)], ("gluon", "module"))
+    `mx.gluon.SymbolBlock.imports` and `mx.mod.Module`; they must agree. Outputs in graph order. A large
+    model (`stream`, see evaluate) goes through the same two paths with its weights read an array at a
+    time, Module's being its graph executor bound once, unfused (runner._module)."""
+    (result,) = evaluate([(out_dir, inputs)], ("gluon", "module"), stream=stream)
     if "error" in result:
         raise MXNetRunError(f"MXNet failed on {out_dir}: {result['error']}")
     gluon, module = result["outputs"]["gluon"], result["outputs"]["module"]

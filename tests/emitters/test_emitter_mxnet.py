@@ -388,6 +388,49 @@ def test_bench_mode_gluon_fused_runs_and_agrees(tmp_path):
     assert set(result["ms"]) == {"gluon-fused", "module"}
 
 
+
+@needs_mxnet
+def test_streamed_weights_give_the_loaders_outputs_bit_for_bit(family_results):
+    """A large model's check reads its weights an array at a time (runtime.STREAM_ABOVE_BYTES): every op
+    family, forced through that path, matches TF, gives exactly what SymbolBlock.imports gives, and what
+    mx.mod.Module gives up to the rounding of MKLDNN's fusion (the streamed executor is bound unfused)."""
+    from tf_convert.emitters.mxnet.runtime import _loaders_agree
+
+    names = _all_family_names()
+    jobs = [(family_results[n][3], family_results[n][0].inputs) for n in names]
+    for name, streamed in zip(names, mxe.evaluate(jobs, MODES, stream=True)):
+        family, _, loaded, _ = family_results[name]
+        assert "error" not in streamed, (name, streamed["error"])
+        _check(streamed, family.expected, family.tol)
+        for a, b in zip(streamed["outputs"]["gluon"], loaded["outputs"]["gluon"]):
+            np.testing.assert_array_equal(a, b, err_msg=name)
+        for a, b in zip(streamed["outputs"]["module"], loaded["outputs"]["module"]):
+            assert _loaders_agree(a, b), name
+
+
+@needs_mxnet
+@pytest.mark.parametrize("change", ["missing", "extra"])
+def test_streamed_weights_refuse_a_params_file_that_does_not_fit(tmp_path, change):
+    """Streaming keeps the loaders' checks: a parameter missing from the file (it then reads as a second
+    input), or one the symbol does not use, fails in both modes (Module itself lets an unused one pass)."""
+    from tf_convert.emitters.mxnet import params
+
+    case = next(c for c in MATRIX if c.op == "conv" and c.padding == "SAME" and c.stride == (2, 2))
+    built = ir_cases.build(case)
+    mxe.emit(built.graph, tmp_path, EmitOptions())
+    path = tmp_path / "model-0000.params"
+    arrays = params.load(path)
+    if change == "missing":
+        arrays.pop(next(iter(arrays)))
+    else:
+        arrays["arg:unused_weight"] = np.ones(3, np.float32)
+    params.save(path, arrays)
+    for mode in MODES:
+        for stream in (True, False):
+            (result,) = mxe.evaluate([(tmp_path, [built.x_nchw])], (mode,), stream=stream)
+            lenient = change == "extra" and mode == "module" and not stream  # Module.set_params lets it through
+            assert ("error" in result) != lenient, (mode, stream)
+
 # ---- file formats ------------------------------------------------------------------------------
 
 
