@@ -55,7 +55,7 @@ def _streamed(path, weights):
         value = np.fromfile(path, dtype=np.dtype(dtype), count=count, offset=offset)
         if value.size != count:
             raise ValueError(f"{path}: array {name!r} is truncated")
-        yield name, mx.nd.array(value.reshape(shape), dtype=value.dtype)
+        yield name, mx.nd.from_numpy(value.reshape(shape), zero_copy=True)  # MXNet keeps the buffer alive
         del value
 
 
