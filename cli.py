@@ -50,6 +50,13 @@ def _quiet_frameworks() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
+def _idle_threads_sleep() -> None:
+    """torch's OpenMP threads sleep between parallel regions instead of spinning (read when torch loads):
+    a spinning thread burns a core the TF reference child or another process needs (issue 25: a 2.64 GB
+    --verify's three torch runs took 12.8 CPU s spinning, 7.8 CPU s sleeping, on 2 shared cores)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def _err(message: str) -> None:
     line = f"convert: error: {' '.join(str(message).split())}"
     if len(line) > MAX_LINE:  # keep the start (what, where) and the end (what to do)
@@ -67,6 +74,7 @@ def guarded(fn: Callable) -> Callable:
         try:  # the handlers first: SIGINT/SIGTERM during the heavy imports inside fn end the run too
             with interrupts.handled(kwargs.get("timeout")), warnings.catch_warnings(record=True) as caught:
                 _quiet_frameworks()
+                _idle_threads_sleep()
                 result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - a signal wins over whatever its exception became
             _signal_wins(interrupts.received())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import itertools
 import os
 import sys
@@ -27,6 +28,15 @@ def import_model(out_dir: Path) -> ModuleType:
     return module
 
 
+def load_weights(module: ModuleType, out_dir: Path):
+    """model.py's load() on out_dir/model.pt, memory-mapped where that load() offers it (written since
+    issue 25): the weights are used where they lie in the page cache, not copied (2.64 GB: 2.2 s of CPU)."""
+    path = str(Path(out_dir) / "model.pt")
+    if "mmap" in inspect.signature(module.load).parameters:
+        return module.load(path, mmap=True)
+    return module.load(path)
+
+
 def _set_threads(torch) -> None:
     # one intra-op thread per core, but never more than 8: small models gain nothing from more
     torch.set_num_threads(max(1, min(8, os.cpu_count() or 1)))
@@ -49,7 +59,7 @@ def run_sets(out_dir: Path, input_sets: list[list[np.ndarray]]) -> list[list[np.
     _set_threads(torch)
     module = import_model(out_dir)
     try:
-        model = module.load(str(Path(out_dir) / "model.pt"))
+        model = load_weights(module, out_dir)
         return [_forward(torch, module, model, inputs) for inputs in input_sets]
     finally:
         sys.modules.pop(module.__name__, None)
@@ -89,7 +99,7 @@ def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> 
         return on_forward if frame.f_code is code else None
 
     try:
-        model = module.load(str(Path(out_dir) / "model.pt"))
+        model = load_weights(module, out_dir)
         tensors = []
         for x, layout in zip(inputs, module.Model.input_layouts):
             t = torch.from_numpy(_as_fed(x))

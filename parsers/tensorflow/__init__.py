@@ -113,6 +113,8 @@ def session_config():
     config.graph_options.rewrite_options.disable_meta_optimizer = True
     config.graph_options.rewrite_options.constant_folding = rewriter_config_pb2.RewriterConfig.OFF
     config.graph_options.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
+    # idle threads sleep: spinning burns a core the converting process needs meanwhile (issue 25)
+    config.experimental.disable_thread_spinning = True
     return config
 
 

@@ -290,3 +290,16 @@ def test_help_has_each_flag_once(command):
         result = CliRunner().invoke(cli.main, [command, "--help"])
     assert result.exit_code == 0, result.output
     assert result.output.count("--static-shapes") <= 1
+
+
+@pytest.mark.parametrize("preset", [None, "ACTIVE"])
+def test_openmp_threads_sleep_unless_the_user_says(preset, tmp_path, monkeypatch):
+    """Issue 25: torch's idle OpenMP threads sleep (they spun on a core the TF reference child needed);
+    a policy the user set is kept."""
+    if preset is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", preset)
+    code, _, _ = run_cli("tf2torch", tmp_path / "nothing.ckpt")
+    assert code == 2
+    assert os.environ["OMP_WAIT_POLICY"] == (preset or "PASSIVE")

@@ -285,3 +285,30 @@ def test_reverify_leaves_tensorflow_to_the_child(tmp_path, model, child_always):
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "False"
+
+
+def _child_environment(started) -> dict[str, str]:
+    entries = Path(f"/proc/{started.child.proc.pid}/environ").read_bytes().split(b"\0")
+    return dict(e.decode().split("=", 1) for e in entries if b"=" in e)
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads the child's environment in /proc")
+def test_a_child_of_several_sets_runs_them_side_by_side(model, child_always, monkeypatch):
+    """Issue 25: several sets' graph copies give TF ops to run at once, one thread each (less CPU on a
+    machine the converting process shares); one set keeps TF's default; the user's setting wins."""
+    graph = parsers.parse(model["pb"])
+    inputs = make_inputs(graph)
+    monkeypatch.delenv("TF_NUM_INTRAOP_THREADS", raising=False)
+    monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
+    for sets, expected in (([inputs, inputs], "1"), ([inputs], None)):
+        started = reference_process.start_references(model["pb"], graph, sets)
+        try:
+            assert _child_environment(started).get("TF_NUM_INTRAOP_THREADS") == expected
+        finally:
+            started.cancel()
+    monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "3")
+    started = reference_process.start_references(model["pb"], graph, [inputs, inputs])
+    try:
+        assert _child_environment(started)["TF_NUM_INTRAOP_THREADS"] == "3"
+    finally:
+        started.cancel()

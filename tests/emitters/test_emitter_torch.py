@@ -631,3 +631,24 @@ def test_generated_same_pad_helper_is_tfs_rule():
                 left, right = same_pads_1d(n + 1, window, stride)
                 assert padded.shape[2:] == (n + top + bottom, n + 1 + left + right), (window, stride, n)
                 assert padded[0, 0, :top].eq(1).all() and padded[0, 0, top:top + n, left:left + n + 1].eq(0).all()
+
+
+def test_runner_maps_weights_and_runs_an_older_load(tmp_path: Path) -> None:
+    """The check runs model.py's own load(): memory-mapped where it offers `mmap` (issue 25: no copy of
+    the weights), plainly for a model.py written before it did; the same outputs either way."""
+    from tf_convert.emitters.torch import runner
+
+    g, inputs, expected = small_net()
+    _, outputs = emit_run(g, inputs, tmp_path)
+    model = runner.load_weights(runner.import_model(tmp_path), tmp_path)
+    maps = Path("/proc/self/maps")
+    if maps.exists():
+        assert str((tmp_path / "model.pt").resolve()) in maps.read_text()
+    del model
+    source = (tmp_path / "model.py").read_text()
+    older = source.replace("def load(path: str, mmap: bool = False) -> Model:", "def load(path: str) -> Model:")
+    (tmp_path / "model.py").write_text(older.replace(", mmap=mmap)", ")"))
+    assert (tmp_path / "model.py").read_text() != source
+    for got, again, ref in zip(outputs, et.run(tmp_path, inputs), expected):
+        assert np.array_equal(got, again)
+        assert ir_cases.rel_error(got, ref) <= TOL
