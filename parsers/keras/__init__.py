@@ -23,7 +23,7 @@ from .table import TABLE, restore_ops_modules
 
 KINDS = ("keras_h5", "keras_v3")
 
-__all__ = ["KINDS", "TABLE", "parse", "run_reference", "sniff"]
+__all__ = ["KINDS", "TABLE", "parse", "run_reference", "run_reference_sets", "sniff"]
 
 
 def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
@@ -40,6 +40,15 @@ def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
 
 def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Run the Keras model itself on `inputs` (IR layout); outputs in IR layout, graph order."""
+    return run_reference_sets(path, graph, [inputs])[0]
+
+
+def run_reference_sets(path: str | Path, graph: ir.Graph,
+                       input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """run_reference for each of `input_sets` with the model loaded once (issue 25: a load of MobileNetV2
+    costs more than its run); each set is its own call of the same model as run_reference makes, so the
+    outputs are those of one run per set. Raises what Keras raises for any set (the caller then runs the
+    sets one by one to tell which)."""
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -52,12 +61,22 @@ def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -
     except Exception as err:  # noqa: BLE001 - Keras refuses the file: so do we, in one line
         first = str(err).strip().splitlines()[0][:150] if str(err).strip() else ""
         raise InputError(f"{path}: Keras itself cannot load this model ({type(err).__name__}: {first})") from None
-    feed = [
-        np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
-        for name, x in zip(graph.inputs, inputs)
-    ]
-    if any(_fixed_elsewhere(spec, x.shape) for spec, x in zip(_input_shapes(model), feed)):
-        model = _size_free_copy(model, keras)  # converted (or verified) at a size the file does not fix
+    runners: dict[bool, object] = {}  # per "needs the size-free copy": the model that runs those sets
+    results = []
+    for inputs in input_sets:
+        feed = [
+            np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
+            for name, x in zip(graph.inputs, inputs)
+        ]
+        free = any(_fixed_elsewhere(spec, x.shape) for spec, x in zip(_input_shapes(model), feed))
+        if free not in runners:  # converted (or verified) at a size the file does not fix: a size-free copy
+            runners[free] = _with_outputs(_size_free_copy(model, keras) if free else model, graph, keras)
+        results.append(_call(runners[free], graph, feed))
+    return results
+
+
+def _with_outputs(model, graph: ir.Graph, keras):
+    """`model`, or a model over the same layers whose outputs are the graph's, in the graph's order."""
     wanted = [graph.source_names.get(t, t) for t in graph.outputs]
     own = _as_list(model.outputs)
     if [t._keras_history[0].name for t in own] == wanted:  # the model's own outputs, in order: a layer
@@ -66,6 +85,11 @@ def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -
         model_outputs = [layer_of(model, t) for t in wanted]
     if [id(o) for o in model_outputs] != [id(o) for o in _as_list(model.outputs)]:
         model = keras.Model(model.inputs, model_outputs)
+    return model
+
+
+def _call(model, graph: ir.Graph, feed: list[np.ndarray]) -> list[np.ndarray]:
+    """One call of `model` on `feed` (source layout); its outputs in IR layout."""
     results = _as_list(model(feed if len(feed) > 1 else feed[0], training=False))
     out = []
     for name, y in zip(graph.outputs, results):
