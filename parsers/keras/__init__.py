@@ -61,18 +61,13 @@ def run_reference_sets(path: str | Path, graph: ir.Graph,
     except Exception as err:  # noqa: BLE001 - Keras refuses the file: so do we, in one line
         first = str(err).strip().splitlines()[0][:150] if str(err).strip() else ""
         raise InputError(f"{path}: Keras itself cannot load this model ({type(err).__name__}: {first})") from None
-    runners: dict[bool, object] = {}  # per "needs the size-free copy": the model that runs those sets
-    results = []
-    for inputs in input_sets:
-        feed = [
-            np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
-            for name, x in zip(graph.inputs, inputs)
-        ]
-        free = any(_fixed_elsewhere(spec, x.shape) for spec, x in zip(_input_shapes(model), feed))
-        if free not in runners:  # converted (or verified) at a size the file does not fix: a size-free copy
-            runners[free] = _with_outputs(_size_free_copy(model, keras) if free else model, graph, keras)
-        results.append(_call(runners[free], graph, feed))
-    return results
+    feeds = [[np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
+              for name, x in zip(graph.inputs, inputs)] for inputs in input_sets]
+    fixed = _input_shapes(model)
+    runner = _with_outputs(model, graph, keras)
+    if any(_fixed_elsewhere(spec, x.shape) for feed in feeds for spec, x in zip(fixed, feed)):
+        _free_sizes(runner, keras)  # converted (or verified) at a size the file does not fix
+    return [_call(runner, graph, feed) for feed in feeds]
 
 
 def _with_outputs(model, graph: ir.Graph, keras):
@@ -128,34 +123,24 @@ def _fixed_elsewhere(spec: tuple, given: tuple) -> bool:
     return len(spec) == len(given) and any(d is not None and d != n for d, n in zip(spec[1:], given[1:]))
 
 
-def _size_free_copy(model, keras):
-    """The same layers and weights with the input layers' non-channel sizes left free, so that Keras
-    runs the model at another size (its input_spec refuses the saved one's otherwise)."""
-    config = model.get_config()
-    for layer in config["layers"]:
-        if layer["class_name"] == "InputLayer":
-            cfg = layer["config"]
-            key = "batch_shape" if "batch_shape" in cfg else "batch_input_shape"
-            shape = list(cfg[key])
-            # the channels stay; a (batch, steps) token input's last axis is its length
-            cfg[key] = [None] * len(shape) if len(shape) == 2 else [None] * (len(shape) - 1) + shape[-1:]
-    copy = model.__class__.from_config(config, custom_objects=_custom_objects())
-    copy.set_weights(model.get_weights())
-    for layer in _all_layers(copy):
-        if hasattr(layer, "finalize_state"):
-            # state derived from variables (Normalization's mean/variance) is rebuilt when Keras loads
-            # a file, not by set_weights: without this the copy normalizes with zeros and ones
-            layer.finalize_state()
-    return copy
+def _free_sizes(model, keras) -> None:
+    """Let `model` run at other sizes: its input check keeps each input's rank and channels (an image's last
+    axis) and leaves the other sizes free. Only the check changes (the same layers and weights run the same
+    kernels in eager mode; a layer that needs the saved size still refuses another), and it costs nothing
+    where a rebuilt copy cost a second load of the model (issue 25)."""
+    specs = model.input_spec
+    if specs is None:
+        return
+    model.input_spec = [
+        spec if spec is None or spec.shape is None else keras.InputSpec(
+            shape=_free_shape(tuple(spec.shape)), allow_last_axis_squeeze=spec.allow_last_axis_squeeze,
+            name=spec.name, optional=spec.optional)
+        for spec in _as_list(specs)]
 
 
-def _all_layers(model) -> list:
-    """Every layer of `model`, those of nested models included."""
-    found = []
-    for layer in getattr(model, "layers", []):
-        found.append(layer)
-        found += _all_layers(layer)
-    return found
+def _free_shape(dims: tuple) -> tuple:
+    """The channels stay; a (batch, steps) token input's last axis is its length."""
+    return (None,) * len(dims) if len(dims) == 2 else (None,) * (len(dims) - 1) + dims[-1:]
 
 
 def _load(path: str | Path, keras):
