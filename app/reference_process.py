@@ -326,11 +326,13 @@ def _record(error: BaseException) -> dict[str, Any]:
             "message": str(error) or type(error).__name__}
 
 
-def _end_with_parent(parent: int) -> None:
-    """A child whose parent has gone (killed, or interrupted as another thread took the signal) ends too."""
+def _end_with_parent(parent: int, work: Path) -> None:
+    """A child whose parent has gone (killed, or interrupted as another thread took the signal) ends too,
+    and removes its temp dir, which nobody will read (a SIGKILLed parent could not)."""
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(0.5)
+        shutil.rmtree(work, ignore_errors=True)
         os._exit(1)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
@@ -344,14 +346,15 @@ def child_main(work: Path, parent: int | None = None) -> int:
 
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)  # held back by the parent while it started us
     if parent is not None:
-        _end_with_parent(parent)
+        _end_with_parent(parent, work)
     try:
         # the parent left TF's import to us: done while it parses, before its request exists
         check_reference(parsers.open_source((work / _SOURCE).read_text()).kind)
     except Exception as error:  # noqa: BLE001 - the parent raises it when it reads the outcomes
         (work / _ERROR).write_text(json.dumps(_record(error)))
         return 0
-    if sys.stdin.buffer.readline() != _GO:  # EOF: the parent ended (or gave up) before asking
+    if sys.stdin.buffer.readline() != _GO:  # EOF: the parent has gone (cancel() kills us before it closes
+        shutil.rmtree(work, ignore_errors=True)  # the pipe): nobody else removes the temp dir
         return 1
     with open(work / _REQUEST, "rb") as f:
         request = pickle.load(f)

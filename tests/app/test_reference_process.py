@@ -127,6 +127,30 @@ def test_interrupt_kills_the_child_and_leaves_no_temp(tmp_path, model, sig):
     assert not Path(f"/proc/{child}").exists() or "zombie" in Path(f"/proc/{child}/status").read_text()
 
 
+def test_a_killed_parents_child_ends_and_removes_its_temp(tmp_path, model):
+    """The CLI spawns the child before it parses, even for a small source (issue 25); a SIGKILLed parent
+    cannot clean up, so the child, waiting for its request or running TF, ends and removes its temp dir."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TMPDIR=str(temp))
+    env.pop(reference_process.THRESHOLD_ENV, None)
+    proc = subprocess.Popen([CONVERT, "tf2onnx", model["pb"], "-o", str(tmp_path / "out"), "--verify"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    end = time.monotonic() + 120
+    child = None
+    while time.monotonic() < end and proc.poll() is None and child is None:
+        if any(p.name.startswith("tf-convert-reference-") for p in temp.iterdir()):
+            child = next(iter(_children(proc.pid)), None)
+        time.sleep(0.01)
+    assert child is not None, proc.communicate()
+    proc.kill()
+    proc.communicate(timeout=60)
+    end = time.monotonic() + 60
+    while time.monotonic() < end and [p for p in temp.iterdir() if p.name.startswith("tf-convert-reference-")]:
+        time.sleep(0.1)
+    assert not [p for p in temp.iterdir() if p.name.startswith("tf-convert-reference-")]
+
+
 def test_verify_through_the_child_passes(tmp_path, model, child_always):
     from tf_convert.app import pipeline
 
