@@ -1,9 +1,10 @@
-"""TensorFlow's reference run, in a child process when the source's weights are large.
+"""TensorFlow's reference run, in a child process when the source is large or the CLI converts once.
 
 TF keeps what its allocator took after the session closes: run in the converting process, the reference
 and the target runtime would each hold every weight at once (2.2x the model in RAM, issue 25). A child
-returns all of TF's memory to the system before the target runs. Small sources stay in process: a child
-costs a TensorFlow import (seconds), and tests verify hundreds of small models.
+returns all of TF's memory to the system before the target runs. Through the API small sources stay in
+process: a child costs a TensorFlow import (seconds), and tests and `convert batch` verify hundreds of small
+models in one process; the CLI converts once, and there the child's import runs beside the conversion.
 
 The child gets the source path, a skeleton of the graph (inputs, outputs, names, layouts, parse
 settings: it re-reads the source's graph, not its weights) and the inputs, through a temp dir (npz);
