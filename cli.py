@@ -198,7 +198,7 @@ def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, setti
         doc = api.convert(src, target, out, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
                           verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
                           max_memory=max_memory, settings=settings, use_ema=use_ema,
-                          progress=not (as_json or quiet), **target_options)
+                          progress=not (as_json or quiet), reference_child=True, **target_options)
     except ConvertError as exc:
         if as_json:
             click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))

@@ -41,6 +41,9 @@ class Request:
     max_memory: int | None = None  # bytes; None: 80% of the machine's RAM (convert/memory.py)
     # True: draw the stage and the weights written on stderr when it is a terminal; or a Progress to report to
     progress: bool | Progress = False
+    # True: --verify runs TF's reference in a child started before the parse even for a small source (a process
+    # that converts once, as the CLI: TF's import then overlaps the parse and the emit); False: a large one's only
+    reference_child: bool = False
 
 
 def default_out(source: Path, target: str) -> Path:
@@ -141,11 +144,13 @@ def _references(cache: Cache | None):
     return run_references
 
 
-def _early_references(source, graph, sets: list, cache: Cache | None) -> tuple[Callable[[], None], Callable]:
-    """Start TF's reference child for `sets` now (the source is large), so that TF's import and run overlap
-    the emit (issue 25); returns (cancel, run_references). run_references answers the started sets from
-    the child (waiting for it: it has ended, and freed TF's memory, before the target loads) and any other
-    set through _references(cache); cancel() ends a child nobody will read (failure, interrupt)."""
+def _early_references(source, graph, sets: list, cache: Cache | None,
+                      spawned=None) -> tuple[Callable[[], None], Callable]:
+    """Ask TF's reference child for `sets` now (`spawned`, started before the parse, or one started here), so
+    that TF's import and run overlap the emit (issue 25); returns (cancel, run_references). run_references
+    answers the started sets from the child (waiting for it: it has ended, and freed TF's memory, before the
+    target loads) and any other set through _references(cache); cancel() ends a child nobody will read
+    (failure, interrupt)."""
     from .reference_process import start_references
 
     others = _references(cache)
@@ -158,7 +163,9 @@ def _early_references(source, graph, sets: list, cache: Cache | None) -> tuple[C
     missing = [(key, inputs) for key, inputs in zip(keys, sets) if key not in known]
     # TF reads its weights a few at a time (parsers/tensorflow/weight_stream.py): its run fits beside the
     # emit's; the target loads only once the child has ended (verify asks for these outcomes first)
-    started = [start_references(source, graph, [x for _, x in missing])] if missing else []
+    started = [start_references(source, graph, [x for _, x in missing], spawned)] if missing else []
+    if not started and spawned is not None:  # every set cached: nothing to ask the child
+        spawned.cancel()
 
     def run_references(source_, graph_, input_sets):
         while started:  # the first call reads the child's answer (one pop: cancel() then has nothing to end)
@@ -255,16 +262,26 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
     from . import reference_process
 
     # nothing read or written yet; a reference child checks TensorFlow itself (no TF import here: issue 25)
-    child = req.verify and reference_process.in_child(source)
-    requirements.check(req.target, verify=req.verify, kind=source.kind, reference=not child)
+    child = req.verify and reference_process.wants_child(source, small_too=req.reference_child)
+    spawned = None  # the child, started now: TF's import runs beside the parse and the emit (issue 25)
+    try:
+        if child and req.target != "ir":
+            with interrupts.deferred():  # a signal while it starts: raised once `spawned` can be cancelled
+                spawned = reference_process.spawn(source)
+        requirements.check(req.target, verify=req.verify, kind=source.kind, reference=not child)
 
-    progress.stage("parse")
-    graph, kind, seconds, notes = load_graph(req, cache, progress)
-    if req.verify and req.target != "ir":  # refuse what the check cannot hold before anything is written
-        from . import memory
+        progress.stage("parse")
+        graph, kind, seconds, notes = load_graph(req, cache, progress)
+        if req.verify and req.target != "ir":  # refuse what the check cannot hold before anything is written
+            from . import memory
 
-        memory.check_verify(graph, req.max_memory, str(source), child)
-    cancel_reference: Callable[[], None] | None = None  # set when a reference child starts early
+            memory.check_verify(graph, req.max_memory, str(source), child)
+    except BaseException:
+        if spawned is not None:
+            spawned.cancel()
+        raise
+    # set when a reference child starts early; ends it when nobody reads it (failure, interrupt)
+    cancel_reference: Callable[[], None] | None = spawned.cancel if spawned is not None else None
     references = _references(cache)
     try:
         tmp = outdir.temp_dir(out)
@@ -277,10 +294,11 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
             problems = emitter.unsupported(graph, req.options)
             if problems:
                 raise UnsupportedError(problems, req.target)
-            if child:  # TF's child runs while the model is written (issue 25); small sources stay as they were
-                planned = verify.plan(source, graph, req.seed, _size_free_guess(graph, req.target, req.options))
+            if child:  # TF's child runs while the model is written (issue 25)
+                planned = verify.plan(source, graph, req.seed, _size_free_guess(graph, req.target, req.options),
+                                      child=True)
                 with interrupts.deferred():  # a signal while it starts: raised once cancel_reference can end it
-                    cancel_reference, references = _early_references(source, graph, planned.sets, cache)
+                    cancel_reference, references = _early_references(source, graph, planned.sets, cache, spawned)
             t0 = time.perf_counter()
             total_bytes, total_tensors = weight_totals(graph)
             progress.stage("emit", total_bytes=total_bytes, total_tensors=total_tensors)

@@ -1,9 +1,10 @@
-"""TensorFlow's reference run, in a child process when the source's weights are large.
+"""TensorFlow's reference run, in a child process when the source is large or the CLI converts once.
 
 TF keeps what its allocator took after the session closes: run in the converting process, the reference
 and the target runtime would each hold every weight at once (2.2x the model in RAM, issue 25). A child
-returns all of TF's memory to the system before the target runs. Small sources stay in process: a child
-costs a TensorFlow import (seconds), and tests verify hundreds of small models.
+returns all of TF's memory to the system before the target runs. Through the API small sources stay in
+process: a child costs a TensorFlow import (seconds), and tests and `convert batch` verify hundreds of small
+models in one process; the CLI converts once, and there the child's import runs beside the conversion.
 
 The child gets the source path, a skeleton of the graph (inputs, outputs, names, layouts, parse
 settings: it re-reads the source's graph, not its weights) and the inputs, through a temp dir (npz);
@@ -14,10 +15,13 @@ One verification asks for several input sets (its size, other sizes, sensitivity
 takes them all at once, so TF is imported and the graph read once per verification, not once per set
 (issue 25: 39.5 s of a 2.64 GB checkpoint's --verify was mostly re-started children).
 
-start_references starts that child without waiting for it: the pipeline starts it right after the parse,
-so TF's import and run overlap the model's write; TF reads its weights a few at a time there
-(parsers/tensorflow/weight_stream.py), so the two fit in memory together, and the target runtime loads
-only once the child has ended (verify reads the outcomes first).
+start_references starts that child without waiting for it, so TF's import and run overlap the model's
+write; TF reads its weights a few at a time there (parsers/tensorflow/weight_stream.py), so the two fit in
+memory together, and the target runtime loads only once the child has ended (verify reads the outcomes first).
+spawn() starts a child before its question is known: it imports TensorFlow while the pipeline parses the
+source (the input sets need the graph), and waits on its stdin until ask() has written the request. The CLI
+(one conversion per process) has even a small source's reference run so (wants_child): TF's import, seconds
+of CPU, then runs on the other core beside the parse and the emit instead of after them.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +52,8 @@ CHILD_ABOVE_BYTES = 256 << 20
 # Overrides CHILD_ABOVE_BYTES (a number of bytes; 0: always a child): tests force the child path with it.
 THRESHOLD_ENV = "TF_CONVERT_REFERENCE_CHILD_ABOVE"
 _REQUEST, _INPUTS, _OUTPUTS, _ERROR, _LOG = "request.pkl", "inputs.npz", "outputs.npz", "error.json", "stderr.txt"
+_SOURCE = "source.txt"  # written before the child starts: it checks TF for that source's kind, then waits
+_GO = b"go\n"  # on the child's stdin once the request is written (EOF without it: the parent gave up)
 _children_started = 0  # read by children_started(): tests check that one verification starts one child
 
 # One set's reference outputs, or what TF raised for that set (run_references goes on with the next set).
@@ -86,6 +93,13 @@ def in_child(path: str | Path) -> bool:
     return source_bytes(path) > child_threshold()
 
 
+def wants_child(path: str | Path, small_too: bool = False) -> bool:
+    """Does a verification of `path` run its reference in a child? A large source's always (in_child);
+    with `small_too` (a process that converts once: the CLI) any source's, unless this process has
+    imported TensorFlow already (then the child would only pay its import again)."""
+    return in_child(path) or (small_too and "tensorflow" not in sys.modules)
+
+
 def run_reference(path: str | Path, graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """parsers.run_reference, in a child process when the source is large (see the module doc)."""
     from tf_convert import parsers
@@ -107,11 +121,12 @@ class Started:
     """run_references' answer, asked for now and read later: for a large source its child runs meanwhile
     (the pipeline starts it before it emits the model); a small source's sets run in process when read."""
 
-    def __init__(self, path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> None:
+    def __init__(self, path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]],
+                 child: Child | None = None) -> None:
         self.path, self.graph, self.input_sets = path, graph, input_sets
-        self.child = None
-        if in_child(path):
-            self.child = Child(path, graph, [x for inputs in input_sets for x in inputs], None, sets=len(input_sets))
+        self.child = child if child is not None else spawn(path) if in_child(path) else None
+        if self.child is not None:
+            self.child.ask(graph, [x for inputs in input_sets for x in inputs], None, sets=len(input_sets))
 
     def outcomes(self) -> list[Outcome]:
         """Per set its outputs or TF's error; a child has ended (and freed TF's memory) when this returns."""
@@ -129,9 +144,11 @@ class Started:
             self.child.cancel()
 
 
-def start_references(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> Started:
-    """run_references, started now and read with `.outcomes()`; `.cancel()` when it is no longer wanted."""
-    return Started(path, graph, input_sets)
+def start_references(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]],
+                     child: Child | None = None) -> Started:
+    """run_references, started now and read with `.outcomes()`; `.cancel()` when it is no longer wanted.
+    `child`: a spawn()ed child to ask (whatever the source's size), else one of its own for a large source."""
+    return Started(path, graph, input_sets, child)
 
 
 def all_sets(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> list[Outcome]:
@@ -186,16 +203,21 @@ def _run_child(path: str | Path, graph: Graph, inputs: list[np.ndarray], names: 
     """Run this module as a child on a temp dir; its outputs, or its error raised here. An interrupt (Ctrl-C,
     SIGTERM via app/interrupts.py) kills the child and removes the temp dir on its way up. `sets`: `inputs`
     holds that many input sets one after another (run_references)."""
-    return Child(path, graph, inputs, names, sets).outputs()
+    return spawn(path).ask(graph, inputs, names, sets).outputs()
+
+
+def spawn(path: str | Path) -> Child:
+    """A reference child for the source at `path`, started now: it imports TensorFlow (and checks it) while
+    this process goes on, then waits for Child.ask()."""
+    return Child(path)
 
 
 class Child:
-    """A reference child, started by the constructor: outputs() waits for what it wrote (or raises its
-    error), cancel() ends it; either way its temp dir is removed. Started early (start_references), TF's
-    import and run overlap the parent's conversion (issue 25)."""
+    """A reference child, started by the constructor (spawn): ask() gives it its question, outputs() waits
+    for what it wrote (or raises its error), cancel() ends it; either way its temp dir is removed. Started
+    early, TF's import and run overlap the parent's conversion (issue 25)."""
 
-    def __init__(self, path: str | Path, graph: Graph, inputs: list[np.ndarray], names: list[str] | None,
-                 sets: int | None = None) -> None:
+    def __init__(self, path: str | Path) -> None:
         from tf_convert.parsers.source import open_source
 
         global _children_started
@@ -203,16 +225,32 @@ class Child:
         self.work = Path(tempfile.mkdtemp(prefix="tf-convert-reference-"))
         self.proc: subprocess.Popen | None = None
         try:
-            with open(self.work / _REQUEST, "wb") as f:
-                pickle.dump({"source": str(open_source(path).path), "graph": skeleton(graph), "names": names,
-                             "sets": sets}, f)
-            np.savez(self.work / _INPUTS, *[np.asarray(x) for x in inputs])
+            (self.work / _SOURCE).write_text(str(open_source(path).path))
             with open(self.work / _LOG, "wb") as log:
                 # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
-                self.proc = _start_child(self.work, log, side_by_side=(sets or 1) > 1)
+                self.proc = _start_child(self.work, log)
         except BaseException:
             self.cancel()
             raise
+
+    def ask(self, graph: Graph, inputs: list[np.ndarray], names: list[str] | None,
+            sets: int | None = None) -> Child:
+        """Write the request (`sets`: `inputs` holds that many input sets one after another) and let the
+        child run it; returns self, to read with outputs()."""
+        try:
+            with open(self.work / _REQUEST, "wb") as f:
+                pickle.dump({"source": (self.work / _SOURCE).read_text(), "graph": skeleton(graph),
+                             "names": names, "sets": sets}, f)
+            np.savez(self.work / _INPUTS, *[np.asarray(x) for x in inputs])
+            try:
+                self.proc.stdin.write(_GO)
+                self.proc.stdin.close()
+            except BrokenPipeError:  # it has ended already (TF missing): outputs() raises what it wrote
+                pass
+        except BaseException:
+            self.cancel()
+            raise
+        return self
 
     def outputs(self) -> dict:
         """Wait for the child (it has freed all of TF's memory when this returns); its outputs, or its error."""
@@ -232,6 +270,11 @@ class Child:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        if self.proc is not None and self.proc.stdin is not None and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except OSError:  # a broken pipe: the child is gone either way
+                pass
         shutil.rmtree(self.work, ignore_errors=True)
 
 
@@ -244,16 +287,23 @@ _ENDING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 SIDE_BY_SIDE_THREADS = {"TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "2"}
 
 
-def _start_child(work: Path, log, side_by_side: bool = False) -> subprocess.Popen:
+def side_by_side_threads(sets: int | None, environ: Mapping[str, str]) -> dict[str, str]:
+    """The thread settings a child sets for a request of `sets` input sets (TF reads them when its first
+    session starts, after the request has come), leaving those in `environ` (the user's) as they are."""
+    if (sets or 1) < 2:
+        return {}
+    return {k: v for k, v in SIDE_BY_SIDE_THREADS.items() if k not in environ}
+
+
+def _start_child(work: Path, log) -> subprocess.Popen:
     """The child, started with the ending signals held back until Popen has returned: a signal that came
     between the fork and the return would leave no `proc` to kill (an orphan child running TF on)."""
-    env = {**SIDE_BY_SIDE_THREADS, **os.environ} if side_by_side else None
     main = threading.current_thread() is threading.main_thread()
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING) if main else None
     try:
         return subprocess.Popen([sys.executable, "-m", "tf_convert.app.reference_process", str(work),
                                  str(os.getpid())],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, env=env)
+                                stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True)
     finally:
         if held is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal that came meanwhile is handled now
@@ -292,11 +342,13 @@ def _record(error: BaseException) -> dict[str, Any]:
             "message": str(error) or type(error).__name__}
 
 
-def _end_with_parent(parent: int) -> None:
-    """A child whose parent has gone (killed, or interrupted as another thread took the signal) ends too."""
+def _end_with_parent(parent: int, work: Path) -> None:
+    """A child whose parent has gone (killed, or interrupted as another thread took the signal) ends too,
+    and removes its temp dir, which nobody will read (a SIGKILLed parent could not)."""
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(0.5)
+        shutil.rmtree(work, ignore_errors=True)
         os._exit(1)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
@@ -310,13 +362,22 @@ def child_main(work: Path, parent: int | None = None) -> int:
 
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)  # held back by the parent while it started us
     if parent is not None:
-        _end_with_parent(parent)
+        _end_with_parent(parent, work)
+    try:
+        # the parent left TF's import to us: done while it parses, before its request exists
+        check_reference(parsers.open_source((work / _SOURCE).read_text()).kind)
+    except Exception as error:  # noqa: BLE001 - the parent raises it when it reads the outcomes
+        (work / _ERROR).write_text(json.dumps(_record(error)))
+        return 0
+    if sys.stdin.buffer.readline() != _GO:  # EOF: the parent has gone (cancel() kills us before it closes
+        shutil.rmtree(work, ignore_errors=True)  # the pipe): nobody else removes the temp dir
+        return 1
     with open(work / _REQUEST, "rb") as f:
         request = pickle.load(f)
+    os.environ.update(side_by_side_threads(request.get("sets"), os.environ))
     with np.load(work / _INPUTS) as saved:
         inputs = [saved[f"arr_{i}"] for i in range(len(saved.files))]
     try:
-        check_reference(parsers.open_source(request["source"]).kind)  # the parent left TF's import to us
         if request.get("sets") is not None:
             _write_sets(work, request, inputs)
         elif request["names"] is None:

@@ -132,9 +132,11 @@ class Plan:
         return [self.inputs, *self.probes, *(d[2] for d in self.draws)]
 
 
-def plan(source: Path, graph: Graph, seed: int = 0, size_free: bool = False, one_set_a_call: bool = False) -> Plan:
+def plan(source: Path, graph: Graph, seed: int = 0, size_free: bool = False, one_set_a_call: bool = False,
+         child: bool | None = None) -> Plan:
     """What verify() asks TF for first: drawn from the graph alone, so the pipeline can start the reference
-    run (reference_process.start_references) before the model is written, with these same sets."""
+    run (reference_process.start_references) before the model is written, with these same sets. `child`:
+    TF runs them in a child process (None: reference_process.in_child decides, by the source's size)."""
     from tf_convert.app import reference_process
 
     inputs = make_inputs(graph, seed)
@@ -142,8 +144,9 @@ def plan(source: Path, graph: Graph, seed: int = 0, size_free: bool = False, one
     sizes = other_sizes(graph) if size_free else []
     draws = _size_draws(graph, sizes, seed, set())
     # The whole-input probe is needed only when an output does not move with the border: asked for up front
-    # where a later call would cost another child (one more TF run there is cheap), else only when needed.
-    eager = edged is None or (not one_set_a_call and reference_process.in_child(source))
+    # where a later call would cost another child or TF's import (one more TF run there is cheap), else
+    # only when needed.
+    eager = edged is None or (not one_set_a_call and (reference_process.in_child(source) if child is None else child))
     probes = [p for p, wanted in ((edged, edged is not None), (other, eager)) if wanted]
     return Plan(inputs, edged, other, eager, probes, sizes, draws)
 

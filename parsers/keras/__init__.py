@@ -23,7 +23,7 @@ from .table import TABLE, restore_ops_modules
 
 KINDS = ("keras_h5", "keras_v3")
 
-__all__ = ["KINDS", "TABLE", "parse", "run_reference", "sniff"]
+__all__ = ["KINDS", "TABLE", "parse", "run_reference", "run_reference_sets", "sniff"]
 
 
 def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
@@ -40,6 +40,15 @@ def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
 
 def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Run the Keras model itself on `inputs` (IR layout); outputs in IR layout, graph order."""
+    return run_reference_sets(path, graph, [inputs])[0]
+
+
+def run_reference_sets(path: str | Path, graph: ir.Graph,
+                       input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """run_reference for each of `input_sets` with the model loaded once (issue 25: a load of MobileNetV2
+    costs more than its run); each set is its own call of the same model as run_reference makes, so the
+    outputs are those of one run per set. Raises what Keras raises for any set (the caller then runs the
+    sets one by one to tell which)."""
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -52,12 +61,17 @@ def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -
     except Exception as err:  # noqa: BLE001 - Keras refuses the file: so do we, in one line
         first = str(err).strip().splitlines()[0][:150] if str(err).strip() else ""
         raise InputError(f"{path}: Keras itself cannot load this model ({type(err).__name__}: {first})") from None
-    feed = [
-        np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
-        for name, x in zip(graph.inputs, inputs)
-    ]
-    if any(_fixed_elsewhere(spec, x.shape) for spec, x in zip(_input_shapes(model), feed)):
-        model = _size_free_copy(model, keras)  # converted (or verified) at a size the file does not fix
+    feeds = [[np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
+              for name, x in zip(graph.inputs, inputs)] for inputs in input_sets]
+    fixed = _input_shapes(model)
+    runner = _with_outputs(model, graph, keras)
+    if any(_fixed_elsewhere(spec, x.shape) for feed in feeds for spec, x in zip(fixed, feed)):
+        _free_sizes(runner, keras)  # converted (or verified) at a size the file does not fix
+    return [_call(runner, graph, feed) for feed in feeds]
+
+
+def _with_outputs(model, graph: ir.Graph, keras):
+    """`model`, or a model over the same layers whose outputs are the graph's, in the graph's order."""
     wanted = [graph.source_names.get(t, t) for t in graph.outputs]
     own = _as_list(model.outputs)
     if [t._keras_history[0].name for t in own] == wanted:  # the model's own outputs, in order: a layer
@@ -66,6 +80,11 @@ def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -
         model_outputs = [layer_of(model, t) for t in wanted]
     if [id(o) for o in model_outputs] != [id(o) for o in _as_list(model.outputs)]:
         model = keras.Model(model.inputs, model_outputs)
+    return model
+
+
+def _call(model, graph: ir.Graph, feed: list[np.ndarray]) -> list[np.ndarray]:
+    """One call of `model` on `feed` (source layout); its outputs in IR layout."""
     results = _as_list(model(feed if len(feed) > 1 else feed[0], training=False))
     out = []
     for name, y in zip(graph.outputs, results):
@@ -104,34 +123,24 @@ def _fixed_elsewhere(spec: tuple, given: tuple) -> bool:
     return len(spec) == len(given) and any(d is not None and d != n for d, n in zip(spec[1:], given[1:]))
 
 
-def _size_free_copy(model, keras):
-    """The same layers and weights with the input layers' non-channel sizes left free, so that Keras
-    runs the model at another size (its input_spec refuses the saved one's otherwise)."""
-    config = model.get_config()
-    for layer in config["layers"]:
-        if layer["class_name"] == "InputLayer":
-            cfg = layer["config"]
-            key = "batch_shape" if "batch_shape" in cfg else "batch_input_shape"
-            shape = list(cfg[key])
-            # the channels stay; a (batch, steps) token input's last axis is its length
-            cfg[key] = [None] * len(shape) if len(shape) == 2 else [None] * (len(shape) - 1) + shape[-1:]
-    copy = model.__class__.from_config(config, custom_objects=_custom_objects())
-    copy.set_weights(model.get_weights())
-    for layer in _all_layers(copy):
-        if hasattr(layer, "finalize_state"):
-            # state derived from variables (Normalization's mean/variance) is rebuilt when Keras loads
-            # a file, not by set_weights: without this the copy normalizes with zeros and ones
-            layer.finalize_state()
-    return copy
+def _free_sizes(model, keras) -> None:
+    """Let `model` run at other sizes: its input check keeps each input's rank and channels (an image's last
+    axis) and leaves the other sizes free. Only the check changes (the same layers and weights run the same
+    kernels in eager mode; a layer that needs the saved size still refuses another), and it costs nothing
+    where a rebuilt copy cost a second load of the model (issue 25)."""
+    specs = model.input_spec
+    if specs is None:
+        return
+    model.input_spec = [
+        spec if spec is None or spec.shape is None else keras.InputSpec(
+            shape=_free_shape(tuple(spec.shape)), allow_last_axis_squeeze=spec.allow_last_axis_squeeze,
+            name=spec.name, optional=spec.optional)
+        for spec in _as_list(specs)]
 
 
-def _all_layers(model) -> list:
-    """Every layer of `model`, those of nested models included."""
-    found = []
-    for layer in getattr(model, "layers", []):
-        found.append(layer)
-        found += _all_layers(layer)
-    return found
+def _free_shape(dims: tuple) -> tuple:
+    """The channels stay; a (batch, steps) token input's last axis is its length."""
+    return (None,) * len(dims) if len(dims) == 2 else (None,) * (len(dims) - 1) + dims[-1:]
 
 
 def _load(path: str | Path, keras):

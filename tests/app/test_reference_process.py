@@ -127,6 +127,30 @@ def test_interrupt_kills_the_child_and_leaves_no_temp(tmp_path, model, sig):
     assert not Path(f"/proc/{child}").exists() or "zombie" in Path(f"/proc/{child}/status").read_text()
 
 
+def test_a_killed_parents_child_ends_and_removes_its_temp(tmp_path, model):
+    """The CLI spawns the child before it parses, even for a small source (issue 25); a SIGKILLed parent
+    cannot clean up, so the child, waiting for its request or running TF, ends and removes its temp dir."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TMPDIR=str(temp))
+    env.pop(reference_process.THRESHOLD_ENV, None)
+    proc = subprocess.Popen([CONVERT, "tf2onnx", model["pb"], "-o", str(tmp_path / "out"), "--verify"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    end = time.monotonic() + 120
+    child = None
+    while time.monotonic() < end and proc.poll() is None and child is None:
+        if any(p.name.startswith("tf-convert-reference-") for p in temp.iterdir()):
+            child = next(iter(_children(proc.pid)), None)
+        time.sleep(0.01)
+    assert child is not None, proc.communicate()
+    proc.kill()
+    proc.communicate(timeout=60)
+    end = time.monotonic() + 60
+    while time.monotonic() < end and [p for p in temp.iterdir() if p.name.startswith("tf-convert-reference-")]:
+        time.sleep(0.1)
+    assert not [p for p in temp.iterdir() if p.name.startswith("tf-convert-reference-")]
+
+
 def test_verify_through_the_child_passes(tmp_path, model, child_always):
     from tf_convert.app import pipeline
 
@@ -287,28 +311,14 @@ def test_reverify_leaves_tensorflow_to_the_child(tmp_path, model, child_always):
     assert done.stdout.strip() == "False"
 
 
-def _child_environment(started) -> dict[str, str]:
-    entries = Path(f"/proc/{started.child.proc.pid}/environ").read_bytes().split(b"\0")
-    return dict(e.decode().split("=", 1) for e in entries if b"=" in e)
-
-
-@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads the child's environment in /proc")
-def test_a_child_of_several_sets_runs_them_side_by_side(model, child_always, monkeypatch):
+@pytest.mark.parametrize("sets, environ, expected", [
+    (5, {}, {"TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "2"}),
+    (2, {"TF_NUM_INTRAOP_THREADS": "3"}, {"TF_NUM_INTEROP_THREADS": "2"}),  # the user's setting wins
+    (1, {}, {}),  # one set keeps TF's default
+    (None, {}, {}),  # a --layers request (tensors of one set)
+])
+def test_a_child_of_several_sets_runs_them_side_by_side(sets, environ, expected):
     """Issue 25: several sets' graph copies give TF ops to run at once, one thread each (less CPU on a
-    machine the converting process shares); one set keeps TF's default; the user's setting wins."""
-    graph = parsers.parse(model["pb"])
-    inputs = make_inputs(graph)
-    monkeypatch.delenv("TF_NUM_INTRAOP_THREADS", raising=False)
-    monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
-    for sets, expected in (([inputs, inputs], "1"), ([inputs], None)):
-        started = reference_process.start_references(model["pb"], graph, sets)
-        try:
-            assert _child_environment(started).get("TF_NUM_INTRAOP_THREADS") == expected
-        finally:
-            started.cancel()
-    monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "3")
-    started = reference_process.start_references(model["pb"], graph, [inputs, inputs])
-    try:
-        assert _child_environment(started)["TF_NUM_INTRAOP_THREADS"] == "3"
-    finally:
-        started.cancel()
+    machine the converting process shares). The child sets them once the request has come, before TF's
+    first session reads them."""
+    assert reference_process.side_by_side_threads(sets, environ) == expected
