@@ -74,7 +74,7 @@ class DirectFile:
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
         base = {os.SEEK_SET: 0, os.SEEK_CUR: self._pos, os.SEEK_END: self._size}[whence]
         if base + offset < 0:
-            raise OSError(errno.EINVAL, "negative seek position", self.name)
+            raise OSError(errno.EINVAL, "negative seek position")
         self._pos = base + offset
         return self._pos
 
@@ -156,7 +156,7 @@ class DirectFile:
                 done += os.pwrite(self._fd, view[done:], offset + done)
             except OSError as e:
                 if e.errno != errno.EINVAL or not self._drop_direct():
-                    raise OSError(e.errno, e.strerror, self.name) from None
+                    raise  # as a plain file's write raises it (no file name: the caller names OUT)
 
     def _drop_direct(self) -> bool:
         """The file system took O_DIRECT at open but refuses the write: go on through the page cache."""
@@ -178,7 +178,7 @@ class DirectFile:
         while done < len(blocks):
             got = os.preadv(self._fd, [memoryview(blocks)[done:]], first + done)
             if not got:
-                raise OSError(errno.EIO, "cannot read back a block written before", self.name)
+                raise OSError(errno.EIO, "cannot read back a block written before")
             done += got
         blocks[offset - first:offset - first + len(data)] = data
         self._pwrite(blocks, first)
