@@ -3,12 +3,13 @@
 Writing gigabytes through the page cache costs the kernel a page allocation and a copy per 4 KB, then a
 second pass to write them back (on this kind of VM 3-6 s of system CPU for 2.6 GB, more than the rest of
 a conversion); `O_DIRECT` hands the disk our own buffer instead. O_DIRECT needs block-aligned offsets,
-lengths and memory, so writes are gathered in an aligned staging buffer that goes to disk whole; a write
-behind it (zipfile rewriting a record's local header) reads, patches and rewrites the aligned blocks it
-touches. `close()` writes the last partial block, cuts the file to its length and fsyncs it: the bytes on
-disk are exactly those written, as with a plain file, and they are durable once close returns. Where the
-file system refuses O_DIRECT (tmpfs, some network file systems) the same code writes through the page
-cache and still fsyncs.
+lengths and memory, so writes are gathered in an aligned staging buffer that goes to disk whole, by a
+writer thread while the next one fills (the caller waits for the disk only when it is a stage behind);
+a write behind it (zipfile rewriting a record's local header) is kept and applied at close by reading,
+patching and rewriting the aligned blocks it touches. `close()` writes the last partial block, cuts the
+file to its length and fsyncs it: the bytes on disk are exactly those written, as with a plain file, and
+they are durable once close returns. Where the file system refuses O_DIRECT (tmpfs, some network file
+systems) the same code writes through the page cache and still fsyncs.
 
 `open_direct(path)` returns it; it has what zipfile and the weight writers use: write, seek, tell, flush,
 close, and is a context manager.
@@ -18,13 +19,15 @@ from __future__ import annotations
 
 import errno
 import os
+import queue
+import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 BLOCK = 4096  # alignment of offsets, lengths and memory: covers 512-byte and 4 KB logical blocks
-STAGE = 8 << 20  # bytes gathered before one write: long enough for the disk, small enough for the cache
+STAGE = 4 << 20  # bytes per write (two stages: one filling, one being written): long enough for the disk
 
 
 def _aligned(size: int) -> np.ndarray:
@@ -55,7 +58,13 @@ class DirectFile:
                 raise
             self._fd = os.open(path, flags, 0o666)
         self._stage = _aligned(stage)
-        self._base = 0  # file offset of _stage[0] (a multiple of BLOCK); everything below it is on disk
+        self._spare: queue.Queue = queue.Queue()  # the other stage, back from the writer thread
+        self._spare.put(_aligned(stage))
+        self._pending: queue.Queue = queue.Queue()  # (stage, offset) for the writer thread; None: stop
+        self._writer: threading.Thread | None = None
+        self._failure: list[BaseException] = []  # the writer thread's error, raised to the caller
+        self._patches: list[tuple[int, np.ndarray]] = []  # writes below _base, applied at close
+        self._base = 0  # file offset of _stage[0] (a multiple of BLOCK); everything below it is handed off
         self._fill = 0  # bytes of _stage holding data
         self._pos = 0
         self._size = 0
@@ -84,9 +93,9 @@ class DirectFile:
     def write(self, data: Any) -> int:
         view = _as_bytes(data)
         n = len(view)
-        if self._pos < self._base:  # behind the stage: patch what is on disk
+        if self._pos < self._base:  # behind the stage: patched on disk at close
             below = min(n, self._base - self._pos)
-            self._patch(self._pos, view[:below])
+            self._patches.append((self._pos, view[:below].copy()))
             self._pos += below
             view = view[below:]
         gap = self._pos - (self._base + self._fill)
@@ -109,10 +118,13 @@ class DirectFile:
         if self.closed:
             return
         try:
+            self._stop_writer()
             if self._fill:
                 length = -(-self._fill // BLOCK) * BLOCK
                 self._stage[self._fill:length] = 0
                 self._pwrite(self._stage[:length], self._base)
+            for offset, data in self._patches:  # in the order written: a later write wins
+                self._patch(offset, data)
             os.ftruncate(self._fd, self._size)
             os.fsync(self._fd)
         finally:
@@ -123,7 +135,10 @@ class DirectFile:
         """Close without writing what is left (after a failure: the file is deleted with its directory)."""
         if not self.closed:
             self.closed = True
-            os.close(self._fd)
+            try:
+                self._stop_writer(raise_failure=False)
+            finally:
+                os.close(self._fd)
 
     def __enter__(self) -> DirectFile:
         return self
@@ -144,9 +159,35 @@ class DirectFile:
             count -= take
 
     def _write_stage(self) -> None:
-        self._pwrite(self._stage, self._base)
+        """Hand the full stage to the writer thread and go on filling the spare one."""
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write_pending, name="direct-write", daemon=True)
+            self._writer.start()
+        self._pending.put((self._stage, self._base))
+        self._stage = self._spare.get()  # waits only while the disk is a whole stage behind
+        if self._failure:
+            raise self._failure[0]
         self._base += len(self._stage)
         self._fill = 0
+
+    def _write_pending(self) -> None:
+        while (item := self._pending.get()) is not None:
+            stage, offset = item
+            try:
+                if not self._failure:
+                    self._pwrite(stage, offset)
+            except BaseException as error:  # noqa: BLE001 - raised in the caller's next write or close
+                self._failure.append(error)
+            finally:
+                self._spare.put(stage)
+
+    def _stop_writer(self, raise_failure: bool = True) -> None:
+        if self._writer is not None:
+            self._pending.put(None)
+            self._writer.join()
+            self._writer = None
+        if raise_failure and self._failure:
+            raise self._failure[0]
 
     def _pwrite(self, block: np.ndarray, offset: int) -> None:
         view = memoryview(block)
@@ -170,7 +211,7 @@ class DirectFile:
         return True
 
     def _patch(self, offset: int, data: np.ndarray) -> None:
-        """Overwrite bytes already on disk (all below `_base`): read the aligned blocks, patch, rewrite."""
+        """Overwrite bytes on disk (all below `_base`, the writer done): read the aligned blocks, patch, rewrite."""
         first = offset - offset % BLOCK
         last = min(-(-(offset + len(data)) // BLOCK) * BLOCK, self._base)
         blocks = _aligned(last - first)
