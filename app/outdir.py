@@ -9,6 +9,9 @@ Rules (issue 16):
   rename that fails if OUT appeared meanwhile (RENAME_NOREPLACE). --force first moves the old output
   aside and deletes it only once the new one is in place.
 - A later run removes the temp directories of processes that no longer exist.
+- Durable: every file and directory of the result is fsynced before the rename, and OUT's parent after
+  it, so once `convert` exits 0 the output survives a power cut whole or not at all (issue 25; the big
+  weight files are written around the page cache and fsynced as they close: convert/direct_file.py).
 """
 
 from __future__ import annotations
@@ -80,8 +83,9 @@ def discard_temps(out: Path) -> None:
 
 
 def commit(tmp: Path, out: Path, *, force: bool) -> None:
-    """Move the finished `tmp` to `out`. Never deletes anything but a previous output (with --force)."""
+    """Move the finished `tmp` to `out`, durably. Never deletes anything but a previous output (with --force)."""
     out = Path(out)
+    sync_tree(tmp)
     aside = None
     if force and (out.exists() or out.is_symlink()):
         _check_replaceable(out)
@@ -101,8 +105,28 @@ def commit(tmp: Path, out: Path, *, force: bool) -> None:
                              f"kept it, the previous output is at {aside}") from None
         raise UsageError(f"output directory {out} appeared while converting (another run?); "
                          "kept it and discarded this result: remove it or pass --force") from None
+    _fsync_path(out.parent)  # the rename itself
     if aside is not None:
         shutil.rmtree(aside, ignore_errors=True)
+
+
+def sync_tree(root: Path) -> None:
+    """fsync every file and directory under `root` (itself included): their bytes and names are on disk."""
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                _fsync_path(Path(path))
+        _fsync_path(Path(folder))
+
+
+def _fsync_path(path: Path) -> None:
+    flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if path.is_dir() else 0)
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _check_replaceable(out: Path) -> None:

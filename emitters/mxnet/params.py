@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from tf_convert.convert.direct_file import open_direct
 from tf_convert.convert.ir.lazy import read_ahead
 from tf_convert.convert.progress import SILENT, Progress
 
@@ -58,7 +59,7 @@ def encode(arrays: dict[str, Any]) -> bytes:
 
 
 def save(path: str | Path, arrays: dict[str, Any], progress: Progress = SILENT) -> None:
-    with open(path, "wb") as f:
+    with open_direct(path) as f:  # around the page cache, fsynced (issue 25)
         write(f, arrays, progress)
 
 

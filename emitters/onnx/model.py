@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tf_convert.convert import ir
+from tf_convert.convert.direct_file import open_direct
 from tf_convert.convert.ir.lazy import read_ahead
 from tf_convert.convert.progress import SILENT, Progress
 
@@ -163,7 +164,7 @@ def _write_inline(built: Built, path: Path, progress: Progress) -> None:
     del graph.initializer[:]
     graph.initializer.extend(t for t in inits if t.name not in built.deferred)
     try:
-        with open(path, "wb") as f:
+        with open_direct(path) as f:  # around the page cache, fsynced (issue 25)
             f.write(built.model.SerializeToString())
             by_name = {t.name: t for t in inits}
             deferred = ((t.name, built.deferred[t.name]) for t in inits if t.name in built.deferred)
@@ -186,7 +187,7 @@ def _write_external(built: Built, data_path: Path, progress: Progress) -> None:
     from onnx import TensorProto
 
     offset = 0
-    with open(data_path, "wb") as f:
+    with open_direct(data_path) as f:  # around the page cache, fsynced (issue 25)
         by_name = {t.name: t for t in built.model.graph.initializer}
         # small ones stay inline, as onnx.save_model's size_threshold=1024 leaves them
         external = ((t.name, built.deferred[t.name] if t.name in built.deferred

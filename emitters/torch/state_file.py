@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert.convert.direct_file import open_direct
 from tf_convert.convert.ir.lazy import read_ahead
 from tf_convert.convert.progress import SILENT, Progress
 
@@ -77,7 +78,8 @@ def save_state_dict(path: str | Path, state: dict[str, Any], progress: Progress 
     _Pickler(buffer, protocol=_PROTOCOL).dump(stubs)
     data = buffer.getvalue()
     alignment = _get_storage_alignment()
-    with open(path, "wb") as file, zipfile.ZipFile(file, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+    # around the page cache, fsynced (issue 25); zipfile's header rewrites patch blocks already written
+    with open_direct(path) as file, zipfile.ZipFile(file, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         records = _Records(archive, Path(path).stem, alignment)
         records.add("data.pkl", data)
         records.add(".format_version", b"1")

@@ -114,6 +114,10 @@ def _word_tables() -> tuple[np.ndarray, np.ndarray]:
 
 LANES = 16384
 CHUNK = LANES * 512  # bytes hashed per vectorised step
+# bytes of a transposed read copied at once: a 3x3x1024x1024 kernel in one piece (slabs of its first axis
+# cut the 3x3 window apart and made numpy's inner copy loops 3 elements long: issue 25), a 400 MB fc
+# weight in a few (the mapped pages of one slab are resident until it is copied)
+SLAB = 64 << 20
 
 
 def _raw_crc(data: memoryview, state: int = 0) -> int:
@@ -385,7 +389,7 @@ class Bundle:
             raise AssertionError(f"view {shape} {axes} does not fit tensor '{key}' {list(entry.shape)}")
         out = np.empty(tuple(shape[a] for a in axes), dtype)
         row = entry.size // shape[0]
-        rows = max(1, CHUNK // max(1, row))
+        rows = max(1, SLAB // max(1, row))
         where = [slice(None)] * len(shape)
         source = np.frombuffer(data, np.uint8, entry.size, entry.offset)  # a view of the mapped shard
         try:

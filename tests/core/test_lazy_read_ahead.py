@@ -55,3 +55,20 @@ def test_a_writer_that_stops_early_stops_the_worker():
     time.sleep(0.2)
     assert len(computed) <= 5
     assert not [t for t in threading.enumerate() if t.name == "read-ahead"]
+
+
+@pytest.mark.parametrize("shape, axes", [((3, 3, 64, 96), (3, 2, 0, 1)), ((300, 700), (1, 0)),
+                                         ((5, 7, 11, 13), (2, 0, 3, 1)), ((3, 3, 1024, 1024), (3, 2, 0, 1)),
+                                         ((1, 2048, 2304), (2, 0, 1))])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8"])
+def test_transposed_blocks_equal_numpy(shape, axes, dtype):
+    """transposed copies big arrays block by block (source order first, then permuted; over 16 MB in
+    two threads): the values are numpy's transpose, for any axes and item size."""
+    from tf_convert.convert.ir.lazy import copy_tiled, transposed
+
+    value = (np.arange(np.prod(shape)) % 251).astype(dtype).reshape(shape)
+    expected = np.ascontiguousarray(value.transpose(axes))
+    assert np.array_equal(transposed(value, axes), expected)
+    out = np.zeros(expected.shape, dtype)
+    copy_tiled(out, value.transpose(axes))
+    assert np.array_equal(out, expected)
