@@ -104,6 +104,18 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _started_child(proc: subprocess.Popen, temp: Path) -> int:
+    """The pid of the reference child `proc` has started (its temp dir is in `temp`), waited for."""
+    end = time.monotonic() + 120
+    child = None
+    while time.monotonic() < end and proc.poll() is None and child is None:
+        if any(p.name.startswith("tf-convert-reference-") for p in temp.iterdir()):
+            child = next(iter(_children(proc.pid)), None)
+        time.sleep(0.01)
+    assert child is not None, proc.communicate()
+    return child
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_kills_the_child_and_leaves_no_temp(tmp_path, model, sig):
     temp = tmp_path / "tmp"
@@ -112,13 +124,7 @@ def test_interrupt_kills_the_child_and_leaves_no_temp(tmp_path, model, sig):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TMPDIR=str(temp), **{reference_process.THRESHOLD_ENV: "0"})
     proc = subprocess.Popen([CONVERT, "tf2onnx", model["pb"], "-o", str(out), "--verify"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    end = time.monotonic() + 120
-    child = None
-    while time.monotonic() < end and proc.poll() is None and child is None:
-        if any(p.name.startswith("tf-convert-reference-") for p in temp.iterdir()):
-            child = next(iter(_children(proc.pid)), None)
-        time.sleep(0.01)
-    assert child is not None, proc.communicate()
+    child = _started_child(proc, temp)
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 128 + sig, stderr
@@ -136,19 +142,23 @@ def test_a_killed_parents_child_ends_and_removes_its_temp(tmp_path, model):
     env.pop(reference_process.THRESHOLD_ENV, None)
     proc = subprocess.Popen([CONVERT, "tf2onnx", model["pb"], "-o", str(tmp_path / "out"), "--verify"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    end = time.monotonic() + 120
-    child = None
-    while time.monotonic() < end and proc.poll() is None and child is None:
-        if any(p.name.startswith("tf-convert-reference-") for p in temp.iterdir()):
-            child = next(iter(_children(proc.pid)), None)
-        time.sleep(0.01)
-    assert child is not None, proc.communicate()
+    child = _started_child(proc, temp)
     proc.kill()
     proc.communicate(timeout=60)
     end = time.monotonic() + 60
-    while time.monotonic() < end and [p for p in temp.iterdir() if p.name.startswith("tf-convert-reference-")]:
+    while time.monotonic() < end and ([p for p in temp.iterdir() if p.name.startswith("tf-convert-reference-")]
+                                      or _running(child)):
         time.sleep(0.1)
     assert not [p for p in temp.iterdir() if p.name.startswith("tf-convert-reference-")]
+    assert not _running(child)
+
+
+def _running(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "zombie" not in status.read_text()
+    except OSError:  # gone
+        return False
 
 
 def test_verify_through_the_child_passes(tmp_path, model, child_always):
