@@ -13,6 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
 from tf_convert.convert.errors import ConvertError, UnsupportedError, UsageError, VerifyError
@@ -376,7 +377,7 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     if doc.get("source_settings"):
         graph.metadata["tf_settings"] = doc["source_settings"]
     tol = rtol if rtol is not None else doc.get("options", {}).get("rtol", 1e-4)
-    result = verify.verify(source, graph, emitters.get(doc["target"]), Path(out), rtol=tol,
+    result = verify.verify(source, graph, _written_model(emitters.get(doc["target"]), Path(out)), Path(out), rtol=tol,
                            seed=doc.get("options", {}).get("seed", 0),
                            size_free=doc.get("input_sizes", {}).get("spatial") == "any",
                            depth=(doc.get("verify") or {}).get("depth") or doc.get("graph", {}).get("nodes"))
@@ -389,6 +390,27 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
             + (f"; {where} (details: convert verify {out} --layers)" if where else "")
         )
     return result
+
+
+def _written_model(emitter: Any, out: Path) -> Any:
+    """The target's runtime over OUT's files as `convert verify OUT` finds them: files the runtime cannot load
+    or run (truncated, edited, damaged since they were written) are bad input, one line and exit 2, not an
+    internal error. Right after a conversion such a failure stays a bug (exit 1): there it is our file."""
+    from .verify import unreadable_output
+
+    def guarded(run: Callable) -> Callable:
+        def call(*args: Any) -> Any:
+            try:
+                return run(*args)
+            except (ConvertError, MemoryError):
+                raise
+            except Exception as error:  # noqa: BLE001 - whatever the runtime raises on a file it cannot read
+                raise unreadable_output(emitter.TARGET, out, error) from None
+        return call
+
+    run_sets = getattr(emitter, "run_sets", None)
+    return SimpleNamespace(TARGET=emitter.TARGET, run=guarded(emitter.run),
+                           **({"run_sets": guarded(run_sets)} if run_sets else {}))
 
 
 __all__ = ["Request", "Conversion", "run", "reverify", "load_graph", "default_out", "ConvertError"]

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tf_convert.convert.errors import ConvertError
+from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.convert.ir import Graph
 
 from . import mask_inputs, token_inputs
@@ -303,6 +303,16 @@ def _target_outputs(emitter: ModuleType, out_dir: Path,
 
     return actual
 
+
+
+def unreadable_output(target: str, out_dir: Path, error: BaseException) -> InputError:
+    """What a runtime's failure to load or run OUT's files says when the files are the user's to have changed
+    (`convert verify OUT`, --layers): one line, exit 2, the runtime's own reason."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()] or [type(error).__name__]
+    # a runtime's own traceback (MXNet's) ends with what went wrong; other messages start with it
+    why = lines[-1] if "Traceback (most recent call last)" in lines[0] else lines[0]
+    return InputError(f"the {target} runtime could not load or run the model in {out_dir} "
+                      f"({type(error).__name__}: {why[:200]}); if its files were edited, re-run the conversion")
 
 def _verify_other_size(
     graph: Graph, actual: Callable[[list[np.ndarray]], list[np.ndarray]], shapes: dict[str, tuple[int, ...]],

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from tf_convert.app.metric import CANNOT_TELL, FAILED, judge
-from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir import Graph
 
 from . import border, mapping
@@ -71,7 +70,7 @@ def run(source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, tensor_n
         rtol: float = 1e-4, seed: int = 0) -> dict[str, Any]:
     """Compare every mappable IR tensor; the document `convert verify --layers --json` prints."""
     from tf_convert.app import reference_process
-    from tf_convert.app.verify import make_inputs
+    from tf_convert.app.verify import make_inputs, unreadable_output
 
     inputs = make_inputs(graph, seed)
     sources = graph.metadata.get(mapping.KEY) or {}
@@ -82,9 +81,7 @@ def run(source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, tensor_n
     try:
         target = fetch(Path(out_dir), inputs, [tensor_names[n.output] for n in nodes]) if fetch else {}
     except Exception as exc:  # noqa: BLE001 - the runtime's own error, on files --verify once ran
-        why = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:300]
-        raise UsageError(f"the {getattr(emitter, 'TARGET', 'target')} runtime could not run the model in {out_dir} "
-                         f"({why}); if its files were edited, re-run the conversion") from None
+        raise unreadable_output(getattr(emitter, "TARGET", "target"), out_dir, exc) from None
     widths = border.propagate(graph)
     layers = []
     for depth, node in enumerate(nodes, start=1):  # ops from the input: scales the float32 floor

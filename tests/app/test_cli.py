@@ -120,6 +120,26 @@ def test_verify_command_reruns_the_check(models, tmp_path):
     assert stdout.startswith("OK")
 
 
+
+WEIGHT_FILES = {"torch": "model.pt", "onnx": "model.onnx", "caffe": "model.caffemodel", "mxnet": "model-0000.params"}
+
+
+@pytest.mark.parametrize("layers", [(), ("--layers",)])
+@pytest.mark.parametrize("target", list(WEIGHT_FILES))
+def test_verify_command_on_damaged_files_is_one_line_exit_2(models, tmp_path, target, layers):
+    """`convert verify OUT [--layers]` reads files the user may have changed since: a weight file its runtime
+    cannot read is bad input (exit 2, one line naming OUT), never an internal error."""
+    if target == "mxnet" and not (Path(emitters.__file__).parents[1] / ".venv-mxnet").exists():
+        pytest.skip("no .venv-mxnet (run `make mxnet-env`)")
+    out = tmp_path / "out"
+    assert run_cli(f"tf2{target}", models["resnet"]["pb"], "-o", out)[0] == 0
+    weights = out / WEIGHT_FILES[target]
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    code, _, stderr = run_cli("verify", out, *layers)
+    assert code == 2, stderr
+    assert len(stderr.strip().splitlines()) == 1 and str(out) in stderr and "runtime could not load or run" in stderr
+    assert "internal error" not in stderr
+
 def test_inspect_shows_pads_and_plans(models):
     code, stdout, stderr = run_cli("inspect", models["mobilenet"]["ckpt"])
     assert code == 0, stderr
