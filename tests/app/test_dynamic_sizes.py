@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.tf_models import rel_err, save_frozen
+from tests.support.tf_models import rel_err, run_frozen, save_frozen
 
 tf = pytest.importorskip("tensorflow")
 torch = pytest.importorskip("torch")
@@ -51,11 +51,7 @@ def frozen(tmp_path_factory) -> dict[str, str]:
 
 
 def tf_run(pb: str, x_nhwc: np.ndarray) -> np.ndarray:
-    graph_def = tf.compat.v1.GraphDef.FromString(Path(pb).read_bytes())
-    with tf.Graph().as_default() as g:
-        tf.compat.v1.import_graph_def(graph_def, name="")
-        with tf.compat.v1.Session(graph=g) as sess:
-            return sess.run("out:0", {"input:0": x_nhwc})
+    return run_frozen(pb, {"input:0": x_nhwc})
 
 
 def convert(pb: str, out: Path, *flags: str, shape: str = "1,32,32,3",

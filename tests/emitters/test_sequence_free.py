@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from tests.support.ir_cases import rel_error
-from tests.support.size_following import assert_bound_as_expected
+from tests.support.size_following import assert_bound_as_expected, free_twin
 from tf_convert import emitters
 from tf_convert.emitters.base import EmitOptions
 
@@ -134,14 +134,6 @@ SUFFIXES = (".keras", ".h5")
 
 
 @pytest.fixture(scope="module")
-def keras():
-    import keras
-
-    keras.utils.set_random_seed(23)
-    return keras
-
-
-@pytest.fixture(scope="module")
 def saved(keras, tmp_path_factory):
     """(fixture, suffix) -> (the file saved at CONVERT_LENGTH, the same model with a free length where it has one)."""
     work = tmp_path_factory.mktemp("free")
@@ -150,8 +142,7 @@ def saved(keras, tmp_path_factory):
         model = build(keras, CONVERT_LENGTH)
         free = model  # a length-bound model runs at its own length only
         if name in FREE:
-            free = build(keras, None)
-            free.set_weights(model.get_weights())
+            free = free_twin(build, keras, model, None)
         for suffix in SUFFIXES:
             path = work / f"{name}{suffix}"
             model.save(path)

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from tests.support.ir_cases import rel_error
-from tests.support.size_following import assert_bound_as_expected
+from tests.support.size_following import assert_bound_as_expected, free_twin
 from tf_convert import emitters
 from tf_convert.emitters.base import EmitOptions
 
@@ -107,14 +107,6 @@ BOUND = {
 
 
 @pytest.fixture(scope="module")
-def keras():
-    import keras
-
-    keras.utils.set_random_seed(23)
-    return keras
-
-
-@pytest.fixture(scope="module")
 def saved(keras, tmp_path_factory):
     """fixture -> (the .keras file at CONVERT_LENGTH, the same model with a free length where it has one)."""
     work = tmp_path_factory.mktemp("lengths")
@@ -125,8 +117,7 @@ def saved(keras, tmp_path_factory):
         model.save(path)
         free = model  # a length-bound model runs at its own length only
         if name in FREE:
-            free = build(keras, None)
-            free.set_weights(model.get_weights())
+            free = free_twin(build, keras, model, None)
         found[name] = (path, free)
     return found
 

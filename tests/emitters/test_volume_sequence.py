@@ -84,14 +84,6 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def keras():
-    import keras
-
-    keras.utils.set_random_seed(23)
-    return keras
-
-
 def _convert(path: Path):
     from tf_convert.convert import passes
     from tf_convert.parsers import keras as keras_parser

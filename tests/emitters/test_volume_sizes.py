@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from tests.support.ir_cases import rel_error
-from tests.support.size_following import assert_bound_as_expected
+from tests.support.size_following import assert_bound_as_expected, free_twin
 from tf_convert import emitters
 from tf_convert.emitters.base import EmitOptions
 
@@ -102,18 +102,10 @@ BOUND = {
 
 
 @pytest.fixture(scope="module")
-def keras():
-    import keras
-
-    keras.utils.set_random_seed(23)
-    return keras
-
-
-@pytest.fixture(scope="module")
 def saved(keras, tmp_path_factory):
     """fixture -> (its file at CONVERT_SIZE, a function running TF on a (N, D, H, W, C) feed at any size
     where the model has one)."""
-    from tests.support.tf_models import save_frozen
+    from tests.support.tf_models import run_frozen, save_frozen
 
     work = tmp_path_factory.mktemp("volumes")
     found = {}
@@ -123,28 +115,17 @@ def saved(keras, tmp_path_factory):
         model.save(path)
         free = model  # a size-bound model runs at its own size only
         if name in FREE:
-            free = build(keras, (None, None, None))
-            free.set_weights(model.get_weights())
+            free = free_twin(build, keras, model, (None, None, None))
         found[name] = (path, lambda x, free=free: [np.asarray(y) for y in _as_list(free(x, training=False))])
     for name, build, placeholder in (("tf1", _tf1_volume, [None, None, None, None, CHANNELS]),
                                      ("tf1_transpose", _tf1_transpose, [1, *CONVERT_SIZE, CHANNELS])):
         pb = save_frozen(work / f"{name}.pb", build, placeholder, name="x")
-        found[name] = (Path(pb), lambda x, pb=pb: [_tf_run(pb, x)])
+        found[name] = (Path(pb), lambda x, pb=pb: [run_frozen(pb, {"x:0": x})])
     return found
 
 
 def _as_list(y):
     return list(y) if isinstance(y, (list, tuple)) else [y]
-
-
-def _tf_run(pb: str, x: np.ndarray) -> np.ndarray:
-    import tensorflow as tf
-
-    graph_def = tf.compat.v1.GraphDef.FromString(Path(pb).read_bytes())
-    with tf.Graph().as_default() as g:
-        tf.compat.v1.import_graph_def(graph_def, name="")
-        with tf.compat.v1.Session(graph=g) as sess:
-            return sess.run("out:0", {"x:0": x})
 
 
 def _convert(path: Path):

@@ -210,3 +210,14 @@ def save_frozen(path: str | Path, build: Callable, placeholder_shape: list, name
         build(x)
     Path(path).write_bytes(graph.as_graph_def().SerializeToString())
     return str(path)
+
+
+def run_frozen(pb: str | Path, feeds: dict[str, np.ndarray], output: str = "out:0") -> np.ndarray:
+    """TensorFlow's value of `output` in the frozen graph `pb` for `feeds` (tensor name -> value)."""
+    import tensorflow as tf
+
+    graph_def = tf.compat.v1.GraphDef.FromString(Path(pb).read_bytes())
+    with tf.Graph().as_default() as g:
+        tf.compat.v1.import_graph_def(graph_def, name="")
+        with tf.compat.v1.Session(graph=g) as sess:
+            return sess.run(output, feeds)
