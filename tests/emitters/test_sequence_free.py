@@ -21,16 +21,13 @@ which comes first). MXNet and Caffe bake every size. Run with
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.support.ir_cases import rel_error
-from tests.support.size_following import assert_bound_as_expected, free_twin
+from tests.support.size_following import assert_bound_as_expected, free_twin, run_cli
 from tf_convert import emitters
 from tf_convert.emitters.base import EmitOptions
 
@@ -244,17 +241,11 @@ def test_tf1_bert_stays_bound_to_its_length(tmp_path):
     print(f"\nTF1 BERT: {bound}")
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    path = [os.environ.get("PYTHONPATH"), str(Path(__file__).resolve().parents[2])]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)))
-    return subprocess.run([sys.executable, "-m", "tf_convert.cli", *args], capture_output=True, text=True, env=env)
-
-
 @pytest.mark.parametrize("fixture,target", [("tagger", "torch"), ("transformer", "onnx")])
 def test_verify_compares_at_two_other_lengths(saved, tmp_path, fixture, target):
     path, _ = saved[fixture, ".h5"]
     out = tmp_path / "out"
-    run = _cli(f"tf2{target}", str(path), "-o", str(out), "--verify")
+    run = run_cli(f"tf2{target}", str(path), "-o", str(out), "--verify")
     assert run.returncode == 0, run.stderr
     assert "at 3 sizes" in run.stdout and "any length" in run.stdout, run.stdout
     doc = json.loads((out / "conversion.json").read_text())

@@ -11,16 +11,13 @@ see the error table.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.support.ir_cases import rel_error
-from tests.support.size_following import assert_bound_as_expected, free_twin
+from tests.support.size_following import assert_bound_as_expected, free_twin, run_cli
 from tf_convert import emitters
 from tf_convert.emitters.base import EmitOptions
 
@@ -198,17 +195,11 @@ def test_length_bound_model_refuses_other_lengths(saved, tmp_path, target):
         emitter.run(tmp_path, [_feed(path, 14)])
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    path = [os.environ.get("PYTHONPATH"), str(Path(__file__).resolve().parents[2])]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)))
-    return subprocess.run([sys.executable, "-m", "tf_convert.cli", *args], capture_output=True, text=True, env=env)
-
-
 @pytest.mark.parametrize("fixture,target", [("causal", "torch"), ("text_cnn", "onnx")])
 def test_verify_compares_at_two_other_lengths(saved, tmp_path, fixture, target):
     path, _ = saved[fixture]
     out = tmp_path / "out"
-    run = _cli(f"tf2{target}", str(path), "-o", str(out), "--verify")
+    run = run_cli(f"tf2{target}", str(path), "-o", str(out), "--verify")
     assert run.returncode == 0, run.stderr
     assert "at 3 sizes" in run.stdout and "any length" in run.stdout, run.stdout
     doc = json.loads((out / "conversion.json").read_text())

@@ -13,17 +13,14 @@ model at two other sizes. Run with `-s` for the table.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.support.ir_cases import rel_error
-from tests.support.size_following import assert_bound_as_expected, free_twin
+from tests.support.size_following import assert_bound_as_expected, free_twin, run_cli
 from tf_convert import emitters
 from tf_convert.emitters.base import EmitOptions
 
@@ -222,16 +219,10 @@ def test_mxnet_keeps_refusing_another_volume_size(saved, tmp_path):
         emitter.run(tmp_path, [_feed((8, 9, 11))])
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    path = [os.environ.get("PYTHONPATH"), str(Path(__file__).resolve().parents[2])]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)))
-    return subprocess.run([sys.executable, "-m", "tf_convert.cli", *args], capture_output=True, text=True, env=env)
-
-
 def test_verify_compares_a_volume_model_at_two_other_sizes(saved, tmp_path):
     path, _ = saved["unet"]
     out = tmp_path / "out"
-    run = _cli("tf2torch", str(path), "-o", str(out), "--verify")
+    run = run_cli("tf2torch", str(path), "-o", str(out), "--verify")
     assert run.returncode == 0, run.stderr
     assert "at 3 sizes" in run.stdout and "any D x H x W" in run.stdout, run.stdout
     doc = json.loads((out / "conversion.json").read_text())

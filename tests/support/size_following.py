@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from tf_convert.convert.ir import Graph
 
 
@@ -22,3 +27,11 @@ def free_twin(build, keras, model, free_size):
     twin = build(keras, free_size)
     twin.set_weights(model.get_weights())
     return twin
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """`python -m tf_convert.cli ARGS` in a fresh process, this checkout first on its path (a --verify
+    there is the user's whole run: its own reference child, its own imports)."""
+    path = [os.environ.get("PYTHONPATH"), str(Path(__file__).resolve().parents[2])]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)))
+    return subprocess.run([sys.executable, "-m", "tf_convert.cli", *args], capture_output=True, text=True, env=env)
