@@ -317,4 +317,4 @@ def test_a_model_the_runtime_cannot_run_is_one_line(converted, tmp_path):
 
     code, stdout, stderr = run_cli("verify", _planted(converted, "caffe", tmp_path, break_net), "--layers")
     assert code == 2
-    assert len(stderr.strip().splitlines()) == 1 and "caffe runtime could not run" in stderr
+    assert len(stderr.strip().splitlines()) == 1 and "caffe runtime could not load or run" in stderr
