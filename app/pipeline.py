@@ -149,9 +149,9 @@ def _early_references(source, graph, sets: list, cache: Cache | None,
                       spawned=None) -> tuple[Callable[[], None], Callable]:
     """Ask TF's reference child for `sets` now (`spawned`, started before the parse, or one started here), so
     that TF's import and run overlap the emit (issue 25); returns (cancel, run_references). run_references
-    answers the started sets from the child (waiting for it: it has ended, and freed TF's memory, before the
-    target loads) and any other set through _references(cache); cancel() ends a child nobody will read
-    (failure, interrupt)."""
+    answers the started sets from the child (waiting for it: for a large source it has ended, and freed TF's
+    memory, before the target loads) and any other set through _references(cache); cancel() ends a child
+    nobody will read (failure, interrupt)."""
     from .reference_process import start_references
 
     others = _references(cache)
@@ -264,6 +264,8 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
 
     # nothing read or written yet; a reference child checks TensorFlow itself (no TF import here: issue 25)
     child = req.verify and reference_process.wants_child(source, small_too=req.reference_child)
+    # a small source's child (the CLI's): the target runs beside it; a large one's frees TF's memory first
+    target_first = child and not reference_process.in_child(source)
     spawned = None  # the child, started now: TF's import runs beside the parse and the emit (issue 25)
     try:
         if child and req.target != "ir":
@@ -314,7 +316,8 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
             progress.stage("verify")
             t0 = time.perf_counter()
             verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed,
-                                     run_references=references, size_free=emitted.size_bound is None)
+                                     run_references=references, size_free=emitted.size_bound is None,
+                                     target_first=target_first)
             seconds["verify"] = round(time.perf_counter() - t0, 3)
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = report.conversion_doc(

@@ -18,6 +18,8 @@ takes them all at once, so TF is imported and the graph read once per verificati
 start_references starts that child without waiting for it, so TF's import and run overlap the model's
 write; TF reads its weights a few at a time there (parsers/tensorflow/weight_stream.py), so the two fit in
 memory together, and the target runtime loads only once the child has ended (verify reads the outcomes first).
+A small source's child (the CLI's) holds little: there the target runs before its outcomes are read, beside
+TF's import and run (verify's `target_first`).
 spawn() starts a child before its question is known: it imports TensorFlow while the pipeline parses the
 source (the input sets need the graph), and waits on its stdin until ask() has written the request. The CLI
 (one conversion per process) has even a small source's reference run so (wants_child): TF's import, seconds

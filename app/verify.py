@@ -74,6 +74,7 @@ def verify(
     source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, rtol: float = 1e-4, seed: int = 0,
     run_reference: Callable[[Path, Graph, list[np.ndarray]], list[np.ndarray]] | None = None,
     size_free: bool = False, depth: int | None = None, run_references: References | None = None,
+    target_first: bool = False,
 ) -> dict[str, Any]:
     """Compare TF (reference) with the target runtime on the same input; `passed` when every output's
     verdict is "ok" (metric.judge). `run_references` replaces reference_process.run_references (e.g. one
@@ -81,7 +82,10 @@ def verify(
     model is also compared at two other sizes (other_sizes), TF re-run at them: `sizes` in the result.
     `sensitivity` says whether each output moves when the input's last row and column change (and, if
     not, when the whole input changes): `warnings` when it does not. Every input set is drawn first and
-    TF asked for all of them in one call (issue 25): one child process for a large source."""
+    TF asked for all of them in one call (issue 25): one child process for a large source. `target_first`:
+    the target runs the sets it is compared on when TF refuses none before TF's outcomes are read, so that
+    its run overlaps a reference child's (a small source's, whose memory is no issue: issue 25); what it
+    raises then comes only after TF's own failure on the main set, as in the usual order."""
     from tf_convert.app import reference_process
 
     references = run_references or (_one_by_one(run_reference) if run_reference
@@ -90,6 +94,7 @@ def verify(
     planned = plan(source, graph, seed, size_free, one_set_a_call=run_reference is not None)
     inputs, edged, other, eager, probes, sizes = (planned.inputs, planned.edged, planned.other, planned.eager,
                                                   planned.probes, planned.sizes)
+    early = _run_early(emitter, out_dir, [inputs, *(d[2] for d in planned.draws)]) if target_first else None
     outcomes = references(source, graph, planned.sets)
     expected = _outputs(outcomes[0])
     answered = _answer_fallbacks(source, graph, sizes, seed, outcomes[1 + len(probes):], references)
@@ -97,7 +102,7 @@ def verify(
     # the target runs every compared set in one call where its runtime allows it (model loaded once)
     chosen = [next((x for (at, _a, x), o in answered if at == s and not isinstance(o, BaseException)), None)
               for s in range(len(sizes))]
-    actual = _target_outputs(emitter, out_dir, [inputs, *(x for x in chosen if x is not None)])
+    actual = _target_outputs(emitter, out_dir, [inputs, *(x for x in chosen if x is not None)], early)
     result = _verify_at(actual, graph, inputs, expected, rtol, seed, depth)
     result["sensitivity"], result["warnings"] = sensitivity(
         graph, expected, outcomes[1] if edged is not None else None,
@@ -290,18 +295,58 @@ def _differs(new: np.ndarray, old: np.ndarray, depth: int) -> bool:
     return m["max_abs"] > m["floor"]
 
 
-def _target_outputs(emitter: ModuleType, out_dir: Path,
-                    input_sets: list[list[np.ndarray]]) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
-    """The target's outputs for an input set: those of `input_sets` from one emitter.run_sets call (where
-    the emitter has one: its model loaded once for all), any other set by emitter.run."""
+@dataclass
+class EarlyRun:
+    """The target's outputs for input sets it ran before TF's outcomes were read, or what it raised then."""
+
+    input_sets: list[list[np.ndarray]]
+    outputs: list[list[np.ndarray]] | None = None
+    error: Exception | None = None
+
+
+def _run_early(emitter: ModuleType, out_dir: Path, input_sets: list[list[np.ndarray]]) -> EarlyRun:
+    """Run the target on `input_sets` now (in one run_sets call where the emitter has one), holding what it
+    raises: TF's failure on the main set (a file Keras cannot load: exit 2) is what the user must see."""
     run_sets = getattr(emitter, "run_sets", None)
-    known = list(zip(input_sets, run_sets(Path(out_dir), input_sets))) if run_sets else []
+    try:
+        outputs = (run_sets(Path(out_dir), input_sets) if run_sets
+                   else [emitter.run(Path(out_dir), inputs) for inputs in input_sets])
+    except Exception as error:  # noqa: BLE001 - held: _target_outputs raises it after TF's outcomes
+        return EarlyRun(input_sets, error=error)
+    return EarlyRun(input_sets, outputs)
+
+
+def _target_outputs(emitter: ModuleType, out_dir: Path, input_sets: list[list[np.ndarray]],
+                    early: EarlyRun | None = None) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+    """The target's outputs for an input set: those of `input_sets` from one emitter.run_sets call (where
+    the emitter has one: its model loaded once for all), any other set by emitter.run. `early`: a run made
+    before (_run_early), whose sets are not run again; its error is raised when it ran exactly `input_sets`
+    (the usual order would have met it too), else they run anew (a set TF refused may be what failed)."""
+    if early is not None and early.error is not None:
+        if _same_sets(early.input_sets, input_sets):
+            raise early.error
+        early = None
+    if early is not None:
+        known = list(zip(early.input_sets, early.outputs))
+    else:
+        run_sets = getattr(emitter, "run_sets", None)
+        known = list(zip(input_sets, run_sets(Path(out_dir), input_sets))) if run_sets else []
 
     def actual(inputs: list[np.ndarray]) -> list[np.ndarray]:
-        found = next((outputs for fed, outputs in known if fed is inputs), None)
+        found = next((outputs for fed, outputs in known if _same_inputs(fed, inputs)), None)
         return found if found is not None else emitter.run(Path(out_dir), inputs)
 
     return actual
+
+
+def _same_sets(a: list[list[np.ndarray]], b: list[list[np.ndarray]]) -> bool:
+    return len(a) == len(b) and all(_same_inputs(x, y) for x, y in zip(a, b))
+
+
+def _same_inputs(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
+    """The same input set: the very arrays, or equal ones (_answer_fallbacks draws the planned sets anew)."""
+    return a is b or (len(a) == len(b) and all(
+        x.shape == y.shape and x.dtype == y.dtype and np.array_equal(x, y) for x, y in zip(a, b)))
 
 
 
