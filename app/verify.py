@@ -83,9 +83,9 @@ def verify(
     `sensitivity` says whether each output moves when the input's last row and column change (and, if
     not, when the whole input changes): `warnings` when it does not. Every input set is drawn first and
     TF asked for all of them in one call (issue 25): one child process for a large source. `target_first`:
-    the target runs the sets it is compared on when TF refuses none before TF's outcomes are read, so that
-    its run overlaps a reference child's (a small source's, whose memory is no issue: issue 25); what it
-    raises then comes only after TF's own failure on the main set, as in the usual order."""
+    before TF's outcomes are read, the target runs the sets it is compared on when TF refuses none, so that
+    its run overlaps a reference child's (a small source's: its memory is no issue, issue 25); its failure
+    is raised only after TF's own on the main set, as in the usual order."""
     from tf_convert.app import reference_process
 
     references = run_references or (_one_by_one(run_reference) if run_reference
