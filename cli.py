@@ -191,14 +191,15 @@ def _check_rtol(rtol: float | None) -> None:
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
              as_json, keep_ir, force, quiet=False, timeout=None, max_memory=None, **target_options) -> None:
-    from tf_convert.app import api, report
+    from tf_convert.app import api, reference_store, report
 
     _check_rtol(rtol)
     try:
         doc = api.convert(src, target, out, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
                           verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
                           max_memory=max_memory, settings=settings, use_ema=use_ema,
-                          progress=not (as_json or quiet), reference_child=True, **target_options)
+                          progress=not (as_json or quiet), reference_child=True,
+                          reference_store=reference_store.location() if verify else None, **target_options)
     except ConvertError as exc:
         if as_json:
             click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
@@ -367,7 +368,7 @@ def inspect_cmd(src: Path, input_shape, inputs, outputs, settings, use_ema: bool
 @guarded
 def verify_cmd(out: Path, rtol: float | None, layers: bool, as_json: bool, report_path: Path | None) -> None:
     """Re-run the check recorded in OUT/conversion.json (--layers: find where it diverges)."""
-    from tf_convert.app import api, report
+    from tf_convert.app import api, reference_store, report
 
     _check_rtol(rtol)
     if layers or report_path:
@@ -375,9 +376,9 @@ def verify_cmd(out: Path, rtol: float | None, layers: bool, as_json: bool, repor
         return
     if as_json:
         raise UsageError("--json needs --layers (the plain check prints one line)")
-    result = api.verify(out, rtol)
+    result = api.verify(out, rtol, reference_store=reference_store.location())
     snr = "exact" if result["snr_db"] is None else f"SNR {result['snr_db']:.1f} dB"
-    click.echo(f"OK max_rel {report.fmt_error(result['max_rel'])} ({snr})")
+    click.echo(f"OK max_rel {report.fmt_error(result['max_rel'])} ({snr}){report.stored_note(result)}")
     for warning in result.get("warnings", []):
         click.echo(f"warning: {warning}", err=True)
 

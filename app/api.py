@@ -77,6 +77,7 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
             verify: bool = False, rtol: float = 1e-4, seed: int = 0, keep_ir: bool = False,
             force: bool = False, max_memory: int | str | None = None, settings: Any = None,
             use_ema: bool = False, progress: Any = False, reference_child: bool = False,
+            reference_store: str | PathLike | None = None,
             **target_options: Any) -> dict[str, Any]:
     """Convert `source` for `target` ('torch', 'caffe', 'mxnet', 'onnx' or 'ir') into `out`
     (default ./<model>-<target>/); `target_options` are that target's options (nhwc, caffe_pad,
@@ -85,6 +86,8 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
     (or pass a `convert.progress.Progress` subclass to receive them: stage(), written(), close()).
     `reference_child=True` runs --verify's TensorFlow in a child process started at once, for a process that
     converts once (the CLI): TF's import then overlaps the conversion (a loop of conversions: leave it off).
+    `reference_store`: a directory where --verify keeps TF's outputs between runs and reuses them for the same
+    source bytes, inputs and TF (app.reference_store; the CLI's is `reference_store.location()`).
     Returns the conversion record; raises ConvertError (with `exit_code`)."""
     from tf_convert.emitters.options import TARGETS, option_specs, options_for, validate
 
@@ -114,6 +117,7 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
         verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force, options=options,
         max_memory=max_memory, settings=settings_of(settings), use_ema=use_ema, progress=progress,
         reference_child=reference_child,
+        reference_store=Path(reference_store) if reference_store is not None else None,
     )
     return pipeline.run(req).check()
 
@@ -185,12 +189,14 @@ def inspect(source: str | PathLike, *, input_shape: InputShape = None, inputs: N
     return inspect_mod.rows(graph, target_options)
 
 
-def verify(out: str | PathLike, rtol: float | None = None) -> dict[str, Any]:
+def verify(out: str | PathLike, rtol: float | None = None,
+           reference_store: str | PathLike | None = None) -> dict[str, Any]:
     """`convert verify OUT`: run the check recorded in OUT/conversion.json again; the metrics
-    (max_abs, max_rel, snr_db, psnr_db, passed). Raises VerifyError beyond tolerance."""
+    (max_abs, max_rel, snr_db, psnr_db, passed). Raises VerifyError beyond tolerance. `reference_store`: as
+    convert()'s (TF's outputs reused where the source's bytes, the inputs and TF are the same)."""
     from . import pipeline
 
-    return pipeline.reverify(Path(out), rtol)
+    return pipeline.reverify(Path(out), rtol, Path(reference_store) if reference_store is not None else None)
 
 
 __all__ = ["convert", "into", "tf2torch", "tf2caffe", "tf2mxnet", "tf2onnx", "tf2ir", "load", "inspect", "verify",

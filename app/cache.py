@@ -48,7 +48,8 @@ def parse_key(source: str | Path, options: ParseOptions) -> tuple:
 
 
 def reference_key(source: str | Path, graph: Graph, inputs: list[np.ndarray]) -> tuple:
-    """Key of TensorFlow's outputs for `inputs` fed to the graph's inputs (by their source names)."""
+    """Key of TensorFlow's outputs for `inputs` fed to the graph's inputs (by their source names):
+    ("reference", the source's stamp, what the outputs depend on besides the source)."""
     import numpy as np
 
     digest = hashlib.sha256()
@@ -59,3 +60,10 @@ def reference_key(source: str | Path, graph: Graph, inputs: list[np.ndarray]) ->
     names = tuple(graph.inputs) + ("->",) + tuple(graph.outputs)
     return ("reference", source_stamp(source), names, repr(graph.metadata.get("tf_settings")),
             tuple((graph.source_names.get(n), graph.source_layouts.get(n)) for n in names), digest.hexdigest())
+
+
+def with_content(key: tuple, sha256: str) -> tuple:
+    """reference_key's key as kept across runs (app.reference_store): the source's stamp (path, sizes, mtimes)
+    replaced by its content hash (a file rewritten in place must miss), and without the IR's own tensor
+    names (the TF tensors they stand for follow them: `convert verify OUT`'s skeleton names them otherwise)."""
+    return (key[0], sha256, *key[3:])

@@ -45,6 +45,9 @@ class Request:
     # True: --verify runs TF's reference in a child started before the parse even for a small source (a process
     # that converts once, as the CLI: TF's import then overlaps the parse and the emit); False: a large one's only
     reference_child: bool = False
+    # --verify's TF outputs are kept here between runs and reused for the same source, inputs and TF
+    # (app.reference_store); None: TF runs every time
+    reference_store: Path | None = None
 
 
 def default_out(source: Path, target: str) -> Path:
@@ -152,7 +155,7 @@ def _early_references(source, graph, sets: list, cache: Cache | None,
     answers the started sets from the child (waiting for it: for a large source it has ended, and freed TF's
     memory, before the target loads) and any other set through _references(cache); cancel() ends a child
     nobody will read (failure, interrupt)."""
-    from .reference_process import start_references
+    from .reference_process import spawn, start_references
 
     others = _references(cache)
     known: dict[tuple, Any] = {}
@@ -164,6 +167,8 @@ def _early_references(source, graph, sets: list, cache: Cache | None,
     missing = [(key, inputs) for key, inputs in zip(keys, sets) if key not in known]
     # TF reads its weights a few at a time (parsers/tensorflow/weight_stream.py): its run fits beside the
     # emit's; the target loads only once the child has ended (verify asks for these outcomes first)
+    if missing and spawned is None:  # not started early: TF's outputs were thought to be in the store
+        spawned = spawn(source)
     started = [start_references(source, graph, [x for _, x in missing], spawned)] if missing else []
     if not started and spawned is not None:  # every set cached: nothing to ask the child
         spawned.cancel()
@@ -186,6 +191,26 @@ def _early_references(source, graph, sets: list, cache: Cache | None,
             pending.cancel()
 
     return cancel, run_references
+
+
+def _stored_references(root: Path | None, source, sha256: Callable[[], str], cache: Cache | None):
+    """The on-disk store of TF's outputs for this source (app.reference_store) in front of `cache`; None
+    without a store directory."""
+    if root is None:
+        return None
+    from .cache import source_stamp
+    from .reference_store import StoredReferences
+
+    return StoredReferences(Path(root), source_stamp(source), sha256, inner=cache)
+
+
+def _known_small(store, source) -> bool:
+    """A small source TF has run on here before: its outputs are most likely in the store, so no child is
+    started before the parse (one starts after it for any set that is not). A large source's child starts
+    at once all the same: hashing it first would delay TF by seconds, and the child ends unasked on a hit."""
+    from .reference_process import in_child
+
+    return store is not None and not in_child(source) and store.knows()
 
 
 def _size_free_guess(graph, target: str, options: Any) -> bool:
@@ -266,9 +291,12 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
     child = req.verify and reference_process.wants_child(source, small_too=req.reference_child)
     # a small source's child (the CLI's): the target runs beside it; a large one's frees TF's memory first
     target_first = child and not reference_process.in_child(source)
+    checks = req.verify and req.target != "ir"
+    store = _stored_references(req.reference_store if checks else None, source, source_sha256, cache)
+    cache = store if store is not None else cache
     spawned = None  # the child, started now: TF's import runs beside the parse and the emit (issue 25)
     try:
-        if child and req.target != "ir":
+        if child and req.target != "ir" and not _known_small(store, source):
             with interrupts.deferred():  # a signal while it starts: raised once `spawned` can be cancelled
                 spawned = reference_process.spawn(source)
         requirements.check(req.target, verify=req.verify, kind=source.kind, reference=not child)
@@ -318,6 +346,8 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
             verified = verify.verify(source, graph, emitter, tmp, rtol=req.rtol, seed=req.seed,
                                      run_references=references, size_free=emitted.size_bound is None,
                                      target_first=target_first)
+            if store is not None:
+                verified["reference"] = store.record()
             seconds["verify"] = round(time.perf_counter() - t0, 3)
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = report.conversion_doc(
@@ -364,8 +394,9 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
             cancel_reference()
 
 
-def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
-    """`convert verify OUT`: run the check recorded in OUT/conversion.json again."""
+def reverify(out: Path, rtol: float | None = None, reference_store: Path | None = None) -> dict[str, Any]:
+    """`convert verify OUT`: run the check recorded in OUT/conversion.json again (TF's outputs from
+    `reference_store` where it has them: app.reference_store)."""
     from tf_convert import emitters
 
     from . import reference_process, report, requirements, verify
@@ -373,15 +404,18 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
     doc, doc_path, source = report.read_recorded(out)
     if doc["target"] not in emitters.TARGETS:
         raise UsageError(f"{doc_path} records target {doc['target']!r}, which has no runtime to verify")
-    # a large source's reference runs in a child, which checks TensorFlow itself: no TF import here (issue 25)
+    store = _stored_references(reference_store, source, lambda: sha256_of(source), None)
+    # a large source's reference runs in a child, which checks TensorFlow itself: no TF import here (issue 25);
+    # nor for a source TF's outputs are stored for (seconds of import for nothing; a set it lacks imports TF
+    # then, and a missing TF is still one line: the CLI's requirements.for_failed_import)
     requirements.check(doc["target"], verify=True, kind=doc["source"].get("format"), write=False,
-                       reference=not reference_process.in_child(source))
+                       reference=not reference_process.in_child(source) and not (store and store.knows()))
     graph = report.skeleton_graph(doc)
     if doc.get("source_settings"):
         graph.metadata["tf_settings"] = doc["source_settings"]
     tol = rtol if rtol is not None else doc.get("options", {}).get("rtol", 1e-4)
     result = verify.verify(source, graph, _written_model(emitters.get(doc["target"]), Path(out)), Path(out), rtol=tol,
-                           seed=doc.get("options", {}).get("seed", 0),
+                           run_references=_references(store), seed=doc.get("options", {}).get("seed", 0),
                            size_free=doc.get("input_sizes", {}).get("spatial") == "any",
                            depth=(doc.get("verify") or {}).get("depth") or doc.get("graph", {}).get("nodes"))
     if not result["passed"]:
@@ -392,6 +426,8 @@ def reverify(out: Path, rtol: float | None = None) -> dict[str, Any]:
             verify.failure_message(doc["target"], result, tol)
             + (f"; {where} (details: convert verify {out} --layers)" if where else "")
         )
+    if store is not None:
+        result["reference"] = store.record()
     return result
 
 

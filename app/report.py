@@ -172,6 +172,7 @@ def summary_line(doc: dict[str, Any]) -> str:
         compared = [s for s in v.get("sizes", []) if "skipped" not in s]
         if compared:
             check += f" at {1 + len(compared)} sizes"
+        check += stored_note(v)
         skipped = [s for s in v.get("sizes", []) if "skipped" in s]
         if skipped:
             shown = ", ".join("x".join(map(str, _sized(s["input_shapes"][0]))) for s in skipped)
@@ -184,6 +185,12 @@ def summary_line(doc: dict[str, Any]) -> str:
         f"{doc['target']:<6} {check}; {pads} pad layer(s); {size_note}; {doc['seconds'].get('total', 0):.2f} s"
         f" -> {doc.get('out', '')}"
     )
+
+
+def stored_note(v: dict[str, Any]) -> str:
+    """" vs stored TF outputs" when TF did not run for the check (app.reference_store had every set)."""
+    reference = v.get("reference") or {}
+    return " vs stored TF outputs" if reference.get("sets_from_store") and not reference.get("sets_run") else ""
 
 
 def _sized(shape: list[int]) -> list[int]:
