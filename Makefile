@@ -13,7 +13,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: verify-faults fuzz install mxnet-env demo test test-full test-memory test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: verify-faults fuzz install mxnet-env demo test test-full test-memory test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
@@ -26,7 +26,8 @@ help:
 	@echo "make test-base-install  convert in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
-	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-ckpt"
+	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-latency, bench-into, bench-ckpt"
+	@echo "make bench-latency  issue 25's command latencies: --help, small Keras -> onnx, MobileNetV2 --verify per target, cold/warm (~5 min)"
 	@echo "make bench-into --into on a 0.1 GB checkpoint vs tf2torch of it (issue 24's goal, ~1 min)"
 	@echo "make bench-ckpt checkpoints of 0.1-2.6 GB, VGG16, ResNet50, MobileNetV2: time/RSS vs naive and ovc (~25 min)"
 	@echo "make bench-lowering  re-measure pad layer vs kernel taps per runtime; rewrites convert/padding/costs.py"
@@ -98,8 +99,15 @@ zoo-tf2onnx: install
 bench: install mxnet-env
 	$(PY) -m pip install -q -c constraints.txt tf2onnx==1.17.0  # a bench-only dependency
 	$(PY) -m bench.run --cache $(CACHE)/bench
+	$(MAKE) bench-latency
 	$(MAKE) bench-into
 	$(MAKE) bench-ckpt
+
+# issue 25's command-latency goals (--help <= 0.2 s, small Keras -> onnx <= 0.5 s, MobileNetV2 .keras --verify
+# <= 2.5 s per target, cold and with a warm TF_CONVERT_CACHE_DIR): medians of LATENCY_ROUNDS interleaved rounds
+LATENCY_ROUNDS ?= 5
+bench-latency: install mxnet-env
+	$(PY) -m bench.cli_latency --cache $(CACHE)/bench-latency --zoo-cache $(CACHE)/zoo --rounds $(LATENCY_ROUNDS)
 
 # issue 24's goal: --into on a 0.1 GB checkpoint no slower than tf2torch of it (~1 min)
 bench-into: install
