@@ -65,26 +65,38 @@ def _err(message: str) -> None:
 
 
 def guarded(fn: Callable) -> Callable:
-    """Turn every failure into one line on stderr and the documented exit code."""
+    """Turn every failure into one line on stderr and the documented exit code. Run as the `convert` program,
+    the process then ends at once (interrupts.exit_now: no teardown of the frameworks it loaded)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from tf_convert.app import interrupts
-
-        try:  # the handlers first: SIGINT/SIGTERM during the heavy imports inside fn end the run too
-            with interrupts.handled(kwargs.get("timeout")), warnings.catch_warnings(record=True) as caught:
-                _quiet_frameworks()
-                _idle_threads_sleep()
-                result = fn(*args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001 - a signal wins over whatever its exception became
-            _signal_wins(interrupts.received())
-            _report(exc)
-        _signal_wins(interrupts.received())  # a framework swallowed the signal's exception: still not exit 0
-        for w in caught:  # framework warnings only after a success: a failure stays one line
-            click.echo(f"warning: {w.message}", err=True)
+        try:
+            result = _one_line_failures(fn, args, kwargs)
+        except SystemExit as done:
+            if _RUN_AS_PROGRAM:
+                interrupts.exit_now(done.code)
+            raise
+        if _RUN_AS_PROGRAM:
+            interrupts.exit_now(0)
         return result
 
     return wrapper
+
+
+def _one_line_failures(fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """fn(*args, **kwargs), every failure one line on stderr and its exit code (SystemExit)."""
+    try:  # the handlers first: SIGINT/SIGTERM during the heavy imports inside fn end the run too
+        with interrupts.handled(kwargs.get("timeout")), warnings.catch_warnings(record=True) as caught:
+            _quiet_frameworks()
+            _idle_threads_sleep()
+            result = fn(*args, **kwargs)
+    except BaseException as exc:  # noqa: BLE001 - a signal wins over whatever its exception became
+        _signal_wins(interrupts.received())
+        _report(exc)
+    _signal_wins(interrupts.received())  # a framework swallowed the signal's exception: still not exit 0
+    for w in caught:  # framework warnings only after a success: a failure stays one line
+        click.echo(f"warning: {w.message}", err=True)
+    return result
 
 
 def _signal_wins(ending: BaseException | None) -> None:

@@ -99,3 +99,19 @@ def _ignore_more() -> None:
     signal.setitimer(signal.ITIMER_REAL, 0)
     for s in ENDING_SIGNALS + (signal.SIGINT, signal.SIGALRM):
         signal.signal(s, signal.SIG_IGN)
+
+
+def exit_now(code: int | str | None) -> None:
+    """End this process with `code` (SystemExit's: None is 0) once stdout and stderr are flushed, skipping
+    Python's teardown: everything is written and closed by then, and unloading TF, Keras or torch module by
+    module took 0.4-1 s of every run (issue 25); the kernel frees the memory at once. For a process that has
+    nothing left to do (the `convert` program after its command, the reference child after its answer)."""
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or log: nothing left to say
+            pass
+    os._exit(code if isinstance(code, int) else 0 if code is None else 1)

@@ -411,4 +411,6 @@ def _write_sets(work: Path, request: dict, inputs: list[np.ndarray]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(child_main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else None))
+    from .interrupts import exit_now
+
+    exit_now(child_main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else None))
