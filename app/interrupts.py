@@ -17,6 +17,7 @@ from tf_convert.convert.errors import Interrupted, TimedOut
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 _received: list[Interrupted] = []  # the first signal of this process's run, as the exception it raised
 _deferring: list[None] = []  # one entry per open `deferred()` block of the main thread
+_handling: list[None] = []  # one entry per open `handled()` block: a run whose signals end it
 
 
 def received() -> Interrupted | None:
@@ -65,9 +66,11 @@ def handled(timeout: float | None = None) -> Iterator[None]:
     previous = {s: signal.signal(s, _end) for s in watched}
     if timeout:
         signal.setitimer(signal.ITIMER_REAL, timeout)
+    _handling.append(None)
     try:
         yield
     finally:
+        _handling.pop()
         if timeout:
             signal.setitimer(signal.ITIMER_REAL, 0)
         for s, handler in previous.items():
@@ -78,7 +81,9 @@ def handled(timeout: float | None = None) -> Iterator[None]:
 def deferred() -> Iterator[None]:
     """Within the block a signal is remembered and raised only when the block ends. For importing
     compiled frameworks: torch's C++ start-up calls back into Python through pybind11, and an exception
-    raised there (our handler's) is std::terminate -- SIGABRT, not a clean exit 128+N."""
+    raised there (our handler's) is std::terminate -- SIGABRT, not a clean exit 128+N. Only a signal of the
+    run in progress is raised: one that ended an earlier handled() run stays with that run (`received()`
+    reports it), not with a later API call in the same process."""
     if threading.current_thread() is not threading.main_thread():  # the handler never runs there
         yield
         return
@@ -87,11 +92,11 @@ def deferred() -> Iterator[None]:
         yield
     except BaseException as exc:
         _deferring.pop()
-        if _received and not _deferring:
+        if _received and _handling and not _deferring:
             raise _received[0] from exc  # a signal wins over what the block raised after it came
         raise
     _deferring.pop()
-    if _received and not _deferring:
+    if _received and _handling and not _deferring:
         raise _received[0]
 
 

@@ -140,3 +140,22 @@ def test_a_signal_during_a_deferred_block_waits_for_its_end():
     with pytest.raises(SystemExit) as ended:
         importing()
     assert ended.value.code == 128 + signal.SIGTERM and finished == ["import"]
+
+
+def test_a_signal_that_ended_a_run_does_not_end_a_later_api_call():
+    """The signal that ended one guarded run stays with it: a later API call in the same process (a test
+    session, a notebook) is not ended by it when its framework imports close their deferred() block."""
+    from tf_convert import cli
+    from tf_convert.app import interrupts
+
+    @cli.guarded
+    def ended(timeout=None):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1)
+
+    with pytest.raises(SystemExit):
+        ended()
+    assert interrupts.received() is not None  # still what ended that run, for its exit code
+    with interrupts.deferred():
+        finished = "import"
+    assert finished == "import"
