@@ -31,6 +31,9 @@ from bench import checkpoints, launch
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+# every --verify row runs TensorFlow (issue 25's goal is the check from nothing): no reference store; its warm
+# figures are bench.cli_latency's
+os.environ["TF_CONVERT_CACHE_DIR"] = "off"
 
 BIN = Path(sys.executable).parent
 CONVERT = str(BIN / "convert")
