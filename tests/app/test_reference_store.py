@@ -155,20 +155,14 @@ def test_where_the_store_is(environ, expected):
     assert reference_store.location(environ) == expected
 
 
-def test_cli_reuses_tf_outputs_across_targets_and_in_convert_verify(tmp_path, model):
+def test_cli_reuses_tf_outputs_across_targets_and_in_convert_verify(tmp_path, model, monkeypatch):
     """The whole CLI run: the second target's check reads the first one's TF outputs (no TF run) and says so
     in conversion.json and its summary line; so does `convert verify OUT`, with the recorded max_rel."""
-    env_store = {"TF_CONVERT_CACHE_DIR": str(tmp_path / "store")}
+    monkeypatch.setenv(reference_store.ENV, str(tmp_path / "store"))  # run_cli's processes inherit it
     args = ["--input-shape", "1,17,18,3", "--verify", "-q"]
-    saved = dict(os.environ)
-    try:
-        os.environ.update(env_store)
-        first = run_cli("tf2onnx", str(model), "-o", str(tmp_path / "onnx"), *args)
-        second = run_cli("tf2torch", str(model), "-o", str(tmp_path / "torch"), *args[:-1])
-        again = run_cli("verify", str(tmp_path / "torch"))
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    first = run_cli("tf2onnx", str(model), "-o", str(tmp_path / "onnx"), *args)
+    second = run_cli("tf2torch", str(model), "-o", str(tmp_path / "torch"), *args[:-1])
+    again = run_cli("verify", str(tmp_path / "torch"))
     assert first.returncode == 0 and second.returncode == 0 and again.returncode == 0, first.stderr + second.stderr
     record = json.loads((tmp_path / "torch" / "conversion.json").read_text())["verify"]
     assert record["passed"] and record["reference"]["sets_run"] == 0
