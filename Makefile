@@ -23,7 +23,7 @@ help:
 	@echo "make verify-faults  plant 34 faults in converted models of every target, output scales 1e-6..1e6 (~7 min)"
 	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
 	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"
-	@echo "make test-base-install  convert in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
+	@echo "make test-base-install  convert to every target in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-latency, bench-into, bench-ckpt"

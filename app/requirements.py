@@ -1,7 +1,7 @@
 """What each step needs beyond the base install, and the extra of this distribution that adds it.
 
 Reading every source format (TF graphs and checkpoints, Keras files) needs only the base install.
-Writing a target needs its writer's library (tf2torch: torch; tf2onnx: onnx); `--verify`,
+Writing a target needs its writer's library (tf2onnx: onnx; tf2torch writes model.pt itself); `--verify`,
 `convert verify`, `--layers` and `--report` run the source in TensorFlow (Keras sources in Keras on
 TensorFlow) and the converted model in its runtime. `check` runs before anything is read or written,
 so a missing framework is one line (exit 2), never a traceback halfway through a conversion.
@@ -30,8 +30,7 @@ class Need:
 REFERENCE = Need("tensorflow", "verify", "verification runs TensorFlow on the source as the reference")
 KERAS_REFERENCE = Need("keras", "verify", "verification runs the Keras model itself (Keras on TensorFlow)")
 
-WRITE = {  # tf2caffe and tf2mxnet write with the base install (protobuf, numpy)
-    "torch": (Need("torch", "torch", "tf2torch writes its model with PyTorch"),),
+WRITE = {  # tf2torch, tf2caffe and tf2mxnet write with the base install (numpy, protobuf)
     "onnx": (Need("onnx", "onnx", "tf2onnx builds model.onnx with the onnx package"),),
 }
 RUN = {  # the runtime a check loads the converted model in (MXNet's lives in its own environment)

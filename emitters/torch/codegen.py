@@ -14,7 +14,7 @@ from tf_convert.convert.padding.sizes import size_flow, size_words
 
 from ..options import TorchOptions
 from .contract import AUX_SUFFIXES, TABLE, Ctx, Lowered
-from .names import Namer, common_scope
+from .names import MODULE_ATTRIBUTES, Namer, common_scope
 
 NCHW_TO_NHWC = (0, 2, 3, 1)
 NHWC_TO_NCHW = (0, 3, 1, 2)
@@ -30,12 +30,6 @@ class Generated:
     inputs: list[dict[str, Any]] = field(default_factory=list)
     outputs: list[dict[str, Any]] = field(default_factory=list)
     tensor_names: dict[str, str] = field(default_factory=dict)  # IR tensor -> local in forward()
-
-
-def _reserved_module_names() -> set[str]:
-    import torch
-
-    return set(dir(torch.nn.Module))
 
 
 def _io_layout(graph: ir.Graph, tensor: str, nhwc: bool) -> str:
@@ -64,7 +58,7 @@ def _buffer_source(name: str, value: np.ndarray) -> str:
 
 def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
     nhwc = options.nhwc
-    namer = Namer(_reserved_module_names(), AUX_SUFFIXES, common_scope(n.name for n in graph.nodes))
+    namer = Namer(MODULE_ATTRIBUTES, AUX_SUFFIXES, common_scope(n.name for n in graph.nodes))
     exprs: dict[str, str] = {}
     args, prologue = [], []
     gen = Generated(source="", state={})

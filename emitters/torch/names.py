@@ -20,6 +20,25 @@ def _is_op_name(part: str) -> bool:
     return bool(_TF_OP_NAME.match(part)) or re.sub(r"_\d+$", "", part) in _TF_LOWER_OP_NAMES
 
 
+# What an nn.Module already has (dir(torch.nn.Module) of torch 2.13 without the dunders, and the
+# `training` flag every instance sets): a layer attribute of one of these names would shadow it. Kept
+# here, not read from torch, so that writing model.py needs no torch (tests check it against torch's).
+MODULE_ATTRIBUTES = frozenset({
+    "T_destination", "_apply", "_call_impl", "_compiled_call_impl", "_get_backward_hooks",
+    "_get_backward_pre_hooks", "_get_name", "_load_from_state_dict", "_maybe_warn_non_full_backward_hook",
+    "_named_members", "_register_load_state_dict_pre_hook", "_register_state_dict_hook",
+    "_replicate_for_data_parallel", "_save_to_state_dict", "_slow_forward", "_version", "_wrapped_call_impl",
+    "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu", "cuda",
+    "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state",
+    "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers",
+    "named_children", "named_modules", "named_parameters", "parameters", "register_backward_hook",
+    "register_buffer", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+    "register_module", "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty",
+    "train", "training", "type", "xpu", "zero_grad",
+})
+
 # Names the generated file itself uses, plus builtins it calls.
 _ALWAYS_RESERVED = {"self", "torch", "nn", "math", "float", "int", "super", "tuple", "list", "Model", "load"}
 

@@ -1,10 +1,11 @@
-"""TensorFlow only for checks, torch only for tf2torch (issue 12).
+"""TensorFlow only for checks, torch only to run a tf2torch model (issues 12 and 25).
 
-The CLI runs in a subprocess whose PYTHONPATH starts with a directory holding `tensorflow` (and, where
-the target is not torch, `torch`) packages that raise ImportError and log who tried to import them. The
-converted models are then checked against TF here, in the normal process (`convert.api.verify`).
-Without TF, every check (--verify, `convert verify`, --layers, --report) is one line, exit 2, and
-writes nothing; without torch, so is tf2torch. `make test-base-install` also runs the conversions with
+The CLI runs in a subprocess whose PYTHONPATH starts with a directory holding `tensorflow` and `torch`
+packages that raise ImportError and log who tried to import them: every conversion, tf2torch's included
+(model.pt is written without torch), imports neither. The converted models are then checked against TF
+here, in the normal process (`convert.api.verify`). Without TF, every check (--verify, `convert verify`,
+--layers, --report) is one line, exit 2, and writes nothing; without torch, so is tf2torch --verify.
+`make test-base-install` also runs the conversions with
 a real install of the package and its [onnx,caffe] extras only, in its own virtualenv
 (CONVERT_BASE_PYTHON: its interpreter).
 """
@@ -68,7 +69,7 @@ class Without:
 
 
 def blocked_for(target: str) -> tuple[str, ...]:
-    return ("tensorflow",) if target == "torch" else ("tensorflow", "torch")
+    return ("tensorflow", "torch")  # tf2torch writes model.pt without torch too
 
 
 # ---- fixtures: built with TF in this process -----------------------------------------------------
@@ -141,7 +142,7 @@ def test_ir_without_tf(sources, tmp_path):
     assert (tmp_path / "ir" / "graph.json").is_file() and without.attempts() == []
 
 
-# ---- checks without TensorFlow, tf2torch without torch: one line, exit 2, nothing written ----------
+# ---- checks without TensorFlow, tf2torch --verify without torch: one line, exit 2, nothing written --
 
 VERIFY_HINT = "pip install 'tf-convert[verify]'"
 TORCH_HINT = "pip install 'tf-convert[torch]'"
@@ -152,8 +153,9 @@ REFUSALS = [  # (id, blocked, command (OUT: the converted model; NEW: a path tha
     ("tf2mxnet-verify-saved", ("tensorflow", "torch"), ["tf2mxnet", "{tf1_saved_model}", "--verify", "-o", "{NEW}"],
      VERIFY_HINT),
     ("tf2torch-verify", ("tensorflow",), ["tf2torch", "{h5}", "--verify", "-o", "{NEW}"], VERIFY_HINT),
-    ("tf2torch-no-torch", ("torch",), ["tf2torch", "{keras}", "-o", "{NEW}"], TORCH_HINT),
-    ("tf2torch-no-torch-tf-source", ("torch",), ["tf2torch", "{ckpt}", "-o", "{NEW}"], TORCH_HINT),
+    ("tf2torch-verify-no-torch", ("torch",), ["tf2torch", "{keras}", "--verify", "-o", "{NEW}"], TORCH_HINT),
+    ("tf2torch-verify-no-torch-tf-source", ("torch",), ["tf2torch", "{ckpt}", "--verify", "-o", "{NEW}"],
+     TORCH_HINT),
     ("verify", ("tensorflow", "torch"), ["verify", "{OUT}"], VERIFY_HINT),
     ("verify-layers", ("tensorflow", "torch"), ["verify", "{OUT}", "--layers"], VERIFY_HINT),
     ("verify-report", ("tensorflow", "torch"), ["verify", "{OUT}", "--layers", "--report", "{NEW}"], VERIFY_HINT),
@@ -198,10 +200,10 @@ def test_refusal_comes_from_the_api_too(sources, tmp_path):
     ("mxnet", False, "tf_checkpoint", [], []),
     ("ir", False, "saved_model", [], []),
     ("onnx", False, "keras_v3", ["onnx"], []),
-    ("torch", False, "frozen_pb", ["torch"], []),
+    ("torch", False, "frozen_pb", [], []),
     ("caffe", False, "keras_h5", [], []),
     ("caffe", True, "tf_checkpoint", ["tensorflow", "cv2"], ["tensorflow", "cv2"]),
-    ("torch", True, "keras_h5", ["torch", "tensorflow", "keras"], ["tensorflow", "keras", "torch"]),
+    ("torch", True, "keras_h5", ["tensorflow", "keras", "torch"], ["tensorflow", "keras", "torch"]),
     ("mxnet", True, "saved_model", ["tensorflow"], ["tensorflow"]),
     ("onnx", True, None, ["onnx", "tensorflow", "onnxruntime"], ["tensorflow", "onnxruntime"]),
 ])
@@ -227,8 +229,8 @@ def test_a_missing_framework_found_late_is_still_one_line(name, extra):
 
 # ---- the import audit: no module on a TF-free path imports TF or torch --------------------------------
 
-# torch's emitter; the MXNet runner runs in .venv-mxnet
-NOT_HERE = ("tf_convert.emitters.torch", "tf_convert.emitters.mxnet.runner")
+# what runs a converted model in torch; the MXNet runner runs in .venv-mxnet
+NOT_HERE = ("tf_convert.emitters.torch.runner", "tf_convert.emitters.mxnet.runner")
 
 
 def _modules(skip: tuple[str, ...]) -> list[str]:
@@ -268,7 +270,7 @@ def _base_install(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.skipif(not BASE_PYTHON, reason="needs `make test-base-install` (CONVERT_BASE_PYTHON)")
-@pytest.mark.parametrize("target", ["caffe", "mxnet", "onnx"])
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("source", BASE_SOURCES)
 def test_base_install_converts(sources, source, target, tmp_path):
     proc = _base_install(f"tf2{target}", sources[source], "-o", tmp_path / "out", cwd=tmp_path)
@@ -278,7 +280,7 @@ def test_base_install_converts(sources, source, target, tmp_path):
 
 @pytest.mark.skipif(not BASE_PYTHON, reason="needs `make test-base-install` (CONVERT_BASE_PYTHON)")
 @pytest.mark.parametrize("args, hint", [(["tf2onnx", "{keras}", "--verify"], VERIFY_HINT),
-                                        (["tf2torch", "{keras}"], TORCH_HINT)])
+                                        (["tf2torch", "{keras}", "--verify"], VERIFY_HINT)])
 def test_base_install_refuses_in_one_line(sources, tmp_path, args, hint):
     names = {k: str(v) for k, v in sources.items()}
     proc = _base_install(*(a.format(**names) for a in args), "-o", tmp_path / "out", cwd=tmp_path)
