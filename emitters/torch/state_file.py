@@ -11,7 +11,6 @@ import math
 import pickle
 import struct
 import sys
-import zipfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,8 @@ from tf_convert.convert.direct_file import open_direct
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 from tf_convert.convert.ir.lazy import read_ahead
 from tf_convert.convert.progress import SILENT, Progress
+
+from .zip_file import StoredZip
 
 ALIGNMENT = 64  # torch.serialization._get_storage_alignment(): where each record's data starts
 STORAGE_TYPES = {  # torch.storage._dtype_to_storage_type_map(): the class data.pkl names per element type
@@ -153,9 +154,9 @@ def save_state_dict(path: str | Path, state: dict[str, Any], progress: Progress 
     """Write `state` (name -> numpy or lazy array) as a torch state_dict file, tensor by tensor."""
     data = data_pkl([(name, storage_type(name, value.dtype), tuple(int(d) for d in value.shape))
                      for name, value in state.items()])
-    # around the page cache, fsynced (issue 25); zipfile's header rewrites patch blocks already written
-    with open_direct(path) as file, zipfile.ZipFile(file, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-        records = _Records(archive, Path(path).stem, ALIGNMENT)
+    # around the page cache, fsynced (issue 25); each record's header is written once, CRC known
+    with open_direct(path) as file, StoredZip(file) as archive:
+        records = _Records(archive, Path(path).stem)
         records.add("data.pkl", data)
         records.add(".format_version", b"1")
         records.add(".storage_alignment", str(ALIGNMENT).encode())
@@ -169,29 +170,24 @@ def save_state_dict(path: str | Path, state: dict[str, Any], progress: Progress 
         records.add(".data/serialization_id", _serialization_id(data))
 
 
-# ---- torch's zip container written by zipfile (issue 25): stored records, each record's data aligned
-# as torch.save aligns it (mmap=True maps the data where it lies); zlib's CRC and the file writes release
-# the GIL, so the read-ahead thread reads and transposes the next tensor while this one is written.
+# ---- torch's records (issue 25): stored, each record's data aligned as torch.save aligns it (mmap=True
+# maps the data where it lies); the CRC and the file writes release the GIL, so the read-ahead thread
+# reads and transposes the next tensor while this one is written.
 
-_PADDING_ID = 0x4246  # torch's writer pads the local header's extra field under this id ("FB")
-_ZIP64_EXTRA = 20  # what zipfile adds to a local header written with force_zip64
+PADDING_ID = 0x4246  # torch's writer pads the local header's extra field under this id ("FB")
 
 
 class _Records:
     """Records of a torch archive (all under `<stem>/`), written one after another into `archive`."""
 
-    def __init__(self, archive: zipfile.ZipFile, stem: str, alignment: int):
-        self.archive, self.stem, self.alignment = archive, stem, alignment
+    def __init__(self, archive: StoredZip, stem: str):
+        self.archive, self.stem = archive, stem
 
     def add(self, name: str, data: bytes | memoryview) -> None:
-        info = zipfile.ZipInfo(f"{self.stem}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
-        info.compress_type = zipfile.ZIP_STORED
-        start = self.archive.fp.tell()
-        fixed = 30 + len(info.filename.encode()) + _ZIP64_EXTRA + 4  # + the padding field's own header
-        pad = -(start + fixed) % self.alignment
-        info.extra = struct.pack("<HH", _PADDING_ID, pad) + b"Z" * pad
-        with self.archive.open(info, "w", force_zip64=True) as record:
-            record.write(data)
+        name = f"{self.stem}/{name}"
+        fixed = StoredZip.header_size(name, 4)  # + the padding field's own 4 bytes
+        pad = -(self.archive.offset + fixed) % ALIGNMENT
+        self.archive.add(name, data, struct.pack("<HH", PADDING_ID, pad) + b"Z" * pad)
 
 
 def _raw_bytes(value: np.ndarray) -> memoryview:
