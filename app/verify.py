@@ -92,9 +92,22 @@ def verify(
                                     else reference_process.run_references)  # one child for a large source
     depth = depth or depth_of(graph)
     planned = plan(source, graph, seed, size_free, one_set_a_call=run_reference is not None)
+    early = _run_early(emitter, out_dir, [planned.inputs, *(d[2] for d in planned.draws)]) if target_first else None
+    # a runtime in its own process (MXNet's) starts now: its import overlaps TF's run, not its model's load
+    started = emitter.start_run() if not target_first and hasattr(emitter, "start_run") else None
+    try:
+        return _compared(source, graph, started or emitter, out_dir, rtol, seed, size_free, depth, references,
+                         planned, early)
+    finally:
+        if started is not None:
+            started.close()
+
+
+def _compared(source: Path, graph: Graph, emitter: Any, out_dir: Path, rtol: float, seed: int, size_free: bool,
+              depth: int, references: References, planned: Plan, early: EarlyRun | None) -> dict[str, Any]:
+    """verify()'s comparison, once TF is asked for `planned`'s sets and the target may have run early."""
     inputs, edged, other, eager, probes, sizes = (planned.inputs, planned.edged, planned.other, planned.eager,
                                                   planned.probes, planned.sizes)
-    early = _run_early(emitter, out_dir, [inputs, *(d[2] for d in planned.draws)]) if target_first else None
     outcomes = references(source, graph, planned.sets)
     expected = _outputs(outcomes[0])
     answered = _answer_fallbacks(source, graph, sizes, seed, outcomes[1 + len(probes):], references)

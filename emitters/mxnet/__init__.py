@@ -30,7 +30,17 @@ from . import (  # noqa: F401  (one module per family: fills TABLE)
     spatial_3d,
 )
 from .contract import TABLE, Ctx
-from .runtime import evaluate, mxnet_python, mxnet_tojson, nd_load, nd_save_bytes, run, run_internals, run_many
+from .runtime import (
+    evaluate,
+    mxnet_python,
+    mxnet_tojson,
+    nd_load,
+    nd_save_bytes,
+    run,
+    run_internals,
+    run_many,
+    start_run,
+)
 from .symbol import DTYPE_FLAGS, Fragment, Ref, SymbolGraph, safe_name, symbol_dtype
 
 TARGET = "mxnet"
@@ -39,8 +49,8 @@ PARAMS_FILE = "model-0000.params"
 # what graph inputs and outputs may be (token ids, masks, indices and numbers)
 BOUNDARY_DTYPES = ("float32", "int32", "int64", "bool", "uint8", "int8")
 
-__all__ = ["TARGET", "unsupported", "emit", "run", "run_internals", "run_many", "evaluate", "mxnet_python",
-           "nd_load", "nd_save_bytes", "mxnet_tojson"]
+__all__ = ["TARGET", "unsupported", "emit", "run", "start_run", "run_internals", "run_many", "evaluate",
+           "mxnet_python", "nd_load", "nd_save_bytes", "mxnet_tojson"]
 
 
 def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:

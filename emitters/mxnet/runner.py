@@ -2,6 +2,8 @@
 imported by the converter (it needs mxnet and numpy < 1.24, and nothing from this repository).
 
 usage: runner.py JOBS.json RESULTS.jsonl
+       runner.py -       (the two paths then come as two lines on stdin: a runner started before its jobs
+                          are known imports mxnet meanwhile; stdin closed without them: it ends)
 
 JOBS.json is a list of jobs; one JSON line per job is appended to RESULTS.jsonl as it finishes
 (so a crash in one model loses nothing before it):
@@ -46,17 +48,64 @@ def _fed(prefix, sym, arrays, weights=None):
     return [(n, a) for n, a in zip(declared, arrays) if n in used]
 
 
+_BLOCK = 4096  # O_DIRECT's alignment of offsets, lengths and memory
+
+
+def _aligned(size):
+    raw = np.empty(size + _BLOCK, np.uint8)
+    start = -raw.ctypes.data % _BLOCK
+    return raw[start:start + size]
+
+
+def _open_direct(path):
+    """(fd, direct?): the file opened around the page cache where the file system allows it."""
+    try:
+        return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECT", 0)), bool(getattr(os, "O_DIRECT", 0))
+    except OSError:
+        return os.open(path, os.O_RDONLY), False
+
+
+def _read_span(fd, buffer, start, length):
+    """Bytes [start, start + length) of the file into buffer[:length] (fewer at its end); the count read."""
+    done = 0
+    while done < length:
+        got = os.preadv(fd, [memoryview(buffer)[done:length]], start + done)
+        if not got:
+            break
+        done += got
+    return done
+
+
 def _streamed(path, weights):
     """(name, NDArray) for each array of a .params file, one at a time: what mx.nd.load reads, without the
     whole file in memory at once. mx.nd.load holds every array before a loader copies them in (MXNet
-    itself then holds the weights 2-3x: issue 25); a large model is read this way instead."""
-    for name, shape, dtype, offset in weights:
-        count = int(np.prod(shape, dtype=np.int64))
-        value = np.fromfile(path, dtype=np.dtype(dtype), count=count, offset=offset)
-        if value.size != count:
-            raise ValueError(f"{path}: array {name!r} is truncated")
-        yield name, mx.nd.from_numpy(value.reshape(shape), zero_copy=True)  # MXNet keeps the buffer alive
-        del value
+    itself then holds the weights 2-3x: issue 25); a large model is read this way instead. The converter
+    wrote the file around the page cache, and it is read back the same way (O_DIRECT: reading 2.6 GB
+    through the cache took 5.6 s, 4.9 of them system CPU; around it 1.9 s), each array into one reused
+    buffer (a fresh one per array cost a page fault per 4 KB). An array is valid only until the next is
+    read: a caller keeps a copy, made before it asks for the next."""
+    sizes = [int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize for _, shape, dtype, _ in weights]
+    buffer = _aligned(max(sizes, default=0) + 2 * _BLOCK)
+    fd, direct = _open_direct(path)
+    try:
+        for (name, shape, dtype, offset), size in zip(weights, sizes):
+            start = offset - offset % _BLOCK if direct else offset
+            length = -(-(offset + size - start) // _BLOCK) * _BLOCK if direct else size
+            try:
+                got = _read_span(fd, buffer, start, length)
+            except OSError:  # the file system took O_DIRECT at open but refuses the read
+                if not direct:
+                    raise
+                os.close(fd)
+                fd, direct = os.open(path, os.O_RDONLY), False
+                start, length = offset, size
+                got = _read_span(fd, buffer, start, length)
+            if got < offset + size - start:
+                raise ValueError(f"{path}: array {name!r} is truncated")
+            value = buffer[offset - start:offset - start + size].view(np.dtype(dtype)).reshape(shape)
+            yield name, mx.nd.from_numpy(value, zero_copy=True)
+    finally:
+        os.close(fd)
 
 
 def _imported_block(prefix, input_names, weights):
@@ -72,7 +121,9 @@ def _imported_block(prefix, input_names, weights):
     for name, value in _streamed(params_file, weights):
         params.load_dict({name: value}, mx.cpu(), allow_missing=True, filename=params_file, cast_dtype=True,
                          dtype_source="saved")
-        loaded.add(name.split(":", 1)[1])
+        key = name.split(":", 1)[1]
+        params[key].data().wait_to_read()  # copied before the buffer is read into again
+        loaded.add(key)
         del value
     missing = [n for n in params.keys() if n not in loaded]
     if missing:
@@ -80,13 +131,17 @@ def _imported_block(prefix, input_names, weights):
     return net
 
 
-def _gluon(prefix, arrays, backend=None, weights=None):
+def _gluon(prefix, arrays, backend=None, weights=None, shared=None):
     """mx.gluon.SymbolBlock.imports, hybridized as a deployed model runs; with `backend="MKLDNN"` as
     Intel's CPU deployment guide runs it: the subgraph backend fuses conv + act as mx.mod.Module does by
-    default (plain hybridize does not; it is ~4x slower on one thread)."""
+    default (plain hybridize does not; it is ~4x slower on one thread). With `weights`, the block's
+    parameters are put in `shared` under the file's names, for the Module run after it (_bound)."""
     sym = mx.sym.load(prefix + "-symbol.json")
     fed = _fed(prefix, sym, arrays, weights)
     net = _imported_block(prefix, [n for n, _ in fed], weights)
+    if weights is not None and shared is not None and not backend:
+        params = net.collect_params()
+        shared.update((name, params[name.split(":", 1)[1]].data()) for name, *_ in weights)
     data = [mx.nd.array(a, dtype=a.dtype) for _, a in fed]
     if backend:
         net.optimize_for(*data, backend=backend, static_alloc=True, static_shape=True)
@@ -101,13 +156,13 @@ def _gluon(prefix, arrays, backend=None, weights=None):
     return forward
 
 
-def _module(prefix, arrays, weights=None):
+def _module(prefix, arrays, weights=None, shared=None):
     """mx.mod.Module, bound and given the checkpoint's parameters. Module keeps a copy of every parameter
     beside its executor's, and its default MKLDNN subgraph fusion a third: with `weights` (a large model)
-    the streamed arrays are bound once, straight into the graph executor Module binds (Symbol.bind),
-    without the fusion (see _bound)."""
+    the arrays are bound once, straight into the graph executor Module binds (Symbol.bind), without the
+    fusion (see _bound)."""
     if weights is not None:
-        return _bound(prefix, arrays, weights)
+        return _bound(prefix, arrays, weights, shared)
     sym, arg_params, aux_params = mx.model.load_checkpoint(prefix, 0)
     fed = _fed(prefix, sym, arrays)
     mod = mx.mod.Module(sym, data_names=[n for n, _ in fed], label_names=None, context=mx.cpu())
@@ -141,11 +196,14 @@ def _unfused():
             os.environ["MXNET_SUBGRAPH_BACKEND"] = previous
 
 
-def _bound(prefix, arrays, weights):
+def _bound(prefix, arrays, weights, shared=None):
+    """The streamed arrays bound into one graph executor. Where the Gluon run before it read them (`shared`),
+    its arrays are bound: the same bytes of the same file, read once, and MKLDNN's reorder of every conv
+    weight made once (for 2.6 GB: a second read 1.8-4.4 s and a first forward 3 s, against 0.4 s)."""
     sym = mx.sym.load(prefix + "-symbol.json")
     fed = _fed(prefix, sym, arrays, weights)
     stored = {"arg": {}, "aux": {}}
-    for name, value in _streamed(prefix + "-0000.params", weights):
+    for name, value in _kept(prefix + "-0000.params", weights, shared or {}):
         kind, key = name.split(":", 1)
         stored[kind][key] = value
     args = dict(stored["arg"], **{n: mx.nd.array(a, dtype=a.dtype) for n, a in fed})
@@ -165,16 +223,28 @@ def _bound(prefix, arrays, weights):
     return forward
 
 
+def _kept(path, weights, shared):
+    """(name, NDArray) of each array of the file: `shared`'s where it has them all, else copies of _streamed's."""
+    if all(name in shared for name, *_ in weights):
+        yield from ((name, shared[name]) for name, *_ in weights)
+        return
+    for name, value in _streamed(path, weights):
+        kept = value.copy()
+        kept.wait_to_read()  # copied before the buffer is read into again
+        yield name, kept
+
+
 MODES = {"gluon": _gluon, "module": _module,
-         "gluon-fused": lambda prefix, arrays, weights=None: _gluon(prefix, arrays, "MKLDNN", weights)}
+         "gluon-fused": lambda prefix, arrays, weights=None, shared=None: _gluon(prefix, arrays, "MKLDNN", weights)}
 
 
 def _run(job):
     with np.load(job["inputs"]) as f:
         arrays = [f[f"arr_{i}"] for i in range(len(f.files))]
     outputs, ms, best = {}, {}, {}
+    shared = {}  # a streamed model's arrays, read by its Gluon run, bound by its Module run
     for mode in job["modes"]:
-        forward = MODES[mode](job["prefix"], arrays, weights=job.get("weights"))
+        forward = MODES[mode](job["prefix"], arrays, weights=job.get("weights"), shared=shared)
         result = forward()
         path = f"{job['out']}-{mode}.npz"
         np.savez(path, *result)
@@ -190,8 +260,9 @@ def _run(job):
                 times.append((clock() - t0) * 1000)
             ms[mode] = float(np.median(times))
             best[mode] = float(np.min(times))
-        del forward, result  # this mode's copy of the weights goes before the next mode loads its own
+        del forward, result  # this mode's runtime goes before the next mode's (a streamed model's arrays stay shared)
         gc.collect()
+    shared.clear()
     return {"outputs": outputs, "ms": ms, "best_ms": best}
 
 
@@ -260,7 +331,9 @@ def main(jobs_path, results_path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    paths = sys.argv[1:3] if sys.argv[1] != "-" else [sys.stdin.readline().strip(), sys.stdin.readline().strip()]
+    if all(paths):
+        main(*paths)
     # the results are written and closed: end without unloading MXNet module by module (0.1-0.25 s the
     # converter waits for; issue 25). This file runs in MXNet's own environment: no tf_convert helper here.
     sys.stdout.flush()

@@ -40,24 +40,46 @@ class MXNetRunError(RuntimeError):
     """MXNet could not load or run a written model (a bug in the emitter)."""
 
 
-def call_runner(jobs: list[dict], tmp: Path, timeout: float = 1800) -> list[dict]:
-    """Run raw runner jobs (see runner.py) in one subprocess; one result dict per job."""
-    python = mxnet_python()
-    jobs_path, results_path = tmp / "jobs.json", tmp / "results.jsonl"
-    jobs_path.write_text(json.dumps(jobs))
-    env = dict(os.environ, MXNET_SUBGRAPH_VERBOSE="0", PYTHONNOUSERSITE="1")
-    proc = subprocess.run([str(python), str(RUNNER), str(jobs_path), str(results_path)],
-                          capture_output=True, text=True, timeout=timeout, env=env)
-    results = []
-    if results_path.exists():
-        results = [json.loads(line) for line in results_path.read_text().splitlines() if line.strip()]
-    if len(results) < len(jobs):
-        why = f"MXNet runner exited with {proc.returncode}: {proc.stderr.strip()[-2000:]}"
-        if proc.returncode == -signal.SIGKILL:  # what the kernel's OOM killer sends
-            why = ("MXNet runner was killed (SIGKILL), usually by the kernel's out-of-memory killer: MXNet holds a "
-                   "model's weights at least once while running it; free memory or check on a larger machine")
-        results += [{"ok": False, "error": why}] * (len(jobs) - len(results))
-    return results
+class Runner:
+    """A runner process (runner.py) started before its jobs are known: it imports mxnet (about a second)
+    while its caller waits for something else, e.g. a check for TensorFlow's reference run (issue 25), then
+    runs one batch of jobs (`call`). `close()` ends one that was never given its jobs."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ, MXNET_SUBGRAPH_VERBOSE="0", PYTHONNOUSERSITE="1")
+        self.proc = subprocess.Popen([str(mxnet_python()), str(RUNNER), "-"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+
+    def call(self, jobs: list[dict], tmp: Path, timeout: float = 1800) -> list[dict]:
+        """Raw runner jobs (see runner.py); one result dict per job."""
+        jobs_path, results_path = tmp / "jobs.json", tmp / "results.jsonl"
+        jobs_path.write_text(json.dumps(jobs))
+        try:
+            _, stderr = self.proc.communicate(f"{jobs_path}\n{results_path}\n", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.close()
+            raise
+        results = []
+        if results_path.exists():
+            results = [json.loads(line) for line in results_path.read_text().splitlines() if line.strip()]
+        if len(results) < len(jobs):
+            why = f"MXNet runner exited with {self.proc.returncode}: {stderr.strip()[-2000:]}"
+            if self.proc.returncode == -signal.SIGKILL:  # what the kernel's OOM killer sends
+                why = ("MXNet runner was killed (SIGKILL), usually by the kernel's out-of-memory killer: MXNet holds "
+                       "a model's weights at least once while running it; free memory or check on a larger machine")
+            results += [{"ok": False, "error": why}] * (len(jobs) - len(results))
+        return results
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+
+
+def call_runner(jobs: list[dict], tmp: Path, timeout: float = 1800, runner: Runner | None = None) -> list[dict]:
+    """Run raw runner jobs (see runner.py) in one subprocess (`runner`: one started before); one result dict
+    per job."""
+    return (runner or Runner()).call(jobs, tmp, timeout)
 
 
 def evaluate(
@@ -65,13 +87,15 @@ def evaluate(
     modes: Sequence[str] = ("gluon",),
     bench: int = 0,
     stream: bool | None = None,
+    runner: Runner | None = None,
 ) -> list[dict]:
     """Run each (out_dir, inputs) in every mode ('gluon' = SymbolBlock.imports, 'module' = mx.mod.Module).
 
     One result per job: {"outputs": {mode: [arrays]}, "ms": {mode: median ms}, "best_ms": {mode: fastest
     run}} (timings with `bench` runs) or {"error": message}. `stream` (default: a .params file over
     STREAM_ABOVE_BYTES) reads the weights one array at a time into each loader (runner._streamed), so
-    MXNet holds the model about once instead of 2-3x (issue 25).
+    MXNet holds the model about once instead of 2-3x (issue 25). `runner`: the process to run them in,
+    started before (Runner).
     """
     jobs = list(jobs)
     with tempfile.TemporaryDirectory(prefix="convert-mxnet-") as tmp_name:
@@ -84,7 +108,7 @@ def evaluate(
                           "out": str(tmp / f"out{i}"), "modes": list(modes), "bench": bench,
                           "weights": _weights_index(Path(f"{prefix}-0000.params"), stream)})
         results = []
-        for raw in call_runner(specs, tmp):
+        for raw in call_runner(specs, tmp, runner=runner):
             if not raw["ok"]:
                 results.append({"error": raw["error"]})
                 continue
@@ -122,12 +146,14 @@ def _as_fed(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x if x.dtype.kind in "iub" else x.astype(np.float32))
 
 
-def run(out_dir: str | Path, inputs: Sequence[np.ndarray], stream: bool | None = None) -> list[np.ndarray]:
+def run(out_dir: str | Path, inputs: Sequence[np.ndarray], stream: bool | None = None,
+        runner: Runner | None = None) -> list[np.ndarray]:
     """Run the model written in `out_dir` in MXNet through both loaders users have,
     `mx.gluon.SymbolBlock.imports` and `mx.mod.Module`; they must agree. Outputs in graph order. A large
     model (`stream`, see evaluate) goes through the same two paths with its weights read an array at a
-    time, Module's being its graph executor bound once, unfused (runner._module)."""
-    (result,) = evaluate([(out_dir, inputs)], ("gluon", "module"), stream=stream)
+    time, Module's being its graph executor bound once, unfused (runner._module). `runner`: the process
+    to run it in, started before (Runner)."""
+    (result,) = evaluate([(out_dir, inputs)], ("gluon", "module"), stream=stream, runner=runner)
     if "error" in result:
         raise MXNetRunError(f"MXNet failed on {out_dir}: {result['error']}")
     gluon, module = result["outputs"]["gluon"], result["outputs"]["module"]
@@ -135,6 +161,29 @@ def run(out_dir: str | Path, inputs: Sequence[np.ndarray], stream: bool | None =
         if not _loaders_agree(a, b):
             raise MXNetRunError(f"{out_dir}: SymbolBlock.imports and mx.mod.Module give different outputs")
     return gluon
+
+
+class StartedRun:
+    """`run` with its runner process started ahead: a check starts it before it waits for TensorFlow's
+    reference, so that importing mxnet overlaps TF's run (issue 25). The first run uses it, a later one
+    starts its own; `close()` ends it if no run came."""
+
+    def __init__(self) -> None:
+        self._runner: Runner | None = Runner()
+
+    def run(self, out_dir: str | Path, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        runner, self._runner = self._runner, None
+        return run(out_dir, inputs, runner=runner)
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+
+def start_run() -> StartedRun:
+    """MXNet's runner started now, for a `run` to come (see StartedRun)."""
+    return StartedRun()
 
 
 def _loaders_agree(a: np.ndarray, b: np.ndarray) -> bool:
