@@ -4,7 +4,7 @@
                                 [--targets torch,onnx,caffe,mxnet] [--report FILE.md]
 
 Rows: `convert --help` (goal 0.2 s); a small Keras model (conv, depthwise conv, BN, pooling, dense; 33x33,
-built into the cache) -> onnx (0.5 s); the zoo's MobileNetV2 224 `.keras` (zoo/fixtures.py: random weights,
+built into the cache) -> onnx and -> torch (0.5 s); the zoo's MobileNetV2 224 `.keras` (zoo/fixtures.py: random weights,
 built when missing) -> onnx; and MobileNetV2 `--verify` -> each target (2.5 s), cold and warm:
 - cold: TF_CONVERT_CACHE_DIR=off, TF computes the reference outputs;
 - warm: TF_CONVERT_CACHE_DIR=a fresh directory per target, primed by one untimed run of the same command.
@@ -161,6 +161,7 @@ def mobilenet_keras(zoo_cache: Path) -> Path:
 def make_rows(small: Path, mobilenet: Path, targets: list[str], cache: Path) -> list[Row]:
     rows = [Row("`convert --help`", ["--help"], GOAL_HELP_S, writes=False),
             Row(f"small Keras ({SMALL_HW}x{SMALL_HW}) -> onnx", ["tf2onnx", str(small)], GOAL_SMALL_S),
+            Row(f"small Keras ({SMALL_HW}x{SMALL_HW}) -> torch", ["tf2torch", str(small)], GOAL_SMALL_S),
             Row("MobileNetV2 `.keras` -> onnx", ["tf2onnx", str(mobilenet)], None)]
     for target in targets:
         args = [f"tf2{target}", str(mobilenet), "--verify"]
