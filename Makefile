@@ -77,7 +77,8 @@ test-report: install mxnet-env
 
 # A machine without TensorFlow or torch: the package and its [onnx,caffe] extras only, in a fresh
 # virtualenv; tests/app/test_tf_optional.py converts there and checks the results in .venv against TF
-BASEVENV := .venv-base
+# absolute: the tests run its CLI from their own temporary directories
+BASEVENV := $(CURDIR)/.venv-base
 .PHONY: test-base-install
 test-base-install: install mxnet-env
 	rm -rf $(BASEVENV) && $(PYTHON) -m venv $(BASEVENV)

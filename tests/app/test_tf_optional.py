@@ -280,7 +280,7 @@ def test_base_install_converts(sources, source, target, tmp_path):
 
 @pytest.mark.skipif(not BASE_PYTHON, reason="needs `make test-base-install` (CONVERT_BASE_PYTHON)")
 @pytest.mark.parametrize("args, hint", [(["tf2onnx", "{keras}", "--verify"], VERIFY_HINT),
-                                        (["tf2torch", "{keras}", "--verify"], VERIFY_HINT)])
+                                        (["tf2torch", "{keras}", "--verify"], TORCH_HINT)])
 def test_base_install_refuses_in_one_line(sources, tmp_path, args, hint):
     names = {k: str(v) for k, v in sources.items()}
     proc = _base_install(*(a.format(**names) for a in args), "-o", tmp_path / "out", cwd=tmp_path)
