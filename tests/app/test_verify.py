@@ -2,7 +2,8 @@
 (verify's `target_first`): the target's run starts before the child's outcomes are read, the record is the one
 of the old order, a large source's target still loads only after the child has ended, and TF's own failure
 on the main set is still the error the user sees. The CLI runs in a subprocess (tests.support.verify_order
-logs the order): a process that has imported TensorFlow would not start a child for a small source."""
+logs the order): a process that has imported TensorFlow would not start a child for a small source.
+A runtime in its own process (MXNet's runner) starts before TF's answer is waited for, and ends with verify."""
 
 from __future__ import annotations
 
@@ -151,3 +152,71 @@ def test_tf_failing_on_the_main_set_wins_over_a_target_that_failed_first(tmp_pat
     with pytest.raises(Exception) as caught:
         verify.verify(models["good"], parsers.parse(models["good"]), onnx, empty, size_free=True, target_first=True)
     assert not isinstance(caught.value, InputError) and "model.onnx" in str(caught.value)
+
+
+# ---- a runtime in its own process (MXNet's runner) starts before TF's answer is waited for ------------
+
+
+def _runner_children() -> list[int]:
+    """This process's children that run MXNet's runner.py."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            command = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() and b"mxnet/runner.py" in command:
+            found.append(int(entry))
+    return found
+
+
+@pytest.fixture(scope="module")
+def mxnet_model(models, tmp_path_factory) -> Path:
+    from tf_convert.convert.errors import UsageError
+    from tf_convert.emitters import mxnet
+
+    try:
+        mxnet.mxnet_python()
+    except UsageError:
+        pytest.skip("no .venv-mxnet (run `make mxnet-env`)")
+    from tf_convert.app import api
+
+    out = tmp_path_factory.mktemp("mxnet") / "small-mxnet"
+    api.tf2mxnet(models["good"], out)
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads children from /proc")
+def test_mxnets_runner_is_started_before_tf_answers_and_used(models, mxnet_model):
+    """verify() starts the runner (mxnet imported meanwhile) before it waits for the references; the run
+    uses that process, and none is left once verify returns."""
+    from tf_convert import emitters, parsers
+    from tf_convert.app import verify
+
+    seen: list[list[int]] = []
+
+    def references(source, graph, input_sets):
+        seen.append(_runner_children())
+        return reference_process.run_references(source, graph, input_sets)
+
+    graph = parsers.parse(models["good"])
+    result = verify.verify(models["good"], graph, emitters.get("mxnet"), mxnet_model, run_references=references)
+    assert result["passed"] and result["max_rel"] <= 1e-5
+    assert len(seen[0]) == 1, "the runner was not running while TF was asked"
+    assert _runner_children() == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads children from /proc")
+def test_a_started_runner_is_ended_when_tf_fails(models, mxnet_model):
+    from tf_convert import emitters, parsers
+    from tf_convert.app import verify
+
+    def references(source, graph, input_sets):
+        assert len(_runner_children()) == 1
+        raise InputError("TensorFlow refused it")
+
+    graph = parsers.parse(models["good"])
+    with pytest.raises(InputError, match="TensorFlow refused it"):
+        verify.verify(models["good"], graph, emitters.get("mxnet"), mxnet_model, run_references=references)
+    assert _runner_children() == []
