@@ -56,7 +56,7 @@ class Runner:
         jobs_path.write_text(json.dumps(jobs))
         try:
             _, stderr = self.proc.communicate(f"{jobs_path}\n{results_path}\n", timeout=timeout)
-        except subprocess.TimeoutExpired:
+        except BaseException:  # a timeout, or an interrupt (app/interrupts.py): the runner ends with the call
             self.close()
             raise
         results = []
