@@ -27,7 +27,7 @@ help:
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-latency, bench-into, bench-ckpt"
-	@echo "make bench-latency  issue 25's command latencies: --help, small Keras -> onnx, MobileNetV2 --verify per target, cold/warm (~5 min)"
+	@echo "make bench-latency  issue 25's command latencies: --help, small Keras -> onnx/torch, MobileNetV2 --verify per target, cold/warm (~5 min)"
 	@echo "make bench-into --into on a 0.1 GB checkpoint vs tf2torch of it (issue 24's goal, ~1 min)"
 	@echo "make bench-ckpt checkpoints of 0.1-2.6 GB, VGG16, ResNet50, MobileNetV2: time/RSS vs naive and ovc (~25 min)"
 	@echo "make bench-lowering  re-measure pad layer vs kernel taps per runtime; rewrites convert/padding/costs.py"
