@@ -4,20 +4,21 @@ Writing gigabytes through the page cache costs the kernel a page allocation and 
 second pass to write them back (on this kind of VM 3-6 s of system CPU for 2.6 GB, more than the rest of
 a conversion); `O_DIRECT` hands the disk our own buffer instead. O_DIRECT needs block-aligned offsets,
 lengths and memory, so writes are gathered in an aligned staging buffer that goes to disk whole, by a
-writer thread while the next one fills (the caller waits for the disk only when it is a stage behind);
-a write behind it (zipfile rewriting a record's local header) is kept and applied at close by reading,
-patching and rewriting the aligned blocks it touches. `close()` writes the last partial block, cuts the
-file to its length and fsyncs it: the bytes on disk are exactly those written, as with a plain file, and
+writer thread while the next one fills (the caller waits for the disk only when it is a stage behind).
+It is written front to back: a seek forward leaves a hole, and a seek back may rewrite only what is still
+in the stage (every writer here writes a header before its data). `close()` writes the last partial
+block, cuts the file to its length and fsyncs it: the bytes on disk are exactly those written, as with a plain file, and
 they are durable once close returns. Where the file system refuses O_DIRECT (tmpfs, some network file
 systems) the same code writes through the page cache and still fsyncs.
 
-`open_direct(path)` returns it; it has what zipfile and the weight writers use: write, seek, tell, flush,
-close, and is a context manager.
+`open_direct(path)` returns it; it has what the weight writers use: write, seek, tell, flush, close, and
+is a context manager.
 """
 
 from __future__ import annotations
 
 import errno
+import io
 import os
 import queue
 import threading
@@ -47,7 +48,7 @@ class DirectFile:
     """See the module docstring. Not thread-safe: one writer at a time, as a file object."""
 
     def __init__(self, path: str | Path, stage: int = STAGE):
-        flags = os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)  # read: _patch
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
         self.name = str(path)
         self._fd = -1
         direct = getattr(os, "O_DIRECT", 0)
@@ -63,7 +64,6 @@ class DirectFile:
         self._pending: queue.Queue = queue.Queue()  # (stage, offset) for the writer thread; None: stop
         self._writer: threading.Thread | None = None
         self._failure: list[BaseException] = []  # the writer thread's error, raised to the caller
-        self._patches: list[tuple[int, np.ndarray]] = []  # writes below _base, applied at close
         self._base = 0  # file offset of _stage[0] (a multiple of BLOCK); everything below it is handed off
         self._fill = 0  # bytes of _stage holding data
         self._pos = 0
@@ -93,11 +93,8 @@ class DirectFile:
     def write(self, data: Any) -> int:
         view = _as_bytes(data)
         n = len(view)
-        if self._pos < self._base:  # behind the stage: patched on disk at close
-            below = min(n, self._base - self._pos)
-            self._patches.append((self._pos, view[:below].copy()))
-            self._pos += below
-            view = view[below:]
+        if self._pos < self._base and n:
+            raise io.UnsupportedOperation(f"{self.name}: written front to back; byte {self._pos} has gone to disk")
         gap = self._pos - (self._base + self._fill)
         if gap > 0:  # past the end (a seek forward): the hole reads as zeros, as in a plain file
             self._append(np.zeros(min(gap, len(self._stage)), np.uint8), gap)
@@ -123,8 +120,6 @@ class DirectFile:
                 length = -(-self._fill // BLOCK) * BLOCK
                 self._stage[self._fill:length] = 0
                 self._pwrite(self._stage[:length], self._base)
-            for offset, data in self._patches:  # in the order written: a later write wins
-                self._patch(offset, data)
             os.ftruncate(self._fd, self._size)
             os.fsync(self._fd)
         finally:
@@ -209,20 +204,6 @@ class DirectFile:
             return False
         fcntl.fcntl(self._fd, fcntl.F_SETFL, flags & ~direct)
         return True
-
-    def _patch(self, offset: int, data: np.ndarray) -> None:
-        """Overwrite bytes on disk (all below `_base`, the writer done): read the aligned blocks, patch, rewrite."""
-        first = offset - offset % BLOCK
-        last = min(-(-(offset + len(data)) // BLOCK) * BLOCK, self._base)
-        blocks = _aligned(last - first)
-        done = 0
-        while done < len(blocks):
-            got = os.preadv(self._fd, [memoryview(blocks)[done:]], first + done)
-            if not got:
-                raise OSError(errno.EIO, "cannot read back a block written before")
-            done += got
-        blocks[offset - first:offset - first + len(data)] = data
-        self._pwrite(blocks, first)
 
 
 def open_direct(path: str | Path) -> DirectFile:
