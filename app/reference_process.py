@@ -28,6 +28,7 @@ of CPU, then runs on the other core beside the parse and the emit instead of aft
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -57,6 +58,7 @@ _REQUEST, _INPUTS, _OUTPUTS, _ERROR, _LOG = "request.pkl", "inputs.npz", "output
 _SOURCE = "source.txt"  # written before the child starts: it checks TF for that source's kind, then waits
 _GO = b"go\n"  # on the child's stdin once the request is written (EOF without it: the parent gave up)
 _children_started = 0  # read by children_started(): tests check that one verification starts one child
+_spares_claimed = 0  # read by spares_claimed(): how many of those children were warm spares
 
 # One set's reference outputs, or what TF raised for that set (run_references goes on with the next set).
 Outcome = list[np.ndarray] | BaseException
@@ -169,6 +171,11 @@ def children_started() -> int:
     return _children_started
 
 
+def spares_claimed() -> int:
+    """How many of them were warm spares (app/reference_spare.py)."""
+    return _spares_claimed
+
+
 def _outcome(run) -> Outcome:
     try:
         return run()
@@ -208,10 +215,11 @@ def _run_child(path: str | Path, graph: Graph, inputs: list[np.ndarray], names: 
     return spawn(path).ask(graph, inputs, names, sets).outputs()
 
 
-def spawn(path: str | Path) -> Child:
+def spawn(path: str | Path, spare: Path | None = None) -> Child:
     """A reference child for the source at `path`, started now: it imports TensorFlow (and checks it) while
-    this process goes on, then waits for Child.ask()."""
-    return Child(path)
+    this process goes on, then waits for Child.ask(). `spare`: the socket of a warm spare to claim instead
+    (app/reference_spare.py: TF already imported), where one is ready."""
+    return Child(path, spare)
 
 
 class Child:
@@ -219,31 +227,58 @@ class Child:
     for what it wrote (or raises its error), cancel() ends it; either way its temp dir is removed. Started
     early, TF's import and run overlap the parent's conversion (issue 25)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, spare: Path | None = None) -> None:
         from tf_convert.parsers.source import open_source
+
+        from . import reference_spare
 
         global _children_started
         _children_started += 1
         self.work = Path(tempfile.mkdtemp(prefix="tf-convert-reference-"))
         self.proc: subprocess.Popen | None = None
+        self.spare: reference_spare.Claimed | None = None
+        self._claiming = reference_spare.claim_soon(spare)  # answered by _settle(), before the question
         try:
-            (self.work / _SOURCE).write_text(str(open_source(path).path))
-            with open(self.work / _LOG, "wb") as log:
-                # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
-                self.proc = _start_child(self.work, log)
+            source = open_source(path).path
+            # absolute for a spare: it runs in another directory
+            (self.work / _SOURCE).write_text(os.path.abspath(source) if self._claiming else str(source))
+            if self._claiming is None:
+                self._start_process()
         except BaseException:
             self.cancel()
             raise
+
+    def _start_process(self) -> None:
+        with open(self.work / _LOG, "wb") as log:
+            # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
+            self.proc = _start_child(self.work, log)
+
+    def _settle(self) -> None:
+        """The spare being claimed, now this child; or, none ready after all, a process started now."""
+        global _spares_claimed
+        if self._claiming is None:
+            return
+        claiming, self._claiming = self._claiming, None
+        self.spare = claiming()
+        if self.spare is None:
+            self._start_process()
+            return
+        _spares_claimed += 1
+        self.spare.start(self.work)
 
     def ask(self, graph: Graph, inputs: list[np.ndarray], names: list[str] | None,
             sets: int | None = None) -> Child:
         """Write the request (`sets`: `inputs` holds that many input sets one after another) and let the
         child run it; returns self, to read with outputs()."""
         try:
+            self._settle()
             with open(self.work / _REQUEST, "wb") as f:
                 pickle.dump({"source": (self.work / _SOURCE).read_text(), "graph": skeleton(graph),
                              "names": names, "sets": sets}, f)
             np.savez(self.work / _INPUTS, *[np.asarray(x) for x in inputs])
+            if self.spare is not None:
+                self.spare.go()
+                return self
             try:
                 self.proc.stdin.write(_GO)
                 self.proc.stdin.close()
@@ -257,7 +292,7 @@ class Child:
     def outputs(self) -> dict:
         """Wait for the child (it has freed all of TF's memory when this returns); its outputs, or its error."""
         try:
-            code = self.proc.wait()
+            code = self.spare.wait() if self.spare is not None else self.proc.wait()
             if (self.work / _ERROR).exists():
                 raise _error_from(json.loads((self.work / _ERROR).read_text()))
             if code != 0 or not (self.work / _OUTPUTS).exists():
@@ -269,6 +304,11 @@ class Child:
 
     def cancel(self) -> None:
         """End the child if it still runs and remove its temp dir (idempotent)."""
+        if self._claiming is not None:  # a claim under way: the spare it gets ends too
+            claiming, self._claiming = self._claiming, None
+            self.spare = claiming()
+        if self.spare is not None:
+            self.spare.kill()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
@@ -358,22 +398,60 @@ def _end_with_parent(parent: int, work: Path) -> None:
 
 def child_main(work: Path, parent: int | None = None) -> int:
     """The child: read the request, run the reference in this process, write outputs (or the error)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)  # held back by the parent while it started us
+    if parent is not None:
+        _end_with_parent(parent, work)
+    if not _checked(work):
+        return 0
+    if sys.stdin.buffer.readline() != _GO:  # EOF: the parent has gone (cancel() kills us before it closes
+        shutil.rmtree(work, ignore_errors=True)  # the pipe): nobody else removes the temp dir
+        return 1
+    return _answer(work)
+
+
+def serve_spare(work: Path, read_line, conn) -> int:
+    """A warm spare claimed for `work` (app/reference_spare.py) from here on is a child: its output goes to
+    the child's log, its go comes on the connection, and the connection's end is the parent's."""
+    log = os.open(work / _LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    if not _checked(work):
+        return 0
+    if read_line() != _GO:
+        shutil.rmtree(work, ignore_errors=True)
+        return 1
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while conn.recv(1):
+                pass
+        shutil.rmtree(work, ignore_errors=True)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    return _answer(work)
+
+
+def _checked(work: Path) -> bool:
+    """TF (and Keras) for the source's kind import; else the error is written for the parent."""
     from tf_convert import parsers
 
     from .requirements import check_reference
 
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)  # held back by the parent while it started us
-    if parent is not None:
-        _end_with_parent(parent, work)
     try:
         # the parent left TF's import to us: done while it parses, before its request exists
         check_reference(parsers.open_source((work / _SOURCE).read_text()).kind)
     except Exception as error:  # noqa: BLE001 - the parent raises it when it reads the outcomes
         (work / _ERROR).write_text(json.dumps(_record(error)))
-        return 0
-    if sys.stdin.buffer.readline() != _GO:  # EOF: the parent has gone (cancel() kills us before it closes
-        shutil.rmtree(work, ignore_errors=True)  # the pipe): nobody else removes the temp dir
-        return 1
+        return False
+    return True
+
+
+def _answer(work: Path) -> int:
+    """Run the request in `work` and write the outputs (or the error)."""
+    from tf_convert import parsers
+
     with open(work / _REQUEST, "rb") as f:
         request = pickle.load(f)
     os.environ.update(side_by_side_threads(request.get("sets"), os.environ))
