@@ -3,8 +3,10 @@
 Reading every source format (TF graphs and checkpoints, Keras files) needs only the base install.
 Writing a target needs its writer's library (tf2onnx: onnx; tf2torch writes model.pt itself); `--verify`,
 `convert verify`, `--layers` and `--report` run the source in TensorFlow (Keras sources in Keras on
-TensorFlow) and the converted model in its runtime. `check` runs before anything is read or written,
-so a missing framework is one line (exit 2), never a traceback halfway through a conversion.
+TensorFlow) and the converted model in its runtime. `check` runs before anything is read or written
+(the runtime of a check whose reference runs in a child: once the child has its question, after the
+parse, so that its import runs beside TF's run), so a missing framework is one line (exit 2), never a
+traceback halfway through a conversion.
 The extras named here are those of pyproject.toml.
 """
 
