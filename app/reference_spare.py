@@ -134,6 +134,20 @@ def leave(path: Path | None) -> None:
                          start_new_session=True, close_fds=True)
 
 
+def pids(root: Path) -> list[int]:
+    """The processes that are spares for sockets in the store directory `root` (from /proc; [] without it)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            try:
+                command = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"tf_convert.app.reference_spare" in command and os.fsencode(root) in command:
+                found.append(int(entry))
+    return found
+
+
 def _peer_uid(conn: socket.socket) -> int:
     pid_uid_gid = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     return struct.unpack("3i", pid_uid_gid)[1]

@@ -36,13 +36,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tf_convert.app import reference_spare
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 CONVERT = [sys.executable, "-m", "tf_convert.cli"]
 TARGETS = ("torch", "onnx", "caffe", "mxnet")
 CACHE_ENV = "TF_CONVERT_CACHE_DIR"  # the on-disk cache of TF's reference outputs; "off" disables it
-SPARE_ENV = "TF_CONVERT_SPARE"  # app/reference_spare.py: a process with TF imported, left for the next run
 GOAL_HELP_S, GOAL_SMALL_S, GOAL_VERIFY_S = 0.2, 0.5, 2.5
 ZOO_MODEL, ZOO_SIZE = "mobilenet_v2", 224
 SMALL_HW = 33
@@ -173,7 +174,7 @@ def make_rows(small: Path, mobilenet: Path, targets: list[str], cache: Path) -> 
         warm.mkdir(parents=True)
         rows.append(Row(f"MobileNetV2 `.keras` -> {target} `--verify`, cold", args, GOAL_VERIFY_S, {CACHE_ENV: "off"}))
         rows.append(Row(f"MobileNetV2 `.keras` -> {target} `--verify`, warm", args, GOAL_VERIFY_S,
-                        {CACHE_ENV: str(warm), SPARE_ENV: "off"}))
+                        {CACHE_ENV: str(warm), reference_spare.ENV: "off"}))
     return rows
 
 
@@ -186,7 +187,7 @@ def make_spare_rows(mobilenet: Path, targets: list[str], cache: Path) -> list[Ro
         root.mkdir(parents=True)
         args = [f"tf2{target}", str(mobilenet), "--verify"]
         rows.append(Row(f"MobileNetV2 `.keras` -> {target} `--verify`, a spare waiting", args, GOAL_VERIFY_S,
-                        {CACHE_ENV: str(root), SPARE_ENV: "on"}))
+                        {CACHE_ENV: str(root), reference_spare.ENV: "on"}))
     return rows
 
 
@@ -202,19 +203,6 @@ def measure_rows(rows: list[Row], rounds: int, outs: Path) -> None:
             print(f"round {k + 1}: {row.label}: {row.runs[-1].wall:.2f} s", flush=True)
 
 
-def _spare_pids(root: Path) -> list[int]:
-    """The spares (app/reference_spare.py) listening in the store `root`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            command = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"reference_spare" in command and str(root).encode() in command:
-            found.append(int(entry))
-    return found
-
-
 def _cpu_ticks(pid: int) -> int:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -228,7 +216,7 @@ def _spare_ready(root: Path, timeout_s: float = 60.0) -> None:
     waiting, and no spare's import runs beside a timed command."""
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
-        pids = _spare_pids(root)
+        pids = reference_spare.pids(root)
         before = {pid: _cpu_ticks(pid) for pid in pids}
         time.sleep(0.5)
         if pids and all(_cpu_ticks(pid) == ticks for pid, ticks in before.items()):
@@ -251,7 +239,7 @@ def measure_spare_rows(rows: list[Row], rounds: int, outs: Path) -> None:
             row.runs.append(run_once(row, outs / f"spare{i}-{k}"))
             print(f"round {k + 1}: {row.label}: {row.runs[-1].wall:.2f} s", flush=True)
         _spare_ready(root)
-        for pid in _spare_pids(root):  # nothing left behind
+        for pid in reference_spare.pids(root):  # nothing left behind
             os.kill(pid, 9)
 
 

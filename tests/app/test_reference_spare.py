@@ -42,21 +42,8 @@ def store(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv(reference_spare.ENV, "on")
     monkeypatch.setenv(reference_spare.IDLE_ENV, "60")
     yield root
-    for pid in _spares(root):
+    for pid in reference_spare.pids(root):
         os.kill(pid, signal.SIGKILL)
-
-
-def _spares(root: Path) -> list[int]:
-    """Processes that are spares for sockets under `root`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            command = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"reference_spare" in command and str(root).encode() in command:
-            found.append(int(entry))
-    return found
 
 
 def _wait(condition, seconds: float = 30.0) -> bool:
@@ -99,8 +86,8 @@ def test_an_unclaimed_spare_ends_after_its_idle_time(store, monkeypatch):
     monkeypatch.setenv(reference_spare.IDLE_ENV, "1")
     path = reference_spare.socket_path(store)
     reference_spare.leave(path)
-    assert _wait(lambda: _spares(store))
-    assert _wait(lambda: not _spares(store) and not path.exists(), 60)
+    assert _wait(lambda: reference_spare.pids(store))
+    assert _wait(lambda: not reference_spare.pids(store) and not path.exists(), 60)
 
 
 def test_a_stale_or_foreign_socket_is_no_spare(store):
@@ -139,5 +126,5 @@ def test_a_cancelled_run_ends_the_spare_it_claimed(tmp_path, store):
     child = reference_process.spawn(source, path)  # claims it meanwhile
     child.cancel()
     assert child.spare is not None and child.proc is None
-    assert _wait(lambda: not _spares(store), 10)
+    assert _wait(lambda: not reference_spare.pids(store), 10)
     assert not child.work.exists()
