@@ -149,7 +149,7 @@ def _references(cache: Cache | None):
 
 
 def _early_references(source, graph, sets: list, cache: Cache | None,
-                      spawned=None, spare: Path | None = None) -> tuple[Callable[[], None], Callable]:
+                      spawned=None) -> tuple[Callable[[], None], Callable]:
     """Ask TF's reference child for `sets` now (`spawned`, started before the parse, or one started here), so
     that TF's import and run overlap the emit (issue 25); returns (cancel, run_references). run_references
     answers the started sets from the child (waiting for it: for a large source it has ended, and freed TF's
@@ -168,7 +168,7 @@ def _early_references(source, graph, sets: list, cache: Cache | None,
     # TF reads its weights a few at a time (parsers/tensorflow/weight_stream.py): its run fits beside the
     # emit's; the target loads only once the child has ended (verify asks for these outcomes first)
     if missing and spawned is None:  # not started early: TF's outputs were thought to be in the store
-        spawned = spawn(source, spare)
+        spawned = spawn(source)
     started = [start_references(source, graph, [x for _, x in missing], spawned)] if missing else []
     if not started and spawned is not None:  # every set cached: nothing to ask the child
         spawned.cancel()
@@ -285,7 +285,7 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
     if req.target != "ir" and req.target not in emitters.TARGETS:
         raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
     progress.stage("imports")
-    from . import reference_process, reference_spare
+    from . import reference_process
 
     # nothing read or written yet; a reference child checks TensorFlow itself (no TF import here: issue 25)
     child = req.verify and reference_process.wants_child(source, small_too=req.reference_child)
@@ -294,14 +294,11 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
     checks = req.verify and req.target != "ir"
     store = _stored_references(req.reference_store if checks else None, source, source_sha256, cache)
     cache = store if store is not None else cache
-    # a warm spare (TF imported) takes the child's place where one waits, and this run leaves the next
-    spare = reference_spare.socket_path(req.reference_store) if checks and child else None
-    spares_before = reference_process.spares_claimed()
     spawned = None  # the child, started now: TF's import runs beside the parse and the emit (issue 25)
     try:
         if child and req.target != "ir" and not _known_small(store, source):
             with interrupts.deferred():  # a signal while it starts: raised once `spawned` can be cancelled
-                spawned = reference_process.spawn(source, spare)
+                spawned = reference_process.spawn(source)
         # with a child, the runtime's import (torch: ~1.8 s) waits until TF has its question (below), so that
         # it runs beside TF's run instead of before the parse that question needs
         requirements.check(req.target, verify=req.verify and not child, kind=source.kind, reference=not child)
@@ -334,8 +331,7 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
                 planned = verify.plan(source, graph, req.seed, _size_free_guess(graph, req.target, req.options),
                                       child=True)
                 with interrupts.deferred():  # a signal while it starts: raised once cancel_reference can end it
-                    cancel_reference, references = _early_references(source, graph, planned.sets, cache, spawned,
-                                                                     spare)
+                    cancel_reference, references = _early_references(source, graph, planned.sets, cache, spawned)
                 requirements.check(req.target, verify=True, kind=source.kind, reference=False, write=False)
             t0 = time.perf_counter()
             total_bytes, total_tensors = weight_totals(graph)
@@ -354,8 +350,7 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
                                      run_references=references, size_free=emitted.size_bound is None,
                                      target_first=target_first)
             if store is not None:
-                verified["reference"] = dict(store.record(),
-                                             spare=reference_process.spares_claimed() > spares_before)
+                verified["reference"] = store.record()
             seconds["verify"] = round(time.perf_counter() - t0, 3)
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = report.conversion_doc(
@@ -390,7 +385,6 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
                 verify.failure_message(req.target, verified, req.rtol) + (f"; {where}" if where else "")))
         outdir.commit(tmp, out, force=req.force)
         doc["out"] = str(out)
-        reference_spare.leave(spare)
         return Conversion(doc)
     except BaseException as exc:
         outdir.discard_temps(out)  # not just tmp: an interrupt may come before tmp is assigned

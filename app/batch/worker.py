@@ -22,8 +22,8 @@ from typing import Any
 from distributed import WorkerPlugin, get_worker
 
 from .cache import MemoryCache
-from .cluster import EVENTS, MEMORY, PLUGIN, quiet_environment
 from .report import internal_error_line
+from .shared import EVENTS, MEMORY, PLUGIN, quiet_environment
 
 STATUS_BY_EXIT = {0: "ok", 2: "failed", 3: "unsupported", 4: "verify_failed", 1: "error"}
 

@@ -46,8 +46,10 @@ class Runner:
     runs one batch of jobs (`call`). `close()` ends one that was never given its jobs."""
 
     def __init__(self) -> None:
-        env = dict(os.environ, MXNET_SUBGRAPH_VERBOSE="0", PYTHONNOUSERSITE="1")
-        self.proc = subprocess.Popen([str(mxnet_python()), str(RUNNER), "-"], stdin=subprocess.PIPE,
+        env = dict(os.environ, MXNET_SUBGRAPH_VERBOSE="0")
+        # -I: neither the working directory nor the user's site-packages on its path (runner.py needs nothing
+        # beside it), so no file around a model or in the current directory runs in place of numpy or mxnet
+        self.proc = subprocess.Popen([str(mxnet_python()), "-I", str(RUNNER), "-"], stdin=subprocess.PIPE,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
 
     def call(self, jobs: list[dict], tmp: Path, timeout: float = 1800) -> list[dict]:
