@@ -188,9 +188,14 @@ def summary_line(doc: dict[str, Any]) -> str:
 
 
 def stored_note(v: dict[str, Any]) -> str:
-    """" vs stored TF outputs" when TF did not run for the check (app.reference_store had every set)."""
+    """Where the verdict's TF outputs came from, when a reference store was used (app.reference_store):
+    " vs stored TF outputs" (TF did not run), " vs TF now and stored TF outputs", or, for a check that failed
+    against the store and was run again, " vs TF now (stored outputs disagreed; replaced)"; "" without a store."""
     reference = v.get("reference") or {}
-    return " vs stored TF outputs" if reference.get("sets_from_store") and not reference.get("sets_run") else ""
+    if reference.get("rechecked"):
+        return " vs TF now (stored outputs disagreed; replaced)"
+    return {"store": " vs stored TF outputs", "store and tensorflow": " vs TF now and stored TF outputs"}.get(
+        reference.get("verdict_from"), "")
 
 
 def _sized(shape: list[int]) -> list[int]:
