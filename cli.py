@@ -486,6 +486,12 @@ def batch_cmd(manifest: Path, jobs: int | None, scheduler: str | None, worker_me
       out = "build/{name}/{target}"     # optional [OUT_ROOT/<name>-<target>]
       verify = true                     # default true; also: seed, timeout, keep_ir, opset, caffe_pad, nhwc
     """
+    if _RUN_AS_PROGRAM:
+        try:  # batch takes Ctrl-C as KeyboardInterrupt and SIGTERM its own way (app/batch/runner.py)
+            interrupts.usual_dispositions()
+        except Interrupted as ending:  # a signal came before this line
+            _err(str(ending))
+            sys.exit(ending.exit_code)
     _quiet_frameworks()
     from tf_convert.app import batch
 
