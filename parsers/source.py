@@ -5,6 +5,7 @@ downstream (parsers, reference run, conversion.json, default OUT) reads it from 
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 from dataclasses import dataclass
@@ -12,6 +13,9 @@ from functools import cached_property
 from pathlib import Path
 
 CHECKPOINT_FILES = (".meta", ".index")
+# what TensorFlow's SavedModel loader reads: these files at the top, everything below these directories
+SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt", "keras_metadata.pb", "fingerprint.pb")
+SAVED_MODEL_DIRS = ("variables", "assets", "assets.extra")
 _STRIP = (".ckpt", ".pb", ".h5", ".keras", ".meta", ".index")
 
 
@@ -29,15 +33,23 @@ class Source:
 
     @cached_property
     def files(self) -> list[Path]:
-        """Every file of the source in name order (a directory: all below it)."""
+        """The files a conversion of the source reads, in name order: a checkpoint's graph, index and data
+        shards of the prefix it reads (and the state file that chose that prefix in a directory), a
+        SavedModel's graph, variables and assets; not other files lying beside them (an older checkpoint, a
+        README), so that conversion.json's hash is of the bytes read."""
+        if self.kind == "tf_checkpoint":
+            head, _, name = self.prefix.replace("\\", "/").rpartition("/")
+            parent = Path(head or ".")
+            files = [p for p in parent.glob(glob.escape(name) + ".*") if p.is_file()
+                     and (p.name.endswith(CHECKPOINT_FILES) or ".data-" in p.name)]
+            state = self.path / "checkpoint"
+            return sorted(files + ([state] if self.path.is_dir() and state.is_file() else []))
+        if self.kind == "saved_model":
+            return sorted([p for p in self.path.iterdir() if p.name in SAVED_MODEL_FILES and p.is_file()]
+                          + [p for d in SAVED_MODEL_DIRS for p in (self.path / d).rglob("*") if p.is_file()])
         if self.path.is_dir():
             return sorted(p for p in self.path.rglob("*") if p.is_file())
-        if self.path.is_file() and self.kind != "tf_checkpoint":
-            return [self.path]
-        head, _, name = self.prefix.replace("\\", "/").rpartition("/")
-        parent = Path(head or ".")
-        return sorted(p for p in parent.glob(name + ".*") if p.is_file()
-                      and (p.name.endswith(CHECKPOINT_FILES) or ".data-" in p.name))
+        return [self.path]
 
     @cached_property
     def sha256(self) -> str:
