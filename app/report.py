@@ -7,7 +7,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir import Graph
+from tf_convert.convert.padding.sizes import size_words
 
 from . import token_inputs
 
@@ -35,8 +37,6 @@ def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[d
 def _input_sizes(graph: Graph, emitted: Any) -> dict[str, Any]:
     bound = getattr(emitted, "size_bound", "not emitted")
     if bound is None:
-        from tf_convert.convert.padding.sizes import size_words
-
         return {"spatial": "any", "batch": "any", "free": size_words(graph)}  # free: "H x W" or "length"
     return {"spatial": "conversion size only", "batch": "any", "why": bound}
 
@@ -117,8 +117,6 @@ def read(path: Path) -> dict[str, Any]:
 def read_recorded(out: Path) -> tuple[dict[str, Any], Path, Path]:
     """(conversion.json of OUT, its path, the recorded source) for `convert verify`; UsageError when
     OUT is not a conversion or its source is gone."""
-    from tf_convert.convert.errors import UsageError
-
     doc_path = Path(out) / "conversion.json"
     if not doc_path.is_file():
         raise UsageError(f"{doc_path} not found: pass a directory written by `convert tf2<target>`")

@@ -9,8 +9,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tf_convert.app import reference_process
 from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.convert.ir import Graph
+from tf_convert.convert.padding.sizes import input_free_axes
 
 from . import mask_inputs, token_inputs
 from .metric import judge, verdict_of
@@ -48,8 +50,6 @@ def other_sizes(graph: Graph) -> list[dict[str, tuple[int, ...]]]:
     """Two more input sizes for a size-free model: every free axis (an image's H/W, a volume's D/H/W, a
     sequence's length: convert.padding.sizes.input_free_axes) + 1 (flips SAME's odd pads) and ~1.25x + 1
     (larger), the batch 2; empty when no input has a free axis."""
-    from tf_convert.convert.padding.sizes import input_free_axes
-
     free = {n: input_free_axes(graph.shape(n)) for n in graph.inputs}
     if not any(free.values()):
         return []
@@ -86,8 +86,6 @@ def verify(
     before TF's outcomes are read, the target runs the sets it is compared on when TF refuses none, so that
     its run overlaps a reference child's (a small source's: its memory is no issue, issue 25); its failure
     is raised only after TF's own on the main set, as in the usual order."""
-    from tf_convert.app import reference_process
-
     references = run_references or (_one_by_one(run_reference) if run_reference
                                     else reference_process.run_references)  # one child for a large source
     depth = depth or depth_of(graph)
@@ -155,8 +153,6 @@ def plan(source: Path, graph: Graph, seed: int = 0, size_free: bool = False, one
     """What verify() asks TF for first: drawn from the graph alone, so the pipeline can start the reference
     run (reference_process.start_references) before the model is written, with these same sets. `child`:
     TF runs them in a child process (None: reference_process.in_child decides, by the source's size)."""
-    from tf_convert.app import reference_process
-
     inputs = make_inputs(graph, seed)
     edged, other = sensitivity_probes(graph, inputs)
     sizes = other_sizes(graph) if size_free else []

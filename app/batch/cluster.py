@@ -92,7 +92,7 @@ class Cluster:
         import dask
         from distributed import Client, LocalCluster
 
-        from .worker import WorkerSetup
+        from .worker import WorkerSetup  # worker.py imports `distributed` (the optional extra) at its top
 
         logging.getLogger("distributed").setLevel(logging.CRITICAL)  # the report says what went wrong
         if self.scheduler:
@@ -199,7 +199,7 @@ class Cluster:
         """Run every task; `on_done` gets each one's result dict exactly once."""
         from distributed import KilledWorker
 
-        from .worker import run_task
+        from .worker import run_task  # (as WorkerSetup above)
 
         events: queue.Queue[tuple[str, Any]] = queue.Queue()
         pending = list(tasks)

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 
 from .layers import Layer, LayerGraph
+from .mismatch import ArchitectureMismatch
 
 
 class Built(NamedTuple):
@@ -137,8 +138,6 @@ def shapes_at(traced, shape) -> None:
             try:
                 result = super().run_node(n)
             except Exception as exc:  # noqa: BLE001 - any failure of a node is a mismatch at that node
-                from . import ArchitectureMismatch
-
                 where = n.target if n.op == "call_module" else n.name
                 got = [a.meta["shape"] for a in n.all_input_nodes if "shape" in a.meta]
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
