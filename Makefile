@@ -38,6 +38,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade 'pip>=23'
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,test]'
+	$(PY) -m pip install -q -c constraints.txt --no-deps keras-hub
 	touch $@
 
 # MXNet 1.9.1 needs numpy<1.24: its own environment, used only to run converted models.
