@@ -278,7 +278,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
     built = trace.build(req.target, req.kwargs, shape)
     model, traced = built.model, built.traced
     in_hw = trace.input_shapes_of(traced)
-    module_layers, ir_layers = trace.torch_layers(traced), layers.ir_layers(graph)
+    module_layers, ir_layers = trace.torch_layers(traced, built.other), layers.ir_layers(graph)
     paired = match.match(module_layers, ir_layers, _pins(req.pins, module_layers, ir_layers))
     if isinstance(paired, match.Mismatch):
         raise ArchitectureMismatch(paired.message())

@@ -72,18 +72,31 @@ def _pad_rule(ir_layer: Layer) -> dict[str, Any]:
 
 def _window(t: Layer, i: Layer, in_hw: dict[str, tuple]) -> list[Finding]:
     """Pads at the layer's input size and, where TF's follow the size (SAME, stride > 1), at one more
-    row and column too (the parity flip), which a fixed torch padding cannot follow."""
+    row and column too (the parity flip), which a fixed torch padding cannot follow. A zero pad the
+    module applies in forward before the conv (`pre_pad`) counts as the conv's: it is judged at the
+    sizes it was recorded at, and pads.apply() cannot move it."""
     m = t.node
+    pre, pre_other = t.attrs.get("pre_pad"), t.attrs.get("pre_pad_other")
     hw = tuple(in_hw[t.id][2:])
-    fix = {"path": t.id, "op": t.kind, **_pad_rule(i)}
-    checked = [hw, tuple(d + 1 for d in hw)] if runtime_same(i.node) else [hw]
+    if pre is not None:  # the conv's input is the padded map: TF's size is the one before the pad
+        hw = (hw[0] - pre[0] - pre[1], hw[1] - pre[2] - pre[3])
+    fix = {"path": t.id, "op": t.kind, **_pad_rule(i)} if pre is None else None
+    follows = runtime_same(i.node) or (pre_other is not None and tuple(pre_other) != tuple(pre))
+    checked = [hw, tuple(d + 1 for d in hw)] if follows and (pre is None or pre_other is not None) else [hw]
     for n, size in enumerate(checked):
-        ours, theirs = _module_pads(m, size), tf_layer_pads(i, size)
+        ours = _module_pads(m, size)
+        if pre is not None:
+            extra = pre if n == 0 else pre_other
+            ours = Pads(*(a + b for a, b in zip(ours, extra)))
+        theirs = tf_layer_pads(i, size)
         if tuple(ours) != tuple(theirs):
             at = "x".join(map(str, size))
-            also = f"; equal at {'x'.join(map(str, hw))}: TF's follow the input size" if n else ""
-            return [Finding(t.id, "padding", f"the module pads {_sides(ours)}, TF {_sides(theirs)} at {at} "
-                                             f"(top,bottom,left,right{also})", fix, at_other_size=n > 0)]
+            also = f"; equal at {'x'.join(map(str, hw))}: {'TF' if runtime_same(i.node) else 'the module'}'s " \
+                   f"follow the input size" if n else ""
+            where = " (its forward zero-pads the conv's input)" if pre is not None else ""
+            change = "" if pre is None else f"pad the input of '{t.id}' by {_sides(theirs)} (top,bottom,left,right)"
+            return [Finding(t.id, "padding", f"the module pads {_sides(ours)}{where}, TF {_sides(theirs)} at {at} "
+                                             f"(top,bottom,left,right{also})", fix, change, at_other_size=n > 0)]
     # ceil_mode's overhang is never counted, whatever count_include_pad says
     if t.kind == "avg_pool" and m.count_include_pad and m.padding not in (0, (0, 0)):
         return [Finding(t.id, "count_include_pad", "the module divides by the whole window (count_include_pad=True), "

@@ -10,19 +10,21 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.errors import UsageError
 
+from . import record
 from .layers import Layer, LayerGraph
 
 
 class Built(NamedTuple):
     model: Any  # the user's module; its values are uninitialized memory unless `initialized`
-    traced: Any  # torch.fx GraphModule, every node's output shape in node.meta["shape"]
+    traced: Any  # record.Recorded at the source's input shape, every tensor's shape in node.meta["shape"]
     initialized: bool
+    other: Any = None  # the record one row and column larger, where the module pads in forward
 
 
 def build(target: str, kwargs: dict[str, Any] | None, shape) -> Built:
-    """The module and its trace at `shape`. Mapping needs only shapes and attributes, and a big module's
+    """The module and its record at `shape`. Mapping needs only shapes and attributes, and a big module's
     random init costs seconds (0.36 s CPU of bench-into's 28M parameters): the module is built on the meta
     device and given uninitialized CPU memory (shapes on meta tensors, or Module.to_empty, would import
     torch's symbolic-shape machinery: seconds more). A module that cannot be built that way is built for real."""
@@ -30,11 +32,27 @@ def build(target: str, kwargs: dict[str, Any] | None, shape) -> Built:
     if is_meta(model):
         empty = _on_empty_cpu_memory(model)
         try:
-            return Built(empty, trace(empty, shape), False)
+            return _recorded(empty, shape, False)
         except Exception:  # noqa: BLE001 - any failure on empty memory: build it for real
             pass
         model = load_module(target, kwargs)
-    return Built(model, trace(model, shape), True)
+    return _recorded(model, shape, True)
+
+
+def _recorded(model, shape, initialized: bool) -> Built:
+    """The record at `shape` and, where the module zero-pads in forward (its pads may follow the size,
+    TF's SAME does), at one more row and column (one image input)."""
+    traced = trace(model, shape)
+    other = None
+    single = isinstance(shape[0], int) or len(shape) == 1
+    dims, dtype = (tuple(shape), "float32") if isinstance(shape[0], int) else shape[0]
+    if single and len(dims) == 4 and folded_pads(traced):
+        n, c, h, w = dims
+        try:
+            other = trace(model, [((n, c, h + 1, w + 1), dtype)])
+        except Exception:  # noqa: BLE001 - a module bound to one size: its pads are judged at that size only
+            other = None
+    return Built(model, traced, initialized, other)
 
 
 def materialize(built: Built, target: str, kwargs: dict[str, Any] | None):
@@ -112,41 +130,11 @@ def load_module(target: str, kwargs: dict[str, Any] | None = None, meta: bool = 
 
 
 def trace(model, shape):
-    """torch.fx GraphModule of `model`, every node's output shape recorded at an input of `shape` (shapes_at)."""
+    """The record of `model` run at an input of `shape` (one float input's shape, or [(shape, dtype)] per
+    input): record.py. Batch 0 first (every shape, no arithmetic: a 100 MB stack of convs at 224 is
+    seconds of it), the real shape where batch 0 does not run. A module that fails at the real shape does
+    not fit the TF graph: ArchitectureMismatch naming the module path that failed."""
     import torch
-
-    try:
-        traced = torch.fx.symbolic_trace(model)
-    except Exception as exc:  # noqa: BLE001 - any trace failure is an unsupported module
-        raise UnsupportedError([Unsupported("torch.fx trace", type(model).__name__,
-                                            f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}")],
-                               "--into") from None
-    shapes_at(traced, shape)
-    return traced
-
-
-def shapes_at(traced, shape) -> None:
-    """Run `traced` on zeros of `shape` (one float input's shape, or [(shape, dtype)] per input), recording
-    every node's output shape in `node.meta["shape"]`
-    (torch.fx's ShapeProp would import torch's fake-tensor machinery: seconds for nothing). A module that
-    fails there does not fit the TF graph: ArchitectureMismatch naming the module path that failed."""
-    import torch
-
-    class Shapes(torch.fx.Interpreter):
-        def run_node(self, n):
-            try:
-                result = super().run_node(n)
-            except Exception as exc:  # noqa: BLE001 - any failure of a node is a mismatch at that node
-                from . import ArchitectureMismatch
-
-                where = n.target if n.op == "call_module" else n.name
-                got = [a.meta["shape"] for a in n.all_input_nodes if "shape" in a.meta]
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
-                raise ArchitectureMismatch(f"module path '{where}' fails on its input {got[0] if got else ''} at the "
-                                           f"source's input shape {shown}: {first}") from None
-            if isinstance(result, torch.Tensor):
-                n.meta["shape"] = tuple(result.shape)
-            return result
 
     specs = [(tuple(shape), "float32")] if isinstance(shape[0], int) else [(tuple(s), d) for s, d in shape]
     shown = specs[0][0] if len(specs) == 1 else [s for s, _ in specs]
@@ -154,21 +142,27 @@ def shapes_at(traced, shape) -> None:
     def zeros(batch):
         return [torch.zeros((batch, *s[1:]) if batch is not None else s, dtype=getattr(torch, d)) for s, d in specs]
 
-    with torch.no_grad():
-        try:  # batch 0: every shape, no arithmetic (a 100 MB stack of convs at 224 is seconds of it)
-            Shapes(traced).run(*zeros(0))
-            return
-        except Exception:  # noqa: BLE001 - batch 0 may not run: run the real shape
-            pass
-        Shapes(traced).run(*zeros(None))
+    def failure(where, _shapes, exc):
+        from . import ArchitectureMismatch
+
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        place = f"module path '{where}'" if where else f"{type(model).__name__}.forward"
+        return ArchitectureMismatch(f"{place} fails at the source's input shape {shown}: {type(exc).__name__}: "
+                                    f"{first}")
+
+    try:
+        return record.record(model, zeros(0), failure)
+    except Exception:  # noqa: BLE001 - batch 0 may not run: run the real shape
+        pass
+    return record.record(model, zeros(None), failure)
 
 
 def input_shapes_of(traced) -> dict[str, tuple[int, ...]]:
-    """{module path: input shape} of every call_module node, as recorded by the last shapes_at."""
+    """{module path: input shape} of every call_module node, as recorded."""
     result = {}
     for n in traced.graph.nodes:
         if n.op == "call_module" and n.args and hasattr(n.args[0], "meta") and "shape" in n.args[0].meta:
-            result[str(n.target)] = n.args[0].meta["shape"]
+            result.setdefault(str(n.target), n.args[0].meta["shape"])
     return result
 
 
@@ -242,7 +236,7 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
     import torch
     import torch.nn.functional as F
 
-    fname = getattr(target, "__name__", str(target))
+    fname = record.canonical(target)
     if len(inputs) == 1 and fname in _ARITHMETIC:
         return None  # with a constant operand: an attention scale, a mask's arithmetic
     if fname == "getitem":  # x[:, None, None, :] only adds axes; x[:, 0] selects
@@ -295,7 +289,7 @@ def _scalar_factor(n) -> float | None:
     """The constant a mul/div node multiplies its one tensor by (x * c, c * x, x / c), or None."""
     import torch.fx
 
-    fname = getattr(n.target, "__name__", str(n.target))
+    fname = record.canonical(n.target)
     numbers = [a for a in n.args if isinstance(a, (int, float)) and not isinstance(a, bool)]
     if len(n.args) != 2 or len(numbers) != 1:
         return None
@@ -323,9 +317,55 @@ def _tensor_inputs(args, kwargs) -> list:
     return found
 
 
-def torch_layers(traced) -> LayerGraph:
-    """The traced module as layers, named by module path (a functional call by its fx node name)."""
+def zero_pad(n, modules) -> tuple[int, int, int, int] | None:
+    """(top, bottom, left, right) of a constant-zero spatial pad node (F.pad, nn.ZeroPad2d), or None."""
+    from torch import nn
+
+    if n.op == "call_module":
+        m = modules.get(str(n.target))
+        if isinstance(m, nn.ZeroPad2d) or (isinstance(m, nn.ConstantPad2d) and m.value == 0):
+            left, right, top, bottom = m.padding
+            return (top, bottom, left, right)
+        return None
+    if n.op != "call_function" or record.canonical(n.target) != "pad" or len(n.meta.get("shape", ())) != 4:
+        return None
+    pad = n.args[1] if len(n.args) > 1 else n.kwargs.get("pad")
+    mode = n.args[2] if len(n.args) > 2 else n.kwargs.get("mode", "constant")
+    value = n.args[3] if len(n.args) > 3 else n.kwargs.get("value", None)
+    if mode != "constant" or value not in (None, 0, 0.0) or len(pad) != 4 or min(pad) < 0:
+        return None
+    left, right, top, bottom = (int(p) for p in pad)
+    return (top, bottom, left, right)
+
+
+def folded_pads(traced) -> dict[str, tuple[int, int, int, int]]:
+    """{conv module path: the zero pad its input gets in forward} for pads that feed only convs (what TF
+    writes as a conv's padding, the way the IR folds TF's own Pad + VALID conv)."""
+    from torch import nn
+
     modules = dict(traced.named_modules())
+    found = {}
+    for n in traced.graph.nodes:
+        pads = zero_pad(n, modules)
+        users = list(n.users)
+        if pads is None or not users or not all(
+                u.op == "call_module" and isinstance(modules.get(str(u.target)), nn.Conv2d) for u in users):
+            continue
+        for u in users:
+            found[str(u.target)] = pads
+    return found
+
+
+def torch_layers(traced, other=None) -> LayerGraph:
+    """The recorded module as layers, named by module path (a functional call by its node name). A zero
+    pad in forward that feeds only convs joins them (`pre_pad`, and `pre_pad_other` as recorded in
+    `other`, the run at another input size)."""
+    modules = dict(traced.named_modules())
+    pre_pads = folded_pads(traced)
+    other_pads = folded_pads(other) if other is not None else {}
+    pad_nodes = {n.name for n in traced.graph.nodes
+                 if any(u.op == "call_module" and str(u.target) in pre_pads for u in n.users)
+                 and zero_pad(n, modules) is not None}
     alias: dict[str, str] = {}
     layers: dict[str, Layer] = {}
     inputs: list[str] = []
@@ -345,8 +385,15 @@ def torch_layers(traced) -> LayerGraph:
         ins = [alias[x.name] for x in _tensor_inputs(n.args, n.kwargs) if x.name in alias]
         if n.op in ("call_function", "call_method") and not ins:
             continue  # computed from constants and buffers alone (position ids, sizes)
+        if n.name in pad_nodes and len(ins) == 1:
+            alias[n.name] = ins[0]
+            continue
         if n.op == "call_module":
             layer = _module_layer(str(n.target), modules[str(n.target)], ins, shape)
+            if layer is not None and layer.id in pre_pads:
+                layer.attrs["pre_pad"] = pre_pads[layer.id]
+                if layer.id in other_pads:
+                    layer.attrs["pre_pad_other"] = other_pads[layer.id]
         elif n.op == "call_method" and n.target in ("size", "dim"):
             continue
         else:  # call_function / call_method (x.relu(), x.mean(...), x.view(...))
