@@ -30,6 +30,7 @@ class Finding:
     fix: dict[str, Any] | None = None  # an entry for pads.py, or None when apply() cannot fix it
     change: str = ""  # the one-line change the user should make instead
     at_other_size: bool = False  # equal at the conversion's size, different at the other one
+    warning: bool = False  # TF's graph is fixed where the module follows the size: exact at the conversion size
 
     def line(self) -> str:
         return f"{named(self.path)}: {self.what} differs: {self.detail}"
@@ -95,8 +96,12 @@ def _window(t: Layer, i: Layer, in_hw: dict[str, tuple]) -> list[Finding]:
                    f"follow the input size" if n else ""
             where = " (its forward zero-pads the conv's input)" if pre is not None else ""
             change = "" if pre is None else f"pad the input of '{t.id}' by {_sides(theirs)} (top,bottom,left,right)"
+            # TF's fixed pads (a ZeroPadding2D sized at the conversion's input) against a module that follows
+            # the size: exact at the conversion size, so a warning; the other way round, a difference
+            warning = n > 0 and not runtime_same(i.node)
             return [Finding(t.id, "padding", f"the module pads {_sides(ours)}{where}, TF {_sides(theirs)} at {at} "
-                                             f"(top,bottom,left,right{also})", fix, change, at_other_size=n > 0)]
+                                             f"(top,bottom,left,right{also})", fix, change, at_other_size=n > 0,
+                            warning=warning)]
     # ceil_mode's overhang is never counted, whatever count_include_pad says
     if t.kind == "avg_pool" and m.count_include_pad and m.padding not in (0, (0, 0)):
         return [Finding(t.id, "count_include_pad", "the module divides by the whole window (count_include_pad=True), "

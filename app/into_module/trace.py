@@ -111,6 +111,7 @@ def load_module(target: str, kwargs: dict[str, Any] | None = None, meta: bool = 
     factory = getattr(module, name, None)
     if factory is None:
         raise UsageError(f"--into {target!r}: {where} has no {name}")
+    factory = _from_config(factory, target, kwargs or {})
     if meta:
         try:
             with torch.device("meta"):
@@ -121,12 +122,42 @@ def load_module(target: str, kwargs: dict[str, Any] | None = None, meta: bool = 
             pass
     try:
         model = factory(**(kwargs or {}))
+    except UsageError:
+        raise
     except Exception as exc:  # noqa: BLE001 - whatever the factory raises is the user's module's error
         raise UsageError(f"--into {target!r}: {name}(**{kwargs or {}}) failed: {type(exc).__name__}: {exc}; "
                          f"pass its arguments with --into-kwargs JSON") from None
     if not isinstance(model, torch.nn.Module):
         raise UsageError(f"--into {target!r}: {name}(...) returned {type(model).__name__}, not a torch.nn.Module")
     return model.eval()
+
+
+def is_pretrained_model(factory) -> bool:
+    """A transformers PreTrainedModel class (told by its attributes: transformers is not imported for it)."""
+    return isinstance(factory, type) and getattr(factory, "config_class", None) is not None and all(
+        hasattr(factory, a) for a in ("from_pretrained", "post_init"))
+
+
+def _from_config(factory, target: str, kwargs: dict[str, Any]):
+    """NAME(**kwargs) as is; for a Hugging Face PreTrainedModel, NAME(NAME.config_class(**kwargs)) with
+    eager attention unless the kwargs name another (its explicit matmul and softmax are what TF's graph has,
+    where SDPA is one fused call)."""
+    if not is_pretrained_model(factory):
+        return factory
+    config_class = factory.config_class
+
+    def build(**_ignored):
+        try:
+            config = config_class(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - whatever the config raises is the user's arguments' error
+            raise UsageError(f"--into {target!r}: {config_class.__name__}(**{kwargs}) failed: "
+                             f"{type(exc).__name__}: {exc}") from None
+        if "attn_implementation" not in kwargs:
+            config._attn_implementation = "eager"
+        return factory(config)
+
+    build.__name__ = factory.__name__
+    return build
 
 
 def trace(model, shape):
