@@ -90,6 +90,7 @@ def record(model, inputs: list, on_failure) -> Recorded:
             nodes[id(value)] = node
             alive.append(value)
             node.meta["shape"] = tuple(value.shape)
+            node.meta["float"] = value.dtype.is_floating_point
 
     def as_arg(v):
         if isinstance(v, torch.Tensor):

@@ -181,10 +181,11 @@ def trace(model, shape):
         return ArchitectureMismatch(f"{place} fails at the source's input shape {shown}: {type(exc).__name__}: "
                                     f"{first}")
 
-    try:
-        return record.record(model, zeros(0), failure)
-    except Exception:  # noqa: BLE001 - batch 0 may not run: run the real shape
-        pass
+    if all(d.startswith("float") for _, d in specs):  # token inputs: masks branch on their values (all ones)
+        try:
+            return record.record(model, zeros(0), failure)
+        except Exception:  # noqa: BLE001 - batch 0 may not run: run the real shape
+            pass
     return record.record(model, zeros(None), failure)
 
 
@@ -260,6 +261,9 @@ def _module_layer(path: str, m, inputs: list[str], shape) -> Layer | None:
     return Layer(path, f"other:{type(m).__name__}", inputs, {}, shape, m)
 
 
+# what builds an additive attention mask from the mask input (Hugging Face's `where(mask, 0, min)`)
+_MASK_OPS = {"and", "or", "xor", "invert", "logical_not", "logical_and", "logical_or", "where", "masked_fill", "eq",
+             "ne", "bool", "long", "int", "clone", "detach", "expand_as", "view_as", "all", "any"}
 _ARITHMETIC = {"add", "add_", "__add__", "__iadd__", "mul", "mul_", "sub", "sub_", "rsub", "truediv", "div", "div_"}
 
 
@@ -268,6 +272,8 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
     import torch.nn.functional as F
 
     fname = record.canonical(target)
+    if len(set(inputs)) == 1 and fname in _MASK_OPS:
+        return None  # an attention mask's comparisons, casts and selects (TF's casts and arithmetic, read through)
     if len(inputs) == 1 and fname in _ARITHMETIC:
         return None  # with a constant operand: an attention scale, a mask's arithmetic
     if fname == "getitem":  # x[:, None, None, :] only adds axes; x[:, 0] selects
@@ -416,6 +422,10 @@ def torch_layers(traced, other=None) -> LayerGraph:
         ins = [alias[x.name] for x in _tensor_inputs(n.args, n.kwargs) if x.name in alias]
         if n.op in ("call_function", "call_method") and not ins:
             continue  # computed from constants and buffers alone (position ids, sizes)
+        if n.op == "call_function" and len(set(ins)) == 1 and not any(
+                x.meta.get("float", True) for x in _tensor_inputs(n.args, n.kwargs)):
+            alias[n.name] = ins[0]  # ids and masks (whole numbers, booleans): indexing, casts, comparisons
+            continue
         if n.name in pad_nodes and len(ins) == 1:
             alias[n.name] = ins[0]
             continue
