@@ -380,6 +380,8 @@ def run(req: IntoRequest) -> dict[str, Any]:
                         "shape": list(module_shape(graph.shape(n))),
                         "layout": "NCHW" if len(graph.shape(n)) == 4 else "NCDHW"} for n in graph.inputs],
             "outputs": [{"tf": graph.source_names.get(n, n), "module": f} for n, f in zip(graph.outputs, fields)],
+            "preprocessing": None if affine is None else {"tf": prep_names, "scale": scale.tolist(),
+                                                          "shift": shift.tolist()},
             "parameters": records,
             "pairs": [{"module": t.id, "tf": i.id, "kind": t.kind} for t, i in pairs],
             "differences": [{"module": f.path, "what": f.what, "detail": f.detail,

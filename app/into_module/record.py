@@ -43,11 +43,15 @@ def canonical(func) -> str:
 
 
 def is_leaf(m) -> bool:
-    """torch.nn's own layers are recorded whole (their internals are torch's, not the user's)."""
+    """torch.nn's own layers are recorded whole (their internals are torch's, not the user's), and so is a
+    subclass of one that keeps its forward (Hugging Face's EfficientNetDepthwiseConv2d is an nn.Conv2d); one
+    that overrides forward (a Conv2dSame padding in it) is recorded call by call."""
     from torch import nn
 
-    return type(m).__module__.startswith("torch.nn") and not isinstance(m, (nn.Sequential, nn.ModuleList,
-                                                                              nn.ModuleDict))
+    if isinstance(m, (nn.Sequential, nn.ModuleList, nn.ModuleDict)):
+        return False
+    base = next((c for c in type(m).__mro__ if c.__module__.startswith("torch.nn") and c is not nn.Module), None)
+    return base is not None and type(m).forward is base.forward
 
 
 def forward_names(model, count: int) -> list[str]:

@@ -63,12 +63,17 @@ def tf_layer_pads(ir_layer: Layer, in_hw) -> Pads:
     a = node.attrs
     if a.get("padding") == "SAME":
         return tf_pads(in_hw, a["kernel"], a["stride"], a.get("dilation", (1, 1)), "SAME")
+    if ir_layer.pre_pad is not None:  # TF's zero Pad before a VALID max pool (on a ReLU's output)
+        return Pads(*(p + q for p, q in zip(a["pads"], ir_layer.pre_pad)))
     return Pads(*a["pads"])
 
 
 def _pad_rule(ir_layer: Layer) -> dict[str, Any]:
     a = ir_layer.node.attrs
-    return {"same": True} if a.get("padding") == "SAME" else {"pads": list(a["pads"])}
+    if a.get("padding") == "SAME":
+        return {"same": True}
+    pre = ir_layer.pre_pad or (0, 0, 0, 0)
+    return {"pads": [p + q for p, q in zip(a["pads"], pre)]}
 
 
 def _window(t: Layer, i: Layer, in_hw: dict[str, tuple]) -> list[Finding]:

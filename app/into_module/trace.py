@@ -393,6 +393,14 @@ def folded_pads(traced) -> dict[str, tuple[int, int, int, int]]:
     return found
 
 
+def _whole_window(layer: Layer, n) -> bool:
+    """An unpadded average pool whose one window covers its whole input: a global average."""
+    src = n.args[0].meta.get("shape", ()) if n.args and hasattr(n.args[0], "meta") else ()
+    padding = layer.node.padding
+    return len(src) == 4 and tuple(layer.shape[2:]) == (1, 1) and padding in (0, (0, 0)) and all(
+        k >= d for k, d in zip(layer.attrs["kernel"], src[2:]))
+
+
 def torch_layers(traced, other=None) -> LayerGraph:
     """The recorded module as layers, named by module path (a functional call by its node name). A zero
     pad in forward that feeds only convs joins them (`pre_pad`, and `pre_pad_other` as recorded in
@@ -431,6 +439,8 @@ def torch_layers(traced, other=None) -> LayerGraph:
             continue
         if n.op == "call_module":
             layer = _module_layer(str(n.target), modules[str(n.target)], ins, shape)
+            if layer is not None and layer.kind == "avg_pool" and _whole_window(layer, n):
+                layer = Layer(layer.id, "global_avg", ins, {}, shape, layer.node)  # HF EfficientNet's pooler
             if layer is not None and layer.id in pre_pads:
                 layer.attrs["pre_pad"] = pre_pads[layer.id]
                 if layer.id in other_pads:
