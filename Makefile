@@ -13,7 +13,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: verify-faults fuzz install mxnet-env demo test test-full test-memory test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: test-into-hf verify-faults fuzz install mxnet-env demo test test-full test-memory test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
@@ -66,6 +66,10 @@ fuzz: install mxnet-env
 
 test-full: install mxnet-env
 	CONVERT_FULL_MATRIX=1 $(PY) -m pytest -q -n $(JOBS) tests -m "slow or not slow"
+
+# --into Hugging Face's classes, full depth included (Keras EfficientNetB0 -> EfficientNetModel)
+test-into-hf: install
+	$(PY) -m pytest -q -p no:xdist tests/app/test_into_hf.py -m "slow or not slow"
 
 # Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (builds it in a tmp dir)
 test-memory: install mxnet-env
