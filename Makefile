@@ -69,7 +69,7 @@ test-full: install mxnet-env
 
 # --into Hugging Face's classes, full depth included (Keras EfficientNetB0 -> EfficientNetModel)
 test-into-hf: install
-	$(PY) -m pytest -q -p no:xdist tests/app/test_into_hf.py -m "slow or not slow"
+	CONVERT_INTO_SLOW=1 $(PY) -m pytest -q -p no:xdist tests/app/test_into_hf.py -m "slow or not slow"
 
 # Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (builds it in a tmp dir)
 test-memory: install mxnet-env

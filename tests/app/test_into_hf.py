@@ -6,6 +6,7 @@ configs and small inputs; every number against TensorFlow."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -81,7 +82,8 @@ def test_mobilenet_v2_tf_padding_is_exact_as_is(mobilenet_v2, tmp_path):
     doc = convert.into(mobilenet_v2, "transformers:MobileNetV2Model", out, kwargs={**MNV2, "tf_padding": True},
                        verify=True)
     assert not doc["differences"] and doc["verify"]["passed"], doc["verify"]
-    assert doc["outputs"] == [{"tf": "global_average_pooling2d", "module": "pooler_output"}]
+    assert [o["module"] for o in doc["outputs"]] == ["pooler_output"]
+    assert doc["outputs"][0]["tf"].startswith("global_average_pooling2d")
     assert doc["warnings"] and all("exact at the conversion's input size only" in w for w in doc["warnings"])
     assert "module path 'layer.0.conv_3x3.convolution': padding differs" in doc["warnings"][0]
     config = transformers.MobileNetV2Config(**MNV2, tf_padding=True)
@@ -149,6 +151,7 @@ def test_bert_checkpoint_into_transformers_bert_model(bert_ckpt, tmp_path):
 
 # ---- Keras EfficientNetB0 -> EfficientNetModel (slow: B0 at full depth) --------------------------------
 @pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("CONVERT_INTO_SLOW"), reason="full-depth model: make test-into-hf")
 def test_efficientnet_b0_preprocessing_named_everything_after_exact(tmp_path):
     """Keras keeps Rescaling + Normalization inside the model, Hugging Face leaves them to its image processor:
     named at the module's input with the affine to apply; with it applied, exact at 64 and 65."""
