@@ -131,6 +131,7 @@ def record(model, inputs: list, on_failure) -> Recorded:
 
                     item = graph.create_node("call_function", operator.getitem, (node, i), {},
                                              name=unique("getitem"))
+                    item.meta["item"] = i  # one of a call's several results (a module returning a tuple)
                     remember(v, item)
 
     class Mode(TorchFunctionMode):

@@ -401,6 +401,40 @@ def _whole_window(layer: Layer, n) -> bool:
         k >= d for k, d in zip(layer.attrs["kernel"], src[2:]))
 
 
+def _attention_layers(path: str, m, ins: list[str], n) -> tuple[dict[str, Layer], dict[int, str]]:
+    """nn.MultiheadAttention as what it computes, in the layers TF's attention has: three projections (rows of
+    the fused in_proj_weight, `fused` says which), the scaled product, softmax, the product with the values
+    and out_proj. ({layer id: layer}, {result index: layer id}: the output, and the weights when returned)."""
+    from tf_convert.convert.errors import Unsupported, UnsupportedError
+
+    if not m._qkv_same_embed_dim or len(ins) < 3 or n.kwargs:
+        why = "kdim/vdim differ from embed_dim" if not m._qkv_same_embed_dim else "query, key, value not all given"
+        raise UnsupportedError([Unsupported("nn.MultiheadAttention", path, why)], "--into")
+    q_in, k_in, v_in = ins[:3]
+    e, heads = m.embed_dim, m.num_heads
+    shape = n.args[0].meta.get("shape", ())
+    batch, tokens = (shape[0], shape[1]) if m.batch_first else (shape[1], shape[0]) if len(shape) == 3 else (0, 0)
+    bias = m.in_proj_bias is not None
+    found = {}
+    for index, (part, source) in enumerate((("q", q_in), ("k", k_in), ("v", v_in))):
+        found[f"{path}.in_proj:{part}"] = Layer(f"{path}.in_proj:{part}", "linear", [source],
+                                                {"weight": (e, e), "bias": bias, "fused": (path, index, e)},
+                                                tuple(shape), m)
+    scores = Layer(f"{path}:scores", "other:matmul", [f"{path}.in_proj:q", f"{path}.in_proj:k"], {},
+                   (batch, heads, tokens, tokens), None, f"{path}'s scores (q @ kᵀ)")
+    scores.scale = (e // heads) ** -0.5
+    found[scores.id] = scores
+    found[f"{path}:softmax"] = Layer(f"{path}:softmax", "softmax", [scores.id], {"axis": 3}, scores.shape, None,
+                                     f"{path}'s softmax")
+    found[f"{path}:context"] = Layer(f"{path}:context", "other:matmul", [f"{path}:softmax", f"{path}.in_proj:v"],
+                                     {}, (batch, heads, tokens, e // heads), None, f"{path}'s probs @ v")
+    out = f"{path}.out_proj"
+    found[out] = Layer(out, "linear", [f"{path}:context"], {"weight": tuple(m.out_proj.weight.shape),
+                                                            "bias": m.out_proj.bias is not None},
+                       tuple(shape), m.out_proj)
+    return found, {0: out, 1: f"{path}:softmax"}
+
+
 def torch_layers(traced, other=None) -> LayerGraph:
     """The recorded module as layers, named by module path (a functional call by its node name). A zero
     pad in forward that feeds only convs joins them (`pre_pad`, and `pre_pad_other` as recorded in
@@ -411,7 +445,10 @@ def torch_layers(traced, other=None) -> LayerGraph:
     pad_nodes = {n.name for n in traced.graph.nodes
                  if any(u.op == "call_module" and str(u.target) in pre_pads for u in n.users)
                  and zero_pad(n, modules) is not None}
+    from torch import nn
+
     alias: dict[str, str] = {}
+    items: dict[str, dict[int, str]] = {}  # a module call's node -> {result index: layer}
     layers: dict[str, Layer] = {}
     inputs: list[str] = []
     outputs: list[str] = []
@@ -436,6 +473,16 @@ def torch_layers(traced, other=None) -> LayerGraph:
             continue
         if n.name in pad_nodes and len(ins) == 1:
             alias[n.name] = ins[0]
+            continue
+        if "item" in n.meta and n.args and n.args[0].name in items:  # a module's tuple result, item by item
+            alias[n.name] = items[n.args[0].name].get(n.meta["item"], alias.get(n.args[0].name))
+            if alias[n.name] is None:
+                del alias[n.name]
+            continue
+        if n.op == "call_module" and isinstance(modules[str(n.target)], nn.MultiheadAttention):
+            found, results = _attention_layers(str(n.target), modules[str(n.target)], ins, n)
+            layers.update(found)
+            items[n.name], alias[n.name] = results, results[0]
             continue
         if n.op == "call_module":
             layer = _module_layer(str(n.target), modules[str(n.target)], ins, shape)

@@ -71,6 +71,9 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str],
 
     for t, i in pairs:
         node = i.node
+        if t.kind == "linear" and "fused" in t.attrs:  # nn.MultiheadAttention: rows of in_proj_weight/in_proj_bias
+            _fused(values, records, t, node, _kernel_transform(i, i.id in flattened))
+            continue
         if t.kind in ("conv", "conv_transpose", "linear"):
             put(t.id, "weight", node.params["weight"], _tf_name(node, "weight"),
                 _kernel_transform(i, i.id in flattened))
@@ -141,3 +144,21 @@ def _batch_norm(t: Layer, node) -> tuple[dict[str, np.ndarray], list[dict[str, A
     note = "folded: TF's graph keeps only scale/shift (mean 0, variance 1 - eps)"
     return values, [{"parameter": k, "shape": [c], "tf": f"{node.name} (scale, shift)", "transform": note}
                     for k in values]
+
+
+def _fused(values: dict[str, Any], records: list[dict[str, Any]], t: Layer, node, transform: str) -> None:
+    """TF's query, key or value projection into its third of nn.MultiheadAttention's in_proj_weight (and bias)."""
+    path, index, e = t.attrs["fused"]
+    rows = slice(index * e, (index + 1) * e)
+    part = ("query", "key", "value")[index]
+    weight = values.setdefault(f"{path}.in_proj_weight", np.zeros((3 * e, e), np.float32))
+    weight[rows] = np.asarray(lazy.materialize(node.params["weight"]), np.float32)
+    records.append({"parameter": f"{path}.in_proj_weight[{index * e}:{(index + 1) * e}]", "shape": [e, e],
+                    "tf": _tf_name(node, "weight"), "transform": f"{transform}; the {part} rows of the fused weight"})
+    if t.attrs["bias"]:
+        bias = values.setdefault(f"{path}.in_proj_bias", np.zeros(3 * e, np.float32))
+        if "bias" in node.params:
+            bias[rows] = np.asarray(lazy.materialize(node.params["bias"]), np.float32).reshape(-1)
+        records.append({"parameter": f"{path}.in_proj_bias[{index * e}:{(index + 1) * e}]", "shape": [e],
+                        "tf": _tf_name(node, "bias") if "bias" in node.params else "-",
+                        "transform": f"the {part} part of the fused bias" if "bias" in node.params else "zeros"})

@@ -487,3 +487,25 @@ def keras_encoder(vocab: int = 30, width: int = 16, heads: int = 2, hidden: int 
     x = L.LayerNormalization(name="norm1")(L.Add()([x, att]))
     ff = L.Dense(width, name="ff2")(L.Dense(hidden, activation="gelu", name="ff1")(x))
     return keras.Model(ids, L.LayerNormalization(name="norm2")(L.Add()([x, ff])))
+
+
+class MhaEncoder(nn.Module):
+    """keras_encoder above with torch's own attention: nn.MultiheadAttention (one fused in_proj_weight for
+    TF's separate query/key/value kernels), layer norms at Keras' eps."""
+
+    def __init__(self, vocab: int = 30, width: int = 16, heads: int = 2, hidden: int = 24, eps: float = 1e-3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.norm0 = nn.LayerNorm(width, eps=eps)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.norm1 = nn.LayerNorm(width, eps=eps)
+        self.ff1 = nn.Linear(width, hidden)
+        self.act = nn.GELU()
+        self.ff2 = nn.Linear(hidden, width)
+        self.norm2 = nn.LayerNorm(width, eps=eps)
+
+    def forward(self, ids):
+        x = self.norm0(self.embed(ids))
+        attended, _ = self.attn(x, x, x)
+        x = self.norm1(x + attended)
+        return self.norm2(x + self.ff2(self.act(self.ff1(x))))
