@@ -36,9 +36,10 @@ class Finding:
         return f"{named(self.path)}: {self.what} differs: {self.detail}"
 
 
-def _module_pads(m, in_hw) -> Pads:
-    """The per-side pads nn.Conv2d/MaxPool2d/AvgPool2d applies at `in_hw` (ceil_mode as extra end pad)."""
-    pad = m.padding
+def _module_pads(m, in_hw, padding=None) -> Pads:
+    """The per-side pads nn.Conv2d/MaxPool2d/AvgPool2d applies at `in_hw` (ceil_mode as extra end pad);
+    `padding`: the one a functional conv2d passed in place of the module's."""
+    pad = m.padding if padding is None else padding
     if isinstance(pad, str):  # nn.Conv2d padding='same' (stride 1) / 'valid'
         if pad == "valid":
             return Pads(0, 0, 0, 0)
@@ -86,11 +87,11 @@ def _window(t: Layer, i: Layer, in_hw: dict[str, tuple]) -> list[Finding]:
     hw = tuple(in_hw[t.id][2:])
     if pre is not None:  # the conv's input is the padded map: TF's size is the one before the pad
         hw = (hw[0] - pre[0] - pre[1], hw[1] - pre[2] - pre[3])
-    fix = {"path": t.id, "op": t.kind, **_pad_rule(i)} if pre is None else None
+    fix = {"path": t.id, "op": t.kind, **_pad_rule(i)} if pre is None and "padding_arg" not in t.attrs else None
     follows = runtime_same(i.node) or (pre_other is not None and tuple(pre_other) != tuple(pre))
     checked = [hw, tuple(d + 1 for d in hw)] if follows and (pre is None or pre_other is not None) else [hw]
     for n, size in enumerate(checked):
-        ours = _module_pads(m, size)
+        ours = _module_pads(m, size, t.attrs.get("padding_arg"))
         if pre is not None:
             extra = pre if n == 0 else pre_other
             ours = Pads(*(a + b for a, b in zip(ours, extra)))
@@ -100,7 +101,7 @@ def _window(t: Layer, i: Layer, in_hw: dict[str, tuple]) -> list[Finding]:
             also = f"; equal at {'x'.join(map(str, hw))}: {'TF' if runtime_same(i.node) else 'the module'}'s " \
                    f"follow the input size" if n else ""
             where = " (its forward zero-pads the conv's input)" if pre is not None else ""
-            change = "" if pre is None else f"pad the input of '{t.id}' by {_sides(theirs)} (top,bottom,left,right)"
+            change = "" if fix is not None else f"pad the input of '{t.id}' by {_sides(theirs)} (top,bottom,left,right)"
             # TF's fixed pads (a ZeroPadding2D sized at the conversion's input) against a module that follows
             # the size: exact at the conversion size, so a warning; the other way round, a difference
             warning = n > 0 and not runtime_same(i.node)

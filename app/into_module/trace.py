@@ -192,9 +192,13 @@ def trace(model, shape):
 def input_shapes_of(traced) -> dict[str, tuple[int, ...]]:
     """{module path: input shape} of every call_module node, as recorded."""
     result = {}
+    modules, owners = dict(traced.named_modules()), _owners(traced)
     for n in traced.graph.nodes:
-        if n.op == "call_module" and n.args and hasattr(n.args[0], "meta") and "shape" in n.args[0].meta:
-            result.setdefault(str(n.target), n.args[0].meta["shape"])
+        if not (n.args and hasattr(n.args[0], "meta") and "shape" in n.args[0].meta):
+            continue
+        path = str(n.target) if n.op == "call_module" else _conv_path(n, modules, owners)
+        if path is not None:  # a module's call, or a functional conv2d with a module's weight
+            result.setdefault(path, n.args[0].meta["shape"])
     return result
 
 
@@ -378,19 +382,50 @@ def zero_pad(n, modules) -> tuple[int, int, int, int] | None:
 def folded_pads(traced) -> dict[str, tuple[int, int, int, int]]:
     """{conv module path: the zero pad its input gets in forward} for pads that feed only convs (what TF
     writes as a conv's padding, the way the IR folds TF's own Pad + VALID conv)."""
-    from torch import nn
 
     modules = dict(traced.named_modules())
+    owners = _owners(traced)
     found = {}
     for n in traced.graph.nodes:
         pads = zero_pad(n, modules)
         users = list(n.users)
-        if pads is None or not users or not all(
-                u.op == "call_module" and isinstance(modules.get(str(u.target)), nn.Conv2d) for u in users):
+        paths = [_conv_path(u, modules, owners) for u in users]
+        if pads is None or not users or None in paths:
             continue
-        for u in users:
-            found[str(u.target)] = pads
+        for path in paths:
+            found[path] = pads
     return found
+
+
+def _owners(traced) -> dict[int, tuple[str, Any]]:
+    """{id(parameter): (module path, module)} for the module that ran."""
+    return {id(p): (path, m) for path, m in traced.named_modules() for p in m.parameters(recurse=False)}
+
+
+def _conv_path(n, modules, owners) -> str | None:
+    """The nn.Conv2d module path node `n` runs: a call of the module, or a functional conv2d with its weight
+    (a Conv2dSame-style subclass that pads in its own forward and calls F.conv2d); None otherwise."""
+    from torch import nn
+
+    if n.op == "call_module":
+        return str(n.target) if isinstance(modules.get(str(n.target)), nn.Conv2d) else None
+    if n.op == "call_function" and record.canonical(n.target) == "conv2d":
+        weight = n.args[1] if len(n.args) > 1 else n.kwargs.get("weight")
+        owner = owners.get(id(weight))
+        if owner is not None and isinstance(owner[1], nn.Conv2d) and weight is owner[1].weight:
+            return owner[0]
+    return None
+
+
+def _functional_conv(n, path: str, m, ins: list[str], shape) -> Layer:
+    """A functional conv2d with module `m`'s weight, as that module's layer; the padding it passed is the one
+    judged (`padding_arg`)."""
+    padding = n.args[4] if len(n.args) > 4 else n.kwargs.get("padding", 0)
+    stride = n.args[3] if len(n.args) > 3 else n.kwargs.get("stride", 1)
+    layer = _module_layer(path, m, ins[:1], shape)
+    layer.attrs["padding_arg"] = padding
+    layer.attrs["stride"] = _pair(stride)
+    return layer
 
 
 def _whole_window(layer: Layer, n) -> bool:
@@ -440,10 +475,11 @@ def torch_layers(traced, other=None) -> LayerGraph:
     pad in forward that feeds only convs joins them (`pre_pad`, and `pre_pad_other` as recorded in
     `other`, the run at another input size)."""
     modules = dict(traced.named_modules())
+    owners = _owners(traced)
     pre_pads = folded_pads(traced)
     other_pads = folded_pads(other) if other is not None else {}
     pad_nodes = {n.name for n in traced.graph.nodes
-                 if any(u.op == "call_module" and str(u.target) in pre_pads for u in n.users)
+                 if any(_conv_path(u, modules, owners) in pre_pads for u in n.users)
                  and zero_pad(n, modules) is not None}
     from torch import nn
 
@@ -484,7 +520,14 @@ def torch_layers(traced, other=None) -> LayerGraph:
             layers.update(found)
             items[n.name], alias[n.name] = results, results[0]
             continue
-        if n.op == "call_module":
+        conv = _conv_path(n, modules, owners) if n.op == "call_function" else None
+        if conv is not None:
+            layer = _functional_conv(n, conv, modules[conv], ins, shape)
+            if conv in pre_pads:
+                layer.attrs["pre_pad"] = pre_pads[conv]
+                if conv in other_pads:
+                    layer.attrs["pre_pad_other"] = other_pads[conv]
+        elif n.op == "call_module":
             layer = _module_layer(str(n.target), modules[str(n.target)], ins, shape)
             if layer is not None and layer.kind == "avg_pool" and _whole_window(layer, n):
                 layer = Layer(layer.id, "global_avg", ins, {}, shape, layer.node)  # HF EfficientNet's pooler

@@ -173,3 +173,26 @@ def test_efficientnet_b0_preprocessing_named_everything_after_exact(tmp_path):
     assert "before 'embeddings.convolution'" in doc["warnings"][0]
     assert doc["outputs"] == [{"tf": "avg_pool", "module": "pooler_output"}]
     print(f"\nKeras EfficientNetB0 -> EfficientNetModel: {doc['verify']['sizes']}")
+
+
+# ---- a conv that pads in its own forward (timm's Conv2dSame) ---------------------------------------------
+def test_padding_in_forward_is_judged_as_the_convs(tmp_path):
+    """F.pad + F.conv2d with the module's weight: paired with TF's SAME conv by its module path, its pad judged
+    at two sizes (exact at 32 and 33 when it follows TF's rule; a symmetric port refused by name)."""
+    from tests.app.test_into import rel_error as keras_error
+
+    source = tmp_path / "same.keras"
+    into_modules.randomize(into_modules.keras_same_net(), seed=5).save(source)
+    out = tmp_path / "out"
+    doc = convert.into(source, "tests.support.into_modules:SameNet", out, input_shape="1,32,32,3", verify=True)
+    assert not doc["differences"] and doc["verify"]["passed"], doc
+    assert {p["module"]: p["tf"] for p in doc["pairs"] if p["kind"] == "conv"} == {"conv": "conv", "dw": "dw"}
+    errors = {hw: keras_error(load_into(out, into_modules.SameNet()), source, (1, 3, hw, hw)) for hw in (32, 33)}
+    assert max(errors.values()) < 1e-5, errors
+    with pytest.raises(ConvertError) as failure:
+        convert.into(source, "tests.support.into_modules:SameNet", tmp_path / "b", input_shape="1,32,32,3",
+                     kwargs={"symmetric": True}, fix_pads=True)
+    assert failure.value.exit_code == 4 and str(failure.value).startswith(
+        "module path 'conv': padding differs: the module pads (1,1,1,1) (its forward zero-pads the conv's input), "
+        "TF (0,1,0,1) at 32x32"), str(failure.value)
+    assert "pads.apply() cannot fix this: pad the input of 'conv' by (0,1,0,1)" in str(failure.value)

@@ -509,3 +509,45 @@ class MhaEncoder(nn.Module):
         attended, _ = self.attn(x, x, x)
         x = self.norm1(x + attended)
         return self.norm2(x + self.ff2(self.act(self.ff1(x))))
+
+
+# ---- padding in forward: timm's Conv2dSame style (a conv subclass that pads, then calls F.conv2d) --------
+class Conv2dSame(nn.Conv2d):
+    """TF's SAME in forward, from the runtime size (timm's Conv2dSame; `symmetric`: a wrong port padding k//2)."""
+
+    def __init__(self, *args, symmetric: bool = False, **kwargs):
+        super().__init__(*args, padding=0, **kwargs)
+        self.symmetric = symmetric
+
+    def forward(self, x):
+        if self.symmetric:
+            p = self.kernel_size[0] // 2
+            x = nn.functional.pad(x, (p, p, p, p))
+        else:
+            pads = []
+            for size, k, s in zip(x.shape[-2:], self.kernel_size, self.stride):
+                total = max((-(-size // s) - 1) * s + k - size, 0)
+                pads.append((total // 2, total - total // 2))
+            x = nn.functional.pad(x, (*pads[1], *pads[0]))
+        return nn.functional.conv2d(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+
+
+class SameNet(nn.Module):
+    def __init__(self, symmetric: bool = False):
+        super().__init__()
+        self.conv = Conv2dSame(3, 8, 3, stride=2, symmetric=symmetric)
+        self.dw = Conv2dSame(8, 8, 3, stride=2, groups=8, symmetric=symmetric)
+        self.act1, self.act2 = nn.ReLU(), nn.ReLU()
+
+    def forward(self, x):
+        return self.act2(self.dw(self.act1(self.conv(x))))
+
+
+def keras_same_net():
+    import keras
+    from keras import layers as L
+
+    x = keras.Input((None, None, 3))
+    y = L.ReLU()(L.Conv2D(8, 3, strides=2, padding="same", name="conv")(x))
+    y = L.ReLU()(L.DepthwiseConv2D(3, strides=2, padding="same", name="dw")(y))
+    return keras.Model(x, y)
