@@ -17,8 +17,6 @@ class ParseOptions:
     settings: dict[str, str] = field(default_factory=dict)
     # `--use-ema`: ExponentialMovingAverage shadow variables instead of the raw weights.
     use_ema: bool = False
-    # `--signature`: the SignatureDef of a TFLite file to convert (None: its main subgraph).
-    signature: str | None = None
     # Filled in by the parser: what each training -> inference pass did (for conversion.json).
     records: list[dict] = field(default_factory=list)
     # Filled in by the parser for the CLI to print (e.g. "inputs auto-detected: input:0").

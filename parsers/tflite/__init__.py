@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tf_convert.convert import ir
+from tf_convert.convert.errors import UsageError
 from tf_convert.parsers.base import ParseOptions
 
 # importing the handler modules registers them in TABLE (one module per family)
@@ -22,6 +23,14 @@ __all__ = ["FOLD", "KINDS", "TABLE", "is_tflite", "parse", "run_reference", "run
 
 
 def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
-    """Read a `.tflite` file into an IR graph (NCHW): its main subgraph, or the signature options names."""
+    """Read a `.tflite` file into an IR graph (NCHW): its main subgraph, or the SignatureDef that
+    `--signature NAME` (the source setting `signature`) names."""
     options = options or ParseOptions()
-    return Builder(read(path), options, options.signature).build()
+    other = sorted(set(options.settings) - {"signature"})
+    if other:
+        raise UsageError(f"--set {other[0]}: a .tflite file has no placeholders to set; --signature NAME picks "
+                         "one of its SignatureDefs")
+    graph = Builder(read(path), options, options.settings.get("signature")).build()
+    if options.settings:  # recorded in conversion.json (source_settings): `convert verify` runs the same signature
+        graph.metadata["tf_settings"] = dict(options.settings)
+    return graph

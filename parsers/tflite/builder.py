@@ -72,8 +72,6 @@ class Builder:
         self._set_outputs(self._outputs())
         self.graph.prune()
         self.graph.metadata["source_format"] = "tflite"
-        if self.signature:
-            self.graph.metadata["tflite_signature"] = self.signature
         self.graph.validate()
         return self.graph
 

@@ -43,7 +43,7 @@ class _Runner:
     def __init__(self, path: Path, graph: ir.Graph):
         self.path = path
         self.graph = graph
-        self.signature = graph.metadata.get("tflite_signature")
+        self.signature = (graph.metadata.get("tf_settings") or {}).get("signature")  # parse() records it
         model = read(path)
         sub = model.subgraphs[0]
         if self.signature:
