@@ -190,7 +190,8 @@ class Builder:
         if self.resized or not t.shape:
             return
         have = layout.source_shape(self.graph.shape(out))
-        if tuple(have) != tuple(t.shape):
+        known = t.signature if len(t.signature) == len(t.shape) else t.shape  # -1: the file does not store it
+        if len(have) != len(t.shape) or any(k >= 0 and h != d for h, d, k in zip(have, t.shape, known)):
             raise UnsupportedError([Unsupported(op.op.name, t.name, f"the converted output has shape {have}, the "
                                                 f"file says {t.shape}: the operator's options are not understood")],
                                    target="tflite parser")

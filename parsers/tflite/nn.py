@@ -58,3 +58,20 @@ def softmax(op: Op) -> list[str]:
 @TABLE.register("LOG_SOFTMAX")
 def log_softmax(op: Op) -> list[str]:
     return _softmax(op, "log_softmax")
+
+
+@TABLE.register("BATCH_MATMUL")
+def batch_matmul(op: Op) -> list[str]:
+    """x @ y over the last two axes; a constant y shared by every batch is a linear layer."""
+    if op.options is not None and (op.options.AdjX() or op.options.AdjY()):
+        raise op.unsupported("adj_x / adj_y (transposed operands)")
+    a_shape, b_shape = op.source_shape(0), op.source_shape(1)
+    if len(a_shape) == 4 or len(b_shape) == 4:
+        raise op.unsupported("a batched matmul of rank-4 tensors")
+    weight = op.value(1)
+    out = (*np.broadcast_shapes(a_shape[:-2], b_shape[:-2]), a_shape[-2], b_shape[-1])
+    if weight is not None and weight.dtype.kind == "f" and int(np.prod(weight.shape[:-2])) == 1 \
+            and len(out) == len(a_shape):
+        w = np.ascontiguousarray(weight.reshape(weight.shape[-2:]).T, dtype=np.float32)
+        return [op.add("linear", [op.x()], out, params={"weight": w})]
+    return [op.add("matmul", [op.x(0), op.x(1)], out)]

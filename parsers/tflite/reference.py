@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 
 from tf_convert.convert import ir
-from tf_convert.convert.errors import InputError
 
 from . import layout
 from .schema import read
@@ -74,7 +73,8 @@ class _Runner:
         t = self.tensors[index]
         signature = t.signature if len(t.signature) == len(t.shape) else t.shape
         if len(shape) != len(t.shape) or any(d >= 0 and d != n for d, n in zip(signature, shape)):
-            raise InputError(f"{self.path.name}: input '{t.name}' is fixed at {t.shape} (shape signature "
+            # not a ConvertError: verify takes it as "the reference cannot run this size" and skips that size
+            raise ValueError(f"{self.path.name}: input '{t.name}' is fixed at {t.shape} (shape signature "
                              f"{t.signature}); TFLite cannot run it at {shape}")
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -161,3 +161,16 @@ def _int_binary(fn):
 for _name, _fn in (("ADD", np.add), ("SUB", np.subtract), ("MUL", np.multiply), ("MAXIMUM", np.maximum),
                    ("MINIMUM", np.minimum)):
     FOLD.register(_name)(_int_binary(_fn))
+
+
+def _reduce_values(fn):
+    def fold(op: Op, values: list[np.ndarray]) -> list[np.ndarray]:
+        axes = tuple(int(a) for a in values[1].reshape(-1))
+        keep = bool(op.options.KeepDims()) if op.options is not None else False
+        return [np.asarray(fn(values[0], axis=axes, keepdims=keep)).astype(values[0].dtype)]
+
+    return fold
+
+
+for _name, _fn in (("REDUCE_PROD", np.prod), ("SUM", np.sum), ("REDUCE_MAX", np.max), ("REDUCE_MIN", np.min)):
+    FOLD.register(_name)(_reduce_values(_fn))
