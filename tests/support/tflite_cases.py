@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -147,6 +148,12 @@ def _unknown_builtin(directory: Path) -> Path:
 
     return _convert(tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()], fn),
                     directory / "cumsum.tflite")
+
+
+@pytest.fixture(scope="session")
+def tflite_files(tmp_path_factory) -> dict[str, Path]:
+    """Every test file, written once per session (imported by the test modules that use them)."""
+    return build(tmp_path_factory.mktemp("tflite"))
 
 
 def interpreter_outputs(path: Path, inputs_nhwc: list[np.ndarray]) -> list[np.ndarray]:
