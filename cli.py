@@ -174,7 +174,7 @@ def conversion_options(fn: Callable) -> Callable:
                      help="Value of a scalar placeholder such as is_training=false (repeatable) "
                           "[auto: PlaceholderWithDefault defaults]."),
         click.option("--use-ema", is_flag=True, help="Take ExponentialMovingAverage shadow variables as weights."),
-        click.option("--signature", metavar="NAME", help="A .tflite file's SignatureDef to convert [its main subgraph]."),
+        click.option("--signature", metavar="NAME", help="A .tflite file's SignatureDef [its main subgraph]."),
         click.option("--verify", is_flag=True, help="Run TF and the target runtime on the same input and compare."),
         click.option("--rtol", type=float, default=1e-4, show_default=True,
                      help="Max relative error max|a-b|/max|ref| per output for --verify (plus a 40 dB SNR floor)."),

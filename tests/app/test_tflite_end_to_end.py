@@ -11,13 +11,18 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.every_target import errors_per_target
-from tests.support.tflite_cases import interpreter_outputs, tflite_files  # noqa: F401 - the session fixture
+from tests.support.tflite_cases import built, interpreter_outputs
 from tf_convert import cli, parsers
 from tf_convert.convert.passes import run_default_passes
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.tflite.layout import TO_NCHW, TO_NHWC
 
 RTOL = 1e-4
+
+
+@pytest.fixture(scope="session")
+def tflite_files(tmp_path_factory):
+    return built(tmp_path_factory)
 
 
 def _inputs(graph, seed: int = 0) -> list[np.ndarray]:

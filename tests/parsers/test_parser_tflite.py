@@ -9,7 +9,7 @@ import sys
 import pytest
 import tflite
 
-from tests.support.tflite_cases import tflite_files  # noqa: F401 - the session fixture
+from tests.support.tflite_cases import built
 from tf_convert import parsers
 from tf_convert.convert.errors import InputError, UnsupportedError, UsageError
 from tf_convert.convert.ir.ops import OPS
@@ -17,6 +17,11 @@ from tf_convert.convert.padding import tf_pads
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.tflite import FOLD, TABLE
 from tf_convert.parsers.tflite.schema import BUILTIN_NAMES
+
+
+@pytest.fixture(scope="session")
+def tflite_files(tmp_path_factory):
+    return built(tmp_path_factory)
 
 
 def _parse(path, **kw):

@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -150,10 +149,14 @@ def _unknown_builtin(directory: Path) -> Path:
                     directory / "cumsum.tflite")
 
 
-@pytest.fixture(scope="session")
-def tflite_files(tmp_path_factory) -> dict[str, Path]:
-    """Every test file, written once per session (imported by the test modules that use them)."""
-    return build(tmp_path_factory.mktemp("tflite"))
+_BUILT: dict[str, Path] = {}
+
+
+def built(tmp_path_factory) -> dict[str, Path]:
+    """Every test file, written once per test process (the session fixtures of both test modules)."""
+    if not _BUILT:
+        _BUILT.update(build(tmp_path_factory.mktemp("tflite")))
+    return dict(_BUILT)
 
 
 def interpreter_outputs(path: Path, inputs_nhwc: list[np.ndarray]) -> list[np.ndarray]:
