@@ -121,6 +121,8 @@ def _quantization(t: Any) -> Quantization | None:
 
 
 def _data(model: Any, raw: bytes, t: Any, shape: tuple[int, ...], type_name: str, where: str) -> np.ndarray | None:
+    if t.Sparsity() is not None:
+        return None  # compressed (sparse) values: not read; the DENSIFY that consumes them is refused by name
     index = t.Buffer()
     if index <= 0 or index >= model.BuffersLength():
         return None  # buffer 0 is the schema's empty sentinel: an activation

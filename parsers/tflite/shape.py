@@ -83,6 +83,40 @@ def transpose(op: Op) -> list[str]:
     return [op.add("transpose", [x], tuple(op.shape(x)[p] for p in perm), {"perm": perm})]
 
 
+@TABLE.register("STRIDED_SLICE")
+def strided_slice_activation(op: Op) -> list[str]:
+    """Step-1 slices (shrink axes dropped after): an IR slice in IR axis order."""
+    o = op.options
+    if o.EllipsisMask() or o.NewAxisMask() or (hasattr(o, "Offset") and o.Offset()):
+        raise op.unsupported("ellipsis, new-axis or offset masks")
+    source = op.source_shape(0)
+    begin, end, strides = (op.const(k, what).reshape(-1).astype(np.int64).tolist()
+                           for k, what in ((1, "begin"), (2, "end"), (3, "strides")))
+    if any(s != 1 for s in strides):
+        raise op.unsupported(f"strides {strides} (only step 1 is supported)")
+    lo, hi, kept = [], [], []
+    for i, n in enumerate(source):
+        if i >= len(begin):
+            lo.append(0), hi.append(n), kept.append(n)
+            continue
+        shrink = _bit(o.ShrinkAxisMask(), i)
+        b = 0 if _bit(o.BeginMask(), i) and not shrink else begin[i]
+        b = min(max(b + n if b < 0 else b, 0), n)
+        e = b + 1 if shrink else n if _bit(o.EndMask(), i) else end[i]
+        e = min(max(e + n if e < 0 else e, b), n)
+        lo.append(b), hi.append(e)
+        if not shrink:
+            kept.append(e - b)
+    order = layout.TO_NCHW if len(source) == 4 else tuple(range(len(source)))
+    ir_begin, ir_end = tuple(lo[a] for a in order), tuple(hi[a] for a in order)
+    x = op.x()
+    sliced = op.add("slice", [x], tuple(e - b for b, e in zip(ir_begin, ir_end)),
+                    {"begin": ir_begin, "end": ir_end}, suffix="/slice" if len(kept) != len(source) else "")
+    if len(kept) == len(source):
+        return [sliced]
+    return [keras_reshape(op, sliced, tuple(kept))]
+
+
 # ---- folded on known values ---------------------------------------------------------------------
 
 @FOLD.register("SHAPE")

@@ -13,7 +13,7 @@ import numpy as np
 from tf_convert.parsers.base import ParseOptions
 
 from .op import Op
-from .table import FOLD
+from .table import FOLD, TABLE
 
 if TYPE_CHECKING:
     from .builder import Builder
@@ -32,6 +32,22 @@ def float_weight(op: Op, k: int, what: str) -> np.ndarray:
         raise op.unsupported(f"{what}: {HYBRID_HINT}" if op.tensor(k).type in QUANTIZED_TYPES
                              else f"{what} is {op.tensor(k).type}, not a float tensor")
     return np.ascontiguousarray(value, dtype=np.float32)
+
+
+@TABLE.register("QUANTIZE")
+def quantize(op: Op) -> list[str]:
+    raise op.unsupported(f"quantizes activations to {op.tensors[op.op.outputs[0]].type}: {QUANTIZED_HINT}")
+
+
+@TABLE.register("DENSIFY")
+def densify(op: Op) -> list[str]:
+    raise op.unsupported("sparse (compressed) weights in TFLite's sparsity format are not read; convert the dense "
+                         "model (TFLiteConverter without Optimize.EXPERIMENTAL_SPARSITY)")
+
+
+@TABLE.register("DEQUANTIZE")
+def dequantize_activation(op: Op) -> list[str]:
+    raise op.unsupported(f"dequantizes a {op.tensor(0).type} activation computed at run time: {QUANTIZED_HINT}")
 
 
 @FOLD.register("DEQUANTIZE")
