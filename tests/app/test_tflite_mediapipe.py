@@ -55,3 +55,11 @@ def test_face_detection_short_range(target, tmp_path):
     print(target, "max_rel", doc["verify"]["max_rel"], "seconds", doc["seconds"])
     assert doc["verify"]["passed"] and doc["verify"]["max_rel"] < 1e-4
     assert any(r.get("stored") == "float16" for r in doc["inference_passes"])  # its weights are float16
+
+
+def test_a_custom_operator_is_refused_by_name(tmp_path):
+    model = _wheel_file("modules/selfie_segmentation/selfie_segmentation.tflite")
+    assert model is not None, "mediapipe's wheel is not installed: run `make test-mediapipe`"
+    result = CliRunner().invoke(cli.main, ["tf2onnx", str(model), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 3, result.output
+    assert "Convolution2DTransposeBias" in result.output and "custom operator" in result.output

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import tflite
 
@@ -15,8 +16,9 @@ from tf_convert.convert.errors import InputError, UnsupportedError, UsageError
 from tf_convert.convert.ir.ops import OPS
 from tf_convert.convert.padding import tf_pads
 from tf_convert.parsers.base import ParseOptions
-from tf_convert.parsers.tflite import FOLD, TABLE
-from tf_convert.parsers.tflite.schema import BUILTIN_NAMES
+from tf_convert.parsers.tflite import FOLD, TABLE, weights
+from tf_convert.parsers.tflite.op import Op
+from tf_convert.parsers.tflite.schema import BUILTIN_NAMES, Operator, Quantization, Tensor
 
 
 @pytest.fixture(scope="session")
@@ -110,3 +112,19 @@ def test_reading_needs_no_tensorflow(tflite_files):
 
 def test_schema_enums_come_from_the_generated_classes():
     assert BUILTIN_NAMES[tflite.BuiltinOperator.CONV_2D] == "CONV_2D"
+
+
+@pytest.mark.parametrize("scale,zero,axis", [([0.02], [3], 0), ([0.5, 0.25, 0.125], [0, -1, 2], 1)])
+def test_int8_constants_dequantize_as_tflite_does(scale, zero, axis):
+    """scale * (q - zero_point): per tensor in double then float32, per channel in float32 (TFLite's kernels)."""
+    q = np.arange(-6, 6, dtype=np.int8).reshape(4, 3)
+    quant = Quantization(np.asarray(scale, np.float32), np.asarray(zero, np.int64), axis)
+    tensors = [Tensor(0, "w", q.shape, q.shape, "INT8", q, quant), Tensor(1, "w_dq", q.shape, q.shape, "FLOAT32",
+                                                                          None, None)]
+    op = Op(None, Operator(0, "DEQUANTIZE", False, [0], [1], None), tensors, {}, {0: q})
+    value = weights.dequantize(op, [q])[0]
+    shape = [1, 1]
+    shape[axis] = -1
+    expected = (q.astype(np.float32) - np.asarray(zero, np.float32).reshape(shape)) * \
+        np.asarray(scale, np.float32).reshape(shape)
+    assert value.dtype == np.float32 and np.array_equal(value, expected)
