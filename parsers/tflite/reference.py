@@ -1,6 +1,5 @@
 """The reference for a `.tflite` source: the file itself in TFLite's interpreter (TensorFlow's
-`tf.lite.Interpreter`, or `ai_edge_litert`'s where TensorFlow is absent), at the file's input size
-(or a size its shape signature leaves free)."""
+`tf.lite.Interpreter`), at the file's input size (or a size its shape signature leaves free)."""
 
 from __future__ import annotations
 
@@ -17,14 +16,9 @@ from .schema import read
 
 def _interpreter_class():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    try:
-        import tensorflow as tf
+    import tensorflow as tf
 
-        return tf.lite.Interpreter
-    except ImportError:
-        from ai_edge_litert.interpreter import Interpreter  # the standalone runtime
-
-        return Interpreter
+    return tf.lite.Interpreter
 
 
 def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
