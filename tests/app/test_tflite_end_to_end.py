@@ -43,7 +43,6 @@ CASES = {
     "keras_convs_16": (),
     "float16": (),
     "function_ops_9": ("caffe",),  # bilinear resize on TF's grid: no BVLC Caffe layer
-    "function_ops_10": ("caffe",),
 }
 
 
