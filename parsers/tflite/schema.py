@@ -17,6 +17,8 @@ import tflite
 from tf_convert.convert.errors import InputError
 from tf_convert.parsers.source import is_tflite
 
+from .sparsity import densify
+
 
 # the schema's enums, value -> name, read from the generated classes (never restated here)
 def _enum(cls: type) -> dict[int, str]:
@@ -121,8 +123,6 @@ def _quantization(t: Any) -> Quantization | None:
 
 
 def _data(model: Any, raw: bytes, t: Any, shape: tuple[int, ...], type_name: str, where: str) -> np.ndarray | None:
-    if t.Sparsity() is not None:
-        return None  # compressed (sparse) values: not read; the DENSIFY that consumes them is refused by name
     index = t.Buffer()
     if index <= 0 or index >= model.BuffersLength():
         return None  # buffer 0 is the schema's empty sentinel: an activation
@@ -140,6 +140,9 @@ def _data(model: Any, raw: bytes, t: Any, shape: tuple[int, ...], type_name: str
     if dtype is None:
         return np.frombuffer(blob, np.uint8)  # STRING, RESOURCE...: raw bytes; no handler reads them as numbers
     value = np.frombuffer(blob, np.dtype(dtype).newbyteorder("<"))
+    if t.Sparsity() is not None:  # compressed values: made dense as DENSIFY would (None: DENSIFY refuses)
+        dense = densify(t.Sparsity(), value.astype(dtype), shape)
+        return dense
     if value.size != int(np.prod(shape, dtype=np.int64)):
         raise InputError(f"{where}: buffer {index} holds {value.size} values for a tensor of shape {shape}")
     return value.reshape(shape).astype(dtype)

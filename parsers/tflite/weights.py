@@ -41,8 +41,13 @@ def quantize(op: Op) -> list[str]:
 
 @TABLE.register("DENSIFY")
 def densify(op: Op) -> list[str]:
-    raise op.unsupported("sparse (compressed) weights in TFLite's sparsity format are not read; convert the dense "
-                         "model (TFLiteConverter without Optimize.EXPERIMENTAL_SPARSITY)")
+    raise op.unsupported("block-sparse weights (a block map or reordered traversal in TFLite's sparsity format) are "
+                         "not read; convert the dense model (TFLiteConverter without Optimize.EXPERIMENTAL_SPARSITY)")
+
+
+@FOLD.register("DENSIFY")
+def densified(op: Op, values: list[np.ndarray]) -> list[np.ndarray]:
+    return [values[0]]  # read dense already (sparsity.densify)
 
 
 @TABLE.register("DEQUANTIZE")
@@ -72,6 +77,11 @@ def record(builder: Builder, options: ParseOptions) -> None:
     dequantized = {op.inputs[0] for op in builder.subgraph.operators if op.name == "DEQUANTIZE" and op.inputs}
     halves = [t for t in consts if t.type == "FLOAT16" and t.index in dequantized]
     ints = [t for t in consts if t.type in QUANTIZED_TYPES and t.index in dequantized]
+    sparse = [t for t in consts if t.sparse]
+    if sparse:
+        options.notes.append(f"{len(sparse)} sparse weight tensor(s) made dense as TFLite's DENSIFY does (exact)")
+        options.records.append({"pass": "tflite_weights", "stored": "sparse", "taken": "dense",
+                                "tensors": len(sparse), "why": "DENSIFY places the stored values: exact"})
     if halves:
         options.notes.append(f"{len(halves)} float16 weight tensor(s) with their DEQUANTIZE taken as float32 "
                              "(exact: TFLite computes in float32 from the same values)")

@@ -1,6 +1,7 @@
-"""A real MediaPipe model, `face_detection_short_range.tflite` from the pinned `mediapipe` wheel (its .tflite
-files are data in the wheel; `make test-mediapipe` installs it with --no-deps, nothing of it is imported):
-every target that can express it converts it and --verify checks it against TFLite's interpreter."""
+"""Real MediaPipe models, the face detectors (short range; full range with sparse weights) from the pinned
+`mediapipe` wheel (its .tflite files are data in the wheel; `make test-mediapipe` installs it with --no-deps,
+nothing of it is imported): every target that can express them converts them and --verify checks them
+against TFLite's interpreter."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from click.testing import CliRunner
 
 from tf_convert import cli
 
-MODEL = "modules/face_detection/face_detection_short_range.tflite"
+MODELS = {"short_range": "modules/face_detection/face_detection_short_range.tflite",
+          "full_range_sparse": "modules/face_detection/face_detection_full_range_sparse.tflite"}  # sparse weights
 
 
 def _wheel_file(relative: str) -> Path | None:
@@ -41,8 +43,9 @@ TARGETS = {
 
 
 @pytest.mark.parametrize("target", list(TARGETS))
-def test_face_detection_short_range(target, tmp_path):
-    model = _wheel_file(MODEL)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_face_detection(name, target, tmp_path):
+    model = _wheel_file(MODELS[name])
     assert model is not None, "mediapipe's wheel is not installed: run `make test-mediapipe`"
     out = tmp_path / "out"
     result = CliRunner().invoke(cli.main, [target, str(model), "-o", str(out), "--verify", "--json"])
@@ -52,7 +55,7 @@ def test_face_detection_short_range(target, tmp_path):
         return
     assert result.exit_code == 0, result.output
     doc = json.loads((out / "conversion.json").read_text())
-    print(target, "max_rel", doc["verify"]["max_rel"], "seconds", doc["seconds"])
+    print(name, target, "max_rel", doc["verify"]["max_rel"], "seconds", doc["seconds"])
     assert doc["verify"]["passed"] and doc["verify"]["max_rel"] < 1e-4
     assert any(r.get("stored") == "float16" for r in doc["inference_passes"])  # its weights are float16
 
