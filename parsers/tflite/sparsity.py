@@ -27,7 +27,7 @@ def densify(sparsity: Any, values: np.ndarray, shape: tuple[int, ...]) -> np.nda
     """The dense tensor of `shape` whose stored (compressed) `values` `sparsity` describes; None for a layout
     this does not read (a block map, a traversal order other than the tensor's own)."""
     order = sparsity.TraversalOrderAsNumpy().tolist() if not sparsity.TraversalOrderIsNone() else []
-    if order != list(range(len(shape))) or not sparsity.BlockMapIsNone() or \
+    if order != list(range(len(shape))) or sparsity.BlockMapLength() or \
             sparsity.DimMetadataLength() != len(shape):
         return None
     index = np.zeros(1, np.int64)  # position in the compressed tree of every entry reached so far

@@ -43,6 +43,7 @@ CASES = {
     "keras_convs_16": (),
     "float16": (),
     "function_ops_9": ("caffe",),  # bilinear resize on TF's grid: no BVLC Caffe layer
+    "sparse": (),  # compressed weights, DENSIFY
 }
 
 

@@ -128,3 +128,11 @@ def test_int8_constants_dequantize_as_tflite_does(scale, zero, axis):
     expected = (q.astype(np.float32) - np.asarray(zero, np.float32).reshape(shape)) * \
         np.asarray(scale, np.float32).reshape(shape)
     assert value.dtype == np.float32 and np.array_equal(value, expected)
+
+
+def test_sparse_weights_are_made_dense_with_a_note(tflite_files):
+    options = ParseOptions()
+    graph = parsers.parse(tflite_files["sparse"], options)
+    linears = [n for n in graph.nodes if n.op == "linear"]
+    assert len(linears) == 2 and 0.7 < float((linears[0].params["weight"] == 0).mean()) < 0.9
+    assert any(r["stored"] == "sparse" for r in options.records)

@@ -88,6 +88,7 @@ def build(directory: Path) -> dict[str, Path]:
     fn = _function_ops(9)  # odd: SAME's extra pad at stride 2
     converter = tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()], fn)
     files["function_ops_9"] = _convert(converter, directory / "function_ops_9.tflite")
+    files["sparse"] = _sparse(directory)
     files["signatures"] = _two_signatures(directory)
     files["cumsum"] = _unknown_builtin(directory)
     return files
@@ -111,6 +112,22 @@ def _quantized(directory: Path) -> dict[str, Path]:
                                                    for _ in range(2))
     files["int8"] = _convert(full, directory / "int8.tflite")
     return files
+
+
+def _sparse(directory: Path) -> Path:
+    """Dense layers with 80% zero weights under Optimize.EXPERIMENTAL_SPARSITY: stored compressed, DENSIFY."""
+    import keras
+    import tensorflow as tf
+
+    model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(64, activation="relu"), keras.layers.Dense(8)])
+    rng = np.random.default_rng(1)
+    for layer in model.layers:
+        w, b = layer.get_weights()
+        w[rng.random(w.shape) < 0.8] = 0.0
+        layer.set_weights([w, b])
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY]
+    return _convert(converter, directory / "sparse.tflite")
 
 
 def _two_signatures(directory: Path) -> Path:
