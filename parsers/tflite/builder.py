@@ -94,6 +94,11 @@ class Builder:
         shape = list(t.shape)
         given = self.options.input_shapes
         override = given.get(name) or given.get(t.name) or (given.get("") if len(given) == 1 else None)
+        free = len(t.signature) == len(shape) and any(d < 0 for d in t.signature[1:])
+        if override is None and free:  # the stored sizes are placeholders (often 1): SAME pads need the real ones
+            example = ",".join(str(d if d >= 0 else 1 if i == 0 else 224) for i, d in enumerate(t.signature))
+            raise UsageError(f"input '{name}' has free sizes {tuple(t.signature)} in {self.model.path.name}; pass "
+                             f"--input-shape (TFLite's layout), e.g. {example}")
         if override is not None and tuple(override) != tuple(shape):
             free = [d < 0 for d in t.signature] if len(t.signature) == len(shape) else [False] * len(shape)
             fixed = [i for i, (a, b) in enumerate(zip(shape, override)) if a != b and not free[i]]

@@ -86,6 +86,18 @@ def test_signature_picks_its_subgraph(tflite_files, tmp_path):
     assert again.exit_code == 0, again.output
 
 
+@pytest.mark.parametrize("size", [11, 12])
+def test_a_free_input_size_converts_at_the_size_given(size, tflite_files, tmp_path):
+    result = _cli("tf2onnx", tflite_files["free_size"], "-o", tmp_path / "out", "--verify", "--json",
+                  "--input-shape", f"1,{size},{size},3")
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "out" / "conversion.json").read_text())
+    assert doc["verify"]["passed"] and doc["verify"]["max_rel"] < RTOL
+    assert [d["shape"] for d in doc["inputs"]] == [[1, 3, size, size]]
+    refused = _cli("tf2onnx", tflite_files["free_size"], "-o", tmp_path / "none")
+    assert refused.exit_code == 2 and "--input-shape" in refused.output
+
+
 @pytest.mark.parametrize("name,exit_code,named", [
     ("cumsum", 3, "CUMSUM"),  # a builtin without a converter
     ("dynamic_range", 3, "hybrid (dynamic-range) quantized weights"),

@@ -89,6 +89,7 @@ def build(directory: Path) -> dict[str, Path]:
     converter = tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()], fn)
     files["function_ops_9"] = _convert(converter, directory / "function_ops_9.tflite")
     files["sparse"] = _sparse(directory)
+    files["free_size"] = _free_size(directory)
     files["signatures"] = _two_signatures(directory)
     files["cumsum"] = _unknown_builtin(directory)
     return files
@@ -112,6 +113,21 @@ def _quantized(directory: Path) -> dict[str, Path]:
                                                    for _ in range(2))
     files["int8"] = _convert(full, directory / "int8.tflite")
     return files
+
+
+def _free_size(directory: Path) -> Path:
+    """A tf.function whose input size is free (shape signature -1, -1, -1, 3): converted at --input-shape."""
+    import tensorflow as tf
+
+    w = tf.constant(np.random.default_rng(2).standard_normal((3, 3, 3, 4)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec((None, None, None, 3), tf.float32)])
+    def fn(x):
+        y = tf.nn.relu(tf.nn.conv2d(x, w, strides=2, padding="SAME"))
+        return tf.nn.max_pool2d(y, 3, 2, "SAME")
+
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()], fn)
+    return _convert(converter, directory / "free_size.tflite")
 
 
 def _sparse(directory: Path) -> Path:
