@@ -24,6 +24,7 @@ help:
 	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
 	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"
 	@echo "make test-base-install  convert to every target in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
+	@echo "make test-mediapipe  MediaPipe's face_detection_short_range.tflite (from the pinned wheel) to every target, --verify"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-latency, bench-into, bench-ckpt"
@@ -89,6 +90,14 @@ test-base-install: install mxnet-env
 	rm -rf $(BASEVENV) && $(PYTHON) -m venv $(BASEVENV)
 	$(BASEVENV)/bin/python -m pip install -q -c constraints.txt '.[onnx,caffe]'
 	CONVERT_BASE_PYTHON=$(BASEVENV)/bin/python $(PY) -m pytest -q -p no:xdist tests/app/test_tf_optional.py -k base_install
+
+# A real MediaPipe model: its .tflite files are data in the mediapipe wheel, installed without its
+# dependencies (nothing of it is imported); the test converts one to every target against TFLite's interpreter
+MEDIAPIPE_VERSION := 0.10.21
+.PHONY: test-mediapipe
+test-mediapipe: install mxnet-env
+	$(PY) -m pip install -q --no-deps mediapipe==$(MEDIAPIPE_VERSION)
+	CONVERT_MEDIAPIPE_TEST=1 $(PY) -m pytest -q -p no:xdist -s tests/app/test_tflite_mediapipe.py
 
 zoo: install mxnet-env
 	$(PY) -m zoo.run --cache $(CACHE)/zoo --report zoo-report.md --jobs $(JOBS)
