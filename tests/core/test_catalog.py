@@ -98,16 +98,31 @@ def test_refusals_name_known_targets():
 
 
 def test_every_op_is_produced_by_a_parser():
+    """By a handler that names it, or by the catalog row's `tf` / `keras` (the parsers register those)."""
     produced = {source: _ops_named_in(path) for source, path in PARSERS.items()}
-    missing = set(OPS) - produced["tensorflow"] - produced["keras"]
+    from_rows = {op for op, _ in [*ops.TF_OPS.values(), *ops.KERAS_ACTIVATIONS.values()]}
+    missing = set(OPS) - produced["tensorflow"] - produced["keras"] - from_rows
     assert not missing, f"catalog ops no parser emits: {sorted(missing)}"
 
 
 def test_abs_comes_from_tensorflow_abs():
-    from tf_convert.parsers.tensorflow.ops import elementwise
+    importlib.import_module("tf_convert.parsers.tensorflow.ops")
     from tf_convert.parsers.tensorflow.table import TABLE
 
-    assert "Abs" in TABLE and elementwise._UNARY["Abs"] == ("abs", {})
+    assert "Abs" in TABLE and ops.TF_OPS["Abs"] == ("abs", {})
+
+
+def test_every_row_s_source_ops_are_registered():
+    """A row's `tf` ops have a parser handler, a TF shape function and a constant fold; its `keras` names
+    are activations the Keras parser applies."""
+    importlib.import_module("tf_convert.parsers.tensorflow.ops")
+    from tf_convert.parsers.keras.elementwise import ACTIVATIONS
+    from tf_convert.parsers.tensorflow.table import TABLE
+    from tf_convert.parsers.tensorflow.tfgraph import FOLDS, SHAPE_FNS
+
+    for tf_op in ops.TF_OPS:
+        assert tf_op in TABLE and tf_op in SHAPE_FNS and tf_op in FOLDS, tf_op
+    assert set(ops.KERAS_ACTIVATIONS) <= set(ACTIVATIONS)
 
 
 # ---- shape rules ----------------------------------------------------------------------------------
