@@ -143,7 +143,10 @@ class OpSpec:
 
 
 _SPATIAL_PADDING = Attr("str", None, ("SAME", "VALID", "EXPLICIT"))  # TF's rule the pads came from
-_WINDOW_TYPES = {"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("pads"), "padding": _SPATIAL_PADDING}
+# A window op's pads are only half the story: SAME pads follow the input size, the others are fixed. Every
+# node says which, set where it is built (convert.padding.sizes reads it).
+_WINDOW_PADDING = Attr("str", REQUIRED, ("SAME", "VALID", "EXPLICIT"))
+_WINDOW_TYPES = {"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("pads"), "padding": _WINDOW_PADDING}
 
 
 # BVLC Caffe has N-d Convolution but no N-d Pooling and no Permute of a 5-D blob (the
@@ -188,7 +191,7 @@ _RUNNING: dict[str, Any] = {"types": {"axis": Attr("int"), "exclusive": Attr("bo
 OPS: dict[str, OpSpec] = {
     # ---- spatial ------------------------------------------------------------------------------
     "conv2d": OpSpec(
-        ("kernel", "stride", "dilation", "groups", "pads", "padding?"),
+        ("kernel", "stride", "dilation", "groups", "pads", "padding"),
         ("weight", "bias?"),
         "2-D cross-correlation. weight OIHW. pads=(t,b,l,r) zero padding. "
         "Depthwise is groups == in_channels (channel multiplier = out / in).",
@@ -209,14 +212,14 @@ OPS: dict[str, OpSpec] = {
         padded=True, size="tf_padding", shape=shapes.conv_transpose,
     ),
     "max_pool2d": OpSpec(
-        ("kernel", "stride", "pads", "padding?"),
+        ("kernel", "stride", "pads", "padding"),
         (),
         "Max pooling; padded elements are ignored (as if -inf). Output size floor((n+pt+pb-k)/s)+1.",
         "spatial",
         types=_WINDOW_TYPES, window=True, padded=True, size="free", shape=shapes.window,
     ),
     "avg_pool2d": OpSpec(
-        ("kernel", "stride", "pads", "count_include_pad?", "padding?"),
+        ("kernel", "stride", "pads", "count_include_pad?", "padding"),
         (),
         "Average pooling. count_include_pad=False (TF): divide by the number of real (unpadded) "
         "elements in each window. Output size floor((n+pt+pb-k)/s)+1.",

@@ -62,11 +62,23 @@ def test_every_op_has_a_shape_rule_a_family_and_typed_attrs_it_declares():
 def test_padding_is_declared_on_the_ops_that_carry_it():
     """parsers set attrs['padding'] (TF's rule: SAME pads follow the input size); padding/ reads it."""
     carriers = {name for name, spec in OPS.items() if "padding" in spec.attributes}
-    volume = {"conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d"}  # issue 23 (vol3d)
+    volume = {"conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d"}
     assert carriers == {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"} | volume
     for name in carriers:
         attr = OPS[name].attributes["padding"]
-        assert not attr.required and set(attr.choices) == {"SAME", "VALID", "EXPLICIT"}
+        assert attr.required == (name in ops.WINDOW_OPS) and set(attr.choices) == {"SAME", "VALID", "EXPLICIT"}
+
+
+def test_a_window_op_declares_its_padding_and_every_node_sets_it():
+    """Its pads alone do not say whether they follow the input size: the node built says (no later stamping)."""
+    assert ops.WINDOW_OPS == {"conv2d", "max_pool2d", "avg_pool2d"}
+    for name in ops.WINDOW_OPS:
+        assert OPS[name].attributes["padding"].required, f"window op {name} without a required padding"
+    g = ir.Graph("g")
+    g.inputs = [g.add_tensor("x", (1, 3, 4, 4))]
+    g.outputs = [g.add_node("max_pool2d", "p", ["x"], (1, 3, 2, 2), {"kernel": (2, 2), "stride": (2, 2),
+                                                                     "pads": (0, 0, 0, 0)})]
+    assert check.problems(g) == ["node p (max_pool2d): attribute 'padding' is required"]
 
 
 @pytest.mark.parametrize("target", ops.TARGETS)
@@ -152,7 +164,8 @@ def test_check_finds_a_wrong_shape_and_a_missing_attr():
     g = ir.Graph("g")
     g.inputs = [g.add_tensor("x", (1, 3, 8, 8))]
     w = np.zeros((4, 3, 3, 3), np.float32)
-    attrs = {"kernel": (3, 3), "stride": (2, 2), "dilation": (1, 1), "groups": 1, "pads": (0, 1, 0, 1)}
+    attrs = {"kernel": (3, 3), "stride": (2, 2), "dilation": (1, 1), "groups": 1, "pads": (0, 1, 0, 1),
+             "padding": "SAME"}
     good = g.add_node("conv2d", "good", ["x"], (1, 4, 4, 4), attrs, {"weight": w})
     bad = g.add_node("conv2d", "bad", ["x"], (1, 4, 3, 4), attrs, {"weight": w})
     g.add_node("softmax", "nosoftaxis", [good], (1, 4, 4, 4), {})
