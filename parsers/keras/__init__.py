@@ -15,7 +15,8 @@ from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.parsers.base import ParseOptions
 
 # importing the handler modules registers them in TABLE
-from . import elementwise, nn, resize, sequence, sequence_recurrent, shape, spatial, spatial_1d, spatial_3d  # noqa: F401  (one module per family: fills TABLE)
+from . import (  # noqa: F401  (one module per family: fills TABLE)
+    elementwise, nn, resize, sequence, sequence_recurrent, shape, spatial, spatial_1d, spatial_3d, tf_ops)
 from .builder import Builder
 from .layout import TO_NCHW, TO_NHWC
 from .source import KerasSource, sniff
@@ -52,7 +53,7 @@ def run_reference_sets(path: str | Path, graph: ir.Graph,
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import keras
+    keras = _keras_for(path)
 
     try:
         model = _load(path, keras)
@@ -99,7 +100,7 @@ def run_tensors(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray], nam
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import keras
+    keras = _keras_for(path)
 
     model = _load(path, keras)
     known = {layer.name for layer in model.layers}
@@ -129,7 +130,7 @@ def _free_sizes(model, keras) -> None:
     kernels in eager mode; a layer that needs the saved size still refuses another), and it costs nothing
     where a rebuilt copy cost a second load of the model (issue 25)."""
     specs = model.input_spec
-    if specs is None:
+    if specs is None or not hasattr(keras, "InputSpec"):  # tf_keras only warns about other sizes
         return
     model.input_spec = [
         spec if spec is None or spec.shape is None else keras.InputSpec(
@@ -143,7 +144,27 @@ def _free_shape(dims: tuple) -> tuple:
     return (None,) * len(dims) if len(dims) == 2 else (None,) * (len(dims) - 1) + dims[-1:]
 
 
+def _keras_for(path: str | Path):
+    """The Keras that wrote `path`, where it is installed: tf_keras for a Keras 2 `.h5` (Keras 3 cannot
+    rebuild its TF-op layers), Keras 3 otherwise."""
+    if sniff(path) == "keras_h5":
+        with KerasSource(path) as source:
+            written_by_keras_2 = source.keras_version.startswith(("1.", "2."))
+        if written_by_keras_2:
+            try:
+                import tf_keras
+
+                return tf_keras
+            except ImportError:
+                pass
+    import keras
+
+    return keras
+
+
 def _load(path: str | Path, keras):
+    if keras.__name__ == "tf_keras":
+        return keras.models.load_model(str(path), compile=False)
     if sniff(path) != "keras_h5":
         return keras.models.load_model(str(path), compile=False, custom_objects=_custom_objects())
     # legacy .h5: Keras cannot reload keras.ops nodes (x + 3.0) from it; rebuild from a patched config

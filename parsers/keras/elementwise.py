@@ -145,9 +145,20 @@ def to_rank(call: Call, x: str, rank: int, suffix: str) -> str:
     return call.add("reshape", [x], target, {"shape": target}, suffix=suffix)
 
 
+def merge_rank(call: Call, x: str, rank: int, suffix: str) -> str:
+    """Give x the rank of its partner the way Keras's merge layers do: new axes after the first
+    (keras.layers.Add of (N, 4, 5) and a (4, 5) constant adds a (4, 1, 5))."""
+    shape = call.shape(x)
+    if len(shape) >= rank or not shape:
+        return x
+    kshape = layout.keras_shape(shape)
+    target = layout.ir_shape(kshape[:1] + (1,) * (rank - len(shape)) + kshape[1:])
+    return call.add("reshape", [x], target, {"shape": target}, suffix=suffix)
+
+
 def _binary_chain(call: Call, op: str, inputs: list[str], last_suffix: str = "") -> str:
     rank = max(len(call.shape(t)) for t in inputs)
-    inputs = [to_rank(call, t, rank, f"/in{i}") for i, t in enumerate(inputs)]
+    inputs = [merge_rank(call, t, rank, f"/in{i}") for i, t in enumerate(inputs)]
     acc = inputs[0]
     for i, t in enumerate(inputs[1:], start=1):
         shape = _broadcast(call.shape(acc), call.shape(t))
