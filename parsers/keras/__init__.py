@@ -15,8 +15,7 @@ from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.parsers.base import ParseOptions
 
 # importing the handler modules registers them in TABLE
-from . import (  # noqa: F401  (one module per family: fills TABLE)
-    elementwise, nn, resize, sequence, sequence_recurrent, shape, spatial, spatial_1d, spatial_3d, tf_ops)
+from . import elementwise, nn, resize, sequence, sequence_recurrent, shape, spatial, spatial_1d, spatial_3d, tf_ops  # noqa: F401  (one module per family: fills TABLE)
 from .builder import Builder
 from .layout import TO_NCHW, TO_NHWC
 from .source import KerasSource, sniff

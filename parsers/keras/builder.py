@@ -137,6 +137,18 @@ def _flat_tensors(value: Any) -> list[str]:
     return []
 
 
+def _first_node(layer: dict[str, Any], node: Any) -> int:
+    """The node index tf_keras gives a layer's first saved call: 1 for a nested model built from an
+    Input (its node 0 links that Input to its outputs and is not saved), else 0. Keras 3 numbers
+    saved calls from 0."""
+    if isinstance(node, dict) or not is_model(layer):
+        return 0
+    if layer["class_name"] == "Sequential":
+        first = layer["config"]["layers"][:1]
+        return int(bool(first) and first[0].get("class_name") == "InputLayer")
+    return 1
+
+
 def check_classes(config: dict[str, Any]) -> list[Unsupported]:
     """Every layer (in nested models too) whose class has no handler."""
     missing = []
@@ -319,11 +331,14 @@ class Builder:
         self._state_keys.update(_state_keys(conf["layers"]))
         produced: dict[Ref, str] = dict(zip(_refs(conf["input_layers"]), inputs))
         pending = [
-            (layer, k, _normalise_node(node, preserve=layer.get("class_name") in PRESERVE_STRUCTURE))
+            (layer, k + _first_node(layer, node), _normalise_node(node, layer.get("class_name") in PRESERVE_STRUCTURE))
             for layer in conf["layers"]
             if layer["class_name"] != "InputLayer"
             for k, node in enumerate(layer.get("inbound_nodes", []))
         ]
+        first = {}  # layer -> the index of its first call (top_outputs: what --outputs names)
+        for layer, k, _ in pending:
+            first.setdefault(layer_name(layer), k)
         while pending:
             waiting = []
             for layer, k, node in pending:
@@ -340,7 +355,7 @@ class Builder:
                     outs = self._call_layer(layer, k, args, kwargs, path, prefix)
                 for i, t in enumerate(outs):
                     produced[(name, k, i)] = t
-                if top and k == 0:
+                if top and k == first[name]:
                     self.top_outputs[name] = outs
             if len(waiting) == len(pending):
                 stuck = ", ".join(sorted({layer_name(layer) for layer, _, _ in waiting})[:10])

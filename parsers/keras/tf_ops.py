@@ -42,6 +42,11 @@ class Fn:
     index: tuple[str, ...] = ()
     attrs: dict[str, Any] = field(default_factory=dict)
     defaults: dict[str, Any] = field(default_factory=dict)
+    first: str = ""  # the Python name of the first argument, where it is not the op's first input
+
+
+def _axes(axis: Any) -> list[int]:
+    return [] if axis is None else [axis] if isinstance(axis, int) else list(axis)
 
 
 def _binary(op: str) -> Fn:
@@ -88,7 +93,8 @@ FUNCTIONS: dict[str, Fn] = {
     "concat": Fn("ConcatV2", ("*values", "axis"), index=("axis",)),
     "stack": Fn("Pack", ("*values",), attrs={"axis": ("axis", 0, int)}),
     "expand_dims": Fn("ExpandDims", ("input", "axis"), index=("axis",)),
-    "squeeze": Fn("Squeeze", ("input",), attrs={"squeeze_dims": ("axis", [], lambda a: [a] if isinstance(a, int) else list(a))}),
+    **{name: Fn("Squeeze", ("input",), attrs={"squeeze_dims": ("axis", [], _axes)})
+       for name in ("squeeze", "compat.v1.squeeze")},
     "math.reduce_mean": _reduce("Mean"),
     "math.reduce_sum": _reduce("Sum"),
     "math.reduce_max": _reduce("Max"),
@@ -120,6 +126,15 @@ def _resize(bound: dict[str, Any]) -> Fn:
               attrs={"half_pixel_centers": True, "align_corners": False})
 
 
+def _split(bound: dict[str, Any]) -> Fn:
+    splits = bound.get("num_or_size_splits")
+    if isinstance(splits, int):
+        return Fn("Split", ("axis", "value"), index=("axis",), attrs={"num_split": splits},
+                  defaults={"axis": 0}, first="value")
+    return Fn("SplitV", ("value", "num_or_size_splits", "axis"), index=("num_or_size_splits", "axis"),
+              attrs={"num_split": len(splits or []), "Tlen": np.int32}, defaults={"axis": 0})
+
+
 def _pad(bound: dict[str, Any]) -> Fn:
     mode = str(bound.get("mode", "CONSTANT")).upper()
     if mode == "CONSTANT":
@@ -132,6 +147,7 @@ def _pad(bound: dict[str, Any]) -> Fn:
 CHOSEN: dict[str, Callable[[dict[str, Any]], Fn]] = {
     "nn.softmax": _softmax,
     "image.resize": _resize,
+    "split": _split,
     **{name: _pad for name in ("pad", "compat.v1.pad")},
 }
 
@@ -149,7 +165,7 @@ def tf_op_lambda(call: Call) -> list[str]:
     if fn is None:
         raise call.unsupported(f"TF function tf.{function} (a TF-op layer) has no converter; "
                                "export a SavedModel (tf_keras model.save(path, save_format='tf')) to convert its graph")
-    bound = {fn.inputs[0].lstrip("*"): first, **kwargs}
+    bound = {fn.first or fn.inputs[0].lstrip("*"): first, **kwargs}
     return MiniGraph(call).run(fn, bound)
 
 
