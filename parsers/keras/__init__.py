@@ -15,7 +15,19 @@ from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.parsers.base import ParseOptions
 
 # importing the handler modules registers them in TABLE
-from . import elementwise, nn, resize, sequence, sequence_recurrent, shape, spatial, spatial_1d, spatial_3d, tf_ops  # noqa: F401  (one module per family: fills TABLE)
+from . import (  # noqa: F401  (one module per family: fills TABLE)
+    elementwise,
+    nn,
+    resize,
+    sequence,
+    sequence_recurrent,
+    shape,
+    spatial,
+    spatial_1d,
+    spatial_3d,
+    tf_ops,
+    traced,
+)
 from .builder import Builder
 from .layout import TO_NCHW, TO_NHWC
 from .source import KerasSource, sniff
@@ -29,6 +41,14 @@ __all__ = ["KINDS", "TABLE", "parse", "run_reference", "run_reference_sets", "sn
 def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
     """Read a Keras model file into an IR graph (NCHW), without importing TensorFlow."""
     options = options or ParseOptions()
+    with KerasSource(path) as source:
+        found = traced.foreign_classes(source.config) if isinstance(source.config, dict) else []
+        kind = source.kind
+    if found:  # classes only their own code can run: Keras loads and traces the model
+        refused = traced.refusal(Path(path), kind, found, options)
+        if refused is not None:
+            raise refused
+        return traced.parse_traced(Path(path), found, options)
     with KerasSource(path) as source:
         try:
             return Builder(source, options).build()
@@ -63,6 +83,9 @@ def run_reference_sets(path: str | Path, graph: ir.Graph,
         raise InputError(f"{path}: Keras itself cannot load this model ({type(err).__name__}: {first})") from None
     feeds = [[np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
               for name, x in zip(graph.inputs, inputs)] for inputs in input_sets]
+    if traced.is_traced(path):
+        return [[_ir_layout(graph, name, y) for name, y in zip(graph.outputs, traced.call_model(model, graph, feed))]
+                for feed in feeds]
     fixed = _input_shapes(model)
     runner = _with_outputs(model, graph, keras)
     if any(_fixed_elsewhere(spec, x.shape) for feed in feeds for spec, x in zip(fixed, feed)):
@@ -81,6 +104,11 @@ def _with_outputs(model, graph: ir.Graph, keras):
     if [id(o) for o in model_outputs] != [id(o) for o in _as_list(model.outputs)]:
         model = keras.Model(model.inputs, model_outputs)
     return model
+
+
+def _ir_layout(graph: ir.Graph, name: str, y) -> np.ndarray:
+    y = np.asarray(y)
+    return np.ascontiguousarray(y.transpose(TO_NCHW)) if graph.source_layouts.get(name) == "NHWC" else y
 
 
 def _call(model, graph: ir.Graph, feed: list[np.ndarray]) -> list[np.ndarray]:
@@ -162,6 +190,9 @@ def _keras_for(path: str | Path):
 
 
 def _load(path: str | Path, keras):
+    if traced.is_traced(path):  # the conversion traced it: Keras loads it as that trace did
+        unsafe = any(f.class_name in traced.UNSAFE_CLASSES for f in _foreign(path))
+        return keras.saving.load_model(str(path), compile=False, safe_mode=not unsafe)
     if keras.__name__ == "tf_keras":
         return keras.models.load_model(str(path), compile=False)
     if sniff(path) != "keras_h5":
@@ -180,6 +211,11 @@ def _load(path: str | Path, keras):
                          f"({line[:200]}{'...' if len(line) > 200 else ''}); convert without --verify "
                          "or re-save the model with a current Keras") from None
     return model
+
+
+def _foreign(path: str | Path) -> list:
+    with KerasSource(path) as source:
+        return traced.foreign_classes(source.config)
 
 
 def layer_of(model, name: str):
