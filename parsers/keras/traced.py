@@ -105,11 +105,10 @@ def refusal(path: Path, kind: str, found: list[Foreign], options: ParseOptions) 
                                      "pass --no-safe-mode if you trust this file (its code then runs), or export a "
                                      "SavedModel (model.export(path)) and convert that"))
         elif f.class_name not in UNSAFE_CLASSES and not importable(f.package):
-            where = f"package '{f.package}'" if f.package else "the code that registered it"
+            where = f"package '{f.package}'" if f.package else f"module '{f.module or '?'}'"
             items.append(Unsupported(f.label, f.layer or f.class_name,
-                                     f"class from {where} (module {f.module or '?'}), which is not installed: "
-                                     f"install it so Keras can load and trace the model, or export a SavedModel "
-                                     f"(model.export(path)) where it is installed and convert that"))
+                                     f"{where} is not installed: install it (Keras then traces the model) or "
+                                     "convert a SavedModel exported where it is (model.export(path))"))
     if not items and kind != "keras_v3":
         items = [Unsupported(f.label, f.layer or f.class_name,
                              "a class the .h5 reader does not know; re-save as .keras (model.save('m.keras')) "
