@@ -70,7 +70,8 @@ test-full: install mxnet-env
 # Keras files as people have them (issue 35): every keras-hub backbone traced, the whole generated
 # layer suite (every built-in layer x .keras / Keras 3 .h5 / tf_keras .h5 / SavedModel x target)
 test-keras-files: install mxnet-env
-	$(PY) -m pytest -q -p no:xdist tests/parsers/test_parser_keras_traced.py tests/parsers/test_parser_keras_suite.py -m "slow or not slow"
+	CONVERT_KERAS_FILES=1 $(PY) -m pytest -q -p no:xdist tests/parsers/test_parser_keras_traced.py \
+		tests/parsers/test_parser_keras_suite.py -m "slow or not slow"
 
 # Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (issue 12; builds it in a tmp dir)
 test-memory: install mxnet-env

@@ -403,6 +403,7 @@ class Builder:
             weights=[array for _, array in named],
             weight_names=[n or "" for n, _ in named],
             masks=[self.masks.get(t) for t in inputs] if self.source.implicit_masks else [],
+            legacy=self.source.keras_version.startswith(("1.", "2.")),
         )
         try:
             refused = sequence_masks.refusal(call)

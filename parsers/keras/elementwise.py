@@ -46,6 +46,10 @@ ACTIVATIONS.update(
 )
 
 
+# where Keras 1/2 (tf_keras) defined an activation otherwise than Keras 3
+KERAS2_ACTIVATIONS = {"hard_sigmoid": _simple("hard_sigmoid", alpha=0.2, beta=0.5)}
+
+
 def activation_name(spec: Any) -> str:
     """Keras serialises activations as a string or as {'class_name': 'function', 'config': name}."""
     if spec is None:
@@ -62,7 +66,8 @@ def apply_activation(call: Call, x: str, spec: Any, suffix: str | None = None) -
     name = activation_name(spec)
     if name == "linear":
         return x
-    fn = ACTIVATIONS.get(name)
+    fn = KERAS2_ACTIVATIONS.get(name) if call.legacy else None
+    fn = fn or ACTIVATIONS.get(name)
     if fn is None:
         raise call.unsupported(f"activation {name!r} is not supported")
     return fn(call, x, f"/{name}" if suffix is None else suffix)

@@ -6,6 +6,7 @@ without --no-safe-mode, are refused with exit 3 naming them."""
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 
 import numpy as np
@@ -52,7 +53,11 @@ def _feed(graph: ir.Graph, rng) -> list[np.ndarray]:
 
 # each trace runs Keras and keras-hub in a child (~30-50 s on 2 busy cores): BERT in the default run,
 # the others in `make test-keras-files`
-@pytest.mark.parametrize("name", ["bert", *(pytest.param(n, marks=pytest.mark.slow) for n in ("gpt2", "vit", "resnet"))])
+SLOW = [pytest.mark.slow, pytest.mark.skipif(not os.environ.get("CONVERT_KERAS_FILES"),
+                                             reason="every backbone: make test-keras-files")]
+
+
+@pytest.mark.parametrize("name", ["bert", *(pytest.param(n, marks=SLOW) for n in ("gpt2", "vit", "resnet"))])
 def test_keras_hub_backbone_is_traced_and_exact(name, tmp_path):
     import keras
 
