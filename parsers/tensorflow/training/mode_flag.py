@@ -101,9 +101,24 @@ def why_not(view: GraphView, flag: str, live: set[str]) -> str | None:
             else:
                 return f"node '{node.name}' ({node.op}) computes with it"
     for cond, members in sorted(switches.items()):
-        if not any(_is_training_op(n) for n in _true_branch_v1(view, cond, members, consumers, live)):
+        if not any(_is_training_op(n) for n in _true_branch_v1(view, cond, members, consumers, live)) and \
+                not _passes_statistic(view, cond, consumers, live):
             return f"it chooses between two branches of cond '{cond}' that are not batch norm or dropout"
     return None if conds or switches else "it steers no cond"
+
+
+def _passes_statistic(view: GraphView, cond: str, consumers: dict[str, list[Any]], live: set[str]) -> bool:
+    """Whether the cond's true side hands on a batch statistic computed outside it (TF 1.x's
+    non-fused batch_normalization: `cond(training, lambda: moments mean, lambda: moving mean)` passes
+    tf.nn.moments' Squeeze through a Switch of its own scope)."""
+    for name, node in view.nodes.items():
+        if node.op in _SWITCH and name.startswith(cond + "/") and node.input:
+            src, index, _ = split_ref(node.input[0])
+            feeder = view.nodes.get(src)
+            if feeder is not None and ((feeder.op in FUSED and index in (1, 2)) or
+                                       ("moments" in src and feeder.op in ("Squeeze", "Mean", "Identity"))):
+                return True
+    return False
 
 
 def _cond_of(switch: Any, pred: str) -> str:
