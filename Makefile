@@ -13,13 +13,14 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: verify-faults fuzz install mxnet-env demo test test-full test-memory test-keras-files test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: verify-faults fuzz install mxnet-env demo test test-full test-memory test-keras-files test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
 	@echo "make test       set up, lint (ruff) and run the test suite (about 8 min on 2 cores, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
 	@echo "make test-keras-files  keras-hub backbones traced, every built-in Keras layer in every saved form (slow)"
+	@echo "make test-real-models  musicnn 0.1.0's shipped checkpoints (pip-installs the wheel) against TF (~8 min)"
 	@echo "make test-memory  peak RSS of a 0.5 GB checkpoint conversion (torch, onnx, mxnet; ~3 min)"
 	@echo "make verify-faults  plant 34 faults in converted models of every target, output scales 1e-6..1e6 (~7 min)"
 	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
@@ -72,6 +73,11 @@ test-full: install mxnet-env
 test-keras-files: install mxnet-env
 	CONVERT_KERAS_FILES=1 $(PY) -m pytest -q -p no:xdist tests/parsers/test_parser_keras_traced.py \
 		tests/parsers/test_parser_keras_suite.py -m "slow or not slow"
+
+# Model files shipped in public packages (issue 35): musicnn 0.1.0's TF 1.12 checkpoints, from its wheel
+test-real-models: install mxnet-env
+	$(PY) -m pip install -q --no-deps musicnn==0.1.0
+	$(PY) -m pytest -q -p no:xdist tests/zoo/test_musicnn.py -m "slow or not slow"
 
 # Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (issue 12; builds it in a tmp dir)
 test-memory: install mxnet-env
