@@ -7,7 +7,9 @@ tf.nn.moments) and dropout conds. Each converts with no flags (the flag folds to
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -31,4 +33,6 @@ pytestmark = [pytest.mark.slow,
 def test_musicnn_checkpoint_converts_exactly(model, target, tmp_path):
     code, out, err = run_cli(f"tf2{target}", _package() / model, "-o", tmp_path / "out", "--verify")
     assert code == 0, err
-    assert "inference default" in out + err and f"{target}  OK" in out + err
+    assert re.search(rf"^{target}\s+OK", out + err, re.M), out + err
+    notes = json.loads((tmp_path / "out" / "conversion.json").read_text())["notes"]
+    assert any("= false (inference default" in n for n in notes), notes
