@@ -72,10 +72,8 @@ def run_reference_sets(path: str | Path, graph: ir.Graph,
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    keras = _keras_for(path)
-
     try:
-        model = _load(path, keras)
+        model, keras = _loaded(path)
     except (ConvertError, MemoryError):
         raise
     except Exception as err:  # noqa: BLE001 - Keras refuses the file: so do we, in one line
@@ -127,9 +125,7 @@ def run_tensors(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray], nam
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    keras = _keras_for(path)
-
-    model = _load(path, keras)
+    model, keras = _loaded(path)
     known = {layer.name for layer in model.layers}
     wanted = [n for n in dict.fromkeys(names) if n in known]
     if not wanted:
@@ -169,6 +165,18 @@ def _free_sizes(model, keras) -> None:
 def _free_shape(dims: tuple) -> tuple:
     """The channels stay; a (batch, steps) token input's last axis is its length."""
     return (None,) * len(dims) if len(dims) == 2 else (None,) * (len(dims) - 1) + dims[-1:]
+
+
+def _loaded(path: str | Path):
+    """(model, the Keras module that loaded it): tf_keras for a Keras 2 `.h5` where it loads there (a
+    file a Keras 3 wrote with a Keras 2 version stamp does not: Keras 3 then)."""
+    keras = _keras_for(path)
+    if keras.__name__ == "tf_keras":
+        try:
+            return _load(path, keras), keras
+        except Exception:  # noqa: BLE001 - not a file tf_keras reads: Keras 3 rebuilds it
+            import keras
+    return _load(path, keras), keras
 
 
 def _keras_for(path: str | Path):
