@@ -82,12 +82,13 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
             verify: bool = False, rtol: float = 1e-4, seed: int = 0, keep_ir: bool = False,
             force: bool = False, max_memory: int | str | None = None, settings: Any = None,
             use_ema: bool = False, progress: Any = False, reference_child: bool = False,
-            reference_store: str | PathLike | None = None,
+            reference_store: str | PathLike | None = None, safe_mode: bool = True,
             **target_options: Any) -> dict[str, Any]:
     """Convert `source` for `target` ('torch', 'caffe', 'mxnet', 'onnx' or 'ir') into `out`
     (default ./<model>-<target>/); `target_options` are that target's options (nhwc, caffe_pad,
     opset, ...); `settings` give scalar placeholders a value (--set), `use_ema` takes moving-average
-    weights; `progress=True` draws the stage and the weights written on stderr when it is a terminal
+    weights, `safe_mode=False` is Keras's (Lambda layers load and are traced);
+    `progress=True` draws the stage and the weights written on stderr when it is a terminal
     (or pass a `convert.progress.Progress` subclass to receive them: stage(), written(), close()).
     `reference_child=True` runs --verify's TensorFlow in a child process started at once, for a process that
     converts once (the CLI): TF's import then overlaps the conversion (a loop of conversions: leave it off).
@@ -117,7 +118,7 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
         inputs=names(inputs), outputs=names(outputs), input_shapes=input_shapes(input_shape),
         verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force, options=options,
         max_memory=max_memory, settings=settings_of(settings), use_ema=use_ema, progress=progress,
-        reference_child=reference_child,
+        reference_child=reference_child, safe_mode=safe_mode,
         reference_store=Path(reference_store) if reference_store is not None else None,
     )
     return pipeline.run(req).check()

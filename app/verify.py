@@ -260,7 +260,9 @@ def sensitivity_probes(graph: Graph, inputs: list[np.ndarray]) -> tuple[list[np.
             edged[i][:, :, -1, :] = rng.standard_normal(edged[i][:, :, -1, :].shape)
             edged[i][:, :, :, -1] = rng.standard_normal(edged[i][:, :, :, -1].shape)
     # token ids and masks are redrawn in their valid range too: kept, a text model's output looked dead
-    other = [rng.standard_normal(x.shape).astype(x.dtype) if np.issubdtype(x.dtype, np.floating)
+    # (float ids that a Keras 2 text model casts to int too: tf_keras's gather refuses a negative id)
+    other = [rng.standard_normal(x.shape).astype(x.dtype)
+             if np.issubdtype(x.dtype, np.floating) and token_inputs.value_range(graph, name) is None
              else _redrawn_ids(graph, name, x, rng) for name, x in zip(graph.inputs, inputs)]
     return edged, other
 
