@@ -82,6 +82,9 @@ _GENERIC = ("T", "dtype", "out_type", "DstT", "output_type", "Tout", "type")
 _SPARSE_OUTPUTS = {"SparseReorder": "IT", "SparseSlice": "ITI", "SparseConcat": "ITI", "SparseFillEmptyRows": "ITBI",
                    "SparseReduceMaxSparse": "ITI", "SparseReduceSumSparse": "ITI", "SparseSparseMaximum": "IT",
                    "SparseSparseMinimum": "IT"}
+# non-max suppression: int32 indices (I), the scores in the boxes' type (T), an int32 count (I)
+_NMS_OUTPUTS = {"NonMaxSuppression": "I", "NonMaxSuppressionV2": "I", "NonMaxSuppressionV3": "I",
+                "NonMaxSuppressionV4": "II", "NonMaxSuppressionV5": "ITI"}
 _LISTS = ("T", "output_types", "component_types", "Toutputs", "Tout")
 
 
@@ -114,6 +117,9 @@ def out_dtypes(op: Any) -> list[DType | None]:
         return [DType(attrs["T"].type), DType(attrs["Targmax"].type if "Targmax" in attrs else _INT64)][:n]
     if op.type in ("TopKV2", "TopK"):  # (values, indices)
         return [DType(attrs["T"].type), DType(attrs["index_type"].type if "index_type" in attrs else _INT32)][:n]
+    if op.type in _NMS_OUTPUTS:
+        enums = {"I": _INT32, "T": attrs["T"].type if "T" in attrs else 1}
+        return [DType(enums[k]) for k in _NMS_OUTPUTS[op.type]][:n]
     if op.type in _SPARSE_OUTPUTS or op.type == "SparseSplit":
         kinds = _SPARSE_OUTPUTS.get(op.type) or "".join(k * (n // 3) for k in "ITI")
         enums = {"I": _INT64, "B": _BOOL, "T": attrs["T"].type}
