@@ -54,4 +54,5 @@ def non_max_suppression(ctx: Ctx) -> Lowered:
 @TABLE.register("prefix")
 def prefix(ctx: Ctx) -> Lowered:
     x, count = ctx.args
-    return Lowered(lines=[f"{ctx.var} = {x}[:int({count})]"])
+    # a mask rather than x[:int(count)]: torch.export takes the data-dependent length of a mask's rows
+    return Lowered(lines=[f"{ctx.var} = {x}[torch.arange({int(ctx.in_shapes[0][0])}) < {count}]"])
