@@ -26,7 +26,7 @@ from .shapes import ShapeRule
 REQUIRED = object()  # an Attr default meaning "every node must set it"
 
 # The families emitters and parsers group their handlers by (one file per family).
-FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize", "detection")
+FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize", "detection", "spectral")
 KINDS = ("spatial", "parametric", "shape", "reduction", "binary", "unary", "source", "sequence")
 TARGETS = ("torch", "onnx", "mxnet", "caffe")
 

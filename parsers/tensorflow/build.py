@@ -16,7 +16,7 @@ from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import lengths, ops  # noqa: F401 - registers the handlers
+from . import complex_values, lengths, ops  # noqa: F401 - registers the handlers
 from .context import NHWC_TO_NCHW, Context, NotConvertible, Val, show_shape
 from .graphio import node_of
 from .loader import Frozen
@@ -180,7 +180,8 @@ def _convert_ops(ctx: Context, ops_: list[Any], library: dict[str, Any] | None =
             continue
         try:
             lengths.follow(ctx, op)
-            handler(ctx, op)
+            if not complex_values.follow(ctx, op):
+                handler(ctx, op)
         except NotConvertible as e:
             problems.append(Unsupported(op.type, op.name, str(e)))
             poisoned.update(t.name for t in op.outputs)

@@ -84,6 +84,8 @@ class Context:
         self._input_desc = input_desc  # for "pass --input-shape" messages
         # TF tensor name -> its data-dependent length (parsers/tensorflow/lengths.py): the IR holds it padded
         self.lengths: dict[str, Any] = {}
+        # TF complex tensor name -> its real and imaginary IR tensors (parsers/tensorflow/complex_values.py)
+        self.complex: dict[str, Any] = {}
 
     # ---- lookups ---------------------------------------------------------------------------
     def is_const(self, t: Any) -> bool:

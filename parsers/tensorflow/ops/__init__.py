@@ -26,4 +26,5 @@ from . import (  # noqa: F401
     spatial_3d,
     spatial_conv,
     spatial_space_batch,
+    spectral,
 )

@@ -76,7 +76,11 @@ _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "
                 # issue 22 part B (opsb): index outputs of a value input
                 "LowerBound": ("out_type", _INT32), "UpperBound": ("out_type", _INT32),
                 "UnravelIndex": ("Tidx", _INT32), "ConcatOffset": ("shape_type", _INT32),
-                "HistogramFixedWidth": ("dtype", _INT32), "SparseMatMul": ("T", 1)}  # float32, no type attr
+                "HistogramFixedWidth": ("dtype", _INT32), "SparseMatMul": ("T", 1),  # float32, no type attr
+                # spectral ops: the real or complex type their attrs name (default float32 / complex64)
+                **{op: ("Tout", 1) for op in ("ComplexAbs", "Real", "Imag", "Angle")}, "Complex": ("Tout", 8),
+                **{op: ("Tcomplex", 8) for op in ("RFFT", "RFFT2D", "RFFT3D", "FFT", "IFFT", "FFT2D", "IFFT2D")},
+                **{op: ("Treal", 1) for op in ("IRFFT", "IRFFT2D", "IRFFT3D")}}
 _GENERIC = ("T", "dtype", "out_type", "DstT", "output_type", "Tout", "type")
 # issue 22 part B (opsb): SparseTensor outputs -- int64 indices and shapes (I) around the values (T), bools (B)
 _SPARSE_OUTPUTS = {"SparseReorder": "IT", "SparseSlice": "ITI", "SparseConcat": "ITI", "SparseFillEmptyRows": "ITBI",
