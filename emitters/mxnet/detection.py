@@ -30,8 +30,9 @@ def _iou_over(f: Fragment, ctx: Ctx, boxes: Ref, n: int) -> Ref:
                                                    f.op("slice_axis", f"{name}_w", [ext], axis=1, begin=1, end=2)])
     rows = {k: f.op("Reshape", f"{name}_{k}_i", [v], shape=(n, 1, 2)) for k, v in (("lo", lo), ("hi", hi))}
     cols = {k: f.op("Reshape", f"{name}_{k}_j", [v], shape=(1, n, 2)) for k, v in (("lo", lo), ("hi", hi))}
-    span = f.op("broadcast_sub", f"{name}_span", [f.op("broadcast_minimum", f"{name}_top", [rows["hi"], cols["hi"]]),
-                                                   f.op("broadcast_maximum", f"{name}_bottom", [rows["lo"], cols["lo"]])])
+    top = f.op("broadcast_minimum", f"{name}_top", [rows["hi"], cols["hi"]])
+    bottom = f.op("broadcast_maximum", f"{name}_bottom", [rows["lo"], cols["lo"]])
+    span = f.op("broadcast_sub", f"{name}_span", [top, bottom])
     span = f.op("relu", f"{name}_overlap", [span])  # TF's max(d, 0)
     inter = f.op("elemwise_mul", f"{name}_inter3",
                  [f.op("slice_axis", f"{name}_dy", [span], axis=2, begin=0, end=1),
@@ -93,8 +94,8 @@ def non_max_suppression(ctx: Ctx) -> Fragment:
         values = f.var(f"{name}_index", np.arange(n, dtype=np.float32).reshape(1, n))
     else:
         values = f.op("Reshape", f"{name}_score_row", [scores], shape=(1, n))
-    spread = f.op("where", f"{name}_picked", [placed, f.op("broadcast_to", f"{name}_values", [values], shape=(limit, n)),
-                                              f.op("zeros_like", f"{name}_none", [placed])])
+    values = f.op("broadcast_to", f"{name}_values", [values], shape=(limit, n))
+    spread = f.op("where", f"{name}_picked", [placed, values, f.op("zeros_like", f"{name}_none", [placed])])
     # one value per slot, zeros elsewhere: the sum adds zeros to it (exact)
     total = f.op("sum", f"{name}_sum" if output == "indices" else name, [spread], axis=1)
     if output == "indices":
