@@ -63,6 +63,13 @@ def channels_only(attr: str) -> Callable[[Mapping[str, Any]], bool]:
     return condition
 
 
+def _named(names: Mapping[str, Mapping[str, Any]] | tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """name -> attrs, from a mapping or a tuple of names (no attrs)."""
+    if isinstance(names, Mapping):
+        return {name: dict(attrs) for name, attrs in names.items()}
+    return {name: {} for name in names}
+
+
 @dataclass(frozen=True)
 class OpSpec:
     attrs: tuple[str, ...]  # attribute names; '?' marks an optional one
@@ -104,6 +111,11 @@ class OpSpec:
     # its output's length along axis 0 depends on the data (its declared shape is the longest it can be)
     data_dependent: bool = False
     refused: Mapping[str, str] = field(default_factory=dict)  # target -> why it has no handler
+    # The TF ops that are this op, one to one: TF op -> the attrs the IR node gets (a tuple of names: no
+    # attrs). The TF parser's handler, its shape function and its constant folding derive from it.
+    tf: Mapping[str, Mapping[str, Any]] | tuple[str, ...] = ()
+    # The Keras activation names (`activation="relu"`) that are this op: name -> attrs (or a tuple).
+    keras: Mapping[str, Mapping[str, Any]] | tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         derived = {
@@ -112,6 +124,8 @@ class OpSpec:
             "positional": self.kind in ("unary", "binary") if self.positional is None else self.positional,
             "size": ("broadcast" if self.kind in ("unary", "binary") else "bound") if self.size is None else self.size,
             "shape": _SHAPE_OF_KIND.get(self.kind) if self.shape is None else self.shape,
+            "tf": _named(self.tf),
+            "keras": _named(self.keras),
         }
         for name, value in derived.items():
             object.__setattr__(self, name, value)
@@ -131,7 +145,10 @@ class OpSpec:
 
 
 _SPATIAL_PADDING = Attr("str", None, ("SAME", "VALID", "EXPLICIT"))  # TF's rule the pads came from
-_WINDOW_TYPES = {"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("pads"), "padding": _SPATIAL_PADDING}
+# A window op's pads are only half the story: SAME pads follow the input size, the others are fixed. Every
+# node says which, set where it is built (convert.padding.sizes reads it).
+_WINDOW_PADDING = Attr("str", REQUIRED, ("SAME", "VALID", "EXPLICIT"))
+_WINDOW_TYPES = {"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("pads"), "padding": _WINDOW_PADDING}
 
 
 # BVLC Caffe has N-d Convolution but no N-d Pooling and no Permute of a 5-D blob (the
@@ -176,7 +193,7 @@ _RUNNING: dict[str, Any] = {"types": {"axis": Attr("int"), "exclusive": Attr("bo
 OPS: dict[str, OpSpec] = {
     # ---- spatial ------------------------------------------------------------------------------
     "conv2d": OpSpec(
-        ("kernel", "stride", "dilation", "groups", "pads", "padding?"),
+        ("kernel", "stride", "dilation", "groups", "pads", "padding"),
         ("weight", "bias?"),
         "2-D cross-correlation. weight OIHW. pads=(t,b,l,r) zero padding. "
         "Depthwise is groups == in_channels (channel multiplier = out / in).",
@@ -197,14 +214,14 @@ OPS: dict[str, OpSpec] = {
         padded=True, size="tf_padding", shape=shapes.conv_transpose,
     ),
     "max_pool2d": OpSpec(
-        ("kernel", "stride", "pads", "padding?"),
+        ("kernel", "stride", "pads", "padding"),
         (),
         "Max pooling; padded elements are ignored (as if -inf). Output size floor((n+pt+pb-k)/s)+1.",
         "spatial",
         types=_WINDOW_TYPES, window=True, padded=True, size="free", shape=shapes.window,
     ),
     "avg_pool2d": OpSpec(
-        ("kernel", "stride", "pads", "count_include_pad?", "padding?"),
+        ("kernel", "stride", "pads", "count_include_pad?", "padding"),
         (),
         "Average pooling. count_include_pad=False (TF): divide by the number of real (unpadded) "
         "elements in each window. Output size floor((n+pt+pb-k)/s)+1.",
@@ -302,35 +319,39 @@ OPS: dict[str, OpSpec] = {
                       types={"axis": Attr("int")}, positional=channels_only("axis"), size="own_axes",
                       shape=shapes.same),
     # ---- elementwise -------------------------------------------------------------------------
-    "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", foldable=True),
-    "sub": OpSpec((), (), "a - b, numpy broadcasting.", "binary", foldable=True),
+    "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", foldable=True, tf=("Add", "AddV2")),
+    "sub": OpSpec((), (), "a - b, numpy broadcasting.", "binary", foldable=True, tf=("Sub",)),
     "mul": OpSpec((), (), "a * b, numpy broadcasting.", "binary", foldable=True),
-    "div": OpSpec((), (), "a / b, numpy broadcasting.", "binary", foldable=True),
-    "maximum": OpSpec((), (), "max(a, b), numpy broadcasting.", "binary", foldable=True),
-    "minimum": OpSpec((), (), "min(a, b), numpy broadcasting.", "binary", foldable=True),
-    "relu": OpSpec((), (), "max(x, 0).", "unary", foldable=True),
+    "div": OpSpec((), (), "a / b, numpy broadcasting.", "binary", foldable=True, tf=("RealDiv",)),
+    "maximum": OpSpec((), (), "max(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Maximum",)),
+    "minimum": OpSpec((), (), "min(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Minimum",)),
+    "relu": OpSpec((), (), "max(x, 0).", "unary", foldable=True, tf=("Relu",), keras=("relu",)),
     "clip": OpSpec(("min", "max"), (), "min(max(x, min), max). ReLU6 is clip(0, 6).", "unary",
-                   types={"min": Attr("float", None), "max": Attr("float", None)}, foldable=True),
+                   types={"min": Attr("float", None), "max": Attr("float", None)}, foldable=True,
+                   tf={"Relu6": {"min": 0.0, "max": 6.0}},
+                   keras={"relu6": {"min": 0.0, "max": 6.0}}),
     "leaky_relu": OpSpec(("alpha",), (), "x if x >= 0 else alpha * x.", "unary",
-                         types={"alpha": Attr("float")}),
+                         types={"alpha": Attr("float")}, keras={"leaky_relu": {"alpha": 0.2}}),
     "elu": OpSpec(("alpha",), (), "x if x > 0 else alpha * (exp(x) - 1).", "unary",
-                  types={"alpha": Attr("float", 1.0)}),
-    "sigmoid": OpSpec((), (), "1 / (1 + exp(-x)).", "unary", foldable=True),
+                  types={"alpha": Attr("float", 1.0)}, tf={"Elu": {"alpha": 1.0}}, keras={"elu": {"alpha": 1.0}}),
+    "sigmoid": OpSpec((), (), "1 / (1 + exp(-x)).", "unary", foldable=True, tf=("Sigmoid",), keras=("sigmoid",)),
     "hard_sigmoid": OpSpec(
         ("alpha", "beta"), (), "clip(alpha * x + beta, 0, 1) (Keras 3: alpha=1/6, beta=0.5).", "unary",
         types={"alpha": Attr("float"), "beta": Attr("float")},
+        keras={"hard_sigmoid": {"alpha": 1.0 / 6.0, "beta": 0.5}},
     ),
-    "tanh": OpSpec((), (), "tanh(x).", "unary", foldable=True),
-    "swish": OpSpec((), (), "x * sigmoid(x).", "unary"),
-    "hard_swish": OpSpec((), (), "x * relu6(x + 3) / 6.", "unary"),
+    "tanh": OpSpec((), (), "tanh(x).", "unary", foldable=True, tf=("Tanh",), keras=("tanh",)),
+    "swish": OpSpec((), (), "x * sigmoid(x).", "unary", keras=("swish", "silu")),
+    "hard_swish": OpSpec((), (), "x * relu6(x + 3) / 6.", "unary", keras=("hard_swish", "hard_silu")),
     "gelu": OpSpec(("approximate",), (), "GELU; approximate in {'none', 'tanh'}.", "unary",
-                   types={"approximate": Attr("str", "none", ("none", "tanh"))}),
-    "exp": OpSpec((), (), "exp(x).", "unary", foldable=True),
-    "sqrt": OpSpec((), (), "sqrt(x).", "unary", foldable=True),
-    "rsqrt": OpSpec((), (), "1 / sqrt(x).", "unary", foldable=True),
-    "square": OpSpec((), (), "x * x.", "unary", foldable=True),
-    "neg": OpSpec((), (), "-x.", "unary", foldable=True),
-    "abs": OpSpec((), (), "|x|.", "unary", foldable=True),
+                   types={"approximate": Attr("str", "none", ("none", "tanh"))},
+                   keras={"gelu": {"approximate": "none"}}),  # keras.activations.gelu defaults to exact
+    "exp": OpSpec((), (), "exp(x).", "unary", foldable=True, tf=("Exp",)),
+    "sqrt": OpSpec((), (), "sqrt(x).", "unary", foldable=True, tf=("Sqrt",)),
+    "rsqrt": OpSpec((), (), "1 / sqrt(x).", "unary", foldable=True, tf=("Rsqrt",)),
+    "square": OpSpec((), (), "x * x.", "unary", foldable=True, tf=("Square",)),
+    "neg": OpSpec((), (), "-x.", "unary", foldable=True, tf=("Neg",)),
+    "abs": OpSpec((), (), "|x|.", "unary", foldable=True, tf=("Abs",)),
     "identity": OpSpec((), (), "y = x (kept only where a graph output needs its own name).", "unary",
                        foldable=True, size="free", keeps_values=True),
     "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source"),
@@ -339,57 +360,60 @@ OPS: dict[str, OpSpec] = {
     # Caffe: the refusals say which layer BVLC lacks; Caffe blobs are float32, so every op that makes
     # or reads a bool or integer tensor is refused for that (emitters/caffe/elementwise.dtype_problems).
     "softplus": OpSpec((), (), "log(1 + exp(x)), as TF computes it (x past its float32 thresholds: x, exp(x)).",
-                       "unary"),
-    "softsign": OpSpec((), (), "x / (1 + |x|).", "unary"),
-    "selu": OpSpec((), (), "scale * (x if x > 0 else alpha * (exp(x) - 1)), TF's constants.", "unary"),
+                       "unary", tf=("Softplus",)),
+    "softsign": OpSpec((), (), "x / (1 + |x|).", "unary", tf=("Softsign",)),
+    "selu": OpSpec((), (), "scale * (x if x > 0 else alpha * (exp(x) - 1)), TF's constants.", "unary", tf=("Selu",)),
     "erf": OpSpec((), (), "erf(x).", "unary", refused={"caffe": _NO_CAFFE_LAYER.format("erf")}),
     "erfc": OpSpec((), (), "1 - erf(x).", "unary", refused={"caffe": _NO_CAFFE_LAYER.format("erfc")}),
-    "floor": OpSpec((), (), "floor(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}),
-    "ceil": OpSpec((), (), "ceil(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}),
-    "round": OpSpec((), (), "Round half to even (TF's Round and Rint).", "unary", refused={"caffe": _CAFFE_ROUNDING}),
-    "sign": OpSpec((), (), "-1, 0 or 1 (0 for 0).", "unary", refused={"caffe": _CAFFE_ROUNDING}),
-    "log": OpSpec((), (), "log(x).", "unary"),
-    "log1p": OpSpec((), (), "log(1 + x).", "unary"),
-    "expm1": OpSpec((), (), "exp(x) - 1.", "unary"),
-    "reciprocal": OpSpec((), (), "1 / x.", "unary"),
-    "sin": OpSpec((), (), "sin(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "cos": OpSpec((), (), "cos(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "tan": OpSpec((), (), "tan(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "asin": OpSpec((), (), "asin(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "acos": OpSpec((), (), "acos(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "atan": OpSpec((), (), "atan(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "sinh": OpSpec((), (), "sinh(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "cosh": OpSpec((), (), "cosh(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "asinh": OpSpec((), (), "asinh(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "acosh": OpSpec((), (), "acosh(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "atanh": OpSpec((), (), "atanh(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "is_nan": OpSpec((), (), "x != x (bool).", "unary", refused={"caffe": _CAFFE_TYPED}),
-    "is_inf": OpSpec((), (), "|x| == inf (bool).", "unary", refused={"caffe": _CAFFE_TYPED}),
-    "is_finite": OpSpec((), (), "not nan and not inf (bool).", "unary", refused={"caffe": _CAFFE_TYPED}),
-    "logical_not": OpSpec((), (), "not x (bool).", "unary", refused={"caffe": _CAFFE_TYPED}),
+    "floor": OpSpec((), (), "floor(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Floor",)),
+    "ceil": OpSpec((), (), "ceil(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Ceil",)),
+    "round": OpSpec((), (), "Round half to even (TF's Round and Rint).", "unary", refused={"caffe": _CAFFE_ROUNDING},
+                    tf=("Round", "Rint")),
+    "sign": OpSpec((), (), "-1, 0 or 1 (0 for 0).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Sign",)),
+    "log": OpSpec((), (), "log(x).", "unary", tf=("Log",)),
+    "log1p": OpSpec((), (), "log(1 + x).", "unary", tf=("Log1p",)),
+    "expm1": OpSpec((), (), "exp(x) - 1.", "unary", tf=("Expm1",)),
+    "reciprocal": OpSpec((), (), "1 / x.", "unary", tf=("Reciprocal", "Inv")),
+    "sin": OpSpec((), (), "sin(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Sin",)),
+    "cos": OpSpec((), (), "cos(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Cos",)),
+    "tan": OpSpec((), (), "tan(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Tan",)),
+    "asin": OpSpec((), (), "asin(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Asin",)),
+    "acos": OpSpec((), (), "acos(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Acos",)),
+    "atan": OpSpec((), (), "atan(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Atan",)),
+    "sinh": OpSpec((), (), "sinh(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Sinh",)),
+    "cosh": OpSpec((), (), "cosh(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Cosh",)),
+    "asinh": OpSpec((), (), "asinh(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Asinh",)),
+    "acosh": OpSpec((), (), "acosh(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Acosh",)),
+    "atanh": OpSpec((), (), "atanh(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Atanh",)),
+    "is_nan": OpSpec((), (), "x != x (bool).", "unary", refused={"caffe": _CAFFE_TYPED}, tf=("IsNan",)),
+    "is_inf": OpSpec((), (), "|x| == inf (bool).", "unary", refused={"caffe": _CAFFE_TYPED}, tf=("IsInf",)),
+    "is_finite": OpSpec((), (), "not nan and not inf (bool).", "unary", refused={"caffe": _CAFFE_TYPED},
+                        tf=("IsFinite",)),
+    "logical_not": OpSpec((), (), "not x (bool).", "unary", refused={"caffe": _CAFFE_TYPED}, tf=("LogicalNot",)),
     "cast": OpSpec(("dtype",), (), "x as `dtype` (float -> int truncates toward 0; -> bool is x != 0).", "unary",
                    types={"dtype": Attr("str")}, refused={"caffe": _CAFFE_TYPED}),
     "pow": OpSpec((), (), "a ** b, numpy broadcasting.", "binary",
                   refused={"caffe": "Caffe's Power layer takes a constant exponent only; this one is a tensor"}),
     "floor_div": OpSpec((), (), "floor(a / b) (floats: TF's floor of the rounded quotient; ints: floor division).",
-                        "binary", refused={"caffe": _CAFFE_INTEGER}),
+                        "binary", refused={"caffe": _CAFFE_INTEGER}, tf=("FloorDiv",)),
     "floor_mod": OpSpec((), (), "a - floor(a / b) * b with the sign of b (TF FloorMod: fmod, then + b where signs "
-                        "differ).", "binary", refused={"caffe": _CAFFE_INTEGER}),
+                        "differ).", "binary", refused={"caffe": _CAFFE_INTEGER}, tf=("FloorMod",)),
     "truncate_div": OpSpec((), (), "Integer division rounding toward zero.", "binary",
-                           refused={"caffe": _CAFFE_INTEGER}),
+                           refused={"caffe": _CAFFE_INTEGER}, tf=("TruncateDiv",)),
     "truncate_mod": OpSpec((), (), "fmod(a, b): the remainder with the sign of a (TF Mod, TruncateMod).", "binary",
-                           refused={"caffe": _CAFFE_INTEGER}),
+                           refused={"caffe": _CAFFE_INTEGER}, tf=("TruncateMod", "Mod")),
     "div_no_nan": OpSpec((), (), "0 where b == 0, else a / b.", "binary",
-                         refused={"caffe": _NO_CAFFE_LAYER.format("a division with a zero test")}),
-    "atan2": OpSpec((), (), "atan2(a, b).", "binary", refused={"caffe": _CAFFE_TRIG}),
-    "equal": OpSpec((), (), "a == b (bool), numpy broadcasting.", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "not_equal": OpSpec((), (), "a != b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "less": OpSpec((), (), "a < b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "less_equal": OpSpec((), (), "a <= b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "greater": OpSpec((), (), "a > b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "greater_equal": OpSpec((), (), "a >= b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "logical_and": OpSpec((), (), "a and b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "logical_or": OpSpec((), (), "a or b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
+                         refused={"caffe": _NO_CAFFE_LAYER.format("a division with a zero test")}, tf=("DivNoNan",)),
+    "atan2": OpSpec((), (), "atan2(a, b).", "binary", refused={"caffe": _CAFFE_TRIG}, tf=("Atan2",)),
+    "equal": OpSpec((), (), "a == b (bool), numpy broadcasting.", "binary", refused={"caffe": _CAFFE_TYPED},
+                    tf=("Equal",)),
+    "not_equal": OpSpec((), (), "a != b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("NotEqual",)),
+    "less": OpSpec((), (), "a < b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("Less",)),
+    "less_equal": OpSpec((), (), "a <= b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("LessEqual",)),
+    "greater": OpSpec((), (), "a > b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("Greater",)),
+    "greater_equal": OpSpec((), (), "a >= b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("GreaterEqual",)),
+    "logical_and": OpSpec((), (), "a and b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("LogicalAnd",)),
+    "logical_or": OpSpec((), (), "a or b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("LogicalOr",)),
     "select": OpSpec((), (), "where(cond, a, b): inputs (cond, a, b), numpy broadcasting.", "binary",
                      refused={"caffe": _CAFFE_TYPED}),
     "reduce_sum": OpSpec(("axes", "keepdims"), (), "Sum over IR axes.", "reduction", **_REDUCE_OVER_AXES),
@@ -652,3 +676,9 @@ AVERAGING_OPS = ops_where(lambda spec: "count_include_pad" in {a.rstrip("?") for
 PADDED_OPS = ops_where(lambda spec: spec.padded)  # every target plans their padding (convert.padding)
 VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/token_inputs, app/mask_inputs
 DATA_DEPENDENT = ops_where(lambda spec: spec.data_dependent)  # convert.ir.graph.data_dependent_length
+# TF op -> (IR op, attrs) for the TF ops that are one catalog op (the rows' `tf`)
+TF_OPS: dict[str, tuple[str, dict[str, Any]]] = {
+    tf_op: (name, attrs) for name, spec in OPS.items() for tf_op, attrs in spec.tf.items()}
+# Keras activation name -> (IR op, attrs) (the rows' `keras`)
+KERAS_ACTIVATIONS: dict[str, tuple[str, dict[str, Any]]] = {
+    act: (name, attrs) for name, spec in OPS.items() for act, attrs in spec.keras.items()}

@@ -328,41 +328,6 @@ def softmax(node: Node, x: np.ndarray) -> np.ndarray:
 # ---- elementwise ---------------------------------------------------------------------------------
 
 
-@reference_op("add")
-def add(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a + b
-
-
-@reference_op("sub")
-def sub(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a - b
-
-
-@reference_op("mul")
-def mul(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a * b
-
-
-@reference_op("div")
-def div(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a / b
-
-
-@reference_op("maximum")
-def maximum(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.maximum(a, b)
-
-
-@reference_op("minimum")
-def minimum(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.minimum(a, b)
-
-
-@reference_op("relu")
-def relu(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, 0)
-
-
 @reference_op("clip")
 def clip(node: Node, x: np.ndarray) -> np.ndarray:
     return np.clip(x, node.attrs["min"], node.attrs["max"])
@@ -382,29 +347,9 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x))
 
 
-@reference_op("sigmoid")
-def sigmoid(node: Node, x: np.ndarray) -> np.ndarray:
-    return _sigmoid(x)
-
-
 @reference_op("hard_sigmoid")
 def hard_sigmoid(node: Node, x: np.ndarray) -> np.ndarray:
     return np.clip(x * node.attrs["alpha"] + node.attrs["beta"], 0, 1)
-
-
-@reference_op("tanh")
-def tanh(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.tanh(x)
-
-
-@reference_op("swish")
-def swish(node: Node, x: np.ndarray) -> np.ndarray:
-    return x * _sigmoid(x)
-
-
-@reference_op("hard_swish")
-def hard_swish(node: Node, x: np.ndarray) -> np.ndarray:
-    return x * np.clip(x + 3, 0, 6) / 6
 
 
 _erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is exact to double precision
@@ -418,47 +363,12 @@ def gelu(node: Node, x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1 + erf)
 
 
-@reference_op("exp")
-def exp(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.exp(x)
-
-
-@reference_op("sqrt")
-def sqrt(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.sqrt(x)
-
-
-@reference_op("rsqrt")
-def rsqrt(node: Node, x: np.ndarray) -> np.ndarray:
-    return 1 / np.sqrt(x)
-
-
-@reference_op("square")
-def square(node: Node, x: np.ndarray) -> np.ndarray:
-    return x * x
-
-
-@reference_op("neg")
-def neg(node: Node, x: np.ndarray) -> np.ndarray:
-    return -x
-
-
-@reference_op("abs")
-def abs_(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.abs(x)
-
-
-@reference_op("identity")
-def identity(node: Node, x: np.ndarray) -> np.ndarray:
-    return x
-
-
 @reference_op("const")
 def const(node: Node) -> np.ndarray:
     return np.asarray(node.params["value"])
 
 
-# ---- issue 22 part A: elementwise math, comparisons, logic, casts, reductions -------------------
+# ---- elementwise math, comparisons, logic, casts, reductions ---------------------------------------
 # Table-driven: each op's numpy meaning, in TF's own formula where TF's differs from the textbook one.
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -496,7 +406,12 @@ def _erf_of(x: np.ndarray) -> np.ndarray:
     return np.asarray(_erf(x), np.float64).astype(x.dtype)
 
 
-ELEMENTWISE_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+# IR op -> its numpy meaning, of one input (x) or two (a, b): every elementwise op without attributes
+ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
+    "relu": lambda x: np.maximum(x, 0), "sigmoid": _sigmoid, "tanh": np.tanh, "swish": lambda x: x * _sigmoid(x),
+    "hard_swish": lambda x: x * np.clip(x + 3, 0, 6) / 6, "exp": np.exp, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "square": lambda x: x * x, "neg": lambda x: -x, "abs": np.abs,
+    "identity": lambda x: x,
     "softplus": _softplus,
     "softsign": lambda x: x / (1 + np.abs(x)),
     "selu": lambda x: np.where(x > 0, x * x.dtype.type(_SELU_SCALE),
@@ -508,8 +423,8 @@ ELEMENTWISE_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
     "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
     "is_nan": np.isnan, "is_inf": np.isinf, "is_finite": np.isfinite, "logical_not": np.logical_not,
-}
-ELEMENTWISE_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
+    "maximum": np.maximum, "minimum": np.minimum,
     "pow": np.power, "floor_div": _floor_div, "floor_mod": _floor_mod, "truncate_div": _truncate_div,
     "truncate_mod": np.fmod, "div_no_nan": _div_no_nan, "atan2": np.arctan2,
     "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
@@ -520,10 +435,8 @@ REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "reduce_sum": np.sum, "reduce_prod": np.prod, "reduce_min": np.min, "reduce_all": np.all, "reduce_any": np.any,
 }
 
-for _name, _fn in ELEMENTWISE_UNARY.items():
-    reference_op(_name)(lambda node, x, _fn=_fn: _fn(x))
-for _name, _fn in ELEMENTWISE_BINARY.items():
-    reference_op(_name)(lambda node, a, b, _fn=_fn: _fn(a, b))
+for _name, _fn in ELEMENTWISE.items():
+    reference_op(_name)(lambda node, *xs, _fn=_fn: _fn(*xs))
 for _name, _fn in REDUCTIONS.items():
     reference_op(_name)(lambda node, x, _fn=_fn: _fn(x, axis=tuple(node.attrs["axes"]),
                                                       keepdims=bool(node.attrs["keepdims"])))

@@ -7,6 +7,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tf_convert.convert.ir.ops import KERAS_ACTIVATIONS
+
 from . import layout
 from .call import Call, TensorRef
 from .table import TABLE
@@ -27,23 +29,9 @@ def _softmax(call: Call, x: str, suffix: str) -> str:
     return call.add("softmax", [x], call.shape(x), {"axis": layout.ir_axis(-1, rank)}, suffix=suffix)
 
 
-ACTIVATIONS.update(
-    {
-        "relu": _simple("relu"),
-        "relu6": _simple("clip", min=0.0, max=6.0),
-        "sigmoid": _simple("sigmoid"),
-        "hard_sigmoid": _simple("hard_sigmoid", alpha=1.0 / 6.0, beta=0.5),
-        "swish": _simple("swish"),
-        "silu": _simple("swish"),
-        "hard_swish": _simple("hard_swish"),
-        "hard_silu": _simple("hard_swish"),
-        "gelu": _simple("gelu", approximate="none"),  # keras.activations.gelu defaults to exact
-        "tanh": _simple("tanh"),
-        "elu": _simple("elu", alpha=1.0),
-        "leaky_relu": _simple("leaky_relu", alpha=0.2),
-        "softmax": _softmax,
-    }
-)
+# every activation the catalog names (a row's `keras`), and softmax (its axis depends on the rank)
+ACTIVATIONS.update({name: _simple(op, **attrs) for name, (op, attrs) in KERAS_ACTIVATIONS.items()})
+ACTIVATIONS["softmax"] = _softmax
 
 
 def activation_name(spec: Any) -> str:

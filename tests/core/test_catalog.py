@@ -62,11 +62,23 @@ def test_every_op_has_a_shape_rule_a_family_and_typed_attrs_it_declares():
 def test_padding_is_declared_on_the_ops_that_carry_it():
     """parsers set attrs['padding'] (TF's rule: SAME pads follow the input size); padding/ reads it."""
     carriers = {name for name, spec in OPS.items() if "padding" in spec.attributes}
-    volume = {"conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d"}  # issue 23 (vol3d)
+    volume = {"conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d"}
     assert carriers == {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"} | volume
     for name in carriers:
         attr = OPS[name].attributes["padding"]
-        assert not attr.required and set(attr.choices) == {"SAME", "VALID", "EXPLICIT"}
+        assert attr.required == (name in ops.WINDOW_OPS) and set(attr.choices) == {"SAME", "VALID", "EXPLICIT"}
+
+
+def test_a_window_op_declares_its_padding_and_every_node_sets_it():
+    """Its pads alone do not say whether they follow the input size: the node built says (no later stamping)."""
+    assert ops.WINDOW_OPS == {"conv2d", "max_pool2d", "avg_pool2d"}
+    for name in ops.WINDOW_OPS:
+        assert OPS[name].attributes["padding"].required, f"window op {name} without a required padding"
+    g = ir.Graph("g")
+    g.inputs = [g.add_tensor("x", (1, 3, 4, 4))]
+    g.outputs = [g.add_node("max_pool2d", "p", ["x"], (1, 3, 2, 2), {"kernel": (2, 2), "stride": (2, 2),
+                                                                     "pads": (0, 0, 0, 0)})]
+    assert check.problems(g) == ["node p (max_pool2d): attribute 'padding' is required"]
 
 
 @pytest.mark.parametrize("target", ops.TARGETS)
@@ -98,16 +110,31 @@ def test_refusals_name_known_targets():
 
 
 def test_every_op_is_produced_by_a_parser():
+    """By a handler that names it, or by the catalog row's `tf` / `keras` (the parsers register those)."""
     produced = {source: _ops_named_in(path) for source, path in PARSERS.items()}
-    missing = set(OPS) - produced["tensorflow"] - produced["keras"]
+    from_rows = {op for op, _ in [*ops.TF_OPS.values(), *ops.KERAS_ACTIVATIONS.values()]}
+    missing = set(OPS) - produced["tensorflow"] - produced["keras"] - from_rows
     assert not missing, f"catalog ops no parser emits: {sorted(missing)}"
 
 
 def test_abs_comes_from_tensorflow_abs():
-    from tf_convert.parsers.tensorflow.ops import elementwise
+    importlib.import_module("tf_convert.parsers.tensorflow.ops")
     from tf_convert.parsers.tensorflow.table import TABLE
 
-    assert "Abs" in TABLE and elementwise._UNARY["Abs"] == ("abs", {})
+    assert "Abs" in TABLE and ops.TF_OPS["Abs"] == ("abs", {})
+
+
+def test_every_row_s_source_ops_are_registered():
+    """A row's `tf` ops have a parser handler, a TF shape function and a constant fold; its `keras` names
+    are activations the Keras parser applies."""
+    importlib.import_module("tf_convert.parsers.tensorflow.ops")
+    from tf_convert.parsers.keras.elementwise import ACTIVATIONS
+    from tf_convert.parsers.tensorflow.table import TABLE
+    from tf_convert.parsers.tensorflow.tfgraph import FOLDS, SHAPE_FNS
+
+    for tf_op in ops.TF_OPS:
+        assert tf_op in TABLE and tf_op in SHAPE_FNS and tf_op in FOLDS, tf_op
+    assert set(ops.KERAS_ACTIVATIONS) <= set(ACTIVATIONS)
 
 
 # ---- shape rules ----------------------------------------------------------------------------------
@@ -137,7 +164,8 @@ def test_check_finds_a_wrong_shape_and_a_missing_attr():
     g = ir.Graph("g")
     g.inputs = [g.add_tensor("x", (1, 3, 8, 8))]
     w = np.zeros((4, 3, 3, 3), np.float32)
-    attrs = {"kernel": (3, 3), "stride": (2, 2), "dilation": (1, 1), "groups": 1, "pads": (0, 1, 0, 1)}
+    attrs = {"kernel": (3, 3), "stride": (2, 2), "dilation": (1, 1), "groups": 1, "pads": (0, 1, 0, 1),
+             "padding": "SAME"}
     good = g.add_node("conv2d", "good", ["x"], (1, 4, 4, 4), attrs, {"weight": w})
     bad = g.add_node("conv2d", "bad", ["x"], (1, 4, 3, 4), attrs, {"weight": w})
     g.add_node("softmax", "nosoftaxis", [good], (1, 4, 4, 4), {})

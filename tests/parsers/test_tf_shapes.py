@@ -16,6 +16,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from tests.support.op_samples import _attr, legacy_op
 from tf_convert.convert.errors import UnsupportedError, UsageError
+from tf_convert.convert.ir.ops import TF_OPS
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.tensorflow.build import build_graph
 from tf_convert.parsers.tensorflow.loader import Frozen
@@ -410,7 +411,26 @@ def test_every_handler_op_has_a_shape_function():
 
 # ---- constant folding: each case is built of constants only; every tensor's value is compared -------
 
+def _catalog_ops():
+    """Every TF op the op catalog names (its rows' `tf`), on small constants: they fold through the IR
+    reference, so this checks the catalog's TF -> IR mapping against TF."""
+    from tensorflow.python.framework import op_def_registry
+
+    out = []
+    for name, (ir_op, _) in sorted(TF_OPS.items()):
+        if ir_op.startswith("logical_"):
+            values = [_i([True, False, True], np.bool_), _i([True, True, False], np.bool_)]
+        elif ir_op == "truncate_div":
+            values = [_i([7, -7, 5]), _i([2, 3, -2])]
+        else:
+            values = [tf.constant([0.25, 0.5, 0.75], tf.float32), tf.constant([0.5, 1.0, 1.5], tf.float32)]
+        args = op_def_registry.get(name).input_arg
+        out.append(getattr(tf.raw_ops, name)(**{a.name: v for a, v in zip(args, values)}))
+    return out
+
+
 FOLD_CASES = {
+    "catalog": _catalog_ops,
     "shape_slicing": lambda: tf.stack([tf.shape(_f(2, 3, 4))[1], tf.shape(_f(2, 3, 4))[-1] * 2, -1]),
     "strided": lambda: (_i(np.arange(60).reshape(3, 4, 5))[::-1, 1:, ::2],
                         _i(np.arange(24).reshape(2, 3, 4))[..., None, 1],
@@ -423,7 +443,8 @@ FOLD_CASES = {
     + [tf.math.truediv(_f(3), _f(3)), tf.pow(_f(3) ** 2, _f(3)), tf.math.squared_difference(_f(3), _f(1))],
     "unary": lambda: [fn(_f(2, 3)) for fn in (tf.negative, tf.abs, tf.square, tf.exp, tf.floor, tf.math.ceil,
                                               tf.round, tf.math.reciprocal, tf.sign, tf.sigmoid, tf.tanh,
-                                              tf.nn.relu, tf.nn.relu6, tf.zeros_like, tf.ones_like)]
+                                              tf.nn.relu, tf.nn.relu6, tf.zeros_like, tf.ones_like, tf.math.erf,
+                                              tf.math.erfc)]
     + [tf.sqrt(_f(3) ** 2), tf.math.rsqrt(_f(3) ** 2 + 1), tf.math.log(_f(3) ** 2 + 1),
        tf.math.logical_not(_i([True, False], np.bool_))],
     "logic_select": lambda: (tf.logical_and(_i([True, False], np.bool_), _i([True, True], np.bool_)),
@@ -628,8 +649,8 @@ def test_a_loop_is_not_a_constant():
     next(n for n in gd.node if n.name == "m").input[1] = "n"  # close the loop
     ours = Graph(gd)
     assert ours.evaluator.value(ours.get_tensor_by_name("a:0")) is None
-    op, why = ours.evaluator.failure(ours.get_tensor_by_name("a:0"))
-    assert (op.type, why) == ("Merge", "no evaluator")
+    found = ours.evaluator.failures_of(ours.get_tensor_by_name("a:0"))
+    assert [(op.type, why) for op, why in found] == [("Merge", "no evaluator")]
 
 
 def test_an_attr_left_out_takes_tfs_default():

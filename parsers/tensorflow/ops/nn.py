@@ -11,6 +11,7 @@ from tf_convert.convert.ir.lazy import contiguous
 
 from ..context import Context, NotConvertible, attr, fmt_perm, ir_axis
 from ..table import tf_op
+from .elementwise import binary
 from .shape import broadcast_ir
 
 
@@ -28,9 +29,7 @@ def bias_add(ctx: Context, op: Any) -> None:
     fmt = attr(op, "data_format", "NHWC")
     if not ctx.is_const(op.inputs[1]) and not (rank >= 3 and fmt.startswith("NC")):
         # a computed bias (a traced Keras RNN step adds h @ U so): an add broadcast on the last axis
-        from .elementwise import _binary
-
-        return _binary(ctx, op, "add")
+        return binary(ctx, op, "add")
     bias = ctx.const(op.inputs[1])
     x_ir = ctx.nchw(x, fmt) if rank in (4, 5) else ctx.tf_order(x)  # NCHW / NCDHW
     perm = fmt_perm(fmt, rank)
