@@ -13,12 +13,13 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: verify-faults fuzz install mxnet-env demo test test-full test-memory test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: verify-faults fuzz install mxnet-env demo test test-full test-detect-audio test-memory test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
 	@echo "make test       set up, lint (ruff) and run the test suite (about 8 min on 2 cores, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
+	@echo "make test-detect-audio  NMS heads and audio front ends on every target, the slow rows too (~3 min)"
 	@echo "make test-memory  peak RSS of a 0.5 GB checkpoint conversion (torch, onnx, mxnet; ~3 min)"
 	@echo "make verify-faults  plant 34 faults in converted models of every target, output scales 1e-6..1e6 (~7 min)"
 	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
@@ -65,6 +66,11 @@ fuzz: install mxnet-env
 
 test-full: install mxnet-env
 	CONVERT_FULL_MATRIX=1 $(PY) -m pytest -q -n $(JOBS) tests -m "slow or not slow"
+
+# detection heads and audio front ends, the slow rows included (a CLI --verify of a data-dependent length,
+# a Keras tagger with its front end inside)
+test-detect-audio: install mxnet-env
+	CONVERT_HEADS_FULL=1 $(PY) -m pytest -q -p no:xdist tests/emitters/test_detection.py tests/emitters/test_spectral.py
 
 # Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (issue 12; builds it in a tmp dir)
 test-memory: install mxnet-env

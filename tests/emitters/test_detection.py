@@ -104,7 +104,6 @@ def _compare(got, want) -> float:
 
 
 def _every_target(pb: str, names: list[str], input_sets: list[list[np.ndarray]], tmp_path) -> dict:
-    import time
     """target -> {output: worst error over the sets}, or {output: refusal hint} where the target refuses it."""
     graph = passes.run_default_passes(parsers.parse(pb, ParseOptions(outputs=names)))
     expected = [parsers.run_reference(pb, graph, inputs) for inputs in input_sets]
@@ -115,7 +114,6 @@ def _every_target(pb: str, names: list[str], input_sets: list[list[np.ndarray]],
         if not taken:
             continue
         sub = op_breadth.trimmed(graph, taken)
-        start = time.perf_counter()
         emitter, out = emitters.get(target), tmp_path / target
         out.mkdir()
         emitter.emit(sub, out, EmitOptions())
@@ -131,7 +129,6 @@ def _every_target(pb: str, names: list[str], input_sets: list[list[np.ndarray]],
                 case = op_breadth.case_of(sub, name)
                 error = _compare(got, want[graph.outputs.index(name)])
                 found[target][case] = max(error, found[target].get(case, 0.0))
-        print(target, time.perf_counter() - start)
     return found
 
 
@@ -179,6 +176,8 @@ def test_overlaps_ties_and_empty_selections_every_target(tmp_path):
     _check(_every_target(pb, names, _hard_inputs(), tmp_path), names)
 
 
+@pytest.mark.slow  # two CLI runs, one with TF's reference child (make test-detect-audio)
+@pytest.mark.skipif(not os.environ.get("CONVERT_HEADS_FULL"), reason="CONVERT_HEADS_FULL=1 (make test-detect-audio)")
 def test_cli_declares_and_verifies_a_data_dependent_length(tmp_path):
     def build(ph):
         boxes, scores = _decode(ph["image"])

@@ -119,6 +119,8 @@ def test_inverse_stft_round_trip_and_complex_parts(tmp_path):
     assert np.max(np.abs(back[:, 256:-256] - x[:, 256:back.shape[1] - 256])) < 1e-4
 
 
+@pytest.mark.slow  # a Keras model exported as a SavedModel (make test-detect-audio)
+@pytest.mark.skipif(not os.environ.get("CONVERT_HEADS_FULL"), reason="CONVERT_HEADS_FULL=1 (make test-detect-audio)")
 def test_keras_model_with_the_front_end_inside(tmp_path):
     import keras
 
