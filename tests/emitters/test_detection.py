@@ -197,3 +197,27 @@ def test_cli_declares_and_verifies_a_data_dependent_length(tmp_path):
     assert dim.dim_param and not dim.dim_value
     mx = run_cli("tf2mxnet", pb, "-o", str(tmp_path / "mx"), "--outputs", "selected")
     assert mx.returncode == 3 and "pad_to_max_output_size" in mx.stderr, mx.stderr
+
+
+# case -> (build(boxes, scores), words of the parser's refusal): what has no exact form is refused by name
+REFUSALS = {
+    "soft_nms": (lambda b, s: tf.raw_ops.NonMaxSuppressionV5(
+        boxes=b, scores=s, max_output_size=5, iou_threshold=0.5, score_threshold=0.0, soft_nms_sigma=0.5)[0],
+        "soft-NMS"),
+    "sum_of_a_selection": (lambda b, s: tf.reduce_sum(tf.gather(s, tf.image.non_max_suppression(b, s, 5))),
+                           "depends on the data"),
+    "runtime_threshold": (lambda b, s: tf.image.non_max_suppression(b, s, 5, iou_threshold=tf.reduce_max(s)),
+                          "must be a constant"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSALS))
+def test_refused_by_name(case, tmp_path):
+    from tf_convert.convert.errors import UnsupportedError
+
+    build, words = REFUSALS[case]
+    pb, names = _frozen(tmp_path / "m.pb", lambda ph: {"out": build(ph["boxes"], ph["scores"])},
+                        {"boxes": [6, 4], "scores": [6]})
+    with pytest.raises(UnsupportedError) as err:
+        parsers.parse(pb, ParseOptions(outputs=names))
+    assert err.value.exit_code == 3 and words in str(err.value), str(err.value)

@@ -134,3 +134,13 @@ def test_keras_model_with_the_front_end_inside(tmp_path):
     model = keras.Model(signal, keras.layers.Dense(5, activation="softmax")(y))
     model.export(str(tmp_path / "tagger"), verbose=False)
     _errors(tmp_path / "tagger", None, tmp_path)
+
+
+def test_a_complex_tensor_into_another_op_is_refused_by_name(tmp_path):
+    from tf_convert.convert.errors import UnsupportedError
+
+    pb = tmp_path / "m.pb"
+    names = _frozen(pb, lambda ph: {"out": tf.abs(tf.exp(tf.signal.rfft(ph["x"])))}, {"x": [2, 16]})
+    with pytest.raises(UnsupportedError) as err:
+        parsers.parse(str(pb), ParseOptions(outputs=names))
+    assert err.value.exit_code == 3 and "Exp of a complex tensor" in str(err.value), str(err.value)
