@@ -13,7 +13,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: verify-faults fuzz install mxnet-env demo test test-full test-detect-audio test-memory test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: test-into-hf verify-faults fuzz install mxnet-env demo test test-full test-detect-audio test-memory test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
@@ -25,6 +25,7 @@ help:
 	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
 	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"
 	@echo "make test-base-install  convert to every target in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
+	@echo "make test-mediapipe  MediaPipe's face_detection_short_range.tflite (from the pinned wheel) to every target, --verify"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-latency, bench-into, bench-ckpt"
@@ -73,6 +74,10 @@ test-full: install mxnet-env
 test-detect-audio: install mxnet-env
 	CONVERT_HEADS_FULL=1 $(PY) -m pytest -q -p no:xdist tests/emitters/test_detection.py tests/emitters/test_spectral.py
 
+# --into Hugging Face's classes, full depth included (Keras EfficientNetB0 -> EfficientNetModel)
+test-into-hf: install
+	CONVERT_INTO_SLOW=1 $(PY) -m pytest -q -p no:xdist tests/app/test_into_hf.py -m "slow or not slow"
+
 # Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (builds it in a tmp dir)
 test-memory: install mxnet-env
 	CONVERT_MEMORY_TEST=1 $(PY) -m pytest -q -p no:xdist tests/app/test_lazy_weights.py -k peak_memory
@@ -91,6 +96,14 @@ test-base-install: install mxnet-env
 	rm -rf $(BASEVENV) && $(PYTHON) -m venv $(BASEVENV)
 	$(BASEVENV)/bin/python -m pip install -q -c constraints.txt '.[onnx,caffe]'
 	CONVERT_BASE_PYTHON=$(BASEVENV)/bin/python $(PY) -m pytest -q -p no:xdist tests/app/test_tf_optional.py -k base_install
+
+# A real MediaPipe model: its .tflite files are data in the mediapipe wheel, installed without its
+# dependencies (nothing of it is imported); the test converts one to every target against TFLite's interpreter
+MEDIAPIPE_VERSION := 0.10.21
+.PHONY: test-mediapipe
+test-mediapipe: install mxnet-env
+	$(PY) -m pip install -q --no-deps mediapipe==$(MEDIAPIPE_VERSION)
+	CONVERT_MEDIAPIPE_TEST=1 $(PY) -m pytest -q -p no:xdist -s tests/app/test_tflite_mediapipe.py
 
 zoo: install mxnet-env
 	$(PY) -m zoo.run --cache $(CACHE)/zoo --report zoo-report.md --jobs $(JOBS)

@@ -23,7 +23,7 @@ import numpy as np
 
 from tf_convert.convert.errors import ConvertError, UsageError, VerifyError
 
-from . import fixpads, layers, match, semantics, trace, transforms
+from . import fixpads, layers, match, preprocessing, semantics, trace, transforms
 
 
 class ArchitectureMismatch(ConvertError):
@@ -140,15 +140,45 @@ def module_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(shape[p] for p in perm) if perm else tuple(shape)
 
 
-def _run_torch(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """The module's outputs for IR-layout `inputs`, in the IR's layout."""
+def _run_torch(model, inputs: list[np.ndarray], feed: preprocessing.Feed | None = None) -> list[np.ndarray]:
+    """The module's outputs for IR-layout `inputs`, in the IR's layout: `fields` (names as record.flat_outputs
+    gives them: a ModelOutput's fields, a tuple's indices) in TF's output order, or every tensor output."""
     import torch
 
+    from .record import flat_outputs
+
     with torch.no_grad():
+        if feed is not None:
+            inputs = [feed.module_input(x) for x in inputs]
         out = model(*[torch.from_numpy(np.ascontiguousarray(x.transpose(_TO_MODULE[x.ndim]))
                                        if x.ndim in _TO_MODULE else x) for x in inputs])
-    outs = [o.detach().numpy() for o in (out if isinstance(out, (tuple, list)) else [out])]
+    named = {k: v for k, v in flat_outputs(out) if isinstance(v, torch.Tensor)}
+    fields = feed.fields if feed is not None else None
+    outs = [named[f].detach().numpy() for f in fields] if fields else [v.detach().numpy() for v in named.values()]
     return [o.transpose(_FROM_MODULE[o.ndim]) if o.ndim in _FROM_MODULE else o for o in outs]
+
+
+def _paired_outputs(module_layers: layers.LayerGraph, names: list[str], ir_layers: layers.LayerGraph,
+                    pins: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(the pairing, the module output each TF output went to). A module with more outputs than TF (a
+    ModelOutput's last_hidden_state and pooler_output against one TF output) pairs each TF output with the
+    field that matches it: fields in their own order first; the mismatch that got furthest otherwise."""
+    import itertools
+
+    wanted = len(ir_layers.outputs)
+    orders = list(itertools.islice(itertools.permutations(range(len(module_layers.outputs)), wanted), 120))
+    worst = None
+    for order in orders or [()]:
+        chosen = layers.LayerGraph(module_layers.layers, [module_layers.outputs[k] for k in order],
+                                   module_layers.inputs)
+        paired = match.match(chosen, ir_layers, pins)
+        if not isinstance(paired, match.Mismatch):
+            return paired, [names[k] for k in order]
+        if worst is None or paired.depth > worst.depth:
+            worst = paired
+    if worst is None or not orders:
+        worst = match.match(module_layers, ir_layers, pins)
+    raise ArchitectureMismatch(worst.message())
 
 
 def _reference(source, graph, shapes: dict[str, tuple[int, ...]] | None, seed: int):
@@ -217,17 +247,20 @@ def _checkpoint(source):
     return None
 
 
-def _compare(model, inputs: list[np.ndarray], expected: list[np.ndarray]) -> dict[str, Any]:
+def _compare(model, inputs: list[np.ndarray], expected: list[np.ndarray], feed: preprocessing.Feed | None = None
+             ) -> dict[str, Any]:
     from .. import verify
 
-    worst = max((verify.metrics(a, e) for a, e in zip(_run_torch(model, inputs), expected)), key=lambda m: m["max_rel"])
+    got = _run_torch(model, inputs, feed)
+    worst = max((verify.metrics(a, e) for a, e in zip(got, expected)), key=lambda m: m["max_rel"])
     worst["input_shape"] = list(inputs[0].shape)
     return worst
 
 
-def _error(model, source, graph, shapes: dict[str, tuple[int, ...]] | None, seed: int) -> dict[str, Any]:
+def _error(model, source, graph, shapes: dict[str, tuple[int, ...]] | None, seed: int,
+           feed: preprocessing.Feed | None = None) -> dict[str, Any]:
     """max_abs / max_rel of `model` against TF on a random input."""
-    return _compare(model, *_reference(source, graph, shapes, seed))
+    return _compare(model, *_reference(source, graph, shapes, seed), feed)
 
 
 def _fixed_model(model, pads_py: Path, state):
@@ -278,19 +311,31 @@ def run(req: IntoRequest) -> dict[str, Any]:
     built = trace.build(req.target, req.kwargs, shape)
     model, traced = built.model, built.traced
     in_hw = trace.input_shapes_of(traced)
-    module_layers, ir_layers = trace.torch_layers(traced), layers.ir_layers(graph)
-    paired = match.match(module_layers, ir_layers, _pins(req.pins, module_layers, ir_layers))
-    if isinstance(paired, match.Mismatch):
-        raise ArchitectureMismatch(paired.message())
+    module_layers, ir_layers = trace.torch_layers(traced, built.other), layers.ir_layers(graph)
+    affine = preprocessing.input_affine(ir_layers, module_layers)
+    if affine is not None:
+        ir_layers, scale, shift, prep_names = affine
+    paired, fields = _paired_outputs(module_layers, traced.outputs, ir_layers,
+                                     _pins(req.pins, module_layers, ir_layers))
+    feed = preprocessing.Feed(fields, *(affine[1:3] if affine is not None else (None, None)))
     _check_input_order(module_layers.inputs, graph, paired)
     pairs = [(module_layers.layers[t], ir_layers.layers[i]) for t, i in paired.items()]
     order = list(module_layers.layers)
     pairs.sort(key=lambda p: order.index(p[0].id))
-    values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source))
+    biases = transforms.bias_folds(pairs, module_layers.layers, ir_layers.layers)
+    values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source), biases)
     state = _state_dict(model, values)
     seconds["match"] = round(time.perf_counter() - t0, 3)
 
-    findings = semantics.check(pairs, in_hw)
+    folded = {module_layers.layers[bn].inputs[0] for bn in biases}
+    findings = [f for f in semantics.check(pairs, in_hw) if not (f.what == "bias" and f.path in folded)]
+    warnings = [f"{f.line()}: exact at the conversion's input size only; convert at the size you run"
+                for f in findings if f.warning]
+    size_bound = bool(warnings)
+    findings = [f for f in findings if not f.warning]
+    if affine is not None:
+        first = next(t.id for t, i in pairs if graph.inputs[0] in i.inputs)
+        warnings.append(preprocessing.note(prep_names, scale, shift, first))
 
     tmp = outdir.temp_dir(out)
     try:
@@ -305,7 +350,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
                 model = _loaded(trace.materialize(built, req.target, req.kwargs), state)
                 subject = changes[0] if req.fix_pads else findings[0]
                 measured = _measure_findings(model, state, source, graph, req.seed, subject, findings, tmp, name,
-                                             factory)
+                                             factory, feed)
                 raise SemanticsMismatch(_mismatch_line(subject, findings, measured, fixing=req.fix_pads))
             pads_py = fixpads.write(fixes, tmp, name, factory)
             files.insert(1, "pads.py")
@@ -316,8 +361,10 @@ def run(req: IntoRequest) -> dict[str, Any]:
             runnable = _fixed_model(model, pads_py, state) if pads_py is not None else model
             if pads_py is not None:
                 inputs, expected = _reference(source, graph, None, req.seed)
-                errors = {"as_is": _compare(model, inputs, expected), "with_pads": _compare(runnable, inputs, expected)}
-            verified = _verify(runnable, source, graph, req.rtol, req.seed)
+                errors = {"as_is": _compare(model, inputs, expected, feed),
+                          "with_pads": _compare(runnable, inputs, expected, feed)}
+            verified = _verify(runnable, source, graph, req.rtol, req.seed, feed,
+                               other_size=not size_bound)
             if req.layers:
                 from . import layerdiff
 
@@ -334,6 +381,9 @@ def run(req: IntoRequest) -> dict[str, Any]:
             "inputs": [{"source_name": graph.source_names.get(n, n), "name": module_layers.inputs[0],
                         "shape": list(module_shape(graph.shape(n))),
                         "layout": "NCHW" if len(graph.shape(n)) == 4 else "NCDHW"} for n in graph.inputs],
+            "outputs": [{"tf": graph.source_names.get(n, n), "module": f} for n, f in zip(graph.outputs, fields)],
+            "preprocessing": None if affine is None else {"tf": prep_names, "scale": scale.tolist(),
+                                                          "shift": shift.tolist()},
             "parameters": records,
             "pairs": [{"module": t.id, "tf": i.id, "kind": t.kind} for t, i in pairs],
             "differences": [{"module": f.path, "what": f.what, "detail": f.detail,
@@ -341,7 +391,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
                             for f in findings],
             "errors": errors,
             "verify": verified,
-            "warnings": [],
+            "warnings": warnings,
             "seconds": seconds,
             "notes": notes,
         }
@@ -359,7 +409,8 @@ def run(req: IntoRequest) -> dict[str, Any]:
     return doc
 
 
-def _measure_findings(model, state, source, graph, seed: int, subject, findings, tmp: Path, name: str, factory: str):
+def _measure_findings(model, state, source, graph, seed: int, subject, findings, tmp: Path, name: str, factory: str,
+                      feed: preprocessing.Feed):
     """{"as_is": error of the module as it is, "first": error with every other fixable difference fixed
     (what `subject` alone causes)}; {} when TensorFlow cannot run here."""
     from tf_convert.convert.errors import MissingDependency
@@ -370,14 +421,14 @@ def _measure_findings(model, state, source, graph, seed: int, subject, findings,
         inputs, expected = _reference(source, graph, shapes, seed)
     except MissingDependency:
         return {}
-    result = {"as_is": _compare(model, inputs, expected)}
+    result = {"as_is": _compare(model, inputs, expected, feed)}
     others = [f for f in findings if f is not subject and f.fix is not None]
     if others:
         probe = tmp / "first-alone"
         probe.mkdir()
         try:
             alone = _fixed_model(model, fixpads.write(others, probe, name, factory), state)
-            result["first"] = _compare(alone, inputs, expected)
+            result["first"] = _compare(alone, inputs, expected, feed)
         finally:
             import shutil
 
@@ -404,14 +455,16 @@ def _mismatch_line(subject: semantics.Finding, findings: list[semantics.Finding]
     return f"{subject.line()}{error}{tail}"
 
 
-def _verify(model, source, graph, rtol: float, seed: int) -> dict[str, Any]:
-    """The module against TF at the conversion size and (size-free graphs) at another size, batch 2."""
-    results = [_error(model, source, graph, None, seed)]
-    other = _other_shapes(graph)
+def _verify(model, source, graph, rtol: float, seed: int, feed: preprocessing.Feed, other_size: bool = True
+            ) -> dict[str, Any]:
+    """The module against TF at the conversion size and (size-free graphs, `other_size`) at another size,
+    batch 2."""
+    results = [_error(model, source, graph, None, seed, feed)]
+    other = _other_shapes(graph) if other_size else None
     if other is not None:
         n, c, h, w = other[graph.inputs[0]]
         try:
-            results.append(_error(model, source, graph, {graph.inputs[0]: (2, c, h, w)}, seed + 1))
+            results.append(_error(model, source, graph, {graph.inputs[0]: (2, c, h, w)}, seed + 1, feed))
         except Exception as exc:
             if isinstance(exc, ConvertError):
                 raise

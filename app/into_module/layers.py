@@ -35,6 +35,7 @@ class Layer:
     node: Any = None  # the IR Node, or the torch module (None for a functional call)
     where: str = ""  # how messages name it, when not by its id (a functional call in forward)
     scale: float = 1.0  # constant factors applied to its output before the next layer (an attention scale)
+    pre_pad: tuple[int, int, int, int] | None = None  # IR max pool: TF's zero Pad before it (top, bottom, left, right)
 
     @property
     def label(self) -> str:
@@ -121,6 +122,8 @@ def ir_layers(graph: Graph) -> LayerGraph:
     layers = {name: Layer(name, "input", [], {}, tuple(graph.shape(name))) for name in graph.inputs}
     consts = {node.output: node for node in graph.nodes if node.op == "const"}
     one_hots = {node.output for node in graph.nodes if node.op == "one_hot"}
+    by_name = {node.name: node for node in graph.nodes}
+    pool_pads = _pads_before_max_pools(graph)
     for node in graph.nodes:
         if node.op == "const":
             continue
@@ -131,11 +134,17 @@ def ir_layers(graph: Graph) -> LayerGraph:
                                          tuple(graph.shape(name)), consts[name])
                     alias[name] = name
         inputs = [alias[i] for i in node.inputs if i in alias]
+        if node.name in pool_pads and len(inputs) == 1:
+            alias[node.output] = inputs[0]
+            continue
         if (node.op in _IR_TRANSPARENT or node.op in _ARITHMETIC) and len(inputs) == 1:
             alias[node.output] = inputs[0]
             layers[inputs[0]].scale *= _scalar_factor(node, consts)
             continue
         layers[node.name] = _ir_layer(graph, node, inputs, consts, one_hots)
+        if node.inputs and node.inputs[0] in pool_pads.values():
+            pad = next(k for k, v in pool_pads.items() if v == node.inputs[0])
+            layers[node.name].pre_pad = _zero_spatial_pads(by_name[pad])
         alias[node.output] = node.name
     return LayerGraph(layers, [alias[o] for o in graph.outputs], list(graph.inputs))
 
@@ -157,3 +166,32 @@ def _scalar_factor(node: Node, consts: dict[str, Node]) -> float:
         return 1.0
     factor = float(np.asarray(value[0]).reshape(()))
     return factor if node.op == "mul" else 1.0 / factor
+
+
+_NON_NEGATIVE = {"relu"}  # a zero pad before a max pool of these pads as -inf does: max(window) >= 0 already
+
+
+def _zero_spatial_pads(node: Node) -> tuple[int, int, int, int] | None:
+    """(top, bottom, left, right) of a constant-zero pad of H and W only (NCHW), or None."""
+    pads = node.attrs.get("pads")
+    if node.op != "pad" or node.attrs.get("mode", "constant") != "constant" or node.attrs.get("value", 0.0) != 0.0 \
+            or pads is None or len(pads) != 4 or any(tuple(p) != (0, 0) for p in pads[:2]):
+        return None
+    return (int(pads[2][0]), int(pads[2][1]), int(pads[3][0]), int(pads[3][1]))
+
+
+def _pads_before_max_pools(graph: Graph) -> dict[str, str]:
+    """{pad node: its output} for TF's ZeroPadding2D + VALID max pool on a ReLU's output (Keras ResNet's stem):
+    the same window maximum as a max pool with those pads, which is how a PyTorch module writes it."""
+    from tf_convert.convert.ir.index import GraphIndex
+
+    index, found = GraphIndex(graph), {}
+    for node in graph.nodes:
+        if _zero_spatial_pads(node) is None:
+            continue
+        producer = index.producer(node.inputs[0])
+        readers = [n for n in graph.nodes if node.output in n.inputs]
+        if producer is not None and producer.op in _NON_NEGATIVE and readers and all(
+                n.op == "max_pool2d" and tuple(n.attrs["pads"]) == (0, 0, 0, 0) for n in readers):
+            found[node.name] = node.output
+    return found

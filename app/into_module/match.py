@@ -40,7 +40,7 @@ def _architecture(t: Layer, i: Layer) -> str | None:
             return f"weight shape {ta['weight']} where TF has {ia['weight']}"
         for key in ("stride", "dilation"):
             if ta[key] != ia[key]:
-                return f"{key} {ta[key]} where TF has {ia[key]}"
+                return f"{key} {ta[key]} where TF has {ia[key]}" + _stride_hint(ta, ia, key)
     elif t.kind == "conv_transpose":
         if ta["groups"] != ia["groups"]:
             return f"groups={ta['groups']} where TF has groups={ia['groups']}"
@@ -73,6 +73,17 @@ def _architecture(t: Layer, i: Layer) -> str | None:
     if len(t.inputs) != len(i.inputs):
         return f"{len(t.inputs)} inputs where TF has {len(i.inputs)}"
     return None
+
+
+def _stride_hint(ta: dict, ia: dict, key: str) -> str:
+    """Why a bottleneck's stride sits elsewhere: ResNet v1 strides its first 1x1 conv, v1.5 its 3x3."""
+    if key != "stride" or ta["kernel"] != ia["kernel"] or tuple(ia["kernel"]) != (1, 1):
+        return ""
+    if max(ia["stride"]) > 1 and max(ta["stride"]) == 1:
+        return (": TF strides the block's 1x1 conv (ResNet v1), the module another conv of the block (v1.5 strides "
+                "the 3x3); build the module with the stride in its 1x1 conv (transformers' ResNetConfig: "
+                "downsample_in_bottleneck=true)")
+    return ""
 
 
 class _Walk:

@@ -30,14 +30,16 @@ class Finding:
     fix: dict[str, Any] | None = None  # an entry for pads.py, or None when apply() cannot fix it
     change: str = ""  # the one-line change the user should make instead
     at_other_size: bool = False  # equal at the conversion's size, different at the other one
+    warning: bool = False  # TF's graph is fixed where the module follows the size: exact at the conversion size
 
     def line(self) -> str:
         return f"{named(self.path)}: {self.what} differs: {self.detail}"
 
 
-def _module_pads(m, in_hw) -> Pads:
-    """The per-side pads nn.Conv2d/MaxPool2d/AvgPool2d applies at `in_hw` (ceil_mode as extra end pad)."""
-    pad = m.padding
+def _module_pads(m, in_hw, padding=None) -> Pads:
+    """The per-side pads nn.Conv2d/MaxPool2d/AvgPool2d applies at `in_hw` (ceil_mode as extra end pad);
+    `padding`: the one a functional conv2d passed in place of the module's."""
+    pad = m.padding if padding is None else padding
     if isinstance(pad, str):  # nn.Conv2d padding='same' (stride 1) / 'valid'
         if pad == "valid":
             return Pads(0, 0, 0, 0)
@@ -62,28 +64,50 @@ def tf_layer_pads(ir_layer: Layer, in_hw) -> Pads:
     a = node.attrs
     if a.get("padding") == "SAME":
         return tf_pads(in_hw, a["kernel"], a["stride"], a.get("dilation", (1, 1)), "SAME")
+    if ir_layer.pre_pad is not None:  # TF's zero Pad before a VALID max pool (on a ReLU's output)
+        return Pads(*(p + q for p, q in zip(a["pads"], ir_layer.pre_pad)))
     return Pads(*a["pads"])
 
 
 def _pad_rule(ir_layer: Layer) -> dict[str, Any]:
     a = ir_layer.node.attrs
-    return {"same": True} if a.get("padding") == "SAME" else {"pads": list(a["pads"])}
+    if a.get("padding") == "SAME":
+        return {"same": True}
+    pre = ir_layer.pre_pad or (0, 0, 0, 0)
+    return {"pads": [p + q for p, q in zip(a["pads"], pre)]}
 
 
 def _window(t: Layer, i: Layer, in_hw: dict[str, tuple]) -> list[Finding]:
     """Pads at the layer's input size and, where TF's follow the size (SAME, stride > 1), at one more
-    row and column too (the parity flip), which a fixed torch padding cannot follow."""
+    row and column too (the parity flip), which a fixed torch padding cannot follow. A zero pad the
+    module applies in forward before the conv (`pre_pad`) counts as the conv's: it is judged at the
+    sizes it was recorded at, and pads.apply() cannot move it."""
     m = t.node
+    pre, pre_other = t.attrs.get("pre_pad"), t.attrs.get("pre_pad_other")
     hw = tuple(in_hw[t.id][2:])
-    fix = {"path": t.id, "op": t.kind, **_pad_rule(i)}
-    checked = [hw, tuple(d + 1 for d in hw)] if runtime_same(i.node) else [hw]
+    if pre is not None:  # the conv's input is the padded map: TF's size is the one before the pad
+        hw = (hw[0] - pre[0] - pre[1], hw[1] - pre[2] - pre[3])
+    fix = {"path": t.id, "op": t.kind, **_pad_rule(i)} if pre is None and "padding_arg" not in t.attrs else None
+    follows = runtime_same(i.node) or (pre_other is not None and tuple(pre_other) != tuple(pre))
+    checked = [hw, tuple(d + 1 for d in hw)] if follows and (pre is None or pre_other is not None) else [hw]
     for n, size in enumerate(checked):
-        ours, theirs = _module_pads(m, size), tf_layer_pads(i, size)
+        ours = _module_pads(m, size, t.attrs.get("padding_arg"))
+        if pre is not None:
+            extra = pre if n == 0 else pre_other
+            ours = Pads(*(a + b for a, b in zip(ours, extra)))
+        theirs = tf_layer_pads(i, size)
         if tuple(ours) != tuple(theirs):
             at = "x".join(map(str, size))
-            also = f"; equal at {'x'.join(map(str, hw))}: TF's follow the input size" if n else ""
-            return [Finding(t.id, "padding", f"the module pads {_sides(ours)}, TF {_sides(theirs)} at {at} "
-                                             f"(top,bottom,left,right{also})", fix, at_other_size=n > 0)]
+            also = f"; equal at {'x'.join(map(str, hw))}: {'TF' if runtime_same(i.node) else 'the module'}'s " \
+                   f"follow the input size" if n else ""
+            where = " (its forward zero-pads the conv's input)" if pre is not None else ""
+            change = "" if fix is not None else f"pad the input of '{t.id}' by {_sides(theirs)} (top,bottom,left,right)"
+            # TF's fixed pads (a ZeroPadding2D sized at the conversion's input) against a module that follows
+            # the size: exact at the conversion size, so a warning; the other way round, a difference
+            warning = n > 0 and not runtime_same(i.node)
+            return [Finding(t.id, "padding", f"the module pads {_sides(ours)}{where}, TF {_sides(theirs)} at {at} "
+                                             f"(top,bottom,left,right{also})", fix, change, at_other_size=n > 0,
+                            warning=warning)]
     # ceil_mode's overhang is never counted, whatever count_include_pad says
     if t.kind == "avg_pool" and m.count_include_pad and m.padding not in (0, (0, 0)):
         return [Finding(t.id, "count_include_pad", "the module divides by the whole window (count_include_pad=True), "

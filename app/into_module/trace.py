@@ -10,19 +10,21 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.errors import UsageError
 
+from . import record
 from .layers import Layer, LayerGraph
 
 
 class Built(NamedTuple):
     model: Any  # the user's module; its values are uninitialized memory unless `initialized`
-    traced: Any  # torch.fx GraphModule, every node's output shape in node.meta["shape"]
+    traced: Any  # record.Recorded at the source's input shape, every tensor's shape in node.meta["shape"]
     initialized: bool
+    other: Any = None  # the record one row and column larger, where the module pads in forward
 
 
 def build(target: str, kwargs: dict[str, Any] | None, shape) -> Built:
-    """The module and its trace at `shape`. Mapping needs only shapes and attributes, and a big module's
+    """The module and its record at `shape`. Mapping needs only shapes and attributes, and a big module's
     random init costs seconds (0.36 s CPU of bench-into's 28M parameters): the module is built on the meta
     device and given uninitialized CPU memory (shapes on meta tensors, or Module.to_empty, would import
     torch's symbolic-shape machinery: seconds more). A module that cannot be built that way is built for real."""
@@ -30,11 +32,27 @@ def build(target: str, kwargs: dict[str, Any] | None, shape) -> Built:
     if is_meta(model):
         empty = _on_empty_cpu_memory(model)
         try:
-            return Built(empty, trace(empty, shape), False)
+            return _recorded(empty, shape, False)
         except Exception:  # noqa: BLE001 - any failure on empty memory: build it for real
             pass
         model = load_module(target, kwargs)
-    return Built(model, trace(model, shape), True)
+    return _recorded(model, shape, True)
+
+
+def _recorded(model, shape, initialized: bool) -> Built:
+    """The record at `shape` and, where the module zero-pads in forward (its pads may follow the size,
+    TF's SAME does), at one more row and column (one image input)."""
+    traced = trace(model, shape)
+    other = None
+    single = isinstance(shape[0], int) or len(shape) == 1
+    dims, dtype = (tuple(shape), "float32") if isinstance(shape[0], int) else shape[0]
+    if single and len(dims) == 4 and folded_pads(traced):
+        n, c, h, w = dims
+        try:
+            other = trace(model, [((n, c, h + 1, w + 1), dtype)])
+        except Exception:  # noqa: BLE001 - a module bound to one size: its pads are judged at that size only
+            other = None
+    return Built(model, traced, initialized, other)
 
 
 def materialize(built: Built, target: str, kwargs: dict[str, Any] | None):
@@ -93,6 +111,7 @@ def load_module(target: str, kwargs: dict[str, Any] | None = None, meta: bool = 
     factory = getattr(module, name, None)
     if factory is None:
         raise UsageError(f"--into {target!r}: {where} has no {name}")
+    factory = _from_config(factory, target, kwargs or {})
     if meta:
         try:
             with torch.device("meta"):
@@ -103,6 +122,8 @@ def load_module(target: str, kwargs: dict[str, Any] | None = None, meta: bool = 
             pass
     try:
         model = factory(**(kwargs or {}))
+    except UsageError:
+        raise
     except Exception as exc:  # noqa: BLE001 - whatever the factory raises is the user's module's error
         raise UsageError(f"--into {target!r}: {name}(**{kwargs or {}}) failed: {type(exc).__name__}: {exc}; "
                          f"pass its arguments with --into-kwargs JSON") from None
@@ -111,42 +132,40 @@ def load_module(target: str, kwargs: dict[str, Any] | None = None, meta: bool = 
     return model.eval()
 
 
+def is_pretrained_model(factory) -> bool:
+    """A transformers PreTrainedModel class (told by its attributes: transformers is not imported for it)."""
+    return isinstance(factory, type) and getattr(factory, "config_class", None) is not None and all(
+        hasattr(factory, a) for a in ("from_pretrained", "post_init"))
+
+
+def _from_config(factory, target: str, kwargs: dict[str, Any]):
+    """NAME(**kwargs) as is; for a Hugging Face PreTrainedModel, NAME(NAME.config_class(**kwargs)) with
+    eager attention unless the kwargs name another (its explicit matmul and softmax are what TF's graph has,
+    where SDPA is one fused call)."""
+    if not is_pretrained_model(factory):
+        return factory
+    config_class = factory.config_class
+
+    def build(**_ignored):
+        try:
+            config = config_class(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - whatever the config raises is the user's arguments' error
+            raise UsageError(f"--into {target!r}: {config_class.__name__}(**{kwargs}) failed: "
+                             f"{type(exc).__name__}: {exc}") from None
+        if "attn_implementation" not in kwargs:
+            config._attn_implementation = "eager"
+        return factory(config)
+
+    build.__name__ = factory.__name__
+    return build
+
+
 def trace(model, shape):
-    """torch.fx GraphModule of `model`, every node's output shape recorded at an input of `shape` (shapes_at)."""
+    """The record of `model` run at an input of `shape` (one float input's shape, or [(shape, dtype)] per
+    input): record.py. Batch 0 first (every shape, no arithmetic: a 100 MB stack of convs at 224 is
+    seconds of it), the real shape where batch 0 does not run. A module that fails at the real shape does
+    not fit the TF graph: ArchitectureMismatch naming the module path that failed."""
     import torch
-
-    try:
-        traced = torch.fx.symbolic_trace(model)
-    except Exception as exc:  # noqa: BLE001 - any trace failure is an unsupported module
-        raise UnsupportedError([Unsupported("torch.fx trace", type(model).__name__,
-                                            f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}")],
-                               "--into") from None
-    shapes_at(traced, shape)
-    return traced
-
-
-def shapes_at(traced, shape) -> None:
-    """Run `traced` on zeros of `shape` (one float input's shape, or [(shape, dtype)] per input), recording
-    every node's output shape in `node.meta["shape"]`
-    (torch.fx's ShapeProp would import torch's fake-tensor machinery: seconds for nothing). A module that
-    fails there does not fit the TF graph: ArchitectureMismatch naming the module path that failed."""
-    import torch
-
-    class Shapes(torch.fx.Interpreter):
-        def run_node(self, n):
-            try:
-                result = super().run_node(n)
-            except Exception as exc:  # noqa: BLE001 - any failure of a node is a mismatch at that node
-                from . import ArchitectureMismatch
-
-                where = n.target if n.op == "call_module" else n.name
-                got = [a.meta["shape"] for a in n.all_input_nodes if "shape" in a.meta]
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
-                raise ArchitectureMismatch(f"module path '{where}' fails on its input {got[0] if got else ''} at the "
-                                           f"source's input shape {shown}: {first}") from None
-            if isinstance(result, torch.Tensor):
-                n.meta["shape"] = tuple(result.shape)
-            return result
 
     specs = [(tuple(shape), "float32")] if isinstance(shape[0], int) else [(tuple(s), d) for s, d in shape]
     shown = specs[0][0] if len(specs) == 1 else [s for s, _ in specs]
@@ -154,21 +173,32 @@ def shapes_at(traced, shape) -> None:
     def zeros(batch):
         return [torch.zeros((batch, *s[1:]) if batch is not None else s, dtype=getattr(torch, d)) for s, d in specs]
 
-    with torch.no_grad():
-        try:  # batch 0: every shape, no arithmetic (a 100 MB stack of convs at 224 is seconds of it)
-            Shapes(traced).run(*zeros(0))
-            return
+    def failure(where, _shapes, exc):
+        from . import ArchitectureMismatch
+
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        place = f"module path '{where}'" if where else f"{type(model).__name__}.forward"
+        return ArchitectureMismatch(f"{place} fails at the source's input shape {shown}: {type(exc).__name__}: "
+                                    f"{first}")
+
+    if all(d.startswith("float") for _, d in specs):  # token inputs: masks branch on their values (all ones)
+        try:
+            return record.record(model, zeros(0), failure)
         except Exception:  # noqa: BLE001 - batch 0 may not run: run the real shape
             pass
-        Shapes(traced).run(*zeros(None))
+    return record.record(model, zeros(None), failure)
 
 
 def input_shapes_of(traced) -> dict[str, tuple[int, ...]]:
-    """{module path: input shape} of every call_module node, as recorded by the last shapes_at."""
+    """{module path: input shape} of every call_module node, as recorded."""
     result = {}
+    modules, owners = dict(traced.named_modules()), _owners(traced)
     for n in traced.graph.nodes:
-        if n.op == "call_module" and n.args and hasattr(n.args[0], "meta") and "shape" in n.args[0].meta:
-            result[str(n.target)] = n.args[0].meta["shape"]
+        if not (n.args and hasattr(n.args[0], "meta") and "shape" in n.args[0].meta):
+            continue
+        path = str(n.target) if n.op == "call_module" else _conv_path(n, modules, owners)
+        if path is not None:  # a module's call, or a functional conv2d with a module's weight
+            result.setdefault(path, n.args[0].meta["shape"])
     return result
 
 
@@ -235,6 +265,9 @@ def _module_layer(path: str, m, inputs: list[str], shape) -> Layer | None:
     return Layer(path, f"other:{type(m).__name__}", inputs, {}, shape, m)
 
 
+# what builds an additive attention mask from the mask input (Hugging Face's `where(mask, 0, min)`)
+_MASK_OPS = {"and", "or", "xor", "invert", "logical_not", "logical_and", "logical_or", "where", "masked_fill", "eq",
+             "ne", "bool", "long", "int", "clone", "detach", "expand_as", "view_as", "all", "any"}
 _ARITHMETIC = {"add", "add_", "__add__", "__iadd__", "mul", "mul_", "sub", "sub_", "rsub", "truediv", "div", "div_"}
 
 
@@ -242,7 +275,9 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
     import torch
     import torch.nn.functional as F
 
-    fname = getattr(target, "__name__", str(target))
+    fname = record.canonical(target)
+    if len(set(inputs)) == 1 and fname in _MASK_OPS:
+        return None  # an attention mask's comparisons, casts and selects (TF's casts and arithmetic, read through)
     if len(inputs) == 1 and fname in _ARITHMETIC:
         return None  # with a constant operand: an attention scale, a mask's arithmetic
     if fname == "getitem":  # x[:, None, None, :] only adds axes; x[:, 0] selects
@@ -295,7 +330,7 @@ def _scalar_factor(n) -> float | None:
     """The constant a mul/div node multiplies its one tensor by (x * c, c * x, x / c), or None."""
     import torch.fx
 
-    fname = getattr(n.target, "__name__", str(n.target))
+    fname = record.canonical(n.target)
     numbers = [a for a in n.args if isinstance(a, (int, float)) and not isinstance(a, bool)]
     if len(n.args) != 2 or len(numbers) != 1:
         return None
@@ -323,10 +358,133 @@ def _tensor_inputs(args, kwargs) -> list:
     return found
 
 
-def torch_layers(traced) -> LayerGraph:
-    """The traced module as layers, named by module path (a functional call by its fx node name)."""
+def zero_pad(n, modules) -> tuple[int, int, int, int] | None:
+    """(top, bottom, left, right) of a constant-zero spatial pad node (F.pad, nn.ZeroPad2d), or None."""
+    from torch import nn
+
+    if n.op == "call_module":
+        m = modules.get(str(n.target))
+        if isinstance(m, nn.ZeroPad2d) or (isinstance(m, nn.ConstantPad2d) and m.value == 0):
+            left, right, top, bottom = m.padding
+            return (top, bottom, left, right)
+        return None
+    if n.op != "call_function" or record.canonical(n.target) != "pad" or len(n.meta.get("shape", ())) != 4:
+        return None
+    pad = n.args[1] if len(n.args) > 1 else n.kwargs.get("pad")
+    mode = n.args[2] if len(n.args) > 2 else n.kwargs.get("mode", "constant")
+    value = n.args[3] if len(n.args) > 3 else n.kwargs.get("value", None)
+    if mode != "constant" or value not in (None, 0, 0.0) or len(pad) != 4 or min(pad) < 0:
+        return None
+    left, right, top, bottom = (int(p) for p in pad)
+    return (top, bottom, left, right)
+
+
+def folded_pads(traced) -> dict[str, tuple[int, int, int, int]]:
+    """{conv module path: the zero pad its input gets in forward} for pads that feed only convs (what TF
+    writes as a conv's padding, the way the IR folds TF's own Pad + VALID conv)."""
+
     modules = dict(traced.named_modules())
+    owners = _owners(traced)
+    found = {}
+    for n in traced.graph.nodes:
+        pads = zero_pad(n, modules)
+        users = list(n.users)
+        paths = [_conv_path(u, modules, owners) for u in users]
+        if pads is None or not users or None in paths:
+            continue
+        for path in paths:
+            found[path] = pads
+    return found
+
+
+def _owners(traced) -> dict[int, tuple[str, Any]]:
+    """{id(parameter): (module path, module)} for the module that ran."""
+    return {id(p): (path, m) for path, m in traced.named_modules() for p in m.parameters(recurse=False)}
+
+
+def _conv_path(n, modules, owners) -> str | None:
+    """The nn.Conv2d module path node `n` runs: a call of the module, or a functional conv2d with its weight
+    (a Conv2dSame-style subclass that pads in its own forward and calls F.conv2d); None otherwise."""
+    from torch import nn
+
+    if n.op == "call_module":
+        return str(n.target) if isinstance(modules.get(str(n.target)), nn.Conv2d) else None
+    if n.op == "call_function" and record.canonical(n.target) == "conv2d":
+        weight = n.args[1] if len(n.args) > 1 else n.kwargs.get("weight")
+        owner = owners.get(id(weight))
+        if owner is not None and isinstance(owner[1], nn.Conv2d) and weight is owner[1].weight:
+            return owner[0]
+    return None
+
+
+def _functional_conv(n, path: str, m, ins: list[str], shape) -> Layer:
+    """A functional conv2d with module `m`'s weight, as that module's layer; the padding it passed is the one
+    judged (`padding_arg`)."""
+    padding = n.args[4] if len(n.args) > 4 else n.kwargs.get("padding", 0)
+    stride = n.args[3] if len(n.args) > 3 else n.kwargs.get("stride", 1)
+    layer = _module_layer(path, m, ins[:1], shape)
+    layer.attrs["padding_arg"] = padding
+    layer.attrs["stride"] = _pair(stride)
+    return layer
+
+
+def _whole_window(layer: Layer, n) -> bool:
+    """An unpadded average pool whose one window covers its whole input: a global average."""
+    src = n.args[0].meta.get("shape", ()) if n.args and hasattr(n.args[0], "meta") else ()
+    padding = layer.node.padding
+    return len(src) == 4 and tuple(layer.shape[2:]) == (1, 1) and padding in (0, (0, 0)) and all(
+        k >= d for k, d in zip(layer.attrs["kernel"], src[2:]))
+
+
+def _attention_layers(path: str, m, ins: list[str], n) -> tuple[dict[str, Layer], dict[int, str]]:
+    """nn.MultiheadAttention as what it computes, in the layers TF's attention has: three projections (rows of
+    the fused in_proj_weight, `fused` says which), the scaled product, softmax, the product with the values
+    and out_proj. ({layer id: layer}, {result index: layer id}: the output, and the weights when returned)."""
+    from tf_convert.convert.errors import Unsupported, UnsupportedError
+
+    if not m._qkv_same_embed_dim or len(ins) < 3 or n.kwargs:
+        why = "kdim/vdim differ from embed_dim" if not m._qkv_same_embed_dim else "query, key, value not all given"
+        raise UnsupportedError([Unsupported("nn.MultiheadAttention", path, why)], "--into")
+    q_in, k_in, v_in = ins[:3]
+    e, heads = m.embed_dim, m.num_heads
+    shape = n.args[0].meta.get("shape", ())
+    batch, tokens = (shape[0], shape[1]) if m.batch_first else (shape[1], shape[0]) if len(shape) == 3 else (0, 0)
+    bias = m.in_proj_bias is not None
+    found = {}
+    for index, (part, source) in enumerate((("q", q_in), ("k", k_in), ("v", v_in))):
+        found[f"{path}.in_proj:{part}"] = Layer(f"{path}.in_proj:{part}", "linear", [source],
+                                                {"weight": (e, e), "bias": bias, "fused": (path, index, e)},
+                                                tuple(shape), m)
+    scores = Layer(f"{path}:scores", "other:matmul", [f"{path}.in_proj:q", f"{path}.in_proj:k"], {},
+                   (batch, heads, tokens, tokens), None, f"{path}'s scores (q @ kᵀ)")
+    scores.scale = (e // heads) ** -0.5
+    found[scores.id] = scores
+    found[f"{path}:softmax"] = Layer(f"{path}:softmax", "softmax", [scores.id], {"axis": 3}, scores.shape, None,
+                                     f"{path}'s softmax")
+    found[f"{path}:context"] = Layer(f"{path}:context", "other:matmul", [f"{path}:softmax", f"{path}.in_proj:v"],
+                                     {}, (batch, heads, tokens, e // heads), None, f"{path}'s probs @ v")
+    out = f"{path}.out_proj"
+    found[out] = Layer(out, "linear", [f"{path}:context"], {"weight": tuple(m.out_proj.weight.shape),
+                                                            "bias": m.out_proj.bias is not None},
+                       tuple(shape), m.out_proj)
+    return found, {0: out, 1: f"{path}:softmax"}
+
+
+def torch_layers(traced, other=None) -> LayerGraph:
+    """The recorded module as layers, named by module path (a functional call by its node name). A zero
+    pad in forward that feeds only convs joins them (`pre_pad`, and `pre_pad_other` as recorded in
+    `other`, the run at another input size)."""
+    modules = dict(traced.named_modules())
+    owners = _owners(traced)
+    pre_pads = folded_pads(traced)
+    other_pads = folded_pads(other) if other is not None else {}
+    pad_nodes = {n.name for n in traced.graph.nodes
+                 if any(_conv_path(u, modules, owners) in pre_pads for u in n.users)
+                 and zero_pad(n, modules) is not None}
+    from torch import nn
+
     alias: dict[str, str] = {}
+    items: dict[str, dict[int, str]] = {}  # a module call's node -> {result index: layer}
     layers: dict[str, Layer] = {}
     inputs: list[str] = []
     outputs: list[str] = []
@@ -345,8 +503,38 @@ def torch_layers(traced) -> LayerGraph:
         ins = [alias[x.name] for x in _tensor_inputs(n.args, n.kwargs) if x.name in alias]
         if n.op in ("call_function", "call_method") and not ins:
             continue  # computed from constants and buffers alone (position ids, sizes)
-        if n.op == "call_module":
+        if n.op == "call_function" and len(set(ins)) == 1 and not any(
+                x.meta.get("float", True) for x in _tensor_inputs(n.args, n.kwargs)):
+            alias[n.name] = ins[0]  # ids and masks (whole numbers, booleans): indexing, casts, comparisons
+            continue
+        if n.name in pad_nodes and len(ins) == 1:
+            alias[n.name] = ins[0]
+            continue
+        if "item" in n.meta and n.args and n.args[0].name in items:  # a module's tuple result, item by item
+            alias[n.name] = items[n.args[0].name].get(n.meta["item"], alias.get(n.args[0].name))
+            if alias[n.name] is None:
+                del alias[n.name]
+            continue
+        if n.op == "call_module" and isinstance(modules[str(n.target)], nn.MultiheadAttention):
+            found, results = _attention_layers(str(n.target), modules[str(n.target)], ins, n)
+            layers.update(found)
+            items[n.name], alias[n.name] = results, results[0]
+            continue
+        conv = _conv_path(n, modules, owners) if n.op == "call_function" else None
+        if conv is not None:
+            layer = _functional_conv(n, conv, modules[conv], ins, shape)
+            if conv in pre_pads:
+                layer.attrs["pre_pad"] = pre_pads[conv]
+                if conv in other_pads:
+                    layer.attrs["pre_pad_other"] = other_pads[conv]
+        elif n.op == "call_module":
             layer = _module_layer(str(n.target), modules[str(n.target)], ins, shape)
+            if layer is not None and layer.kind == "avg_pool" and _whole_window(layer, n):
+                layer = Layer(layer.id, "global_avg", ins, {}, shape, layer.node)  # HF EfficientNet's pooler
+            if layer is not None and layer.id in pre_pads:
+                layer.attrs["pre_pad"] = pre_pads[layer.id]
+                if layer.id in other_pads:
+                    layer.attrs["pre_pad_other"] = other_pads[layer.id]
         elif n.op == "call_method" and n.target in ("size", "dim"):
             continue
         else:  # call_function / call_method (x.relu(), x.mean(...), x.view(...))

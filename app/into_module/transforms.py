@@ -56,8 +56,26 @@ def _kernel_transform(layer: Layer, flattened: bool) -> str:
     return _KERNEL_TRANSFORMS["depthwise" if depthwise else "conv"]
 
 
-def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str],
-               tables=None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def bias_folds(pairs: list[tuple[Layer, Layer]], module_layers: dict[str, Layer], ir_layers: dict[str, Layer]
+               ) -> dict[str, tuple[str, Any]]:
+    """{module batch norm: (TF conv, its bias)} where TF's conv has a bias, the module's conv none, and a batch
+    norm with statistics is the only reader of the conv on both sides (Keras ResNet's convs before their batch
+    norms): the bias goes into that batch norm's running mean, exactly."""
+    paired = {t.id: i for t, i in pairs}
+    found = {}
+    for t, i in pairs:
+        if t.kind != "conv" or t.attrs["bias"] or "bias" not in i.node.params:
+            continue
+        readers = [layer for layer in module_layers.values() if t.id in layer.inputs]
+        ir_readers = [layer for layer in ir_layers.values() if i.id in layer.inputs]
+        if len(readers) == 1 and len(ir_readers) == 1 and readers[0].kind == "bn" and \
+                paired.get(readers[0].id) is ir_readers[0] and "mean" in ir_readers[0].node.params:
+            found[readers[0].id] = (i.id, i.node.params["bias"])
+    return found
+
+
+def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=None,
+               biases: dict[str, tuple[str, Any]] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(state_dict values as numpy, records) for every paired parametric layer. `flattened`: the IR
     linear layers whose weight rows the passes permuted for a flatten (NHWC -> NCHW order). `tables(t, i)`:
     (the whole table, its TF name) for a module embedding of constant ids whose rows TF added as a constant."""
@@ -71,6 +89,9 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str],
 
     for t, i in pairs:
         node = i.node
+        if t.kind == "linear" and "fused" in t.attrs:  # nn.MultiheadAttention: rows of in_proj_weight/in_proj_bias
+            _fused(values, records, t, node, _kernel_transform(i, i.id in flattened))
+            continue
         if t.kind in ("conv", "conv_transpose", "linear"):
             put(t.id, "weight", node.params["weight"], _tf_name(node, "weight"),
                 _kernel_transform(i, i.id in flattened))
@@ -102,6 +123,15 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str],
             put(t.id, "weight", value, where, "the table TF slices and adds as a constant")
         elif t.kind == "bn":
             values_bn, recs = _batch_norm(t, node)
+            if t.id in (biases or {}):  # the conv before it has TF's bias and the module's none: BN(x + b)
+                conv, bias = biases[t.id]
+                bias = np.asarray(lazy.materialize(bias), np.float32).reshape(-1)
+                key = f"{t.id}.running_mean"
+                values_bn[key] = (values_bn[key] - bias).astype(np.float32)
+                for rec in recs:
+                    if rec["parameter"] == key:
+                        rec["transform"] = f"minus the bias of TF's '{conv}' (BN(x + b) is BN(x) with mean - b)"
+                        rec["tf"] += f" - {conv}/bias"
             values.update(values_bn)
             records.extend(recs)
     return values, records
@@ -141,3 +171,21 @@ def _batch_norm(t: Layer, node) -> tuple[dict[str, np.ndarray], list[dict[str, A
     note = "folded: TF's graph keeps only scale/shift (mean 0, variance 1 - eps)"
     return values, [{"parameter": k, "shape": [c], "tf": f"{node.name} (scale, shift)", "transform": note}
                     for k in values]
+
+
+def _fused(values: dict[str, Any], records: list[dict[str, Any]], t: Layer, node, transform: str) -> None:
+    """TF's query, key or value projection into its third of nn.MultiheadAttention's in_proj_weight (and bias)."""
+    path, index, e = t.attrs["fused"]
+    rows = slice(index * e, (index + 1) * e)
+    part = ("query", "key", "value")[index]
+    weight = values.setdefault(f"{path}.in_proj_weight", np.zeros((3 * e, e), np.float32))
+    weight[rows] = np.asarray(lazy.materialize(node.params["weight"]), np.float32)
+    records.append({"parameter": f"{path}.in_proj_weight[{index * e}:{(index + 1) * e}]", "shape": [e, e],
+                    "tf": _tf_name(node, "weight"), "transform": f"{transform}; the {part} rows of the fused weight"})
+    if t.attrs["bias"]:
+        bias = values.setdefault(f"{path}.in_proj_bias", np.zeros(3 * e, np.float32))
+        if "bias" in node.params:
+            bias[rows] = np.asarray(lazy.materialize(node.params["bias"]), np.float32).reshape(-1)
+        records.append({"parameter": f"{path}.in_proj_bias[{index * e}:{(index + 1) * e}]", "shape": [e],
+                        "tf": _tf_name(node, "bias") if "bias" in node.params else "-",
+                        "transform": f"the {part} part of the fused bias" if "bias" in node.params else "zeros"})

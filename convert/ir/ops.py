@@ -10,8 +10,10 @@ the targets that refuse it (with the reason). Every module that needs a set of o
 name; tests/core/test_catalog.py checks that every catalog op has one, a shape rule, a parser that
 produces it and, for each target, a handler or a declared refusal).
 
-Old-style rows, `OpSpec(attrs, params, doc, kind)`, still work: every other field has a default, and
-the flags left unset are derived from `kind` (`OpSpec.__post_init__`).
+A row states `attrs`, `params`, `doc` and `kind`; every other field has a default, and the flags left unset
+follow from `kind` (`OpSpec.__post_init__`). A row may name the TF ops (`tf`) and Keras activations
+(`keras`) that are the op: the TF parser's handlers, its shape functions and constant folding, and the
+Keras activation table derive from them.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resi
 KINDS = ("spatial", "parametric", "shape", "reduction", "binary", "unary", "source", "sequence")
 TARGETS = ("torch", "onnx", "mxnet", "caffe")
 
-# What an old-style row's kind implies when a field is left unset.
+# What a row's kind implies for the fields it leaves unset.
 _FAMILY_OF_KIND = {"spatial": "spatial", "parametric": "nn", "shape": "shape", "reduction": "reduce",
                    "binary": "elementwise", "unary": "elementwise", "source": "shape", "sequence": "sequence"}
 _SHAPE_OF_KIND: dict[str, ShapeRule] = {"binary": shapes.broadcast, "unary": shapes.same,
@@ -93,12 +95,12 @@ class OpSpec:
     # (free unless an operand has a fixed spatial shape), "channel_axis" (free when `axis` is N or
     # C), "global_reduce" (free when it reduces both H and W), "tf_padding" (free when its size
     # follows a TF padding rule), "constant_pad" (free when mode is constant), "bound" (bakes it).
-    # issue 23 (1-D lengths): "unit_axes" (free when it only inserts or removes size-1 axes),
+    # "unit_axes" (free when it only inserts or removes size-1 axes),
     # "permute" (moves the free axes), "matmul" (free along either operand's rows, columns and batch
     # axes; along K only when it is free on both sides),
     # "gather_indices" (free along the indices' free axes), "resample" (free where the size-following
     # targets resize by constant factors: convert.sampling.plans).
-    # issue 23 (sequences at every length): "last_axis" (free unless its last axis is a free one: linear),
+    # "last_axis" (free unless its last axis is a free one: linear),
     # "own_axes" (softmax along any axis, layer_norm along those it does not normalise; not where a
     # parameter has a size along a free axis),
     # "recurrent" (free along the time axis, without a step mask); "unit_axes" also frees a reshape
@@ -156,7 +158,7 @@ _WINDOW_TYPES = {"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("p
 _NO_PERMUTE_5D = "BVLC Caffe has no Permute of 5-D blobs (the NDHWC <-> NCDHW moves a TF volume model needs)"
 _NO_POOLING_3D = "BVLC Caffe's Pooling layer is 2-D only"
 
-# issue 23 part C (sequence): typed attrs shared by lstm / gru / rnn, and Caffe's refusal.
+# typed attrs shared by lstm / gru / rnn, and Caffe's refusal.
 _CELL_ACTIVATIONS = ("tanh", "sigmoid", "hard_sigmoid", "relu", "linear")
 _RECURRENT_TYPES = {
     "units": Attr("int"),
@@ -165,7 +167,7 @@ _RECURRENT_TYPES = {
     "go_backwards": Attr("bool"),
     "output": Attr("str", REQUIRED, ("sequence", "last_h")),
     "sequence_order": Attr("str", REQUIRED, ("processed", "input")),
-    # issue 23 (masking): what a masked step writes into the 'sequence' output
+    # what a masked step writes into the 'sequence' output
     "masked_output": Attr("str", "previous", ("previous", "zero")),
     # a TF While loop raised to this node ran a trip count fixed when the graph was traced: TF itself
     # runs that many steps at any input length, so the model is bound to it (convert.padding.sizes)
@@ -175,7 +177,7 @@ _NO_CAFFE_CELL = ("BVLC Caffe has no GRU, and its LSTM/RNN layers (time-major, d
                   "input) are not Keras's cells; convert recurrent models to torch, ONNX or MXNet")
 
 
-# ---- issue 22 part A: what the elementwise and reduction rows below share ----------------------------
+# ---- what the elementwise and reduction rows below share ----------------------------
 _NO_CAFFE_LAYER = "BVLC Caffe has no layer computing {}"
 _CAFFE_ROUNDING = _NO_CAFFE_LAYER.format("floor/ceil/round/sign (no rounding layer)")
 _CAFFE_TRIG = _NO_CAFFE_LAYER.format("trigonometric or hyperbolic functions")
@@ -355,8 +357,8 @@ OPS: dict[str, OpSpec] = {
     "identity": OpSpec((), (), "y = x (kept only where a graph output needs its own name).", "unary",
                        foldable=True, size="free", keeps_values=True),
     "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source"),
-    # ---- issue 22 part A: elementwise math, comparisons, logic, casts, reductions ------------------
-    # One row per op; the numpy meaning is reference.py's issue 22 block. Bool results are dtype bool.
+    # ---- elementwise math, comparisons, logic, casts, reductions ------------------
+    # One row per op; the numpy meaning is in reference.py's ELEMENTWISE table. Bool results are dtype bool.
     # Caffe: the refusals say which layer BVLC lacks; Caffe blobs are float32, so every op that makes
     # or reads a bool or integer tensor is refused for that (emitters/caffe/elementwise.dtype_problems).
     "softplus": OpSpec((), (), "log(1 + exp(x)), as TF computes it (x past its float32 thresholds: x, exp(x)).",
@@ -443,7 +445,7 @@ OPS: dict[str, OpSpec] = {
     "top_k_indices": OpSpec(("k",), (), "Their indices (int32), the lower index first among equal values.",
                             "reduction", types={"k": Attr("int")}, shape=shapes.top_k,
                             refused={"caffe": _NO_CAFFE_LAYER.format("top-k")}),
-    # ---- issue 23 part B: embeddings, token inputs, transformers ------------------------------
+    # ---- embeddings, token inputs, transformers ------------------------------
     "gather": OpSpec(
         ("axis",),
         (),
@@ -469,7 +471,7 @@ OPS: dict[str, OpSpec] = {
     # ---- 3-D convolution and pooling on NCDHW, pads (d0, d1, h0, h1, w0, w1) --------------------
     # 1-D layers need no ops of their own: they run as the 2-D ops on a unit-height image, as TF does.
     # Not `window`/`padded`: the 2-D padding plan does not read them; their emitters pad with
-    # convert.padding.nd. issue 23 (vol3d): they follow any D/H/W as the 2-D ops do (`padding` "SAME":
+    # convert.padding.nd. They follow any D/H/W as the 2-D ops do (`padding` "SAME":
     # pads recomputed from the runtime size where they depend on it; SLIDING_OPS).
     "conv3d": OpSpec(
         ("kernel", "stride", "dilation", "groups", "pads", "padding?"),
@@ -510,7 +512,7 @@ OPS: dict[str, OpSpec] = {
                "count_include_pad": Attr("bool", False), "padding": _SPATIAL_PADDING},
         size="free", shape=shapes.window, refused={"caffe": _NO_POOLING_3D},
     ),
-    # ---- issue 22 part B (shapeops) --------------------------------------------------------------
+    # ---- local response normalization ------------------------------------------------------------
     "lrn": OpSpec(
         ("radius", "bias", "alpha", "beta"),
         (),
@@ -536,7 +538,7 @@ OPS: dict[str, OpSpec] = {
         refused={"caffe": "BVLC Caffe has no floor (or other rounding) layer, so the quantization step "
                           "cannot be expressed"},
     ),
-    # ---- sequence (issue 23 part C: recurrent layers) ----------------------------------------
+    # ---- sequence (recurrent layers) ----------------------------------------
     # x is (N, T, F), batch-major, time on axis 1 (Keras's layout; rank 3 keeps its source layout).
     # Canonical weights: weight_ih (G*U, F), weight_hh (G*U, U), bias_ih (G*U,), bias_hh (G*U,)
     # (zeros where the source has none), gate blocks in Keras order: lstm (i, f, c, o), gru (z, r, h),
@@ -546,7 +548,7 @@ OPS: dict[str, OpSpec] = {
     # (N, U), 'last_c' (N, U), lstm only}; sequence_order in {'processed', 'input'}: with
     # go_backwards, 'processed' keeps Keras's order (row t is the t-th step taken), 'input' flips it
     # back so row t belongs to input step t (Bidirectional's backward half).
-    # Masking (issue 23): an optional second input, the step mask (N, T) float32 of 0/1 (Keras's
+    # Masking: an optional second input, the step mask (N, T) float32 of 0/1 (Keras's
     # Masking / Embedding(mask_zero=True)): at a step whose mask is 0 the states are carried over
     # unchanged (Keras's where(mask, new, old)); the 'sequence' row of that step is the previous row
     # (masked_output 'previous', zeros before the first step) or zeros ('zero': Keras's
@@ -581,7 +583,7 @@ OPS: dict[str, OpSpec] = {
         types={k: v for k, v in _RECURRENT_TYPES.items() if k != "recurrent_activation"},
         size="recurrent", shape=shapes.recurrent, refused={"caffe": _NO_CAFFE_CELL},
     ),
-    # ---- issue 22 part A (opsa): bitwise ops on integer tensors ---------------------------------
+    # ---- bitwise ops on integer tensors ---------------------------------
     # Two's complement at the input's width; a shift amount is clamped to [0, width - 1] first, as TF's
     # kernels do, so every amount has one defined result.
     "bitwise_and": OpSpec((), (), "a & b (integers), numpy broadcasting.", "binary", refused={"caffe": _CAFFE_TYPED}),
@@ -593,7 +595,7 @@ OPS: dict[str, OpSpec] = {
                          "binary", refused={"caffe": _CAFFE_TYPED}),
     "right_shift": OpSpec((), (), "a >> clip(b, 0, width - 1), arithmetic (sign-filling) for signed a (TF "
                           "RightShift).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    # ---- issue 23 (vol3d): UpSampling3D, exact at every volume size ----------------------------------
+    # ---- UpSampling3D, exact at every volume size ----------------------------------
     "repeat": OpSpec(
         ("repeats",),
         (),
@@ -669,7 +671,7 @@ def ops_of_size(*rules: str) -> frozenset[str]:
 # The sets other modules read (each derived from the rows above, never kept by hand).
 FOLDABLE = ops_where(lambda spec: spec.foldable)  # convert.passes.constants
 WINDOW_OPS = ops_where(lambda spec: spec.window)  # conv2d and pooling: kernel, stride, per-side pads
-# issue 23 (vol3d): every sliding window with per-side pads, 2-D and 3-D (convert.padding.sizes)
+# every sliding window with per-side pads, 2-D and 3-D (convert.padding.sizes)
 SLIDING_OPS = ops_where(lambda spec: {"kernel", "stride", "pads"} <= {a.rstrip("?") for a in spec.attrs})
 # average pooling: divides by each window's real elements (with SAME pads a size-shaped divisor map)
 AVERAGING_OPS = ops_where(lambda spec: "count_include_pad" in {a.rstrip("?") for a in spec.attrs})

@@ -447,7 +447,7 @@ def select(node: Node, cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.nda
     return np.where(cond, a, b)
 
 
-# ---- issue 23 part B: embeddings, token inputs, transformers -------------------------------------
+# ---- embeddings, token inputs, transformers -------------------------------------
 
 
 @reference_op("gather")
@@ -513,7 +513,7 @@ def top_k_indices(node: Node, x: np.ndarray) -> np.ndarray:
     return _top_k_order(node, x).astype(np.int32)
 
 
-# ---- issue 23 (volume): 3-D convolution and pooling, N-d windows ---------------------------------
+# ---- 3-D convolution and pooling, N-d windows ---------------------------------
 
 
 def _pad_nd(x: np.ndarray, pads: Sequence[int], value: float = 0.0) -> np.ndarray:
@@ -591,7 +591,7 @@ def avg_pool3d(node: Node, x: np.ndarray) -> np.ndarray:
     return total / _windows_nd(_pad_nd(real, a["pads"]), kernel, stride).sum(axis=(-3, -2, -1))
 
 
-# ---- issue 22 part B (shapeops) ----------------------------------------------------------------
+# ---- local response normalization --------------------------------------------------------------
 @reference_op("lrn")
 def lrn(node: Node, x: np.ndarray) -> np.ndarray:
     r, channels = int(node.attrs["radius"]), x.shape[1]
@@ -609,7 +609,7 @@ def fake_quant(node: Node, x: np.ndarray) -> np.ndarray:
     return np.floor(q - f32(a["zero"]) + f32(0.5)) * f32(a["scale"])
 
 
-# ---- sequence (issue 23 part C: recurrent layers) ---------------------------------------------
+# ---- sequence (recurrent layers) ---------------------------------------------
 
 RECURRENT_ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
@@ -704,7 +704,7 @@ def rnn(node: Node, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray
     return _recurrence(node, x, step, mask)
 
 
-# ---- issue 22 part A (opsa): bitwise ops --------------------------------------------------------------
+# ---- bitwise ops --------------------------------------------------------------
 
 def _shift_amount(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """b clamped to [0, width of a - 1] (TF's shift kernels)."""
@@ -726,7 +726,7 @@ reference_op("left_shift")(lambda node, a, b: _left_shift(a, b))
 reference_op("right_shift")(lambda node, a, b: np.right_shift(a, _shift_amount(a, b)))
 
 
-# ---- issue 23 (vol3d): UpSampling3D ----------------------------------------------------------------------
+# ---- UpSampling3D ----------------------------------------------------------------------
 
 @reference_op("repeat")
 def repeat(node: Node, x: np.ndarray) -> np.ndarray:

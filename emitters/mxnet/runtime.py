@@ -42,7 +42,7 @@ class MXNetRunError(RuntimeError):
 
 class Runner:
     """A runner process (runner.py) started before its jobs are known: it imports mxnet (about a second)
-    while its caller waits for something else, e.g. a check for TensorFlow's reference run (issue 25), then
+    while its caller waits for something else, e.g. a check for TensorFlow's reference run, then
     runs one batch of jobs (`call`). `close()` ends one that was never given its jobs."""
 
     def __init__(self) -> None:
@@ -94,7 +94,7 @@ def evaluate(
     One result per job: {"outputs": {mode: [arrays]}, "ms": {mode: median ms}, "best_ms": {mode: fastest
     run}} (timings with `bench` runs) or {"error": message}. `stream` (default: a .params file over
     STREAM_ABOVE_BYTES) reads the weights one array at a time into each loader (runner._streamed), so
-    MXNet holds the model about once instead of 2-3x (issue 25). `runner`: the process to run them in,
+    MXNet holds the model about once instead of 2-3x. `runner`: the process to run them in,
     started before (Runner).
     """
     jobs = list(jobs)
@@ -165,7 +165,7 @@ def run(out_dir: str | Path, inputs: Sequence[np.ndarray], stream: bool | None =
 
 class StartedRun:
     """`run` with its runner process started ahead: a check starts it before it waits for TensorFlow's
-    reference, so that importing mxnet overlaps TF's run (issue 25). The first run uses it, a later one
+    reference, so that importing mxnet overlaps TF's run. The first run uses it, a later one
     starts its own; `close()` ends it if no run came."""
 
     def __init__(self) -> None:

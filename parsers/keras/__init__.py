@@ -45,7 +45,7 @@ def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -
 
 def run_reference_sets(path: str | Path, graph: ir.Graph,
                        input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
-    """run_reference for each of `input_sets` with the model loaded once (issue 25: a load of MobileNetV2
+    """run_reference for each of `input_sets` with the model loaded once (a load of MobileNetV2
     costs more than its run); each set is its own call of the same model as run_reference makes, so the
     outputs are those of one run per set. Raises what Keras raises for any set (the caller then runs the
     sets one by one to tell which)."""
@@ -127,7 +127,7 @@ def _free_sizes(model, keras) -> None:
     """Let `model` run at other sizes: its input check keeps each input's rank and channels (an image's last
     axis) and leaves the other sizes free. Only the check changes (the same layers and weights run the same
     kernels in eager mode; a layer that needs the saved size still refuses another), and it costs nothing
-    where a rebuilt copy cost a second load of the model (issue 25)."""
+    where a rebuilt copy cost a second load of the model."""
     specs = model.input_spec
     if specs is None:
         return

@@ -8,6 +8,7 @@ from typing import Any
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import ConvertError, InputError, Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.padding.sizes import size_bound
 from tf_convert.parsers.base import ParseOptions
 
 from . import layout, sequence_masks, weights
@@ -123,8 +124,6 @@ class Builder:
                 raise
             raise self._fixed_size_error(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
         if self.resized:
-            from tf_convert.convert.padding.sizes import size_bound
-
             bound = size_bound(self.graph) if not (missing or self.errors) else None
             if bound is not None:
                 raise self._fixed_size_error(bound)
@@ -339,7 +338,7 @@ class Builder:
             raise InputError(f"{where}: the layer config cannot be used ({type(err).__name__}: {err})") from None
 
 
-# ---- issue 23 part B: integer inputs (token ids) stay integer ------------------------------------
+# ---- integer inputs (token ids) stay integer ------------------------------------
 
 _INTEGER_INPUTS = ("int32", "int64")
 

@@ -1,5 +1,5 @@
 """Recurrent layers (LSTM, GRU, SimpleRNN), their wrappers (Bidirectional, TimeDistributed) and
-RepeatVector, into the IR's `sequence` ops (canonical weights: convert/ir/ops.py, issue 23 part C).
+RepeatVector, into the IR's `sequence` ops (canonical weights: convert/ir/ops.py).
 
 Keras kernels are (F, G*U) and recurrent kernels (U, G*U) with gates in Keras order; the IR keeps
 that order and stores the transposes. A GRU with reset_after keeps its bias as (2, 3U): input and

@@ -180,3 +180,20 @@ def test_inputs_in_another_order_than_forward_are_refused_by_name(bert_ckpt, tmp
     code, _, err = run_cli("tf2torch", bert_ckpt, "--inputs", "input_mask,input_ids,segment_ids", "--outputs",
                            OUTPUTS_ARG, "--into", f"{MODULES}:BertModel", "-o", tmp_path / "out")
     assert code == 3 and "pass --inputs input_ids,input_mask,segment_ids" in err, err
+
+
+def test_keras_mha_encoder_into_nn_multihead_attention(encoder, tmp_path):
+    """torch's own nn.MultiheadAttention: TF's separate query/key/value kernels fill the thirds of its fused
+    in_proj_weight (and in_proj_bias); exact at two sequence lengths."""
+    out = tmp_path / "out"
+    doc = convert.into(encoder, f"{MODULES}:MhaEncoder", out, input_shape="2,7", verify=True)
+    assert not doc["differences"] and doc["verify"]["passed"], doc["verify"]
+    records = {r["parameter"]: r for r in doc["parameters"]}
+    for index, part in enumerate(("query", "key", "value")):
+        rows = f"[{16 * index}:{16 * (index + 1)}]"
+        assert records[f"attn.in_proj_weight{rows}"]["tf"] == f"attn/{part}/kernel"
+        assert records[f"attn.in_proj_bias{rows}"]["tf"] == f"attn/{part}/bias"
+    assert records["attn.out_proj.weight"]["tf"] == "attn/attention_output/kernel"
+    errors = {seq: keras_errors(load_into(out, into_modules.MhaEncoder()), encoder, seq) for seq in (7, 10)}
+    print(f"\nKeras MHA encoder into nn.MultiheadAttention: {errors}")
+    assert max(errors.values()) < 1e-5, errors

@@ -487,3 +487,67 @@ def keras_encoder(vocab: int = 30, width: int = 16, heads: int = 2, hidden: int 
     x = L.LayerNormalization(name="norm1")(L.Add()([x, att]))
     ff = L.Dense(width, name="ff2")(L.Dense(hidden, activation="gelu", name="ff1")(x))
     return keras.Model(ids, L.LayerNormalization(name="norm2")(L.Add()([x, ff])))
+
+
+class MhaEncoder(nn.Module):
+    """keras_encoder above with torch's own attention: nn.MultiheadAttention (one fused in_proj_weight for
+    TF's separate query/key/value kernels), layer norms at Keras' eps."""
+
+    def __init__(self, vocab: int = 30, width: int = 16, heads: int = 2, hidden: int = 24, eps: float = 1e-3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.norm0 = nn.LayerNorm(width, eps=eps)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.norm1 = nn.LayerNorm(width, eps=eps)
+        self.ff1 = nn.Linear(width, hidden)
+        self.act = nn.GELU()
+        self.ff2 = nn.Linear(hidden, width)
+        self.norm2 = nn.LayerNorm(width, eps=eps)
+
+    def forward(self, ids):
+        x = self.norm0(self.embed(ids))
+        attended, _ = self.attn(x, x, x)
+        x = self.norm1(x + attended)
+        return self.norm2(x + self.ff2(self.act(self.ff1(x))))
+
+
+# ---- padding in forward: timm's Conv2dSame style (a conv subclass that pads, then calls F.conv2d) --------
+class Conv2dSame(nn.Conv2d):
+    """TF's SAME in forward, from the runtime size (timm's Conv2dSame; `symmetric`: a wrong port padding k//2)."""
+
+    def __init__(self, *args, symmetric: bool = False, **kwargs):
+        super().__init__(*args, padding=0, **kwargs)
+        self.symmetric = symmetric
+
+    def forward(self, x):
+        if self.symmetric:
+            p = self.kernel_size[0] // 2
+            x = nn.functional.pad(x, (p, p, p, p))
+        else:
+            pads = []
+            for size, k, s in zip(x.shape[-2:], self.kernel_size, self.stride):
+                total = max((-(-size // s) - 1) * s + k - size, 0)
+                pads.append((total // 2, total - total // 2))
+            x = nn.functional.pad(x, (*pads[1], *pads[0]))
+        return nn.functional.conv2d(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+
+
+class SameNet(nn.Module):
+    def __init__(self, symmetric: bool = False):
+        super().__init__()
+        self.conv = Conv2dSame(3, 8, 3, stride=2, symmetric=symmetric)
+        self.dw = Conv2dSame(8, 8, 3, stride=2, groups=8, symmetric=symmetric)
+        self.act1, self.act2 = nn.ReLU(), nn.ReLU()
+
+    def forward(self, x):
+        return self.act2(self.dw(self.act1(self.conv(x))))
+
+
+def keras_same_net():
+    import keras
+    from keras import layers as L
+
+    x = keras.Input((None, None, 3))
+    y = L.ReLU()(L.Conv2D(8, 3, strides=2, padding="same", name="conv")(x))
+    y = L.ReLU()(L.DepthwiseConv2D(3, strides=2, padding="same", name="dw")(y))
+    return keras.Model(x, y)

@@ -339,7 +339,7 @@ def bucketize(ctx: Context, op: Any) -> None:
         count = ctx.emit("const", op.name, [], shape, params={"value": np.zeros(shape, np.int32)}, source_op=op.type,
                          out_dtype="int32")
     ctx.set(op.outputs[0], count, v.perm)
-# ---- issue 23 part B: BERT's GELU, x * 0.5 * (1.0 + erf(x / sqrt(2))) ----------------------------
+# ---- BERT's GELU, x * 0.5 * (1.0 + erf(x / sqrt(2))) ----------------------------
 
 
 def _erf_argument(ctx: Context, t: Any) -> Any | None:

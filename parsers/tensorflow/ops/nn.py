@@ -101,7 +101,7 @@ def matmul(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], out)
 
 
-# ---- issue 22 part B (shapeops): LRN ---------------------------------------------------------------
+# ---- LRN ---------------------------------------------------------------
 @tf_op("LRN")
 def lrn(ctx: Context, op: Any) -> None:
     """TF's LRN (NHWC, across the last axis) is the IR lrn on NCHW: every target has it natively."""

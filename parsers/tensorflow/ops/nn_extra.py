@@ -1,4 +1,4 @@
-"""Issue 22 part A, nn extras: MaxPoolV2 (constant ksize/strides), MaxPoolWithArgmax (its values),
+"""More nn ops: MaxPoolV2 (constant ksize/strides), MaxPoolWithArgmax (its values),
 DepthwiseConv2dNativeBackpropInput, FusedPadConv2D / FusedResizeAndPadConv2D (graph-transform fusions:
 MirrorPad (after a bilinear resize) then Conv2D), the softmax cross-entropies (loss and backprop),
 Dilation2D and Conv3DBackpropInput (V1)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..tensors import read_const
 from .fold import FOLDS, SHAPE_OPS, cast_to
 
 _NONE = object()  # cached: no value
@@ -118,6 +119,5 @@ class Evaluator:
         weights = self.graph.weights
         if op.name in weights:
             return weights[op.name]  # as is: a lazy array materializes only where it is used
-        from ..tensors import read_const
 
         return read_const(op.node_def)

@@ -12,6 +12,7 @@ import numpy as np
 
 from tf_convert.convert.errors import UsageError
 
+from ..tensors import numpy_dtype
 from .graph import GraphView, const_value, make_const, split_ref
 
 
@@ -33,8 +34,6 @@ def _parse(name: str, text: str, dtype: np.dtype) -> np.ndarray:
 
 
 def _dtype(node: Any) -> np.dtype:
-    from ..tensors import numpy_dtype
-
     return numpy_dtype(node.attr["dtype"].type)
 
 

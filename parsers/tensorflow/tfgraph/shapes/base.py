@@ -11,7 +11,7 @@ import numpy as np
 from tf_convert.convert.registry import OpTable
 
 from ..fold import FOLDS
-from ..graph import DType, ShapeError, TensorShape
+from ..static import DType, ShapeError, TensorShape
 
 SHAPE_FNS = OpTable("TF shape functions")  # TF op type -> fn(node) -> output shapes
 Dims = list | None
@@ -73,7 +73,7 @@ _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "
                 # float32 only, no type attr
                 **{op: ("T", 1) for op in ("FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars",
                                            "FakeQuantWithMinMaxVarsPerChannel")},
-                # issue 22 part B (opsb): index outputs of a value input
+                # index outputs of a value input
                 "LowerBound": ("out_type", _INT32), "UpperBound": ("out_type", _INT32),
                 "UnravelIndex": ("Tidx", _INT32), "ConcatOffset": ("shape_type", _INT32),
                 "HistogramFixedWidth": ("dtype", _INT32), "SparseMatMul": ("T", 1),  # float32, no type attr
@@ -82,7 +82,7 @@ _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "
                 **{op: ("Tcomplex", 8) for op in ("RFFT", "RFFT2D", "RFFT3D", "FFT", "IFFT", "FFT2D", "IFFT2D")},
                 **{op: ("Treal", 1) for op in ("IRFFT", "IRFFT2D", "IRFFT3D")}}
 _GENERIC = ("T", "dtype", "out_type", "DstT", "output_type", "Tout", "type")
-# issue 22 part B (opsb): SparseTensor outputs -- int64 indices and shapes (I) around the values (T), bools (B)
+# SparseTensor outputs -- int64 indices and shapes (I) around the values (T), bools (B)
 _SPARSE_OUTPUTS = {"SparseReorder": "IT", "SparseSlice": "ITI", "SparseConcat": "ITI", "SparseFillEmptyRows": "ITBI",
                    "SparseReduceMaxSparse": "ITI", "SparseReduceSumSparse": "ITI", "SparseSparseMaximum": "IT",
                    "SparseSparseMinimum": "IT"}

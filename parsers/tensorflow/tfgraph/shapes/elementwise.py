@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tf_convert.convert.ir.ops import OPS, TF_OPS
 
-from ..graph import ShapeError, TensorShape
+from ..static import ShapeError, TensorShape
 from .base import Node, broadcast, merge, shape_fn
 
 # ---- sources and pass-through ------------------------------------------------------------------
