@@ -28,6 +28,9 @@ def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[d
                 "dtype": graph.tensors[name].dtype,
             }
         )
+        longest = graph.data_dependent_length(name) if name in graph.outputs else None
+        if longest is not None:  # e.g. a non-max suppression's selection that is not padded
+            rows[-1]["length"] = {"axis": 0, "depends_on_data": True, "at_most": longest}
         ids = token_inputs.value_range(graph, name) if name in graph.inputs else None
         if ids is not None:
             rows[-1]["value_range"] = list(ids)  # what --verify feeds

@@ -28,7 +28,7 @@ from .shapes import ShapeRule
 REQUIRED = object()  # an Attr default meaning "every node must set it"
 
 # The families emitters and parsers group their handlers by (one file per family).
-FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize")
+FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize", "detection", "spectral")
 KINDS = ("spatial", "parametric", "shape", "reduction", "binary", "unary", "source", "sequence")
 TARGETS = ("torch", "onnx", "mxnet", "caffe")
 
@@ -110,6 +110,8 @@ class OpSpec:
     # integer input must keep (token ids below a table size, 0/1 masks) holds through it (app/token_inputs).
     keeps_values: bool = False
     shape: ShapeRule | None = None  # output shape from input shapes (None -> from kind, if it implies one)
+    # its output's length along axis 0 depends on the data (its declared shape is the longest it can be)
+    data_dependent: bool = False
     refused: Mapping[str, str] = field(default_factory=dict)  # target -> why it has no handler
     # The TF ops that are this op, one to one: TF op -> the attrs the IR node gets (a tuple of names: no
     # attrs). The TF parser's handler, its shape function and its constant folding derive from it.
@@ -615,6 +617,39 @@ OPS: dict[str, OpSpec] = {
         refused={"caffe": "BVLC Caffe's Crop layer crops to a second blob's shape, and has no 5-D Permute to reach "
                           "a volume's axes (Cropping3D)"},
     ),
+    # ---- detection heads: non-max suppression and data-dependent lengths --------------------------------
+    # TF's CPU kernel (NonMaxSuppressionV2-V5, hard suppression): candidates are the boxes whose score is
+    # > score_threshold, taken by score, the lower index first among equal scores; a candidate is selected
+    # unless its IoU with a selected box is > iou_threshold; at most max_output_size are selected.
+    "non_max_suppression": OpSpec(
+        ("max_output_size", "iou_threshold", "score_threshold", "output"),
+        (),
+        "Greedy NMS of inputs (boxes (N, 4) as (y1, x1, y2, x2), any two opposite corners; scores (N,)), TF's "
+        "order: candidates score > score_threshold, by score descending, lower index first on ties; "
+        "IoU = inter / (area_i + area_j - inter) in float32 (0 where either area <= 0); a candidate is dropped "
+        "when its IoU with a selected box is > iou_threshold; the first max_output_size selected are kept. "
+        "output 'indices': their indices (int32, (max_output_size,), zeros after the selected), 'scores': "
+        "their scores (zeros after), 'count': how many were selected (int32, ()).",
+        "shape",
+        family="detection",
+        types={"max_output_size": Attr("int"), "iou_threshold": Attr("float"), "score_threshold": Attr("float"),
+               "output": Attr("str", REQUIRED, ("indices", "scores", "count"))},
+        shape=shapes.non_max_suppression,
+        refused={"caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression cannot be expressed"},
+    ),
+    "prefix": OpSpec(
+        (),
+        (),
+        "x[:count] along axis 0 of inputs (x, count), count an int32 scalar known at run time only: the "
+        "output's length depends on the data (at most x.shape[0], its declared shape).",
+        "shape",
+        family="detection", shape=shapes.first, keeps_values=True, data_dependent=True,
+        refused={"mxnet": "MXNet's symbolic executor binds every output at a fixed shape: an output whose "
+                          "length depends on the data (non-max suppression without pad_to_max_output_size) "
+                          "cannot be returned; pad it to max_output_size",
+                 "caffe": "Caffe blobs have fixed shapes: an output whose length depends on the data cannot "
+                          "be returned"},
+    ),
 }
 
 
@@ -642,6 +677,7 @@ SLIDING_OPS = ops_where(lambda spec: {"kernel", "stride", "pads"} <= {a.rstrip("
 AVERAGING_OPS = ops_where(lambda spec: "count_include_pad" in {a.rstrip("?") for a in spec.attrs})
 PADDED_OPS = ops_where(lambda spec: spec.padded)  # every target plans their padding (convert.padding)
 VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/token_inputs, app/mask_inputs
+DATA_DEPENDENT = ops_where(lambda spec: spec.data_dependent)  # convert.ir.graph.data_dependent_length
 # TF op -> (IR op, attrs) for the TF ops that are one catalog op (the rows' `tf`)
 TF_OPS: dict[str, tuple[str, dict[str, Any]]] = {
     tf_op: (name, attrs) for name, spec in OPS.items() for tf_op, attrs in spec.tf.items()}

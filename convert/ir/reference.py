@@ -739,3 +739,52 @@ def repeat(node: Node, x: np.ndarray) -> np.ndarray:
 @reference_op("crop")
 def crop(node: Node, x: np.ndarray) -> np.ndarray:
     return x[tuple(slice(int(b), n - int(e)) for n, (b, e) in zip(x.shape, node.attrs["crops"]))]
+
+
+# ---- detection heads ----------------------------------------------------------------------------------
+
+
+def iou_matrix(boxes: np.ndarray) -> np.ndarray:
+    """TF's IoU of every pair of (y1, x1, y2, x2) boxes in float32, its operations in its order: corners
+    sorted per box, inter = max(dy, 0) * max(dx, 0), inter / (area_i + area_j - inter), 0 where either
+    area is <= 0."""
+    b = np.asarray(boxes, np.float32)
+    ymin, ymax = np.minimum(b[:, 0], b[:, 2]), np.maximum(b[:, 0], b[:, 2])
+    xmin, xmax = np.minimum(b[:, 1], b[:, 3]), np.maximum(b[:, 1], b[:, 3])
+    area = (ymax - ymin) * (xmax - xmin)
+    dy = np.minimum(ymax[:, None], ymax[None, :]) - np.maximum(ymin[:, None], ymin[None, :])
+    dx = np.minimum(xmax[:, None], xmax[None, :]) - np.maximum(xmin[:, None], xmin[None, :])
+    inter = np.maximum(dy, np.float32(0)) * np.maximum(dx, np.float32(0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        iou = inter / (area[:, None] + area[None, :] - inter)
+    return np.where((area[:, None] <= 0) | (area[None, :] <= 0), np.float32(0), iou).astype(np.float32)
+
+
+def nms_selected(boxes: np.ndarray, scores: np.ndarray, limit: int, iou_threshold: float,
+                 score_threshold: float) -> list[int]:
+    """The indices TF's greedy (hard) non-max suppression selects, in its order."""
+    scores = np.asarray(scores, np.float32)
+    over = np.asarray(iou_matrix(boxes) > np.float32(iou_threshold))
+    selected: list[int] = []
+    for i in np.argsort(-scores, kind="stable"):
+        if len(selected) >= limit:
+            break
+        if scores[i] > np.float32(score_threshold) and not over[i, selected].any():
+            selected.append(int(i))
+    return selected
+
+
+@reference_op("non_max_suppression")
+def non_max_suppression(node: Node, boxes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    limit = int(node.attrs["max_output_size"])
+    picked = nms_selected(boxes, scores, limit, node.attrs["iou_threshold"], node.attrs["score_threshold"])
+    if node.attrs["output"] == "count":
+        return np.asarray(len(picked), np.int32)
+    if node.attrs["output"] == "scores":
+        return np.pad(np.asarray(scores, np.float32)[picked], (0, limit - len(picked)))
+    return np.pad(np.asarray(picked, np.int32), (0, limit - len(picked)))
+
+
+@reference_op("prefix")
+def prefix(node: Node, x: np.ndarray, count: np.ndarray) -> np.ndarray:
+    return x[: int(np.asarray(count).reshape(()))]

@@ -155,3 +155,16 @@ def repeat(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[st
 def crop(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """Each axis less what is cropped off both ends."""
     return tuple(n - int(b) - int(e) for n, (b, e) in zip(inputs[0], attrs["crops"]))
+
+
+# ---- detection heads --------------------------------------------------------------------------------
+
+
+def non_max_suppression(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """(max_output_size,) for the indices and scores, () for the count."""
+    return () if attrs["output"] == "count" else (int(attrs["max_output_size"]),)
+
+
+def first(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """The first input's shape (prefix: the longest its data-dependent length can be)."""
+    return tuple(inputs[0])

@@ -17,6 +17,7 @@ from tf_convert.emitters.base import EmitResult
 from tf_convert.emitters.options import options_for, validate
 
 from . import (  # noqa: F401  (one module per family: fills TABLE)
+    detection,
     elementwise,
     elementwise_bitwise,
     elementwise_quant,

@@ -35,13 +35,17 @@ class Built:
     size_bound: str | None = None  # why the model only runs at the conversion's H/W (None: any)
 
 
-def _value_info(name: str, tensor: ir.Tensor, free_batch: bool = False, free: frozenset[int] = frozenset()) -> Any:
+def _value_info(name: str, tensor: ir.Tensor, free_batch: bool = False, free: frozenset[int] = frozenset(),
+                counted: bool = False) -> Any:
     """The tensor's type; `free_batch` names axis 0 "N", `free` names the axes that follow the input
-    size (an image's H/W, a sequence's length L): symbolic dims, onnxruntime computes an output's."""
+    size (an image's H/W, a sequence's length L), `counted` names axis 0 "<name>_count" (its length
+    depends on the data): symbolic dims, onnxruntime computes an output's."""
     from onnx import helper
 
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(tensor.dtype))
     dims: list[Any] = list(tensor.shape)
+    if counted:
+        dims[0] = f"{name}_count"
     if free_batch and dims:
         dims[0] = "N"
     volume = dict(zip(sorted(free), "DHW")) if len(dims) == 5 else {}  # NDHWC or NCDHW: D, H, W in order
@@ -81,7 +85,8 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
             collected.nodes.append(helper.make_node("Identity", [name], [alias], name=alias))
             name = alias
         seen.add(name)
-        outputs.append(_value_info(name, graph.tensors[t], free_batch(t), free.get(t, frozenset())))
+        outputs.append(_value_info(name, graph.tensors[t], free_batch(t), free.get(t, frozenset()),
+                                   graph.data_dependent_length(t) is not None))
 
     onnx_graph = helper.make_graph(
         collected.nodes,

@@ -16,6 +16,7 @@ from tf_convert.convert.progress import SILENT, Progress
 from ..base import EmitResult
 from ..options import options_for
 from . import (  # noqa: F401  (one module per family: fills TABLE)
+    detection,
     elementwise,
     elementwise_bitwise,
     elementwise_quant,

@@ -16,7 +16,7 @@ from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import ops  # noqa: F401 - registers the handlers
+from . import complex_values, lengths, ops  # noqa: F401 - registers the handlers
 from .context import NHWC_TO_NCHW, Context, NotConvertible, Val, show_shape
 from .graphio import node_of
 from .loader import Frozen
@@ -181,7 +181,9 @@ def _convert_ops(ctx: Context, ops_: list[Any], library: dict[str, Any] | None =
             poisoned.update(t.name for t in op.outputs)
             continue
         try:
-            handler(ctx, op)
+            lengths.follow(ctx, op)
+            if not complex_values.follow(ctx, op):
+                handler(ctx, op)
         except NotConvertible as e:
             problems.append(Unsupported(op.type, op.name, str(e)))
             poisoned.update(t.name for t in op.outputs)
@@ -201,6 +203,7 @@ def _add_outputs(ctx: Context, names: list[str], tensors: list[Any]) -> None:
         rank = len(graph.shape(v.ir))
         if v.perm is not None and not (rank == 4 and v.perm == NHWC_TO_NCHW):
             v = Val(ctx.tf_order(t))  # outputs are NCHW (for NHWC) or in TF's own order
+        v = Val(lengths.cut(ctx, t, v.ir, _ir_name(src)), v.perm)
         name = v.ir
         if v.ir != _ir_name(src) or v.ir in graph.outputs or v.ir in graph.inputs:
             name = graph.add_node("identity", graph.unique_name(_ir_name(src)), [v.ir], graph.shape(v.ir),

@@ -256,6 +256,30 @@ OTHER_OPS.update({
     "top_k_indices": [({"k": 2}, {}, [X4], lambda tf, x: tf.math.top_k(x, 2).indices)],
 })
 
+# ---- detection heads: overlapping boxes (some with flipped corners, one empty), tied scores -------
+_BOXES = np.concatenate([_f32(12, 2, lo=0, hi=0.6, seed=21), _f32(12, 2, lo=0, hi=0.6, seed=22) + 0.3], 1)
+_BOXES[::3] = _BOXES[::3][:, [2, 3, 0, 1]]
+_BOXES[5] = [0.2, 0.2, 0.2, 0.5]
+_SCORES = np.round(_f32(12, lo=0, hi=1, seed=23) * 4) / 4  # quarters: ties, and scores on the threshold
+
+
+def _nms_row(output: str, limit: int = 9, iou: float = 0.3, score: float = 0.25):
+    def reference(tf, b, s):
+        picked = tf.raw_ops.NonMaxSuppressionV5(boxes=b, scores=s, max_output_size=limit, iou_threshold=iou,
+                                                score_threshold=score, soft_nms_sigma=0.0,
+                                                pad_to_max_output_size=True)
+        return picked[{"indices": 0, "scores": 1, "count": 2}[output]]
+
+    attrs = {"max_output_size": limit, "iou_threshold": iou, "score_threshold": score, "output": output}
+    return attrs, {}, [_BOXES, _SCORES], reference
+
+
+OTHER_OPS.update({
+    "non_max_suppression": [_nms_row("indices"), _nms_row("scores"), _nms_row("count"),
+                            _nms_row("indices", limit=20, iou=0.0, score=-1.0)],
+    "prefix": [({}, {}, [X4, np.int32(2)], lambda tf, x, c: x[:c])],
+})
+
 # ---- sequence (issue 23 part C): each row against the Keras layer holding the same weights --------
 def _recurrent_row(op: str, seed: int = 0, zero_recurrent_bias: bool = False, **attrs):
     node_attrs, params = sequence_cases.recurrent_node_spec(op, 3, 4, seed=seed, **attrs)

@@ -506,7 +506,7 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
     q = add("gru", (1, 2, 3), [q], attrs, params)
     attrs, params = recurrent_node_spec("rnn", 3, 2, output="last_h")
     q = add("rnn", (1, 2), [q], attrs, params)
-    g.outputs = [t, r, ln, am, oh, oh2, f, v, q, _issue22_chain(g, add, mp), _bitwise_chain(g)]
+    g.outputs = [t, r, ln, am, oh, oh2, f, v, q, _issue22_chain(g, add, mp), _bitwise_chain(g), *_detection_chain(g)]
     return g, np.abs(rand(1, 3, 8, 9))
 
 
@@ -569,6 +569,20 @@ def _bitwise_chain(g: ir.Graph) -> str:
     for op in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
         acc = node(op, [acc, three])
     return node("cast", [node("bitwise_not", [acc])], {"dtype": "float32"}, "float32")
+
+
+def _detection_chain(g: ir.Graph) -> list[str]:
+    """Non-max suppression of boxes and scores read off x (54 boxes), and its data-dependent cut."""
+    boxes = g.add_node("reshape", g.unique_name("chain/boxes"), ["x"], (54, 4), {"shape": (54, 4)})
+    scores = g.add_node("slice", g.unique_name("chain/scores4"), [boxes], (54, 1), {"begin": (0, 0), "end": (54, 1)})
+    scores = g.add_node("reshape", g.unique_name("chain/scores"), [scores], (54,), {"shape": (54,)})
+    attrs = {"max_output_size": 10, "iou_threshold": 0.3, "score_threshold": 0.0}
+    picked = {out: g.add_node("non_max_suppression", g.unique_name(f"chain/nms_{out}"), [boxes, scores],
+                              () if out == "count" else (10,), {**attrs, "output": out},
+                              out_dtype="float32" if out == "scores" else "int32")
+              for out in ("indices", "scores", "count")}
+    cut = g.add_node("prefix", g.unique_name("chain/prefix"), [picked["indices"], picked["count"]], (10,))
+    return [picked["scores"], picked["count"], cut]
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")

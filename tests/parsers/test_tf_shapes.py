@@ -337,6 +337,22 @@ SHAPE_CASES.update({
                         _RAW.LeftShift(x=_ph([2, 3], tf.int32), y=_ph([3], tf.int32)),
                         _RAW.RightShift(x=_ph([None, 3], tf.int64), y=_ph([1, 1], tf.int64)),
                         _RAW.Invert(x=_ph([2, None], tf.int32)), _RAW.PopulationCount(x=_ph([None, 3], tf.int64))],
+    # non-max suppression: the selection's length is unknown unless padded; the spectral ops and their parts
+    "detection": lambda: [
+        _RAW.NonMaxSuppression(boxes=_ph([7, 4]), scores=_ph([7]), max_output_size=5, iou_threshold=0.5),
+        _RAW.NonMaxSuppressionV2(boxes=_ph([7, 4]), scores=_ph([7]), max_output_size=5, iou_threshold=0.5),
+        _RAW.NonMaxSuppressionV3(boxes=_ph([None, 4]), scores=_ph([None]), max_output_size=5, iou_threshold=0.5,
+                                 score_threshold=0.1),
+        *_RAW.NonMaxSuppressionV4(boxes=_ph([7, 4]), scores=_ph([7]), max_output_size=9, iou_threshold=0.5,
+                                  score_threshold=0.1, pad_to_max_output_size=True),
+        *_RAW.NonMaxSuppressionV5(boxes=_ph([7, 4]), scores=_ph([7]), max_output_size=3, iou_threshold=0.5,
+                                  score_threshold=0.1, soft_nms_sigma=0.0, pad_to_max_output_size=False)],
+    "spectral": lambda: [
+        tf.signal.rfft(_ph([2, 9]), [12]), tf.signal.irfft(tf.signal.rfft(_ph([3, None])), [7]),
+        tf.signal.rfft2d(_ph([2, 5, 6])), tf.signal.irfft2d(tf.signal.rfft2d(_ph([5, 6])), [4, 9]),
+        tf.abs(tf.signal.ifft(tf.signal.fft(tf.complex(_ph([2, 4]), _ph([2, 4]))))),
+        tf.math.real(tf.complex(_ph([3]), _ph([3]))), tf.math.imag(tf.signal.rfft(_ph([8]))),
+        tf.math.angle(tf.signal.rfft(_ph([None, 8])))],
 })
 
 
@@ -487,6 +503,8 @@ FOLD_CASES = {
                          tf.gather_nd(_f(3, 4, 2), _i([[0, 1], [2, 3]])), tf.gather_nd(_f(3, 4), _i([[[2], [0]]])),
                          tf.scatter_nd(_i([[1], [3], [1]]), _f(3, 2), _i([5, 2]))),
     # fake-quantized weights (quantization-aware graphs) fold, per channel too; min == max == 0 gives zeros
+    "complex": lambda: (tf.math.real(tf.complex(_f(2, 3), _f(2, 3) * 2) * tf.complex(_f(3), -_f(3))),
+                        tf.math.imag(tf.complex(_f(4), _f(4)))),
     "fake_quant": lambda: (tf.quantization.fake_quant_with_min_max_args(_f(4, 5) * 4, -1.5, 2.5, 6, True),
                            tf.quantization.fake_quant_with_min_max_vars(_f(4, 5) * 4, _f() - 2.0, _f() + 2.5, 8),
                            tf.quantization.fake_quant_with_min_max_vars_per_channel(
