@@ -46,11 +46,11 @@ from typing import Any
 import numpy as np
 
 from tf_convert import parsers
+from tf_convert.convert import isolated
 from tf_convert.convert.errors import ConvertError
 from tf_convert.convert.ir import Graph
 from tf_convert.parsers.source import open_source
 
-from . import isolated
 from .interrupts import exit_now
 from .requirements import check_reference
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import isolated
+from tf_convert.convert import isolated
+
 from .shared import EVENTS, MEMORY, PLUGIN, quiet_environment
 
 NO_WORKERS_GRACE = 300.0  # seconds without any worker before the rest of the run is given up

@@ -13,17 +13,19 @@ import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tf_convert.convert import ir
-from tf_convert.convert.errors import Unsupported, UnsupportedError
+from tf_convert.convert import ir, isolated
+from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError
 from tf_convert.convert.ir.lazy import is_lazy, materialize
+from tf_convert.parsers import tensorflow as tf_parser
 from tf_convert.parsers.base import ParseOptions
 
+from .builder import is_model, layer_name
+from .source import KerasSource
 from .table import TABLE, table_key
 
 TRACE_TIMEOUT_S = 600
@@ -61,8 +63,6 @@ def foreign_classes(config: dict[str, Any]) -> list[Foreign]:
 
 
 def _foreign_classes(config: dict[str, Any]) -> list[Foreign]:
-    from .builder import is_model, layer_name
-
     if not isinstance(config.get("class_name"), str):
         return []
     if not is_model(config):
@@ -119,14 +119,11 @@ def refusal(path: Path, kind: str, found: list[Foreign], options: ParseOptions) 
 def parse_traced(path: Path, found: list[Foreign], options: ParseOptions) -> ir.Graph:
     """Keras loads `path` and exports its call as a SavedModel in a child process; the TF parser
     converts that graph. Nothing of the export outlives this call (weights are read into memory)."""
-    from tf_convert.convert.errors import InputError
-    from tf_convert.parsers import tensorflow as tf_parser
-
     work = Path(tempfile.mkdtemp(prefix="convert-keras-trace-"))
     try:
         exported = work / "saved_model"
-        cmd = [sys.executable, "-m", "tf_convert.parsers.keras.trace_child", str(path), str(exported),
-               "safe" if options.safe_mode else "unsafe"]
+        cmd = isolated.python_module("tf_convert.parsers.keras.trace_child", str(path), str(exported),
+                                     "safe" if options.safe_mode else "unsafe")
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=TRACE_TIMEOUT_S, env=env)
@@ -157,8 +154,6 @@ def parse_traced(path: Path, found: list[Foreign], options: ParseOptions) -> ir.
 
 def is_traced(path: Path) -> bool:
     """Whether `path` converts through Keras's trace (the reference then calls the model as a whole)."""
-    from .source import KerasSource
-
     with KerasSource(path) as source:
         return bool(foreign_classes(source.config)) if isinstance(source.config, dict) else False
 
