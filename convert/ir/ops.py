@@ -348,7 +348,7 @@ OPS: dict[str, OpSpec] = {
     "gelu": OpSpec(("approximate",), (), "GELU; approximate in {'none', 'tanh'}.", "unary",
                    types={"approximate": Attr("str", "none", ("none", "tanh"))},
                    keras={"gelu": {"approximate": "none"}}),  # keras.activations.gelu defaults to exact
-    "exp": OpSpec((), (), "exp(x).", "unary", foldable=True, tf=("Exp",)),
+    "exp": OpSpec((), (), "exp(x).", "unary", foldable=True, tf=("Exp",), keras={"exponential": {}}),
     "sqrt": OpSpec((), (), "sqrt(x).", "unary", foldable=True, tf=("Sqrt",)),
     "rsqrt": OpSpec((), (), "1 / sqrt(x).", "unary", foldable=True, tf=("Rsqrt",)),
     "square": OpSpec((), (), "x * x.", "unary", foldable=True, tf=("Square",)),

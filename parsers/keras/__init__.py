@@ -14,11 +14,12 @@ from tf_convert.convert import ir
 from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.parsers.base import ParseOptions
 
-# importing the handler modules registers them in TABLE
+# importing the handler modules registers them in TABLE (schema: the config shape, checked first)
 from . import (  # noqa: F401  (one module per family: fills TABLE)
     elementwise,
     nn,
     resize,
+    schema,
     sequence,
     sequence_recurrent,
     shape,
@@ -50,12 +51,10 @@ def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
             raise refused
         return traced.parse_traced(Path(path), found, options)
     with KerasSource(path) as source:
-        try:
-            return Builder(source, options).build()
-        except (ConvertError, MemoryError):
-            raise
-        except Exception as err:  # noqa: BLE001 - the config is not the shape Keras writes: a corrupt file
-            raise InputError(f"{path}: malformed Keras model config ({type(err).__name__}: {err})") from None
+        # a config not of the shape Keras writes is a corrupt file (exit 2, naming what is wrong); past
+        # this check an exception in the builder is a bug and surfaces as one (exit 1)
+        schema.check(source.config, str(path))
+        return Builder(source, options).build()
 
 
 def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -418,9 +418,6 @@ class Builder:
             return [POISON] * 8
         except (ConvertError, MemoryError):
             raise
-        except Exception as err:  # noqa: BLE001 - a config the handler cannot use: the file is corrupt
-            where = f"{self.source.path}: layer '{call.layer}' ({call.class_name})"
-            raise InputError(f"{where}: the layer config cannot be used ({type(err).__name__}: {err})") from None
 
 
 # ---- integer inputs (token ids) stay integer ------------------------------------

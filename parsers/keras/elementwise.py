@@ -190,6 +190,58 @@ def average(call: Call) -> list[str]:
     return [call.add("mul", [total, k], call.shape(total))]
 
 
+# Keras 3 L2-normalises as x * min(rsqrt(sum x^2), 1 / 1e-7); tf_keras as x * rsqrt(max(sum x^2, 1e-12))
+_DOT_EPS_SQUARED = {False: 1e-14, True: 1e-12}  # keyed by call.legacy
+
+
+def _l2_normalize(call: Call, x: str, axis: int, suffix: str) -> str:
+    """x / its L2 norm along `axis`, as the library that wrote the file computes it."""
+    shape = call.shape(x)
+    kept = tuple(1 if i == axis else d for i, d in enumerate(shape))
+    sq = call.add("square", [x], shape, suffix=f"{suffix}/square")
+    total = call.add("reduce_sum", [sq], kept, {"axes": (axis,), "keepdims": True}, suffix=f"{suffix}/sum")
+    eps = call.const(np.full((1,) * len(shape), _DOT_EPS_SQUARED[call.legacy], np.float32), f"{suffix}/eps")
+    floor = call.add("maximum", [total, eps], kept, suffix=f"{suffix}/floor")
+    inv = call.add("rsqrt", [floor], kept, suffix=f"{suffix}/inv_norm")
+    return call.add("mul", [x, inv], shape, suffix=suffix)
+
+
+@TABLE.register("Dot")
+def dot(call: Call) -> list[str]:
+    """keras.layers.Dot: batch_dot over one axis of each input (rank 2 or 3), after an optional L2
+    normalisation along that axis."""
+    if len(call.inputs) != 2:
+        raise call.unsupported(f"Dot of {len(call.inputs)} inputs; Keras takes exactly 2")
+    x1, x2 = call.inputs
+    ranks = (len(call.shape(x1)), len(call.shape(x2)))
+    if ranks not in ((2, 2), (3, 3)):
+        raise call.unsupported(f"Dot of rank {ranks[0]} and {ranks[1]} inputs; only rank 2 or 3 pairs convert")
+    axes = call.config.get("axes")
+    axes = [axes, axes] if isinstance(axes, int) else axes
+    if not (isinstance(axes, list) and len(axes) == 2 and all(isinstance(a, int) for a in axes)):
+        raise call.unsupported(f"Dot axes={axes!r}; expected an integer or two")
+    a1, a2 = (a % r for a, r in zip(axes, ranks))
+    if 0 in (a1, a2):
+        raise call.unsupported("Dot over the batch axis")
+    if call.shape(x1)[a1] != call.shape(x2)[a2]:
+        raise call.unsupported(f"Dot axes {a1} and {a2} differ in size")
+    if call.config.get("normalize"):
+        x1 = _l2_normalize(call, x1, a1, "/normalize0")
+        x2 = _l2_normalize(call, x2, a2, "/normalize1")
+    if ranks == (2, 2):  # (B, F) . (B, F) -> (B, 1)
+        prod = call.add("mul", [x1, x2], call.shape(x1), suffix="/mul")
+        return [call.add("reduce_sum", [prod], (call.shape(x1)[0], 1), {"axes": (1,), "keepdims": True})]
+    # rank 3: contract x1's axis a1 with x2's axis a2 -> (B, x1's free axis, x2's free axis)
+    if a1 == 1:
+        b, n, m = call.shape(x1)
+        x1 = call.add("transpose", [x1], (b, m, n), {"perm": (0, 2, 1)}, suffix="/transpose0")
+    if a2 == 2:
+        b, n, m = call.shape(x2)
+        x2 = call.add("transpose", [x2], (b, m, n), {"perm": (0, 2, 1)}, suffix="/transpose1")
+    out = (call.shape(x1)[0], call.shape(x1)[1], call.shape(x2)[2])
+    return [call.add("matmul", [x1, x2], out)]
+
+
 def _ops_binary(op: str):
     """keras.ops.<op>(a, b) with tensors and/or Python constants."""
 

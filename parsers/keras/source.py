@@ -72,6 +72,14 @@ class H5LegacyStore:
         return []  # .h5 lists a composite layer's weights under the layer itself (get)
 
     def get(self, path: tuple[str, ...]) -> Named:
+        try:
+            return self._get(path)
+        except (KeyError, OSError, RuntimeError, ValueError) as err:  # h5py on a damaged object header
+            first = str(err).splitlines()[0][:150] if str(err) else ""
+            raise InputError(f"layer '{'/'.join(path)}': its weights cannot be read ({type(err).__name__}: "
+                             f"{first}); the file is corrupt") from None
+
+    def _get(self, path: tuple[str, ...]) -> Named:
         if path[0] not in self._group:
             return []
         layer = self._group[path[0]]

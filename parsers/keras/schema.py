@@ -1,0 +1,149 @@
+"""The shape of the model config Keras writes, checked before the builder reads it.
+
+A file whose config breaks it is corrupt (exit 2, naming the key and the layer); past this check the
+builder may index the config freely, and an exception there is a bug (exit 1), not a bad file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tf_convert.convert.errors import InputError
+
+MAX_DEPTH = 64  # nested models; a deeper config is not one Keras wrote
+# layer arguments Keras requires to be positive integers (or a tuple of them; None: the default)
+POSITIVE_INTS = ("strides", "kernel_size", "pool_size", "dilation_rate", "filters", "units", "groups",
+                 "depth_multiplier", "size")
+
+
+def check(config: Any, where: str) -> None:
+    """Raise InputError naming the first part of `config` that is not the shape Keras writes."""
+    _model(config, where, "the model", 0)
+
+
+def _fail(where: str, at: str, what: str) -> InputError:
+    return InputError(f"{where}: malformed Keras model config: {at} {what}; the file is corrupt")
+
+
+def _model(cfg: Any, where: str, at: str, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise _fail(where, at, f"nests models more than {MAX_DEPTH} deep")
+    if not isinstance(cfg, dict):
+        raise _fail(where, at, f"is a {type(cfg).__name__}, not an object")
+    if not isinstance(cfg.get("class_name"), str):
+        raise _fail(where, at, "has no 'class_name' string")
+    conf = cfg.get("config")
+    if not isinstance(conf, dict):
+        raise _fail(where, at, "has no 'config' object")
+    layers = conf.get("layers")
+    if not isinstance(layers, list):
+        raise _fail(where, at, "has no 'layers' list")
+    names = []
+    for i, layer in enumerate(layers):
+        names.append(_layer(layer, where, f"{at}, layer #{i}", depth))
+    if cfg["class_name"] == "Sequential":
+        if not layers:
+            raise _fail(where, at, "is a Sequential model without layers")
+        return
+    known = set(names)
+    for key in ("input_layers", "output_layers"):
+        refs = conf.get(key)
+        if refs is None:
+            raise _fail(where, at, f"has no '{key}'")
+        for ref in _ref_list(refs, where, f"{at} '{key}'"):
+            if ref[0] not in known:
+                raise _fail(where, f"{at} '{key}'", f"names layer '{ref[0]}', which the model does not have")
+    for ref in _ref_list(conf["input_layers"], where, f"{at} 'input_layers'"):
+        layer = layers[names.index(ref[0])]
+        shape = layer["config"].get("batch_shape") or layer["config"].get("batch_input_shape")
+        if layer["class_name"] == "InputLayer" and not _shape(shape):
+            raise _fail(where, f"input layer '{ref[0]}'", "has no 'batch_shape' list of sizes")
+
+
+def _layer(layer: Any, where: str, at: str, depth: int) -> str:
+    if not isinstance(layer, dict):
+        raise _fail(where, at, f"is a {type(layer).__name__}, not an object")
+    if not isinstance(layer.get("class_name"), str):
+        raise _fail(where, at, "has no 'class_name' string")
+    conf = layer.get("config")
+    if not isinstance(conf, dict):
+        raise _fail(where, at, "has no 'config' object")
+    name = layer.get("name") or conf.get("name")
+    if not isinstance(name, str):
+        raise _fail(where, at, "has no 'name' string")
+    at = f"layer '{name}'"
+    for key in POSITIVE_INTS:
+        value = conf.get(key)
+        values = value if isinstance(value, list) else [value]
+        if value is not None and not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+            raise _fail(where, at, f"has {key}={str(value)[:40]}, not positive integers")
+    nodes = layer.get("inbound_nodes", [])
+    if not isinstance(nodes, list):
+        raise _fail(where, at, "has an 'inbound_nodes' that is not a list")
+    for node in nodes:
+        _node(node, where, at)
+    if layer["class_name"] in ("Functional", "Model", "Sequential") and "layers" in conf:
+        _model(layer, where, f"nested model '{name}'", depth + 1)
+    return name
+
+
+def _node(node: Any, where: str, at: str) -> None:
+    if isinstance(node, dict):  # Keras 3: {args, kwargs}
+        if not isinstance(node.get("args", []), list) or not isinstance(node.get("kwargs", {}), dict):
+            raise _fail(where, at, "has a call node whose 'args' is not a list or 'kwargs' not an object")
+        _history(node, where, at)
+    elif isinstance(node, list):  # Keras 2: the first argument's structure, [layer, node, tensor(, kwargs)] leaves
+        _k2_leaves(node, where, at)
+    else:
+        raise _fail(where, at, f"has a call node that is a {type(node).__name__}")
+
+
+def _history(value: Any, where: str, at: str) -> None:
+    """Every keras tensor names [layer, node index, tensor index]."""
+    if isinstance(value, dict):
+        if value.get("class_name") == "__keras_tensor__":
+            history = value.get("config", {}).get("keras_history") if isinstance(value.get("config"), dict) else None
+            if not _is_ref(history):
+                raise _fail(where, at, "has a keras tensor without a [layer, node, tensor] 'keras_history'")
+            return
+        if value.get("class_name") in ("__tensor__", "__numpy__"):
+            if not isinstance(value.get("config"), dict) or "value" not in value["config"]:
+                raise _fail(where, at, f"has a {value['class_name']} constant without a 'value'")
+            return
+        for v in value.values():
+            _history(v, where, at)
+    elif isinstance(value, list):
+        for v in value:
+            _history(v, where, at)
+
+
+def _k2_leaves(value: Any, where: str, at: str) -> None:
+    if isinstance(value, list) and len(value) in (3, 4) and isinstance(value[0], str):
+        if value[0] != "_CONSTANT_VALUE" and not _is_ref(value[:3]):
+            raise _fail(where, at, f"has an inbound node {str(value)[:60]} that is not [layer, node, tensor]")
+        return
+    if isinstance(value, list):
+        for v in value:
+            _k2_leaves(v, where, at)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _k2_leaves(v, where, at)
+    else:
+        raise _fail(where, at, f"has an inbound node element {str(value)[:40]!r}, not [layer, node, tensor]")
+
+
+def _is_ref(value: Any) -> bool:
+    return (isinstance(value, (list, tuple)) and len(value) == 3 and isinstance(value[0], str)
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value[1:]))
+
+
+def _ref_list(value: Any, where: str, at: str) -> list:
+    refs = [value] if isinstance(value, list) and value and isinstance(value[0], str) else value
+    if not isinstance(refs, list) or not all(_is_ref(r) for r in refs):
+        raise _fail(where, at, "is not a list of [layer, node, tensor]")
+    return refs
+
+
+def _shape(value: Any) -> bool:
+    return isinstance(value, list) and all(d is None or (isinstance(d, int) and not isinstance(d, bool))
+                                           for d in value)
