@@ -88,6 +88,7 @@ CASES: list[Case] = [
     Case("PReLU", (IMG,), lambda K, r: K.layers.PReLU(alpha_initializer="random_uniform")),
     Case("Softmax", (SEQ,), lambda K, r: K.layers.Softmax()),
     Case("Activation", (IMG,), lambda K, r: K.layers.Activation(_act(r))),
+    Case("Activation_exp", (IMG,), lambda K, r: K.layers.Activation("exponential")),
     Case("Flatten", (IMG,), lambda K, r: K.layers.Flatten()),
     Case("Reshape", (IMG,), lambda K, r: K.layers.Reshape((9, 21))),
     Case("Permute", (IMG,), lambda K, r: K.layers.Permute(_pick(r, (2, 1, 3), (3, 1, 2)))),
@@ -111,7 +112,11 @@ CASES: list[Case] = [
     Case("Maximum", (IMG, IMG), lambda K, r: K.layers.Maximum()),
     Case("Minimum", (IMG, IMG), lambda K, r: K.layers.Minimum()),
     Case("Concatenate", (IMG, IMG), lambda K, r: K.layers.Concatenate(axis=_pick(r, -1, 1, 2))),
-    Case("Dot", (SEQ, SEQ), lambda K, r: K.layers.Dot(axes=_pick(r, 1, 2))),
+    Case("Dot", (SEQ, SEQ), lambda K, r: K.layers.Dot(axes=_pick(r, 1, 2, -1, (1, 1), (2, -1)),
+                                                      normalize=bool(r.integers(2)))),
+    Case("Dot_cross", (SEQ, SEQ[::-1]), lambda K, r: K.layers.Dot(axes=_pick(r, (2, 1), (1, 2)),
+                                                                  normalize=bool(r.integers(2)))),
+    Case("Dot_vec", (VEC, VEC), lambda K, r: K.layers.Dot(axes=_pick(r, 1, -1), normalize=bool(r.integers(2)))),
     Case("Embedding", ((6,),), lambda K, r: K.layers.Embedding(10, 4), ints=True),
     Case("SimpleRNN", (SEQ,), lambda K, r: K.layers.SimpleRNN(3, return_sequences=bool(r.integers(2)))),
     Case("LSTM", (SEQ,), lambda K, r: K.layers.LSTM(3, return_sequences=bool(r.integers(2)))),
@@ -126,7 +131,8 @@ CASES: list[Case] = [
 DEFAULT = ("Dense", "Conv1D", "Conv2D", "Conv2D_dilated", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D",
            "MaxPooling2D", "AveragePooling2D", "GlobalAveragePooling2D", "BatchNormalization", "LayerNormalization",
            "ReLU", "PReLU", "Activation", "Flatten", "Permute", "Cropping2D", "ZeroPadding1D", "UpSampling2D",
-           "Add", "Average", "Concatenate", "Embedding", "LSTM", "MultiHeadAttention", "Conv3D")
+           "Add", "Average", "Concatenate", "Embedding", "LSTM", "MultiHeadAttention", "Conv3D", "Dot", "Dot_cross",
+           "Dot_vec", "Activation_exp")
 
 
 def case(name: str) -> Case:
