@@ -905,6 +905,17 @@ sample("NonMaxSuppressionV4", "NonMaxSuppressionV4_valid", lambda tf, t: tf.resh
 sample("NonMaxSuppressionV5", "NonMaxSuppressionV5", lambda tf, t: raw(
     tf, "NonMaxSuppressionV5", *_nms_in(tf, t), 40, 0.5, 0.5, 0.0, pad_to_max_output_size=True)[1])
 
+# ---- CropAndResize: ROI pooling of img, 6 boxes read off u (some partly off the image: extrapolated) ---------
+def _crop_boxes(tf: Any, t: dict[str, Any]) -> Any:
+    return tf.reshape(t["u"], [-1, 4])[:6] * 0.8 + 0.4
+
+
+sample("CropAndResize", "CropAndResize", lambda tf, t: raw(
+    tf, "CropAndResize", t["img"], _crop_boxes(tf, t), np.zeros(6, np.int32), np.int32([4, 3]),
+    extrapolation_value=-1.0))
+sample("CropAndResize", "CropAndResize_nearest", lambda tf, t: raw(
+    tf, "CropAndResize", t["img"], _crop_boxes(tf, t), np.zeros(6, np.int32), np.int32([5, 2]), method="nearest"))
+
 # ---- spectral ops: a complex tensor between them, read back by ComplexAbs / Real / Imag / Angle ---------------
 sample("RFFT", "RFFT", lambda tf, t: tf.abs(raw(tf, "RFFT", t["x"], np.int32([4]))))
 sample("IRFFT", "IRFFT", lambda tf, t: raw(tf, "IRFFT", raw(tf, "RFFT", t["x"], np.int32([5])), np.int32([5])))
