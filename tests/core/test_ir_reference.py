@@ -278,6 +278,13 @@ OTHER_OPS.update({
     "non_max_suppression": [_nms_row("indices"), _nms_row("scores"), _nms_row("count"),
                             _nms_row("indices", limit=20, iou=0.0, score=-1.0)],
     "prefix": [({}, {}, [X4, np.int32(2)], lambda tf, x, c: x[:c])],
+    # ROI crops of an NHWC image: boxes partly off it (extrapolated), flipped, one row or column
+    "crop_and_resize": [
+        ({"size": size, "method": method, "extrapolation_value": fill}, {},
+         [_f32(2, 6, 7, 3, seed=24), _f32(5, 4, lo=-0.3, hi=1.3, seed=25), np.int32([0, 1, 1, 0, 1])],
+         lambda tf, x, b, i, size=size, method=method, fill=fill: tf.image.crop_and_resize(
+             x, b, i, size, method=method, extrapolation_value=fill))
+        for size, method, fill in (((4, 5), "bilinear", 0.0), ((3, 1), "nearest", -2.0), ((1, 2), "bilinear", 1.0))],
 })
 
 # ---- sequence (issue 23 part C): each row against the Keras layer holding the same weights --------

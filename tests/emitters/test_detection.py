@@ -208,6 +208,8 @@ REFUSALS = {
                            "depends on the data"),
     "runtime_threshold": (lambda b, s: tf.image.non_max_suppression(b, s, 5, iou_threshold=tf.reduce_max(s)),
                           "must be a constant"),
+    "crop_of_a_uint8_image": (lambda b, s: tf.image.crop_and_resize(
+        tf.cast(b[None, :, :, None] * 100, tf.uint8), b, tf.zeros([6], tf.int32), [2, 2]), "float32 only"),
 }
 
 
