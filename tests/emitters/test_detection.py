@@ -281,3 +281,20 @@ def test_crop_and_resize_roi_pooling_every_target(tmp_path):
         assert all(e == 0.0 for c, e in found[target].items() if c.startswith("raw_")), found[target]
         assert all(e <= TOLERANCE for e in found[target].values()), found[target]
     assert set(found["caffe"]) == cases and all(isinstance(e, str) for e in found["caffe"].values()), found["caffe"]
+
+
+@pytest.mark.slow  # a CLI run with TF's reference child and MXNet's (make test-detect-audio)
+@pytest.mark.skipif(not os.environ.get("CONVERT_HEADS_FULL"), reason="CONVERT_HEADS_FULL=1 (make test-detect-audio)")
+def test_cli_verify_takes_mxnets_0d_count_as_0d(tmp_path):
+    """MXNet 1.x returns the 0-d count as shape (1,): --verify compares its one value with TF's, not the
+    shapes. (A single value is constant by nature: the metric's verdict on it is 'cannot tell'.)"""
+    def build(ph):
+        indices, valid = tf.raw_ops.NonMaxSuppressionV4(
+            boxes=ph["boxes"], scores=ph["scores"], max_output_size=6, iou_threshold=0.5, score_threshold=0.2,
+            pad_to_max_output_size=True)
+        return {"selected": indices, "valid": valid}
+
+    pb, _ = _frozen(tmp_path / "count.pb", build, {"boxes": [12, 4], "scores": [12]})
+    run = run_cli("tf2mxnet", pb, "-o", str(tmp_path / "mx"), "--verify", "--outputs", "selected,valid")
+    assert "differs from TensorFlow" not in run.stderr, run.stderr
+    assert run.returncode == 0 or "cannot tell" in run.stderr and "valid" in run.stderr, run.stderr
