@@ -1,5 +1,6 @@
 """The TF reference run reads checkpoint weights with TensorFlow's own reader (RestoreV2), never with ours:
-a bug in our bundle reader makes the converted model wrong, and the reference must not share it, or --verify would say OK to a wrong model."""
+a bug in our bundle reader makes the converted model wrong, and the reference must not share it,
+or --verify would say OK to a wrong model."""
 
 from __future__ import annotations
 
