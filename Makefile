@@ -24,11 +24,12 @@ help:
 	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
 	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"
 	@echo "make test-base-install  convert to every target in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
+	@echo "make test-mediapipe  MediaPipe's face_detection_short_range.tflite (from the pinned wheel) to every target, --verify"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-latency, bench-into, bench-ckpt"
-	@echo "make bench-latency  issue 25's command latencies: --help, small Keras -> onnx/torch, MobileNetV2 --verify per target, cold/warm (~5 min)"
-	@echo "make bench-into --into on a 0.1 GB checkpoint vs tf2torch of it (issue 24's goal, ~1 min)"
+	@echo "make bench-latency  command latencies: --help, small Keras -> onnx/torch, MobileNetV2 --verify per target, cold/warm (~5 min)"
+	@echo "make bench-into --into on a 0.1 GB checkpoint vs tf2torch of it (~1 min)"
 	@echo "make bench-ckpt checkpoints of 0.1-2.6 GB, VGG16, ResNet50, MobileNetV2: time/RSS vs naive and ovc (~25 min)"
 	@echo "make bench-lowering  re-measure pad layer vs kernel taps per runtime; rewrites convert/padding/costs.py"
 	@echo "make zoo-tf2onnx  our ONNX vs tf2onnx on every zoo SavedModel (after make zoo)"
@@ -38,6 +39,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade 'pip>=23'
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,test]'
+	$(PY) -m pip install -q -c constraints.txt --no-deps keras-hub
 	touch $@
 
 # MXNet 1.9.1 needs numpy<1.24: its own environment, used only to run converted models.
@@ -54,19 +56,19 @@ test: install mxnet-env
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q -n $(JOBS) --durations=15 tests
 
-# fault injection as a test of the verifier (issue 26): every mutation kind x target x output scale;
+# fault injection as a test of the verifier: every mutation kind x target x output scale;
 # prints caught/located counts per kind and target, exit 1 unless all are caught and located, no false alarm
 verify-faults: install mxnet-env
 	$(PY) -m tests.support.verify_faults --json $(CACHE)/verify-faults.json
 
-# the long corrupt-input fuzz (issue 16): ~450 mutants of every source form, fixed seed
+# the long corrupt-input fuzz: ~450 mutants of every source form, fixed seed
 fuzz: install mxnet-env
 	CONVERT_FUZZ_FULL=1 $(PY) -m pytest -q -n $(JOBS) tests/app/test_fuzz_inputs.py -m "slow or not slow"
 
 test-full: install mxnet-env
 	CONVERT_FULL_MATRIX=1 $(PY) -m pytest -q -n $(JOBS) tests -m "slow or not slow"
 
-# Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (issue 12; builds it in a tmp dir)
+# Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (builds it in a tmp dir)
 test-memory: install mxnet-env
 	CONVERT_MEMORY_TEST=1 $(PY) -m pytest -q -p no:xdist tests/app/test_lazy_weights.py -k peak_memory
 
@@ -84,6 +86,14 @@ test-base-install: install mxnet-env
 	rm -rf $(BASEVENV) && $(PYTHON) -m venv $(BASEVENV)
 	$(BASEVENV)/bin/python -m pip install -q -c constraints.txt '.[onnx,caffe]'
 	CONVERT_BASE_PYTHON=$(BASEVENV)/bin/python $(PY) -m pytest -q -p no:xdist tests/app/test_tf_optional.py -k base_install
+
+# A real MediaPipe model: its .tflite files are data in the mediapipe wheel, installed without its
+# dependencies (nothing of it is imported); the test converts one to every target against TFLite's interpreter
+MEDIAPIPE_VERSION := 0.10.21
+.PHONY: test-mediapipe
+test-mediapipe: install mxnet-env
+	$(PY) -m pip install -q --no-deps mediapipe==$(MEDIAPIPE_VERSION)
+	CONVERT_MEDIAPIPE_TEST=1 $(PY) -m pytest -q -p no:xdist -s tests/app/test_tflite_mediapipe.py
 
 zoo: install mxnet-env
 	$(PY) -m zoo.run --cache $(CACHE)/zoo --report zoo-report.md --jobs $(JOBS)
@@ -104,17 +114,17 @@ bench: install mxnet-env
 	$(MAKE) bench-into
 	$(MAKE) bench-ckpt
 
-# issue 25's command-latency goals (--help <= 0.2 s, small Keras -> onnx <= 0.5 s, MobileNetV2 .keras --verify
+# the command-latency goals (--help <= 0.2 s, small Keras -> onnx <= 0.5 s, MobileNetV2 .keras --verify
 # <= 2.5 s per target, cold and with a warm TF_CONVERT_CACHE_DIR): medians of LATENCY_ROUNDS interleaved rounds
 LATENCY_ROUNDS ?= 5
 bench-latency: install mxnet-env
 	$(PY) -m bench.cli_latency --cache $(CACHE)/bench-latency --zoo-cache $(CACHE)/zoo --rounds $(LATENCY_ROUNDS)
 
-# issue 24's goal: --into on a 0.1 GB checkpoint no slower than tf2torch of it (~1 min)
+# --into on a 0.1 GB checkpoint no slower than tf2torch of it (~1 min)
 bench-into: install
 	$(PY) -m bench.into --cache $(CACHE)/bench-into
 
-# issue 12's checkpoint goals: wall/peak RSS beside the naive floor and OpenVINO's ovc (a bench-only
+# the checkpoint goals: wall/peak RSS beside the naive floor and OpenVINO's ovc (a bench-only
 # dependency); builds its checkpoints into $(CACHE)/bench-ckpt (6 GB too: CKPT_SIZES=0.1,0.5,2.6,6)
 CKPT_SIZES ?= 0.1,0.5,2.6
 bench-ckpt: install mxnet-env

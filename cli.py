@@ -174,6 +174,7 @@ def conversion_options(fn: Callable) -> Callable:
                      help="Value of a scalar placeholder such as is_training=false (repeatable) "
                           "[auto: PlaceholderWithDefault defaults]."),
         click.option("--use-ema", is_flag=True, help="Take ExponentialMovingAverage shadow variables as weights."),
+        click.option("--signature", metavar="NAME", help="A .tflite file's SignatureDef [its main subgraph]."),
         click.option("--verify", is_flag=True, help="Run TF and the target runtime on the same input and compare."),
         click.option("--rtol", type=float, default=1e-4, show_default=True,
                      help="Max relative error max|a-b|/max|ref| per output for --verify (plus a 40 dB SNR floor)."),
@@ -195,6 +196,12 @@ def conversion_options(fn: Callable) -> Callable:
     return fn
 
 
+def _with_signature(settings: tuple[str, ...], signature: str | None) -> tuple[str, ...]:
+    """--signature NAME is the source setting `signature` (a .tflite file's SignatureDef), recorded in
+    conversion.json's source_settings with the rest."""
+    return (*settings, f"signature={signature}") if signature else settings
+
+
 def _check_rtol(rtol: float | None) -> None:
     """--rtol is a relative error: 0 (bit-identical outputs) or more."""
     if rtol is not None and not rtol >= 0:
@@ -202,10 +209,12 @@ def _check_rtol(rtol: float | None) -> None:
 
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
-             as_json, keep_ir, force, quiet=False, timeout=None, max_memory=None, **target_options) -> None:
+             as_json, keep_ir, force, quiet=False, timeout=None, max_memory=None, signature=None,
+             **target_options) -> None:
     from tf_convert.app import api, reference_store, report
 
     _check_rtol(rtol)
+    settings = _with_signature(settings, signature)
     try:
         doc = api.convert(src, target, out, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
                           verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
@@ -352,17 +361,18 @@ def tf2ir(src: Path, **kw: Any) -> None:
 @click.option("--outputs", help="Output tensor names.")
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE", help="Value of a scalar placeholder.")
 @click.option("--use-ema", is_flag=True, help="ExponentialMovingAverage shadow variables as weights.")
+@click.option("--signature", metavar="NAME", help="A .tflite file's SignatureDef [its main subgraph].")
 @click.option("--json", "as_json", is_flag=True, help="Rows as JSON (per target: plan, pad_layer, details).")
 @target_flags(TARGETS)
 @guarded
 def inspect_cmd(src: Path, input_shape, inputs, outputs, settings, use_ema: bool, as_json: bool,
-                **target_options: Any) -> None:
+                signature: str | None = None, **target_options: Any) -> None:
     """The IR as a table: op, shapes, per-side pads (t,b,l,r) and what each target will do
     (with the given target options, e.g. --caffe-pad kernel)."""
     from tf_convert.app import api, inspect
 
     graph, notes = api.load(src, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
-                            settings=settings, use_ema=use_ema)
+                            settings=_with_signature(settings, signature), use_ema=use_ema)
     rows = inspect.rows(graph, target_options)
     click.echo(json.dumps(rows, indent=1) if as_json else inspect.render(graph, target_options, rows))
     for note in notes:

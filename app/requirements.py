@@ -31,6 +31,8 @@ class Need:
 
 REFERENCE = Need("tensorflow", "verify", "verification runs TensorFlow on the source as the reference")
 KERAS_REFERENCE = Need("keras", "verify", "verification runs the Keras model itself (Keras on TensorFlow)")
+TFLITE_REFERENCE = Need("tensorflow", "verify", "verification runs the .tflite file in TFLite's interpreter "
+                        "(TensorFlow's tf.lite)")
 
 WRITE = {  # tf2torch, tf2caffe and tf2mxnet write with the base install (numpy, protobuf)
     "onnx": (Need("onnx", "onnx", "tf2onnx builds model.onnx with the onnx package"),),
@@ -67,8 +69,10 @@ def needs(target: str, *, verify: bool = False, kind: str | None = None, write: 
 
 def reference_needs(kind: str | None = None) -> list[Need]:
     """What TensorFlow's reference run of a source of `kind` imports."""
-    from tf_convert.parsers import KERAS_KINDS
+    from tf_convert.parsers import KERAS_KINDS, TFLITE_KINDS
 
+    if kind in TFLITE_KINDS:
+        return [TFLITE_REFERENCE]
     return [REFERENCE, *([KERAS_REFERENCE] if kind in KERAS_KINDS else [])]
 
 

@@ -1,7 +1,8 @@
 """Source formats: recognise a path by its content and dispatch to the parser for it.
 
-Kinds: 'tf_checkpoint', 'saved_model', 'frozen_pb' (parsers.tensorflow) and 'keras_h5',
-'keras_v3' (parsers.keras). Heavy frameworks are imported only by the parser that needs them.
+Kinds: 'tf_checkpoint', 'saved_model', 'frozen_pb' (parsers.tensorflow), 'keras_h5', 'keras_v3'
+(parsers.keras) and 'tflite' (parsers.tflite). Heavy frameworks are imported only by the parser that
+needs them.
 """
 
 from __future__ import annotations
@@ -17,18 +18,19 @@ import numpy as np
 from tf_convert.convert.errors import InputError
 
 from .base import ParseOptions
-from .source import Source, open_source
+from .source import Source, is_tflite, open_source
 
 if TYPE_CHECKING:
     from tf_convert.convert.ir import Graph
 
 TF_KINDS = ("tf_checkpoint", "saved_model", "frozen_pb")
 KERAS_KINDS = ("keras_h5", "keras_v3")
-KINDS = TF_KINDS + KERAS_KINDS
+TFLITE_KINDS = ("tflite",)
+KINDS = TF_KINDS + KERAS_KINDS + TFLITE_KINDS
 
 _WHAT_TO_PASS = (
     "pass a checkpoint prefix (model.ckpt), a directory holding a 'checkpoint' file, "
-    "a SavedModel directory, a frozen .pb, or a Keras .h5/.keras file"
+    "a SavedModel directory, a frozen .pb, a Keras .h5/.keras file or a .tflite file"
 )
 _CKPT_SUFFIXES = (".meta", ".index")
 
@@ -79,6 +81,8 @@ def _check_h5(p: Path) -> str:
 def _detect_file(p: Path) -> str:
     with open(p, "rb") as f:
         head = f.read(8)
+    if is_tflite(head):
+        return "tflite"
     if head.startswith(b"\x89HDF"):
         return _check_h5(p)
     if head.startswith(b"PK"):
@@ -121,6 +125,8 @@ def _module(kind: str) -> ModuleType:
         return importlib.import_module("tf_convert.parsers.tensorflow")
     if kind in KERAS_KINDS:
         return importlib.import_module("tf_convert.parsers.keras")
+    if kind in TFLITE_KINDS:
+        return importlib.import_module("tf_convert.parsers.tflite")
     raise InputError(f"unknown source kind {kind!r}")
 
 

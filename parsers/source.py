@@ -12,13 +12,14 @@ from functools import cached_property
 from pathlib import Path
 
 CHECKPOINT_FILES = (".meta", ".index")
-_STRIP = (".ckpt", ".pb", ".h5", ".keras", ".meta", ".index")
+_STRIP = (".ckpt", ".pb", ".h5", ".keras", ".tflite", ".meta", ".index")
+TFLITE_IDENTIFIER = b"TFL3"  # a TFLite flatbuffer's file identifier, bytes 4..8 (its schema's file_identifier)
 
 
 @dataclass(frozen=True)
 class Source:
     path: Path  # as given
-    kind: str  # tf_checkpoint | saved_model | frozen_pb | keras_h5 | keras_v3
+    kind: str  # tf_checkpoint | saved_model | frozen_pb | keras_h5 | keras_v3 | tflite
     prefix: str = ""  # tf_checkpoint: the prefix its files share ('dir/model.ckpt', or 'dir/')
 
     def __fspath__(self) -> str:  # a Source works wherever a path did
@@ -76,6 +77,11 @@ class Source:
         if self.kind == "saved_model":
             return self.path.resolve().name
         return self.path.stem
+
+
+def is_tflite(head: bytes) -> bool:
+    """The file's first 8 bytes are a TFLite flatbuffer's: a root offset, then the 'TFL3' identifier."""
+    return len(head) >= 8 and head[4:8] == TFLITE_IDENTIFIER
 
 
 def special_kind(path: str | Path) -> str | None:

@@ -1,4 +1,4 @@
-"""Write README.md's op x target table from the code: every op of TF's registry (parsers/tensorflow/
+"""Write docs/ops.md's op x target table from the code: every op of TF's registry (parsers/tensorflow/
 tf_ops.txt) that an inference graph can carry, and per target "exact" or "refused: reason".
 
 How a cell is decided:
@@ -9,8 +9,8 @@ How a cell is decided:
   the target's reason when it refuses a node the op made (Caffe: for its float32 samples), else exact.
 "Exact" is what tests/parsers/test_op_breadth.py measures in each runtime against TF.
 
-    python scripts/op_table.py           rewrite the marked section of README.md
-    python scripts/op_table.py --check   exit 1 when README.md differs from the code
+    python scripts/op_table.py           rewrite the marked section of docs/ops.md
+    python scripts/op_table.py --check   exit 1 when docs/ops.md differs from the code
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "ops.md"
 BEGIN, END = "<!-- op-table:begin (scripts/op_table.py writes this) -->", "<!-- op-table:end -->"
 TARGETS = ("torch", "onnx", "mxnet", "caffe")
 # the table's columns: each target, and Caffe once more in its OpenCV dialect -- column: (target, options)
@@ -165,8 +165,8 @@ def main(argv: list[str]) -> int:
     sys.path[:0] = [str(ROOT)]
     from scripts import readme_section
 
-    text = README.read_text()
-    return readme_section.write_or_check(README, text, replace_section(text, render(cells())), "--check" in argv,
+    text = PAGE.read_text()
+    return readme_section.write_or_check(PAGE, text, replace_section(text, render(cells())), "--check" in argv,
                                          "op table", "python scripts/op_table.py")
 
 

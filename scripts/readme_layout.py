@@ -1,10 +1,10 @@
-"""The README's layout section, generated: one line per module, from each module's docstring.
+"""The layout page (docs/layout.md), generated: one line per module, from each module's docstring.
 
     python -m scripts.readme_layout          # rewrite the section between the layout markers
-    python -m scripts.readme_layout --check  # exit 1 if the README's section is stale (tests run this)
+    python -m scripts.readme_layout --check  # exit 1 if docs/layout.md's section is stale (tests run this)
 
 A module's line is the first sentence of its docstring, so the tree cannot drift from the code: a new module
-without a docstring, or a README edited by hand, fails tests/scripts/test_readme_layout.py.
+without a docstring, or docs/layout.md edited by hand, fails tests/scripts/test_readme_layout.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from scripts import readme_section
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "layout.md"
 BEGIN, END = "<!-- layout:begin (scripts/readme_layout.py) -->", "<!-- layout:end -->"
 
 # (path, what it is) for the top level; packages below are walked
@@ -100,10 +100,10 @@ def updated(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the README's layout section is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the layout section is stale")
     args = parser.parse_args(argv)
-    text = README.read_text()
-    return readme_section.write_or_check(README, text, updated(text), args.check, "layout section",
+    text = PAGE.read_text()
+    return readme_section.write_or_check(PAGE, text, updated(text), args.check, "layout section",
                                          "python -m scripts.readme_layout")
 
 

@@ -1,4 +1,4 @@
-"""A generated section of README.md: the text between a script's two marker lines, rewritten or checked.
+"""A generated section of a docs page: the text between a script's two marker lines, rewritten or checked.
 
 scripts/readme_layout.py and scripts/op_table.py own one section each; this is what they share.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 def replace(text: str, begin: str, end: str, body: str) -> str:
     """`text` with what lies between the `begin` and `end` markers replaced by `body` (markers kept)."""
     if begin not in text or end not in text:
-        raise SystemExit(f"README.md has no markers {begin} ... {end}")
+        raise SystemExit(f"the page has no markers {begin} ... {end}")
     head, rest = text.split(begin, 1)
     return f"{head}{begin}\n{body}\n{end}{rest.split(end, 1)[1]}"
 

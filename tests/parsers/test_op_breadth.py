@@ -102,7 +102,7 @@ def test_caffe_refuses_integer_tensors_with_the_reason(token_model, tmp_path):
     _check_error(["tf2caffe", token_model, "--outputs", "score:0"], 3, ["float32", "int32"], tmp_path / "out")
 
 
-# ---- the README's op x target table is the code's --------------------------------------------------------
+# ---- docs/ops.md's op x target table is the code's --------------------------------------------------------
 
 def test_readme_op_table_matches_the_code():
     import importlib.util
@@ -112,7 +112,7 @@ def test_readme_op_table_matches_the_code():
     spec = importlib.util.spec_from_file_location("op_table", path)
     op_table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(op_table)
-    text = op_table.README.read_text()
-    assert op_table.BEGIN in text, "README.md has no op table: run python scripts/op_table.py"
+    text = op_table.PAGE.read_text()
+    assert op_table.BEGIN in text, "docs/ops.md has no op table: run python scripts/op_table.py"
     expected = op_table.replace_section(text, op_table.render(op_table.cells()))
-    assert expected == text, "README.md's op table differs from the code: run python scripts/op_table.py"
+    assert expected == text, "docs/ops.md's op table differs from the code: run python scripts/op_table.py"

@@ -1,4 +1,4 @@
-"""scripts/readme_layout.py: the README's layout section is the package tree, one line per module, current."""
+"""scripts/readme_layout.py: docs/layout.md's section is the package tree, one line per module, current."""
 
 from __future__ import annotations
 
@@ -15,5 +15,5 @@ def test_each_line_is_one_short_line_cut_at_a_word():
 
 
 def test_readme_layout_section_is_current():
-    text = readme_layout.README.read_text()
+    text = readme_layout.PAGE.read_text()
     assert readme_layout.updated(text) == text, "run `python -m scripts.readme_layout`"

@@ -1,5 +1,5 @@
 """One small TF sample per (TF op, dtype/attribute variant): the op-breadth tests run each through every
-target against TF, and scripts/op_table.py derives the README's op x target table from them.
+target against TF, and scripts/op_table.py derives docs/ops.md's op x target table from them.
 
 All samples live in one TF graph fed by the named inputs of FEEDS (values drawn in each op's domain);
 sample `case` is the graph output `out_<case>`. Random attributes (axes, exclusive/reverse, k) are drawn

@@ -1,0 +1,36 @@
+"""TFLite sources: `.tflite` flatbuffers, read through TFLite's own schema (the `tflite` package of
+flatc-generated classes) without TensorFlow. TensorFlow's TFLite interpreter runs only the reference
+(`reference.py`, for --verify)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tf_convert.convert import ir
+from tf_convert.convert.errors import UsageError
+from tf_convert.parsers.base import ParseOptions
+
+# importing the handler modules registers them in TABLE (one module per family)
+from . import elementwise, nn, reduce, resize, shape, spatial, weights  # noqa: F401
+from .builder import Builder
+from .reference import run_reference, run_reference_sets
+from .schema import is_tflite, read
+from .table import FOLD, TABLE
+
+KINDS = ("tflite",)
+
+__all__ = ["FOLD", "KINDS", "TABLE", "is_tflite", "parse", "run_reference", "run_reference_sets"]
+
+
+def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
+    """Read a `.tflite` file into an IR graph (NCHW): its main subgraph, or the SignatureDef that
+    `--signature NAME` (the source setting `signature`) names."""
+    options = options or ParseOptions()
+    other = sorted(set(options.settings) - {"signature"})
+    if other:
+        raise UsageError(f"--set {other[0]}: a .tflite file has no placeholders to set; --signature NAME picks "
+                         "one of its SignatureDefs")
+    graph = Builder(read(path), options, options.settings.get("signature")).build()
+    if options.settings:  # recorded in conversion.json (source_settings): `convert verify` runs the same signature
+        graph.metadata["tf_settings"] = dict(options.settings)
+    return graph

@@ -1,0 +1,207 @@
+"""Walk one subgraph of a TFLite model into an IR graph (NCHW): inputs, operators in file order (the
+schema stores them topologically sorted), outputs."""
+
+from __future__ import annotations
+
+import difflib
+
+import numpy as np
+
+from tf_convert.convert import ir
+from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.parsers.base import ParseOptions
+
+from . import layout, weights
+from .op import Op
+from .schema import Model, Operator, Subgraph, Tensor
+from .table import FOLD, TABLE
+
+POISON = "\0unbuilt"  # stands for the outputs of an operator that could not be converted
+_INPUT_TYPES = {"FLOAT32": "float32", "INT32": "int32", "INT64": "int64", "BOOL": "bool"}
+
+
+def choose(model: Model, signature: str | None) -> tuple[Subgraph, dict[str, int] | None, dict[str, int] | None]:
+    """The subgraph to convert: the signature's (`signature` by key) or the main one (subgraph 0);
+    with the signature's input and output names when one is chosen."""
+    if signature:
+        keys = [s.key for s in model.signatures]
+        found = next((s for s in model.signatures if s.key == signature), None)
+        if found is None:
+            have = ", ".join(keys) or "none"
+            raise UsageError(f"--signature {signature}: {model.path.name} has no such signature (signatures: {have})")
+        if not 0 <= found.subgraph < len(model.subgraphs):
+            raise UsageError(f"--signature {signature}: names subgraph {found.subgraph}, the file has "
+                             f"{len(model.subgraphs)}")
+        return model.subgraphs[found.subgraph], found.inputs, found.outputs
+    return model.subgraphs[0], None, None
+
+
+class Builder:
+    def __init__(self, model: Model, options: ParseOptions, signature: str | None = None):
+        self.model = model
+        self.options = options
+        self.signature = signature
+        self.subgraph, self.sig_inputs, self.sig_outputs = choose(model, signature)
+        self.tensors = self.subgraph.tensors
+        stem = model.path.stem
+        self.graph = ir.Graph(name=stem if not signature else f"{stem}_{signature}")
+        self.ir: dict[int, str] = {}
+        self.values: dict[int, np.ndarray] = {}
+        self.errors: list[Unsupported] = []
+        self.resized = False  # --input-shape set a size the file does not store: shapes are not checked
+
+    # ---- entry -----------------------------------------------------------------------------
+    def build(self) -> ir.Graph:
+        if len(self.model.subgraphs) > 1:
+            which = f"signature '{self.signature}'" if self.signature else "the main subgraph (0)"
+            self.options.notes.append(f"{self.model.path.name} holds {len(self.model.subgraphs)} subgraphs: "
+                                      f"converting {which}")
+        for t in self.tensors:
+            if t.data is not None:
+                self.values[t.index] = t.data
+        inputs = list(self.sig_inputs.items()) if self.sig_inputs is not None else \
+            [(self.tensors[i].name, i) for i in self.subgraph.inputs]
+        self._check_inputs(inputs)
+        for name, index in inputs:
+            self._graph_input(name, index)
+        weights.record(self, self.options)
+        for operator in self.subgraph.operators:
+            self._operator(operator)
+        if self.errors:
+            raise UnsupportedError(self.errors, target="tflite parser")
+        self._set_outputs(self._outputs())
+        self.graph.prune()
+        self.graph.metadata["source_format"] = "tflite"
+        self.graph.validate()
+        return self.graph
+
+    # ---- inputs / outputs ------------------------------------------------------------------
+    def _check_inputs(self, inputs: list[tuple[str, int]]) -> None:
+        if self.options.inputs:
+            wanted = [n.split(":")[0] for n in self.options.inputs]
+            names = [n for n, _ in inputs]
+            if sorted(wanted) != sorted(n.split(":")[0] for n in names):
+                raise UsageError(f"--inputs {','.join(wanted)}: a TFLite model's inputs are fixed in the file: "
+                                 f"{', '.join(names)}")
+
+    def _graph_input(self, name: str, index: int) -> None:
+        t = self.tensors[index]
+        dtype = _INPUT_TYPES.get(t.type)
+        if dtype is None:
+            raise UnsupportedError([Unsupported(f"{t.type} input", name, weights.QUANTIZED_HINT if
+                                                t.type in weights.QUANTIZED_TYPES else "input type not supported")],
+                                   target="tflite parser")
+        shape = list(t.shape)
+        given = self.options.input_shapes
+        override = given.get(name) or given.get(t.name) or (given.get("") if len(given) == 1 else None)
+        free = len(t.signature) == len(shape) and any(d < 0 for d in t.signature[1:])
+        if override is None and free:  # the stored sizes are placeholders (often 1): SAME pads need the real ones
+            example = ",".join(str(d if d >= 0 else 1 if i == 0 else 224) for i, d in enumerate(t.signature))
+            raise UsageError(f"input '{name}' has free sizes {tuple(t.signature)} in {self.model.path.name}; pass "
+                             f"--input-shape (TFLite's layout), e.g. {example}")
+        if override is not None and tuple(override) != tuple(shape):
+            free = [d < 0 for d in t.signature] if len(t.signature) == len(shape) else [False] * len(shape)
+            fixed = [i for i, (a, b) in enumerate(zip(shape, override)) if a != b and not free[i]]
+            if len(override) != len(shape) or fixed:
+                raise UsageError(f"input '{name}' is fixed at {tuple(shape)} in {self.model.path.name} (sizes -1 in "
+                                 f"its shape signature {tuple(t.signature)} may change); convert at --input-shape "
+                                 f"{','.join(str(d) for d in shape)}")
+            shape = [int(d) for d in override]
+            self.resized = True
+        out = self.graph.add_tensor(self.graph.unique_name(name), layout.ir_shape(shape), dtype)
+        self.graph.inputs.append(out)
+        self.graph.source_names[out] = name
+        self.graph.source_layouts[out] = "NHWC" if len(shape) == 4 else ""
+        self.ir[index] = out
+        self.options.notes.append(f"input {name}: {tuple(shape)}" + (" (NHWC)" if len(shape) == 4 else ""))
+
+    def _outputs(self) -> list[tuple[str, int]]:
+        if self.options.outputs:
+            by_name = {t.name: t.index for t in self.tensors}
+            chosen = []
+            for raw in self.options.outputs:
+                key = raw if raw in by_name else raw.split(":")[0]
+                if self.sig_outputs and key in self.sig_outputs:
+                    chosen.append((key, self.sig_outputs[key]))
+                    continue
+                if key not in by_name:
+                    close = difflib.get_close_matches(key, list(by_name), n=5)
+                    hint = f"; close matches: {', '.join(close)}" if close else ""
+                    raise UsageError(f"--outputs: no tensor named '{key}' in the TFLite model{hint}")
+                chosen.append((key, by_name[key]))
+            return chosen
+        if self.sig_outputs is not None:
+            return list(self.sig_outputs.items())
+        return [(self.tensors[i].name, i) for i in self.subgraph.outputs]
+
+    def _set_outputs(self, outputs: list[tuple[str, int]]) -> None:
+        taken: set[str] = set(self.graph.inputs)
+        for name, index in outputs:
+            if index not in self.ir and index in self.values:  # an output the file computes from constants only
+                probe = Op(self.graph, _holder(index), self.tensors, self.ir, self.values)
+                probe.x(0)
+            tensor = self.ir.get(index)
+            if tensor is None or tensor == POISON:
+                raise UsageError(f"output '{name}' is not computed by the converted operators")
+            if tensor in taken:  # an output that is an input or repeats: give it its own tensor
+                tensor = self.graph.add_node("identity", self.graph.unique_name(name), [tensor],
+                                             self.graph.shape(tensor))
+            taken.add(tensor)
+            self.graph.outputs.append(tensor)
+            self.graph.source_names[tensor] = name
+            self.graph.source_layouts[tensor] = "NHWC" if len(self.graph.shape(tensor)) == 4 else ""
+
+    # ---- operators -------------------------------------------------------------------------
+    def _operator(self, operator) -> None:
+        ins = [i for i in operator.inputs if i >= 0]
+        if any(self.ir.get(i) == POISON for i in ins):
+            self._poison(operator)
+            return
+        op = Op(self.graph, operator, self.tensors, self.ir, self.values)
+        fold = FOLD.get(operator.name) if not operator.custom else None
+        if fold is not None and all(i in self.values for i in ins):
+            try:
+                results = fold(op, [self.values[i] for i in ins])
+            except UnsupportedError as err:
+                self.errors.extend(err.items)
+                self._poison(operator)
+                return
+            for index, value in zip(operator.outputs, results):
+                self.values[index] = np.asarray(value)
+            return
+        handler = TABLE.get(operator.name) if not operator.custom else None
+        if handler is None:
+            what = "custom operator" if operator.custom else "builtin operator"
+            self.errors.append(Unsupported(operator.name, op.name, f"{what} with no converter"))
+            self._poison(operator)
+            return
+        try:
+            outs = list(handler(op))
+        except UnsupportedError as err:
+            self.errors.extend(err.items)
+            self._poison(operator)
+            return
+        for index, out in zip(operator.outputs, outs):
+            self.ir[index] = out
+            self._check_shape(op, self.tensors[index], out)
+
+    def _poison(self, operator) -> None:
+        for index in operator.outputs:
+            self.ir[index] = POISON
+
+    def _check_shape(self, op: Op, t: Tensor, out: str) -> None:
+        """The IR shape a handler computed must be the one the file stores (at the file's own size): a
+        handler that misreads an option fails here, loudly, instead of writing a wrong model."""
+        if self.resized or not t.shape:
+            return
+        have = layout.source_shape(self.graph.shape(out))
+        known = t.signature if len(t.signature) == len(t.shape) else t.shape  # -1: the file does not store it
+        if len(have) != len(t.shape) or any(k >= 0 and h != d for h, d, k in zip(have, t.shape, known)):
+            raise UnsupportedError([Unsupported(op.op.name, t.name, f"the converted output has shape {have}, the "
+                                                f"file says {t.shape}: the operator's options are not understood")],
+                                   target="tflite parser")
+
+
+def _holder(index: int):
+    """An operator record reading tensor `index` as its only input (to make a const node of it)."""
+    return Operator(-1, "constant", False, [index], [index], None)

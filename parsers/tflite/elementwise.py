@@ -1,0 +1,113 @@
+"""Elementwise operators: activations, arithmetic with broadcasting (constants in IR layout), PRELU."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tf_convert.parsers.keras.shape import keras_reshape
+
+from . import layout
+from .op import Op
+from .table import TABLE
+
+# TFLite builtin -> (IR op, attrs)
+_UNARY = {
+    "RELU": ("relu", {}), "RELU6": ("clip", {"min": 0.0, "max": 6.0}),
+    "RELU_N1_TO_1": ("clip", {"min": -1.0, "max": 1.0}), "RELU_0_TO_1": ("clip", {"min": 0.0, "max": 1.0}),
+    "LOGISTIC": ("sigmoid", {}), "TANH": ("tanh", {}), "HARD_SWISH": ("hard_swish", {}), "ELU": ("elu", {"alpha": 1.0}),
+    "EXP": ("exp", {}), "SQRT": ("sqrt", {}), "RSQRT": ("rsqrt", {}), "SQUARE": ("square", {}), "NEG": ("neg", {}),
+    "ABS": ("abs", {}), "LOG": ("log", {}), "SIN": ("sin", {}), "COS": ("cos", {}), "FLOOR": ("floor", {}),
+    "CEIL": ("ceil", {}), "ROUND": ("round", {}), "SIGN": ("sign", {}),
+}
+# TFLite builtin -> IR op; the ones with a fused_activation_function option apply it after
+_BINARY = {"ADD": "add", "SUB": "sub", "MUL": "mul", "DIV": "div", "MAXIMUM": "maximum", "MINIMUM": "minimum",
+           "POW": "pow"}
+_FUSED_OPTION = ("ADD", "SUB", "MUL", "DIV")
+
+
+def _unary(name: str):
+    ir_op, attrs = _UNARY[name]
+
+    def handler(op: Op) -> list[str]:
+        x = op.x()
+        return [op.add(ir_op, [x], op.shape(x), dict(attrs))]
+
+    return handler
+
+
+for _name in _UNARY:
+    TABLE.register(_name)(_unary(_name))
+
+
+@TABLE.register("LEAKY_RELU")
+def leaky_relu(op: Op) -> list[str]:
+    x = op.x()
+    return [op.add("leaky_relu", [x], op.shape(x), {"alpha": float(np.float32(op.options.Alpha()))})]
+
+
+@TABLE.register("GELU")
+def gelu(op: Op) -> list[str]:
+    x = op.x()
+    approximate = "tanh" if op.options is not None and op.options.Approximate() else "none"
+    return [op.add("gelu", [x], op.shape(x), {"approximate": approximate})]
+
+
+def operand(op: Op, k: int, rank: int) -> str:
+    """Input k with the rank `rank` numpy broadcasting gives it, in IR layout (a constant is reshaped
+    and transposed as a value; an activation by reshape nodes in TFLite's element order)."""
+    value = op.value(k)
+    if value is not None:
+        value = np.asarray(value)
+        if value.dtype.kind == "f":
+            value = value.astype(np.float32)
+        value = value.reshape((1,) * (rank - value.ndim) + value.shape)
+        if rank == 4:
+            value = value.transpose(layout.TO_NCHW)
+        return op.add("const", [], value.shape, params={"value": np.ascontiguousarray(value)}, suffix=f"/c{k}",
+                      out_dtype=str(value.dtype))
+    x = op.x(k)
+    shape = op.source_shape(k)
+    if len(shape) >= rank:
+        return x
+    return keras_reshape(op, x, (1,) * (rank - len(shape)) + tuple(shape))
+
+
+def binary(op: Op, ir_op: str) -> str:
+    rank = max(len(op.source_shape(k)) for k in (0, 1))
+    a, b = operand(op, 0, rank), operand(op, 1, rank)
+    shape = tuple(np.broadcast_shapes(op.shape(a), op.shape(b)))
+    return op.add(ir_op, [a, b], shape)
+
+
+def _binary(name: str):
+    ir_op = _BINARY[name]
+
+    def handler(op: Op) -> list[str]:
+        y = binary(op, ir_op)
+        return [op.activation(y) if name in _FUSED_OPTION and op.options is not None else y]
+
+    return handler
+
+
+for _name in _BINARY:
+    TABLE.register(_name)(_binary(_name))
+
+
+@TABLE.register("SQUARED_DIFFERENCE")
+def squared_difference(op: Op) -> list[str]:
+    d = binary(op, "sub")
+    return [op.add("square", [d], op.shape(d), suffix="/square")]
+
+
+@TABLE.register("PRELU")
+def prelu(op: Op) -> list[str]:
+    """relu(x) + alpha * min(x, 0): exactly x where x >= 0 and alpha * x elsewhere."""
+    x = op.x()
+    shape = op.shape(x)
+    rank = len(shape)
+    alpha = operand(op, 1, rank)
+    pos = op.add("relu", [x], shape, suffix="/pos")
+    zero = op.add("const", [], (1,) * rank, params={"value": np.zeros((1,) * rank, np.float32)}, suffix="/zero")
+    neg = op.add("minimum", [x, zero], shape, suffix="/neg")
+    scaled = op.add("mul", [alpha, neg], shape, suffix="/scaled")
+    return [op.add("add", [pos, scaled], shape)]

@@ -1,0 +1,100 @@
+"""The reference for a `.tflite` source: the file itself in TFLite's interpreter (TensorFlow's
+`tf.lite.Interpreter`), at the file's input size (or a size its shape signature leaves free)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from tf_convert.convert import ir
+
+from . import layout
+from .schema import read
+
+
+def _interpreter_class():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+
+    return tf.lite.Interpreter
+
+
+def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run the file in TFLite's interpreter on `inputs` (IR layout); outputs in IR layout, graph order."""
+    return run_reference_sets(path, graph, [inputs])[0]
+
+
+def run_reference_sets(path: str | Path, graph: ir.Graph,
+                       input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """run_reference for each of `input_sets`, the file read once."""
+    return _Runner(Path(path), graph).run_all(input_sets)
+
+
+class _Runner:
+    def __init__(self, path: Path, graph: ir.Graph):
+        self.path = path
+        self.graph = graph
+        self.signature = (graph.metadata.get("tf_settings") or {}).get("signature")  # parse() records it
+        model = read(path)
+        sub = model.subgraphs[0]
+        if self.signature:
+            found = next(s for s in model.signatures if s.key == self.signature)
+            sub = model.subgraphs[found.subgraph]
+            self.by_name = {**found.inputs, **found.outputs, **{t.name: t.index for t in sub.tensors}}
+        else:
+            self.by_name = {t.name: t.index for t in sub.tensors}
+        self.tensors = sub.tensors
+        self.outputs = [self.by_name[graph.source_names.get(t, t)] for t in graph.outputs]
+        self.inner = not self.signature and not set(self.outputs) <= set(sub.outputs)
+        self.interpreter = _interpreter_class()(model_path=str(path), num_threads=1,
+                                                experimental_preserve_all_tensors=self.inner)
+        self.shapes: dict[int, tuple[int, ...]] = {}
+
+    def run_all(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+        return [self.run(inputs) for inputs in input_sets]
+
+    def _feed(self, inputs: list[np.ndarray]) -> dict[str, np.ndarray]:
+        feed = {}
+        for name, x in zip(self.graph.inputs, inputs):
+            if self.graph.source_layouts.get(name) == "NHWC":
+                x = x.transpose(layout.TO_NHWC)
+            feed[self.graph.source_names.get(name, name)] = np.ascontiguousarray(x)
+        return feed
+
+    def _check_size(self, index: int, shape: tuple[int, ...]) -> None:
+        t = self.tensors[index]
+        signature = t.signature if len(t.signature) == len(t.shape) else t.shape
+        if len(shape) != len(t.shape) or any(d >= 0 and d != n for d, n in zip(signature, shape)):
+            # not a ConvertError: verify takes it as "the reference cannot run this size" and skips that size
+            raise ValueError(f"{self.path.name}: input '{t.name}' is fixed at {t.shape} (shape signature "
+                             f"{t.signature}); TFLite cannot run it at {shape}")
+
+    def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        feed = self._feed(inputs)
+        for name, x in feed.items():
+            self._check_size(self.by_name[name], x.shape)
+        if self.signature:
+            runner = self.interpreter.get_signature_runner(self.signature)
+            results = runner(**feed)
+            wanted = [self.graph.source_names.get(t, t) for t in self.graph.outputs]
+            values = [results[w] for w in wanted]
+        else:
+            it = self.interpreter
+            for name, x in feed.items():
+                index = self.by_name[name]
+                if self.shapes.get(index) != x.shape:
+                    it.resize_tensor_input(index, list(x.shape), strict=True)
+                    self.shapes[index] = x.shape
+            it.allocate_tensors()
+            for name, x in feed.items():
+                it.set_tensor(self.by_name[name], x)
+            it.invoke()
+            values = [np.array(it.get_tensor(i)) for i in self.outputs]
+        out = []
+        for name, y in zip(self.graph.outputs, values):
+            y = np.asarray(y)
+            nhwc = self.graph.source_layouts.get(name) == "NHWC" and y.ndim == 4
+            out.append(np.ascontiguousarray(y.transpose(layout.TO_NCHW)) if nhwc else y)
+        return out
