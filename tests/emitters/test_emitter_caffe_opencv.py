@@ -263,9 +263,10 @@ def test_the_caffemodel_leaves_out_what_only_the_prototxt_may_carry(saved, tmp_p
     """OpenCV reads the Resize layer's parameters from deploy.prototxt only; the caffemodel holds blobs."""
     from tf_convert.emitters.caffe.proto import messages
 
-    code, _, stderr = _cli("tf2caffe", saved["mobilevit"], "-o", tmp_path, "--caffe-dialect", "opencv")
+    out = tmp_path / "out"
+    code, _, stderr = _cli("tf2caffe", saved["mobilevit"], "-o", out, "--caffe-dialect", "opencv")
     assert code == 0, stderr
     net = messages("opencv")["NetParameter"]()
-    net.ParseFromString((tmp_path / "model.caffemodel").read_bytes())
+    net.ParseFromString((out / "model.caffemodel").read_bytes())
     resizes = [layer for layer in net.layer if layer.type == "Resize"]
     assert resizes and not any(layer.HasField("resize_param") for layer in resizes)
