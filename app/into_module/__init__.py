@@ -203,6 +203,17 @@ def _random_inputs(graph, shapes: dict[str, tuple[int, ...]] | None, seed: int) 
     return inputs
 
 
+def _check_factors(pairs: list[tuple[layers.Layer, layers.Layer]]) -> None:
+    """Each per-channel factor on one side (a layer scale) has one on the other, after the same layer."""
+    for t, i in pairs:
+        if len(t.factors) != len(i.factors):
+            mine = ", ".join(f"'{key}'" for key, _ in t.factors) or "nothing"
+            theirs = ", ".join(f"'{name}'" for name, _ in i.factors) or "nothing"
+            raise ArchitectureMismatch(
+                f"{layers.named(t.label)}: its output is multiplied per channel by {mine} where TF multiplies "
+                f"'{i.id}' by {theirs} (a layer scale on one side only); make the module scale as TF does")
+
+
 def _check_input_order(module_inputs: list[str], graph, paired: dict[str, str]) -> None:
     """The module is fed TF's inputs in TF's order: refused (by name) where its forward takes them in another."""
     want = [paired.get(name) for name in module_inputs]
@@ -322,6 +333,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
     pairs = [(module_layers.layers[t], ir_layers.layers[i]) for t, i in paired.items()]
     order = list(module_layers.layers)
     pairs.sort(key=lambda p: order.index(p[0].id))
+    _check_factors(pairs)
     biases = transforms.bias_folds(pairs, module_layers.layers, ir_layers.layers)
     values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source), biases)
     state = _state_dict(model, values)

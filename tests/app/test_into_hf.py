@@ -26,6 +26,7 @@ MNV2 = {"depth_multiplier": 0.35}
 BERT = {"vocab_size": 30, "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
         "intermediate_size": 24, "max_position_embeddings": 16, "type_vocab_size": 2}
 BERT_OUTPUTS = ["bert/encoder/Reshape_2", "pooled"]
+CONVNEXT = {"depths": [1, 1, 1, 1], "hidden_sizes": [8, 16, 32, 64], "layer_scale_init_value": 1e-6}
 RESNET = {"depths": [1, 1], "hidden_sizes": [256, 512], "embedding_size": 64, "layer_type": "bottleneck"}
 
 
@@ -185,6 +186,67 @@ def test_efficientnet_b0_preprocessing_named_everything_after_exact(tmp_path):
     assert "before 'embeddings.convolution'" in doc["warnings"][0]
     assert doc["outputs"] == [{"tf": "avg_pool", "module": "pooler_output"}]
     print(f"\nKeras EfficientNetB0 -> EfficientNetModel: {doc['verify']['sizes']}")
+
+
+# ---- Keras ConvNeXt -> ConvNextModel ------------------------------------------------------------------
+def convnext_into(tmp_path, keras_model, kwargs: dict, size: int) -> tuple[dict, torch.nn.Module, float]:
+    """Keras ConvNeXt (random weights, layer-scale gammas spread out) into ConvNextModel with --fix-pads --verify;
+    then the module as a user loads it, against Keras with the named preprocessing applied to its input."""
+    source = tmp_path / "convnext.keras"
+    into_modules.randomize(keras_model, seed=4).save(source)
+    out = tmp_path / "out"
+    doc = convert.into(source, "transformers:ConvNextModel", out, kwargs=kwargs, fix_pads=True, verify=True)
+    assert doc["verify"]["passed"] and [s["input_shape"][2] for s in doc["verify"]["sizes"]] == [size, size + 1]
+    model = load_into(out, transformers.ConvNextModel(transformers.ConvNextConfig(**kwargs)))
+    x = np.random.default_rng(5).uniform(0, 255, (2, 3, size, size)).astype(np.float32)
+    scale, shift = (np.asarray(doc["preprocessing"][k], np.float32).reshape(1, 3, 1, 1) for k in ("scale", "shift"))
+    with torch.no_grad():
+        got = model(torch.from_numpy(x * scale + shift)).pooler_output.numpy()
+    want = np.asarray(keras_model(x.transpose(0, 2, 3, 1)))
+    return doc, model, rel_error(got, want)
+
+
+def check_convnext(doc: dict, stages: int) -> None:
+    """Keras' built-in Normalization named at the input; every LayerScale gamma in layer_scale_parameter; the
+    head's layer-norm epsilon (Keras 1e-6, ConvNextConfig's 1e-12) fixed by pads.py."""
+    assert doc["preprocessing"]["tf"][-1].endswith("prestem_normalization")
+    assert "before 'embeddings.patch_embeddings'" in doc["warnings"][-1]
+    np.testing.assert_allclose(doc["preprocessing"]["scale"], 1 / (255 * np.array([0.229, 0.224, 0.225])), rtol=1e-5)
+    scales = {r["parameter"]: r for r in doc["parameters"] if r["parameter"].endswith("layer_scale_parameter")}
+    assert len(scales) == stages and all(r["tf"].endswith("_layer_scale") for r in scales.values()), scales
+    records = {r["parameter"]: r for r in doc["parameters"]}
+    assert records["encoder.stages.0.layers.0.pwconv1.weight"]["tf"].endswith("stage_0_block_0_pointwise_conv_1/kernel")
+    assert [(d["module"], d["what"]) for d in doc["differences"]] == [("layernorm", "epsilon")]
+    assert doc["outputs"][0]["module"] == "pooler_output"
+
+
+def test_convnext_layer_scale_into_convnext_model(tmp_path):
+    """ConvNeXt's layer scale (a Parameter multiplied in forward, not a module) gets Keras' LayerScale gamma;
+    its channels-first LayerNorm (a subclass permuting around F.layer_norm) and Linear pointwise convs pair
+    with TF's layer norm and 1x1 convs. Reduced depths and widths, 64x64: exact at 64 and 65."""
+    from keras.src.applications import convnext
+
+    model = convnext.ConvNeXt(depths=[1, 1, 1, 1], projection_dims=[8, 16, 32, 64], drop_path_rate=0.0,
+                              layer_scale_init_value=1e-6, default_size=64, name="convnext_mini", include_top=False,
+                              weights=None, input_shape=(64, 64, 3), pooling="avg")
+    doc, _, error = convnext_into(tmp_path, model, {**CONVNEXT, "image_size": 64}, 64)
+    check_convnext(doc, 4)
+    print(f"\nKeras ConvNeXt (reduced) -> ConvNextModel: {doc['verify']['sizes']}, in process {error:.2e}")
+    assert error < 1e-5
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("CONVERT_INTO_SLOW"), reason="full-size model: make test-into-hf")
+def test_convnext_tiny_into_convnext_model(tmp_path):
+    """keras.applications.ConvNeXtTiny at 224 into ConvNextModel's ConvNeXt-T config (the defaults)."""
+    import keras
+
+    model = keras.applications.ConvNeXtTiny(weights=None, include_top=False, input_shape=(224, 224, 3),
+                                            pooling="avg")
+    doc, _, error = convnext_into(tmp_path, model, {}, 224)
+    check_convnext(doc, 18)
+    print(f"\nKeras ConvNeXtTiny -> ConvNextModel: {doc['verify']['sizes']}, in process {error:.2e}")
+    assert error < 1e-5
 
 
 # ---- a conv that pads in its own forward (timm's Conv2dSame) ---------------------------------------------
