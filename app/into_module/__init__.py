@@ -113,8 +113,11 @@ def _state_dict(model, values: dict[str, np.ndarray]):
     import torch
 
     state = model.state_dict()
+    tied = _tied(model, values)
     result = {}
     for key, current in state.items():
+        if key not in values and key in tied:  # one tensor under two names (a head tied to the embeddings)
+            values[key] = values[tied[key]]
         if key in values:
             value = values[key]
             if tuple(value.shape) != tuple(current.shape):
@@ -127,6 +130,16 @@ def _state_dict(model, values: dict[str, np.ndarray]):
             raise ArchitectureMismatch(f"module parameter '{key}' has no partner in the TF graph; "
                                        f"pin its layer with --map if the pairing is ambiguous")
     return result
+
+
+def _tied(model, values: dict[str, np.ndarray]) -> dict[str, str]:
+    """{parameter key: the key of the same tensor that TF fills} for tied parameters (BertForPreTraining's
+    `cls.predictions.bias` is its decoder's bias): one tensor, so one TF value under both names."""
+    named: dict[int, list[str]] = {}
+    for key, p in model.named_parameters(remove_duplicate=False):
+        named.setdefault(id(p), []).append(key)
+    return {key: filled for keys in named.values() for filled in keys if filled in values
+            for key in keys if key != filled}
 
 
 # A volume stays (N, D, H, W, C) in the IR (only rank-4 tensors change layout); the module takes NCDHW.

@@ -162,6 +162,52 @@ def test_bert_checkpoint_into_transformers_bert_model(bert_ckpt, tmp_path):
     assert max(errors.values()) < 1e-5, errors
 
 
+# ---- TF1 BERT pre-training checkpoint -> BertForPreTraining --------------------------------------------
+HEADS = ("prediction_logits", "seq_relationship_logits")
+
+
+def pretraining_reference(prefix, feeds: list[np.ndarray], cfg) -> dict[str, np.ndarray]:
+    """TF's two heads (run_pretraining.py's logits), restored from the checkpoint at the feeds' length."""
+    import tensorflow as tf
+
+    with tf.Graph().as_default() as graph:
+        holders = [tf.compat.v1.placeholder(tf.int32, f.shape, name=n) for n, f in zip(bert.INPUTS, feeds)]
+        bert.bert_model(*holders, cfg, training=False)
+        with tf.compat.v1.Session() as sess:
+            tf.compat.v1.train.Saver().restore(sess, str(prefix))
+            values = sess.run([graph.get_tensor_by_name(f"{h}:0") for h in HEADS], dict(zip(holders, feeds)))
+    return dict(zip(HEADS, values))
+
+
+def test_bert_pretraining_checkpoint_into_bert_for_pretraining(tmp_path):
+    """cls/predictions (transform dense + LayerNorm, logits against the word embeddings + output_bias) and
+    cls/seq_relationship into BertForPreTraining's heads: the decoder's weight tied to the word embeddings and
+    its bias to `cls.predictions.bias` get one TF value each; exact with padding masks at 7 and 12."""
+    cfg = bert.BertConfig(pretraining=True)
+    prefix = bert.build_bert(tmp_path / "bert", cfg, batch=2, train_seq=8, infer_seq=7)[1]
+    out = tmp_path / "out"
+    doc = convert.into(prefix, "transformers:BertForPreTraining", out, inputs=list(bert.INPUTS), outputs=list(HEADS),
+                       kwargs=BERT, verify=True)
+    assert not doc["differences"] and doc["verify"]["passed"], doc["verify"]
+    assert [o["module"] for o in doc["outputs"]] == list(HEADS)
+    records = {r["parameter"]: r["tf"] for r in doc["parameters"]}
+    assert records["cls.predictions.transform.dense.weight"] == "cls/predictions/transform/dense/kernel"
+    assert records["cls.predictions.transform.LayerNorm.weight"] == "cls/predictions/transform/LayerNorm/gamma"
+    model = load_into(out, transformers.BertForPreTraining(transformers.BertConfig(**BERT,
+                                                                                   attn_implementation="eager")))
+    assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
+    errors = {}
+    for seq in (7, 12):
+        feeds = bert.random_feeds(cfg, 2, seq, seed=seq)
+        assert feeds[1].min() == 0  # padding in the mask
+        with torch.no_grad():
+            got = model(*[torch.from_numpy(f.astype(np.int64)) for f in feeds])
+        want = pretraining_reference(prefix, feeds, cfg)
+        errors[seq] = {h: rel_error(getattr(got, h).numpy(), want[h]) for h in HEADS}
+    print(f"\nTF1 BERT pre-training heads -> transformers.BertForPreTraining: {errors}")
+    assert max(e for row in errors.values() for e in row.values()) < 1e-5, errors
+
+
 # ---- Keras EfficientNetB0 -> EfficientNetModel (slow: B0 at full depth) --------------------------------
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("CONVERT_INTO_SLOW"), reason="full-depth model: make test-into-hf")
