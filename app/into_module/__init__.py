@@ -330,6 +330,10 @@ def run(req: IntoRequest) -> dict[str, Any]:
     if any(images) and len(graph.inputs) != 1:
         raise ArchitectureMismatch("--into maps models with one image input (N, C, H, W) or volume (N, C, D, H, W), "
                                    f"or token inputs; this one has {[graph.shape(n) for n in graph.inputs]}")
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    import torch  # noqa: F401 - timed apart: running the user's module needs torch, tf2torch does not
+    seconds["import_torch"] = round(time.perf_counter() - t0, 3)
+    seconds["import_torch_cpu"] = round(time.process_time() - cpu0, 3)
     t0 = time.perf_counter()
     shape = [(module_shape(graph.shape(n)), graph.tensors[n].dtype) for n in graph.inputs]
     built = trace.build(req.target, req.kwargs, shape)
