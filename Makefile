@@ -13,12 +13,15 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: test-into-hf verify-faults fuzz install mxnet-env demo test test-full test-memory test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: test-into-hf verify-faults fuzz install mxnet-env demo test test-full test-memory test-keras-files test-detect-audio test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
 	@echo "make test       set up, lint (ruff) and run the test suite (about 8 min on 2 cores, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
+	@echo "make test-keras-files  keras-hub backbones traced, every built-in Keras layer in every saved form (slow)"
+	@echo "make test-real-models  musicnn 0.1.0's shipped checkpoints (pip-installs the wheel) against TF (~8 min)"
+	@echo "make test-detect-audio  NMS heads and audio front ends on every target, the slow rows too (~3 min)"
 	@echo "make test-memory  peak RSS of a 0.5 GB checkpoint conversion (torch, onnx, mxnet; ~3 min)"
 	@echo "make verify-faults  plant 34 faults in converted models of every target, output scales 1e-6..1e6 (~7 min)"
 	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
@@ -67,6 +70,22 @@ fuzz: install mxnet-env
 
 test-full: install mxnet-env
 	CONVERT_FULL_MATRIX=1 $(PY) -m pytest -q -n $(JOBS) tests -m "slow or not slow"
+
+# Keras files as people have them: every keras-hub backbone traced, the whole generated
+# layer suite (every built-in layer x .keras / Keras 3 .h5 / tf_keras .h5 / SavedModel x target)
+test-keras-files: install mxnet-env
+	CONVERT_KERAS_FILES=1 $(PY) -m pytest -q -p no:xdist tests/parsers/test_parser_keras_traced.py \
+		tests/parsers/test_parser_keras_suite.py -m "slow or not slow"
+
+# Model files shipped in public packages: musicnn 0.1.0's TF 1.12 checkpoints, from its wheel
+test-real-models: install mxnet-env
+	$(PY) -m pip install -q --no-deps musicnn==0.1.0
+	$(PY) -m pytest -q -p no:xdist tests/zoo/test_musicnn.py -m "slow or not slow"
+
+# detection heads and audio front ends, the slow rows included (a CLI --verify of a data-dependent length,
+# a Keras tagger with its front end inside)
+test-detect-audio: install mxnet-env
+	CONVERT_HEADS_FULL=1 $(PY) -m pytest -q -p no:xdist tests/emitters/test_detection.py tests/emitters/test_spectral.py
 
 # --into Hugging Face's classes, full depth included (Keras EfficientNetB0 -> EfficientNetModel)
 test-into-hf: install

@@ -1,7 +1,9 @@
 """The `convert` command. Thin: parses options, calls the Python API (convert/api.py), prints one line per result.
 
 Nothing heavy is imported here: TensorFlow, torch and friends load inside the pipeline, so
-`convert --help` stays fast.
+`convert --help` stays fast. For the same reason each command imports the app module it runs (app.api,
+app.diagnose, app.batch: numpy and the converter's own modules) when it runs: `--help`, a bad flag and a
+shell completion pay click's start-up only (the 0.2 s goal of bench/cli_latency.py).
 """
 
 from __future__ import annotations
@@ -174,6 +176,9 @@ def conversion_options(fn: Callable) -> Callable:
                      help="Value of a scalar placeholder such as is_training=false (repeatable) "
                           "[auto: PlaceholderWithDefault defaults]."),
         click.option("--use-ema", is_flag=True, help="Take ExponentialMovingAverage shadow variables as weights."),
+        click.option("--no-safe-mode", "unsafe", is_flag=True,
+                     help="Keras's safe_mode=False: a .keras file's Lambda layers (Python bytecode) are loaded, "
+                          "so their code runs, and the model is traced into a TF graph. Only for files you trust."),
         click.option("--signature", metavar="NAME", help="A .tflite file's SignatureDef [its main subgraph]."),
         click.option("--verify", is_flag=True, help="Run TF and the target runtime on the same input and compare."),
         click.option("--rtol", type=float, default=1e-4, show_default=True,
@@ -209,7 +214,7 @@ def _check_rtol(rtol: float | None) -> None:
 
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
-             as_json, keep_ir, force, quiet=False, timeout=None, max_memory=None, signature=None,
+             as_json, keep_ir, force, quiet=False, timeout=None, max_memory=None, unsafe=False, signature=None,
              **target_options) -> None:
     from tf_convert.app import api, reference_store, report
 
@@ -218,7 +223,7 @@ def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, setti
     try:
         doc = api.convert(src, target, out, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
                           verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
-                          max_memory=max_memory, settings=settings, use_ema=use_ema,
+                          max_memory=max_memory, settings=settings, use_ema=use_ema, safe_mode=not unsafe,
                           progress=not (as_json or quiet), reference_child=True,
                           reference_store=reference_store.location() if verify else None, **target_options)
     except ConvertError as exc:
@@ -496,6 +501,12 @@ def batch_cmd(manifest: Path, jobs: int | None, scheduler: str | None, worker_me
       out = "build/{name}/{target}"     # optional [OUT_ROOT/<name>-<target>]
       verify = true                     # default true; also: seed, timeout, keep_ir, opset, caffe_pad, nhwc
     """
+    if _RUN_AS_PROGRAM:
+        try:  # batch takes Ctrl-C as KeyboardInterrupt and SIGTERM its own way (app/batch/runner.py)
+            interrupts.usual_dispositions()
+        except Interrupted as ending:  # a signal came before this line
+            _err(str(ending))
+            sys.exit(ending.exit_code)
     _quiet_frameworks()
     from tf_convert.app import batch
 

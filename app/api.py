@@ -19,6 +19,11 @@ from pathlib import Path
 from typing import Any, Union
 
 from tf_convert.convert.errors import UsageError
+from tf_convert.emitters.options import TARGETS, option_specs, options_for, validate
+
+from . import inspect as inspect_mod
+from . import into_module as into_mod
+from . import memory, pipeline
 
 Shape = Union[str, Sequence[int]]
 InputShape = Union[None, Shape, Mapping[str, Shape]]
@@ -77,22 +82,19 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
             verify: bool = False, rtol: float = 1e-4, seed: int = 0, keep_ir: bool = False,
             force: bool = False, max_memory: int | str | None = None, settings: Any = None,
             use_ema: bool = False, progress: Any = False, reference_child: bool = False,
-            reference_store: str | PathLike | None = None,
+            reference_store: str | PathLike | None = None, safe_mode: bool = True,
             **target_options: Any) -> dict[str, Any]:
     """Convert `source` for `target` ('torch', 'caffe', 'mxnet', 'onnx' or 'ir') into `out`
     (default ./<model>-<target>/); `target_options` are that target's options (nhwc, caffe_pad,
     opset, ...); `settings` give scalar placeholders a value (--set), `use_ema` takes moving-average
-    weights; `progress=True` draws the stage and the weights written on stderr when it is a terminal
+    weights, `safe_mode=False` is Keras's (Lambda layers load and are traced);
+    `progress=True` draws the stage and the weights written on stderr when it is a terminal
     (or pass a `convert.progress.Progress` subclass to receive them: stage(), written(), close()).
     `reference_child=True` runs --verify's TensorFlow in a child process started at once, for a process that
     converts once (the CLI): TF's import then overlaps the conversion (a loop of conversions: leave it off).
     `reference_store`: a directory where --verify keeps TF's outputs between runs and reuses them for the same
     source bytes, inputs and TF (app.reference_store; the CLI's is `reference_store.location()`).
     Returns the conversion record; raises ConvertError (with `exit_code`)."""
-    from tf_convert.emitters.options import TARGETS, option_specs, options_for, validate
-
-    from . import memory, pipeline
-
     if target != "ir" and target not in TARGETS:
         raise UsageError(f"unknown target {target!r}; choose one of {', '.join(TARGETS + ('ir',))}")
     options = None
@@ -116,7 +118,7 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
         inputs=names(inputs), outputs=names(outputs), input_shapes=input_shapes(input_shape),
         verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force, options=options,
         max_memory=max_memory, settings=settings_of(settings), use_ema=use_ema, progress=progress,
-        reference_child=reference_child,
+        reference_child=reference_child, safe_mode=safe_mode,
         reference_store=Path(reference_store) if reference_store is not None else None,
     )
     return pipeline.run(req).check()
@@ -157,8 +159,6 @@ def into(source: str | PathLike, module: str, out: str | PathLike | None = None,
     `fix_pads` OUT/pads.py whose apply(model) makes it pad as TF does. `map` pins module paths to TF nodes
     (a map.toml path or a dict); `layers` (with `verify`) adds the per-layer diff named by module path.
     Raises exit-3 errors for an architecture mismatch, exit-4 for a semantic one."""
-    from . import into_module as into_mod
-
     pins = dict(map) if isinstance(map, Mapping) else into_mod.read_map(Path(map)) if map is not None else {}
     req = into_mod.IntoRequest(source=Path(source), target=str(module), out=Path(out) if out is not None else None,
                                kwargs=dict(kwargs or {}), fix_pads=fix_pads, pins=pins, verify=verify, rtol=rtol,
@@ -170,8 +170,6 @@ def into(source: str | PathLike, module: str, out: str | PathLike | None = None,
 def load(source: str | PathLike, *, input_shape: InputShape = None, inputs: Names = None,
          outputs: Names = None, settings: Any = None, use_ema: bool = False) -> tuple[Any, list[str]]:
     """The IR graph of `source` after the default passes, and the notes on what was auto-detected."""
-    from . import pipeline
-
     req = pipeline.Request(source=Path(source), target="ir", inputs=names(inputs), outputs=names(outputs),
                            input_shapes=input_shapes(input_shape), settings=settings_of(settings),
                            use_ema=use_ema)
@@ -183,8 +181,6 @@ def inspect(source: str | PathLike, *, input_shape: InputShape = None, inputs: N
             outputs: Names = None, **target_options: Any) -> list[dict[str, Any]]:
     """`convert inspect --json`: one row per IR node (op, shapes, per-side pads, and per target the
     plan from that target's own plan function, honouring the given target options)."""
-    from . import inspect as inspect_mod
-
     graph, _ = load(source, input_shape=input_shape, inputs=inputs, outputs=outputs)
     return inspect_mod.rows(graph, target_options)
 
@@ -194,8 +190,6 @@ def verify(out: str | PathLike, rtol: float | None = None,
     """`convert verify OUT`: run the check recorded in OUT/conversion.json again; the metrics
     (max_abs, max_rel, snr_db, psnr_db, passed). Raises VerifyError beyond tolerance. `reference_store`: as
     convert()'s (TF's outputs reused where the source's bytes, the inputs and TF are the same)."""
-    from . import pipeline
-
     return pipeline.reverify(Path(out), rtol, Path(reference_store) if reference_store is not None else None)
 
 

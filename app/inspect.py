@@ -12,13 +12,12 @@ from typing import Any
 from tf_convert.convert import padding
 from tf_convert.convert.ir import Graph
 from tf_convert.convert.ir.ops import WINDOW_OPS
+from tf_convert.emitters.options import TARGETS, options_for
 
 
 def target_options(options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every target's options (emitters.options dataclasses) from flag values such as
     {'caffe_pad': 'kernel', 'opset': 13}; each target takes the keys it knows."""
-    from tf_convert.emitters.options import TARGETS, options_for
-
     return {t: options_for(t, dict(options or {})) for t in TARGETS}
 
 
@@ -60,8 +59,6 @@ def pad_layer_nodes(table: list[dict[str, Any]], target: str) -> list[str]:
 
 
 def render(graph: Graph, options: Mapping[str, Any] | None = None, table: list[dict[str, Any]] | None = None) -> str:
-    from tf_convert.emitters.options import TARGETS
-
     table = rows(graph, options) if table is None else table
     head = ["node", "op", "in", "out", "pads t,b,l,r", *TARGETS]
     lines = [head]

@@ -16,6 +16,7 @@ from tf_convert.convert.errors import Interrupted, TimedOut
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 _received: list[Interrupted] = []  # the first signal of this process's run, as the exception it raised
+_early: list[Interrupted] = []  # a signal remembered before the command's handlers took over (remember_early)
 _deferring: list[None] = []  # one entry per open `deferred()` block of the main thread
 _handling: list[None] = []  # one entry per open `handled()` block: a run whose signals end it
 
@@ -26,24 +27,33 @@ def received() -> Interrupted | None:
 
 
 def remember_early() -> None:
-    """From the program's first line: SIGINT/SIGTERM/SIGHUP are remembered, not acted on, until end_early()
-    (once the command line is parsed), which ends the run if one came while the program was starting."""
+    """From the program's first line: SIGINT/SIGTERM/SIGHUP are remembered, not acted on, until the command
+    takes them over (handled(), or usual_dispositions() for a command without it): end_early() ends the run
+    once the command line is parsed if one came while the program was starting, and one that comes after it,
+    before the command's handlers are in place, ends the run as the command starts."""
     def _remember(signum: int, _frame) -> None:
-        if not _received:
-            _received.append(Interrupted(signum))
+        if not _early:
+            _early.append(Interrupted(signum))
 
     for s in (signal.SIGINT, *ENDING_SIGNALS):
         signal.signal(s, _remember)
 
 
 def end_early() -> None:
-    """The command line is parsed: the usual dispositions again (Ctrl-C raises KeyboardInterrupt, which
-    `convert batch` relies on), after ending the run if a signal came while it was starting."""
+    """The command line is parsed: end the run if a signal came while the program was starting (the signals
+    stay remembered until the command takes them over: there is no moment where SIGTERM kills outright)."""
+    if _early:
+        raise _early[0]
+
+
+def usual_dispositions() -> None:
+    """For a command that handles signals its own way (`convert batch`): Ctrl-C raises KeyboardInterrupt,
+    SIGTERM/SIGHUP their default; a signal remembered since the start ends the run now (Interrupted)."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     for s in ENDING_SIGNALS:
         signal.signal(s, signal.SIG_DFL)
-    if _received:
-        raise _received[0]
+    if _early:
+        raise _early.pop()
 
 
 @contextlib.contextmanager
@@ -61,9 +71,15 @@ def handled(timeout: float | None = None) -> Iterator[None]:
         if not _deferring:  # else raised when the outermost deferred() block ends
             raise ending
 
-    _received.clear()  # this run's signals only (one during start-up ended it in end_early)
+    _received.clear()  # this run's signals only
     watched = (signal.SIGINT, *ENDING_SIGNALS) + ((signal.SIGALRM,) if timeout else ())
     previous = {s: signal.signal(s, _end) for s in watched}
+    if _early:  # came between the command line's parse and now: this run's, and it ends it
+        _received.append(_early.pop())
+        _ignore_more()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        raise _received[0]
     if timeout:
         signal.setitimer(signal.ITIMER_REAL, timeout)
     _handling.append(None)
@@ -109,7 +125,7 @@ def _ignore_more() -> None:
 def exit_now(code: int | str | None) -> None:
     """End this process with `code` (SystemExit's: None is 0) once stdout and stderr are flushed, skipping
     Python's teardown: everything is written and closed by then, and unloading TF, Keras or torch module by
-    module took 0.4-1 s of every run (issue 25); the kernel frees the memory at once. For a process that has
+    module took 0.4-1 s of every run; the kernel frees the memory at once. For a process that has
     nothing left to do (the `convert` program after its command, the reference child after its answer)."""
     import os
     import sys

@@ -1,7 +1,7 @@
 """TensorFlow's reference run, in a child process when the source is large or the CLI converts once.
 
 TF keeps what its allocator took after the session closes: run in the converting process, the reference
-and the target runtime would each hold every weight at once (2.2x the model in RAM, issue 25). A child
+and the target runtime would each hold every weight at once (2.2x the model in RAM). A child
 returns all of TF's memory to the system before the target runs. Through the API small sources stay in
 process: a child costs a TensorFlow import (seconds), and tests and `convert batch` verify hundreds of small
 models in one process; the CLI converts once, and there the child's import runs beside the conversion.
@@ -13,7 +13,7 @@ parent raises again as the same class: a TF failure is the same exit code whiche
 
 One verification asks for several input sets (its size, other sizes, sensitivity probes): run_references
 takes them all at once, so TF is imported and the graph read once per verification, not once per set
-(issue 25: 39.5 s of a 2.64 GB checkpoint's --verify was mostly re-started children).
+(39.5 s of a 2.64 GB checkpoint's --verify was mostly re-started children).
 
 start_references starts that child without waiting for it, so TF's import and run overlap the model's
 write; TF reads its weights a few at a time there (parsers/tensorflow/weight_stream.py), so the two fit in
@@ -28,7 +28,6 @@ of CPU, then runs on the other core beside the parse and the emit instead of aft
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
 import os
@@ -46,8 +45,14 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert import parsers
+from tf_convert.convert import isolated
 from tf_convert.convert.errors import ConvertError
 from tf_convert.convert.ir import Graph
+from tf_convert.parsers.source import open_source
+
+from .interrupts import exit_now
+from .requirements import check_reference
 
 # Above this many bytes of source files the reference runs in a child (or above a quarter of the memory
 # available now, when that is less): below it TF's import costs more than its memory is worth.
@@ -58,7 +63,6 @@ _REQUEST, _INPUTS, _OUTPUTS, _ERROR, _LOG = "request.pkl", "inputs.npz", "output
 _SOURCE = "source.txt"  # written before the child starts: it checks TF for that source's kind, then waits
 _GO = b"go\n"  # on the child's stdin once the request is written (EOF without it: the parent gave up)
 _children_started = 0  # read by children_started(): tests check that one verification starts one child
-_spares_claimed = 0  # read by spares_claimed(): how many of those children were warm spares
 
 # One set's reference outputs, or what TF raised for that set (run_references goes on with the next set).
 Outcome = list[np.ndarray] | BaseException
@@ -82,8 +86,6 @@ def child_threshold() -> int:
 
 def source_bytes(path: str | Path) -> int:
     """Size of every file of the source (checkpoint shards, SavedModel variables, .pb, .h5)."""
-    from tf_convert.parsers.source import open_source
-
     total = 0
     for f in open_source(path).files:
         try:
@@ -106,8 +108,6 @@ def wants_child(path: str | Path, small_too: bool = False) -> bool:
 
 def run_reference(path: str | Path, graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """parsers.run_reference, in a child process when the source is large (see the module doc)."""
-    from tf_convert import parsers
-
     if not in_child(path):
         return parsers.run_reference(path, graph, inputs)
     outputs = _run_child(path, graph, inputs, None)
@@ -158,8 +158,6 @@ def start_references(path: str | Path, graph: Graph, input_sets: list[list[np.nd
 def all_sets(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]]) -> list[Outcome]:
     """Every set in one TF run (parsers.run_reference_sets: each weight read once); when TF refuses that
     run, each set on its own, so that a refused set is told apart from the others."""
-    from tf_convert import parsers
-
     try:
         return list(parsers.run_reference_sets(path, graph, input_sets))
     except Exception:  # noqa: BLE001 - some set fails: find which, one by one (the rare path)
@@ -167,13 +165,8 @@ def all_sets(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]])
 
 
 def children_started() -> int:
-    """How many reference children this process has started (issue 25: one per verification)."""
+    """How many reference children this process has started (one per verification)."""
     return _children_started
-
-
-def spares_claimed() -> int:
-    """How many of them were warm spares (app/reference_spare.py)."""
-    return _spares_claimed
 
 
 def _outcome(run) -> Outcome:
@@ -186,8 +179,6 @@ def _outcome(run) -> Outcome:
 def run_reference_tensors(path: str | Path, graph: Graph, inputs: list[np.ndarray],
                           names: list[str]) -> dict[str, np.ndarray]:
     """parsers.run_reference_tensors (the --layers diff), in a child process when the source is large."""
-    from tf_convert import parsers
-
     if not in_child(path):
         return parsers.run_reference_tensors(path, graph, inputs, names)
     outputs = _run_child(path, graph, inputs, list(names))
@@ -215,70 +206,41 @@ def _run_child(path: str | Path, graph: Graph, inputs: list[np.ndarray], names: 
     return spawn(path).ask(graph, inputs, names, sets).outputs()
 
 
-def spawn(path: str | Path, spare: Path | None = None) -> Child:
+def spawn(path: str | Path) -> Child:
     """A reference child for the source at `path`, started now: it imports TensorFlow (and checks it) while
-    this process goes on, then waits for Child.ask(). `spare`: the socket of a warm spare to claim instead
-    (app/reference_spare.py: TF already imported), where one is ready."""
-    return Child(path, spare)
+    this process goes on, then waits for Child.ask()."""
+    return Child(path)
 
 
 class Child:
     """A reference child, started by the constructor (spawn): ask() gives it its question, outputs() waits
     for what it wrote (or raises its error), cancel() ends it; either way its temp dir is removed. Started
-    early, TF's import and run overlap the parent's conversion (issue 25)."""
+    early, TF's import and run overlap the parent's conversion."""
 
-    def __init__(self, path: str | Path, spare: Path | None = None) -> None:
-        from tf_convert.parsers.source import open_source
-
-        from . import reference_spare
-
+    def __init__(self, path: str | Path) -> None:
         global _children_started
         _children_started += 1
         self.work = Path(tempfile.mkdtemp(prefix="tf-convert-reference-"))
         self.proc: subprocess.Popen | None = None
-        self.spare: reference_spare.Claimed | None = None
-        self._claiming = reference_spare.claim_soon(spare)  # answered by _settle(), before the question
         try:
-            source = open_source(path).path
-            # absolute for a spare: it runs in another directory
-            (self.work / _SOURCE).write_text(os.path.abspath(source) if self._claiming else str(source))
-            if self._claiming is None:
-                self._start_process()
+            # absolute: the child runs in its own directory (nothing of the caller's on its import path)
+            (self.work / _SOURCE).write_text(os.path.abspath(open_source(path).path))
+            with open(self.work / _LOG, "wb") as log:
+                # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
+                self.proc = _start_child(self.work, log)
         except BaseException:
             self.cancel()
             raise
-
-    def _start_process(self) -> None:
-        with open(self.work / _LOG, "wb") as log:
-            # its own session: a terminal's Ctrl-C reaches the parent only, which ends the child itself
-            self.proc = _start_child(self.work, log)
-
-    def _settle(self) -> None:
-        """The spare being claimed, now this child; or, none ready after all, a process started now."""
-        global _spares_claimed
-        if self._claiming is None:
-            return
-        claiming, self._claiming = self._claiming, None
-        self.spare = claiming()
-        if self.spare is None:
-            self._start_process()
-            return
-        _spares_claimed += 1
-        self.spare.start(self.work)
 
     def ask(self, graph: Graph, inputs: list[np.ndarray], names: list[str] | None,
             sets: int | None = None) -> Child:
         """Write the request (`sets`: `inputs` holds that many input sets one after another) and let the
         child run it; returns self, to read with outputs()."""
         try:
-            self._settle()
             with open(self.work / _REQUEST, "wb") as f:
                 pickle.dump({"source": (self.work / _SOURCE).read_text(), "graph": skeleton(graph),
                              "names": names, "sets": sets}, f)
             np.savez(self.work / _INPUTS, *[np.asarray(x) for x in inputs])
-            if self.spare is not None:
-                self.spare.go()
-                return self
             try:
                 self.proc.stdin.write(_GO)
                 self.proc.stdin.close()
@@ -292,7 +254,7 @@ class Child:
     def outputs(self) -> dict:
         """Wait for the child (it has freed all of TF's memory when this returns); its outputs, or its error."""
         try:
-            code = self.spare.wait() if self.spare is not None else self.proc.wait()
+            code = self.proc.wait()
             if (self.work / _ERROR).exists():
                 raise _error_from(json.loads((self.work / _ERROR).read_text()))
             if code != 0 or not (self.work / _OUTPUTS).exists():
@@ -304,11 +266,6 @@ class Child:
 
     def cancel(self) -> None:
         """End the child if it still runs and remove its temp dir (idempotent)."""
-        if self._claiming is not None:  # a claim under way: the spare it gets ends too
-            claiming, self._claiming = self._claiming, None
-            self.spare = claiming()
-        if self.spare is not None:
-            self.spare.kill()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
@@ -324,7 +281,7 @@ _ENDING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 # A child with several input sets runs one graph copy per set in one session: the copies give TF's executor
-# ops to run side by side, so each op gets one thread (issue 25, 2.64 GB, 5 sets: 7.1-7.3 CPU s instead of
+# ops to run side by side, so each op gets one thread (2.64 GB, 5 sets: 7.1-7.3 CPU s instead of
 # 8.0-8.2, and less wall, on 2 cores that the converting process shares); the user's own settings win.
 SIDE_BY_SIDE_THREADS = {"TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "2"}
 
@@ -343,8 +300,8 @@ def _start_child(work: Path, log) -> subprocess.Popen:
     main = threading.current_thread() is threading.main_thread()
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING) if main else None
     try:
-        return subprocess.Popen([sys.executable, "-m", "tf_convert.app.reference_process", str(work),
-                                 str(os.getpid())],
+        return subprocess.Popen(isolated.python_module("tf_convert.app.reference_process", str(work),
+                                                       str(os.getpid())),
                                 stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True)
     finally:
         if held is not None:
@@ -409,36 +366,8 @@ def child_main(work: Path, parent: int | None = None) -> int:
     return _answer(work)
 
 
-def serve_spare(work: Path, read_line, conn) -> int:
-    """A warm spare claimed for `work` (app/reference_spare.py) from here on is a child: its output goes to
-    the child's log, its go comes on the connection, and the connection's end is the parent's."""
-    log = os.open(work / _LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(log)
-    if not _checked(work):
-        return 0
-    if read_line() != _GO:
-        shutil.rmtree(work, ignore_errors=True)
-        return 1
-
-    def watch() -> None:
-        with contextlib.suppress(OSError):
-            while conn.recv(1):
-                pass
-        shutil.rmtree(work, ignore_errors=True)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-    return _answer(work)
-
-
 def _checked(work: Path) -> bool:
     """TF (and Keras) for the source's kind import; else the error is written for the parent."""
-    from tf_convert import parsers
-
-    from .requirements import check_reference
-
     try:
         # the parent left TF's import to us: done while it parses, before its request exists
         check_reference(parsers.open_source((work / _SOURCE).read_text()).kind)
@@ -450,8 +379,6 @@ def _checked(work: Path) -> bool:
 
 def _answer(work: Path) -> int:
     """Run the request in `work` and write the outputs (or the error)."""
-    from tf_convert import parsers
-
     with open(work / _REQUEST, "rb") as f:
         request = pickle.load(f)
     os.environ.update(side_by_side_threads(request.get("sets"), os.environ))
@@ -489,6 +416,4 @@ def _write_sets(work: Path, request: dict, inputs: list[np.ndarray]) -> None:
 
 
 if __name__ == "__main__":
-    from .interrupts import exit_now
-
     exit_now(child_main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else None))

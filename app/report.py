@@ -7,7 +7,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir import Graph
+from tf_convert.convert.padding.sizes import size_words
 
 from . import token_inputs
 
@@ -26,6 +28,9 @@ def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[d
                 "dtype": graph.tensors[name].dtype,
             }
         )
+        longest = graph.data_dependent_length(name) if name in graph.outputs else None
+        if longest is not None:  # e.g. a non-max suppression's selection that is not padded
+            rows[-1]["length"] = {"axis": 0, "depends_on_data": True, "at_most": longest}
         ids = token_inputs.value_range(graph, name) if name in graph.inputs else None
         if ids is not None:
             rows[-1]["value_range"] = list(ids)  # what --verify feeds
@@ -35,8 +40,6 @@ def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[d
 def _input_sizes(graph: Graph, emitted: Any) -> dict[str, Any]:
     bound = getattr(emitted, "size_bound", "not emitted")
     if bound is None:
-        from tf_convert.convert.padding.sizes import size_words
-
         return {"spatial": "any", "batch": "any", "free": size_words(graph)}  # free: "H x W" or "length"
     return {"spatial": "conversion size only", "batch": "any", "why": bound}
 
@@ -117,8 +120,6 @@ def read(path: Path) -> dict[str, Any]:
 def read_recorded(out: Path) -> tuple[dict[str, Any], Path, Path]:
     """(conversion.json of OUT, its path, the recorded source) for `convert verify`; UsageError when
     OUT is not a conversion or its source is gone."""
-    from tf_convert.convert.errors import UsageError
-
     doc_path = Path(out) / "conversion.json"
     if not doc_path.is_file():
         raise UsageError(f"{doc_path} not found: pass a directory written by `convert tf2<target>`")
@@ -188,9 +189,14 @@ def summary_line(doc: dict[str, Any]) -> str:
 
 
 def stored_note(v: dict[str, Any]) -> str:
-    """" vs stored TF outputs" when TF did not run for the check (app.reference_store had every set)."""
+    """Where the verdict's TF outputs came from, when a reference store was used (app.reference_store):
+    " vs stored TF outputs" (TF did not run), " vs TF now and stored TF outputs", or, for a check that failed
+    against the store and was run again, " vs TF now (stored outputs disagreed; replaced)"; "" without a store."""
     reference = v.get("reference") or {}
-    return " vs stored TF outputs" if reference.get("sets_from_store") and not reference.get("sets_run") else ""
+    if reference.get("rechecked"):
+        return " vs TF now (stored outputs disagreed; replaced)"
+    return {"store": " vs stored TF outputs", "store and tensorflow": " vs TF now and stored TF outputs"}.get(
+        reference.get("verdict_from"), "")
 
 
 def _sized(shape: list[int]) -> list[int]:

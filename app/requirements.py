@@ -80,7 +80,7 @@ def check(target: str, *, verify: bool = False, kind: str | None = None, write: 
           reference: bool = True) -> None:
     """Raise MissingDependency (exit 2) for the first need (see `needs`) that does not import.
     `reference=False`: TensorFlow is left to the reference child (importing it here would cost seconds
-    and its memory beside the child's, issue 25)."""
+    and its memory beside the child's)."""
     for need in needs(target, verify=verify, kind=kind, write=write, reference=reference):
         reason = missing(need)
         if reason is not None:

@@ -29,15 +29,33 @@ def value_range(graph: Graph, name: str) -> tuple[int, int] | None:
     return (0, high) if high else None
 
 
-def _keeps_ids(node) -> bool:
-    """Whether the ids pass through `node` unchanged in value (a cast to another integer type, a reshape...)."""
-    return node.op in VALUE_KEEPING or (node.op == "cast" and str(node.attrs["dtype"]).startswith("int"))
+def _keeps_ids(node, tensor: str) -> bool:
+    """Whether valid ids in `tensor` pass through `node` unchanged in value: a cast to another integer type, a
+    reshape..., or a select that takes them as one of its values (Keras's wrap of negative ids,
+    `select(ids < 0, ids + n, ids)`, as a Keras 3 Embedding exported to a SavedModel has it)."""
+    return (node.op in VALUE_KEEPING or (node.op == "cast" and str(node.attrs["dtype"]).startswith("int"))
+            or (node.op == "select" and tensor in node.inputs[1:]))
+
+
+def _id_readers(graph: Graph, name: str):
+    """(t, reader of t) for input `name` and every tensor its ids reach unchanged (_keeps_ids)."""
+    index = GraphIndex(graph)
+    stack, seen = [name], set()
+    while stack:
+        tensor = stack.pop()
+        if tensor in seen:
+            continue
+        seen.add(tensor)
+        for node in index.readers(tensor):
+            yield tensor, node
+            if _keeps_ids(node, tensor):
+                stack.append(node.output)
 
 
 def _index_bound(graph: Graph, name: str) -> int | None:
     """The tightest table size / depth the values of `name` index, else None."""
     high: int | None = None
-    for tensor, node in GraphIndex(graph).readers_through(name, _keeps_ids):
+    for tensor, node in _id_readers(graph, name):
         bound = None
         if node.op == "gather" and node.inputs[1] == tensor:
             bound = graph.shape(node.inputs[0])[int(node.attrs["axis"])]

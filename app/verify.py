@@ -9,8 +9,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tf_convert.app import reference_process
 from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.convert.ir import Graph
+from tf_convert.convert.padding.sizes import input_free_axes
 
 from . import mask_inputs, token_inputs
 from .metric import judge, verdict_of
@@ -48,8 +50,6 @@ def other_sizes(graph: Graph) -> list[dict[str, tuple[int, ...]]]:
     """Two more input sizes for a size-free model: every free axis (an image's H/W, a volume's D/H/W, a
     sequence's length: convert.padding.sizes.input_free_axes) + 1 (flips SAME's odd pads) and ~1.25x + 1
     (larger), the batch 2; empty when no input has a free axis."""
-    from tf_convert.convert.padding.sizes import input_free_axes
-
     free = {n: input_free_axes(graph.shape(n)) for n in graph.inputs}
     if not any(free.values()):
         return []
@@ -82,12 +82,10 @@ def verify(
     model is also compared at two other sizes (other_sizes), TF re-run at them: `sizes` in the result.
     `sensitivity` says whether each output moves when the input's last row and column change (and, if
     not, when the whole input changes): `warnings` when it does not. Every input set is drawn first and
-    TF asked for all of them in one call (issue 25): one child process for a large source. `target_first`:
+    TF asked for all of them in one call: one child process for a large source. `target_first`:
     before TF's outcomes are read, the target runs the sets it is compared on when TF refuses none, so that
-    its run overlaps a reference child's (a small source's: its memory is no issue, issue 25); its failure
+    its run overlaps a reference child's (a small source's: its memory is no issue); its failure
     is raised only after TF's own on the main set, as in the usual order."""
-    from tf_convert.app import reference_process
-
     references = run_references or (_one_by_one(run_reference) if run_reference
                                     else reference_process.run_references)  # one child for a large source
     depth = depth or depth_of(graph)
@@ -155,8 +153,6 @@ def plan(source: Path, graph: Graph, seed: int = 0, size_free: bool = False, one
     """What verify() asks TF for first: drawn from the graph alone, so the pipeline can start the reference
     run (reference_process.start_references) before the model is written, with these same sets. `child`:
     TF runs them in a child process (None: reference_process.in_child decides, by the source's size)."""
-    from tf_convert.app import reference_process
-
     inputs = make_inputs(graph, seed)
     edged, other = sensitivity_probes(graph, inputs)
     sizes = other_sizes(graph) if size_free else []
@@ -264,7 +260,9 @@ def sensitivity_probes(graph: Graph, inputs: list[np.ndarray]) -> tuple[list[np.
             edged[i][:, :, -1, :] = rng.standard_normal(edged[i][:, :, -1, :].shape)
             edged[i][:, :, :, -1] = rng.standard_normal(edged[i][:, :, :, -1].shape)
     # token ids and masks are redrawn in their valid range too: kept, a text model's output looked dead
-    other = [rng.standard_normal(x.shape).astype(x.dtype) if np.issubdtype(x.dtype, np.floating)
+    # (float ids that a Keras 2 text model casts to int too: tf_keras's gather refuses a negative id)
+    other = [rng.standard_normal(x.shape).astype(x.dtype)
+             if np.issubdtype(x.dtype, np.floating) and token_inputs.value_range(graph, name) is None
              else _redrawn_ids(graph, name, x, rng) for name, x in zip(graph.inputs, inputs)]
     return edged, other
 

@@ -1,4 +1,4 @@
-"""`make bench-latency`: issue 25's command-latency goals, on whole `convert` processes.
+"""`make bench-latency`: the command-latency goals, on whole `convert` processes.
 
     python -m bench.cli_latency [--cache .cache/bench-latency] [--zoo-cache .cache/zoo] [--rounds 5]
                                 [--targets torch,onnx,caffe,mxnet] [--report FILE.md]
@@ -7,9 +7,7 @@ Rows: `convert --help` (goal 0.2 s); a small Keras model (conv, depthwise conv, 
 built into the cache) -> onnx and -> torch (0.5 s); the zoo's MobileNetV2 224 `.keras` (zoo/fixtures.py: random weights,
 built when missing) -> onnx; and MobileNetV2 `--verify` -> each target (2.5 s), cold and warm:
 - cold: TF_CONVERT_CACHE_DIR=off, TF computes the reference outputs;
-- warm: TF_CONVERT_CACHE_DIR=a fresh directory per target, primed by one untimed run of the same command;
-- a spare waiting: TF's outputs not in the store, but a warm spare (app/reference_spare.py: TF and Keras
-  imported) left by the run before; these rows run after the others, one at a time.
+- warm: TF_CONVERT_CACHE_DIR=a fresh directory per target, primed by one untimed run of the same command.
 
 Every command is `python -m tf_convert.cli ...` run by this interpreter in this environment (so it imports
 the tf_convert this bench sees), each to a fresh `-o` under the cache. Every row runs once untimed (the warm
@@ -35,8 +33,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from tf_convert.app import reference_spare
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
@@ -130,7 +126,7 @@ def run_once(row: Row, out: Path) -> Run:
 
 
 def build_small_keras(path: str) -> None:
-    """The small model of issue 25's 0.5 s goal: conv, depthwise conv, BN, pooling, dense on 33x33x3."""
+    """The small model of the 0.5 s goal: conv, depthwise conv, BN, pooling, dense on 33x33x3."""
     import keras
     from keras import layers as L
 
@@ -174,20 +170,7 @@ def make_rows(small: Path, mobilenet: Path, targets: list[str], cache: Path) -> 
         warm.mkdir(parents=True)
         rows.append(Row(f"MobileNetV2 `.keras` -> {target} `--verify`, cold", args, GOAL_VERIFY_S, {CACHE_ENV: "off"}))
         rows.append(Row(f"MobileNetV2 `.keras` -> {target} `--verify`, warm", args, GOAL_VERIFY_S,
-                        {CACHE_ENV: str(warm), reference_spare.ENV: "off"}))
-    return rows
-
-
-def make_spare_rows(mobilenet: Path, targets: list[str], cache: Path) -> list[Row]:
-    """Per target: `--verify` with TF's outputs not stored but a warm spare waiting (measure_spare_rows)."""
-    rows = []
-    for target in targets:
-        root = cache / f"tf-spare-{target}"
-        shutil.rmtree(root, ignore_errors=True)
-        root.mkdir(parents=True)
-        args = [f"tf2{target}", str(mobilenet), "--verify"]
-        rows.append(Row(f"MobileNetV2 `.keras` -> {target} `--verify`, a spare waiting", args, GOAL_VERIFY_S,
-                        {CACHE_ENV: str(root), reference_spare.ENV: "on"}))
+                        {CACHE_ENV: str(warm)}))
     return rows
 
 
@@ -201,46 +184,6 @@ def measure_rows(rows: list[Row], rounds: int, outs: Path) -> None:
         for i, row in order if k % 2 == 0 else reversed(order):
             row.runs.append(run_once(row, outs / f"row{i}-{k}"))
             print(f"round {k + 1}: {row.label}: {row.runs[-1].wall:.2f} s", flush=True)
-
-
-def _cpu_ticks(pid: int) -> int:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return -1
-    return int(fields[11]) + int(fields[12])  # utime + stime
-
-
-def _spare_ready(root: Path, timeout_s: float = 60.0) -> None:
-    """Wait until the spare in `root` has done its imports (its CPU time stops growing): a run then finds it
-    waiting, and no spare's import runs beside a timed command."""
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        pids = reference_spare.pids(root)
-        before = {pid: _cpu_ticks(pid) for pid in pids}
-        time.sleep(0.5)
-        if pids and all(_cpu_ticks(pid) == ticks for pid, ticks in before.items()):
-            return
-    raise SystemExit(f"bench.cli_latency: no idle spare in {root} after {timeout_s:.0f} s")
-
-
-def measure_spare_rows(rows: list[Row], rounds: int, outs: Path) -> None:
-    """Each row on its own (a spare imports TF in the background after every run: it must not overlap another
-    row's timing): an untimed run leaves a spare; before each timed run the spare has finished its imports
-    and the store's entries are removed (TF's outputs are then computed, by the spare)."""
-    for i, row in enumerate(rows):
-        root = Path(row.env[CACHE_ENV])
-        run_once(row, outs / f"spare{i}-untimed")
-        for k in range(rounds):
-            _spare_ready(root)
-            for entry in root.iterdir():
-                if entry.is_dir():
-                    shutil.rmtree(entry)
-            row.runs.append(run_once(row, outs / f"spare{i}-{k}"))
-            print(f"round {k + 1}: {row.label}: {row.runs[-1].wall:.2f} s", flush=True)
-        _spare_ready(root)
-        for pid in reference_spare.pids(root):  # nothing left behind
-            os.kill(pid, 9)
 
 
 def checkout() -> str:
@@ -284,17 +227,14 @@ def warm_note(rows: list[Row]) -> str:
 
 
 def render(rows: list[Row], sources: dict[str, Path], facts: dict[str, str]) -> str:
-    md = ["# Issue 25: command latency", "",
+    md = ["# Command latency", "",
           f"{facts['date']}, git {facts['git']}, nproc {facts['nproc']}, load average {facts['load_before']} "
           f"before, {facts['load_after']} after; timed rounds: {facts['rounds']} (`python -m bench.cli_latency`).", "",
           "Each command is a whole `python -m tf_convert.cli` process (imports included), to a fresh `-o`; rows "
           "interleaved round by round after one untimed run of each. CPU = user + sys of the process and the "
           "children it waited for; peak = resident memory of the process tree, sampled every 10 ms. Goals are "
           f"judged on the median wall. Cold: `{CACHE_ENV}=off`; warm: a fresh cache directory per target, primed "
-          "by the row's untimed run (no spare); a spare waiting: TF's outputs not stored, a warm spare (TF and "
-          "Keras imported, app/reference_spare.py) left by the run before, each such row on its own after the "
-          "others, its spare idle before each run. max_rel: conversion.json's `verify` record (TF as the "
-          "reference).", "",
+          "by the row's untimed run. max_rel: conversion.json's `verify` record (TF as the reference).", "",
           "Sources: " + "; ".join(f"{name} `{path}`" for name, path in sources.items()) + ".", "",
           "| command | median wall | fastest wall | median CPU | median peak RSS | goal | met | max_rel | walls |",
           "|---|---|---|---|---|---|---|---|---|"]
@@ -323,13 +263,10 @@ def main() -> int:
     args.cache.mkdir(parents=True, exist_ok=True)
     small, mobilenet = small_keras(args.cache), mobilenet_keras(args.zoo_cache)
     rows = make_rows(small, mobilenet, args.targets, args.cache)
-    spare_rows = make_spare_rows(mobilenet, args.targets, args.cache)
     facts = {"git": checkout(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
              "nproc": str(len(os.sched_getaffinity(0))), "rounds": str(args.rounds),  # nproc: the usable CPUs
              "load_before": " ".join(f"{x:.2f}" for x in os.getloadavg())}
     measure_rows(rows, args.rounds, args.cache / "runs")
-    measure_spare_rows(spare_rows, args.rounds, args.cache / "runs")
-    rows += spare_rows
     facts["load_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     sources = {"MobileNetV2 224 (zoo/fixtures.py, random weights)": mobilenet, "small Keras": small}
     text = render(rows, sources, facts)

@@ -1,4 +1,4 @@
-"""A write-only file for big weight files that goes around the page cache and is durable when closed (issue 25).
+"""A write-only file for big weight files that goes around the page cache and is durable when closed.
 
 Writing gigabytes through the page cache costs the kernel a page allocation and a copy per 4 KB, then a
 second pass to write them back (on this kind of VM 3-6 s of system CPU for 2.6 GB, more than the rest of

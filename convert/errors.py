@@ -1,4 +1,5 @@
-"""Errors the CLI turns into one-line messages and exit codes (see DESIGN.md, section 2)."""
+"""Errors the CLI turns into one-line messages and exit codes: 2 bad usage or input, 3 unsupported, 4 verification
+failed, 124 and 128 + N interrupted; anything else escaping is a bug (exit 1)."""
 
 from __future__ import annotations
 
@@ -46,8 +47,20 @@ class UnsupportedError(ConvertError):
         self.items = list(items)
         self.target = target
         where = f" for {target}" if target else ""
-        listed = "; ".join(str(i) for i in self.items)
-        super().__init__(f"{len(self.items)} unsupported node(s){where}: {listed}")
+        super().__init__(f"{len(self.items)} unsupported node(s){where}: {_grouped(self.items)}")
+
+
+def _grouped(items: list[Unsupported]) -> str:
+    """The items, those of one op with one reason together ("Cos (nodes 'a', 'b'): why"), in first-seen order."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for item in items:
+        groups.setdefault((item.op, item.hint), []).append(item.node)
+    parts = []
+    for (op, hint), nodes in groups.items():
+        text = str(Unsupported(op, nodes[0], hint)) if len(nodes) == 1 else \
+            f"{op} (nodes {', '.join(repr(n) for n in nodes)})" + (f": {hint}" if hint else "")
+        parts.append(text)
+    return "; ".join(parts)
 
 
 class VerifyError(ConvertError):

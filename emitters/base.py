@@ -13,6 +13,7 @@ from typing import Any, Callable, TypeVar
 
 from tf_convert.convert.errors import Unsupported
 from tf_convert.convert.ir import OPS, Graph, GraphIndex, Node
+from tf_convert.convert.padding import plan
 from tf_convert.convert.registry import OpTable
 
 from .options import CaffeOptions, OnnxOptions, TargetOptions, TorchOptions, options_for
@@ -22,7 +23,7 @@ F = TypeVar("F", bound=Callable)
 
 @dataclass
 class EmitOptions:
-    """Every target's options in one bag (the batch worker and older callers build this); emitters
+    """Every target's options in one bag (the batch worker builds this); emitters
     take `options_for(target, ...)` of it. The per-target dataclasses in emitters/options.py are
     the definition (defaults included)."""
 
@@ -68,8 +69,6 @@ class NodeContext:
 
     def plan(self):
         """The target's padding plan for this node (the one `convert inspect` shows)."""
-        from tf_convert.convert.padding import plan
-
         return plan(self.node, self.graph, self.options)
 
 

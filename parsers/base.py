@@ -17,6 +17,8 @@ class ParseOptions:
     settings: dict[str, str] = field(default_factory=dict)
     # `--use-ema`: ExponentialMovingAverage shadow variables instead of the raw weights.
     use_ema: bool = False
+    # `--no-safe-mode`: Keras's safe_mode=False (Lambda layers' Python bytecode may be loaded and run).
+    safe_mode: bool = True
     # Filled in by the parser: what each training -> inference pass did (for conversion.json).
     records: list[dict] = field(default_factory=list)
     # Filled in by the parser for the CLI to print (e.g. "inputs auto-detected: input:0").

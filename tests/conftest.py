@@ -12,8 +12,6 @@ os.environ.setdefault("CONVERT_CHECK_PASSES", "1")  # validate after every IR pa
 # TF runs in every check (app/reference_store.py: its own tests turn the store on): a CLI run here neither
 # reads nor writes the user's store
 os.environ["TF_CONVERT_CACHE_DIR"] = "off"
-# and no warm spare is left by a test that turns the store on (tests/app/test_reference_spare.py turns it on)
-os.environ["TF_CONVERT_SPARE"] = "off"
 
 import pytest
 

@@ -2,6 +2,7 @@
 
     manifest.py  read and check the manifest (TOML/YAML), every problem with its line
     runner.py    select entries, make one task per entry x target, collect results, write reports
+    shared.py    the names and the worker environment cluster.py and worker.py share
     cluster.py   run tasks on Dask (LocalCluster or --scheduler): timeouts, crashes, worker restarts
     worker.py    what runs in a worker: its setup (cache, imports, memory resource) and the task
     cache.py     the per-worker parse / reference cache given to convert.pipeline.run

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-PLUGIN = "convert-batch"  # the worker plugin's name (worker.WorkerSetup)
-EVENTS = "convert-batch"  # topic of the "a conversion started on this worker" events
-MEMORY = "memory"  # the worker resource a conversion asks for (bytes)
+from tf_convert.convert import isolated
+
+from .shared import EVENTS, MEMORY, PLUGIN, quiet_environment
+
 NO_WORKERS_GRACE = 300.0  # seconds without any worker before the rest of the run is given up
 INSTALL_HINT = "convert batch runs on Dask distributed: pip install 'tf-convert[batch]' (or pip install distributed)"
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
@@ -56,16 +57,6 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-def quiet_environment(threads: int) -> dict[str, str]:
-    """Environment for a worker process: no framework chatter, `threads` threads per framework."""
-    env = {"TF_CPP_MIN_LOG_LEVEL": "3", "ABSL_MIN_LOG_LEVEL": "3", "KERAS_BACKEND": "tensorflow",
-           "TF_ENABLE_ONEDNN_OPTS": "0", "CUDA_VISIBLE_DEVICES": ""}
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
-        env[var] = str(threads)
-    env["TF_NUM_INTEROP_THREADS"] = "1" if threads == 1 else "2"
-    return {k: os.environ.get(k, v) for k, v in env.items()}
 
 
 @dataclass
@@ -102,7 +93,7 @@ class Cluster:
         import dask
         from distributed import Client, LocalCluster
 
-        from .worker import WorkerSetup
+        from .worker import WorkerSetup  # worker.py imports `distributed` (the optional extra) at its top
 
         logging.getLogger("distributed").setLevel(logging.CRITICAL)  # the report says what went wrong
         if self.scheduler:
@@ -115,8 +106,13 @@ class Cluster:
             # in-process scheduler: a worker that dies while converting fails that conversion at
             # once instead of retrying it elsewhere (a crashing model would crash worker after worker)
             # no statistical profiler in the workers: sampling every 10 ms slows `import tensorflow` down
+            # workers start isolated from the working directory and the user's site-packages (a numpy.py
+            # there never runs): the variables are read by the worker's interpreter as it starts
             with dask.config.set({"distributed.scheduler.allowed-failures": 0,
-                                  "distributed.worker.profile.enabled": False}):
+                                  "distributed.worker.profile.enabled": False,
+                                  "distributed.nanny.pre-spawn-environ": {
+                                      **dask.config.get("distributed.nanny.pre-spawn-environ", {}),
+                                      **isolated.ISOLATED_ENV}}):
                 memory = memory_limit(self.worker_memory, self.jobs)
                 threads = max(1, cores() // self.jobs)
                 self.local = LocalCluster(
@@ -204,7 +200,7 @@ class Cluster:
         """Run every task; `on_done` gets each one's result dict exactly once."""
         from distributed import KilledWorker
 
-        from .worker import run_task
+        from .worker import run_task  # (as WorkerSetup above)
 
         events: queue.Queue[tuple[str, Any]] = queue.Queue()
         pending = list(tasks)

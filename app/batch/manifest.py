@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from tf_convert.app import outdir
+from tf_convert.convert.errors import UsageError
+from tf_convert.emitters import TARGETS  # light: emitters/__init__ imports no framework
 from tf_convert.emitters import options as target_options
 from tf_convert.emitters.options import OptionSpec
 
@@ -75,8 +78,6 @@ class Entry:
 
 
 def _targets(value: Any) -> tuple[str, ...]:
-    from tf_convert.emitters import TARGETS  # light: emitters/__init__ imports no framework
-
     names = _str_list(value)
     if not names:
         raise ValueError("targets is empty: list at least one of " + ", ".join(TARGETS))
@@ -354,9 +355,6 @@ def _normalise(raw: dict[str, Any], where: int | str, lines: LineMap, path: Path
 
 def _unsafe_out(out: Path, source: Path, root: Path, allow_outside_root: bool) -> str | None:
     """Why writing `out` could touch files convert did not write, or None when it is safe."""
-    from tf_convert.app import outdir
-    from tf_convert.convert.errors import UsageError
-
     where = out.resolve()
     if not allow_outside_root and (where == root or root not in where.parents):
         return (f"output directory {out} is not inside --out-root {root}; move it there or pass "

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tf_convert.app import __version__
+from tf_convert.app.pipeline import sha256_of
 
 from . import manifest as manifest_mod
 from . import report as batch_report
@@ -124,8 +125,6 @@ def _source_files(source: Path) -> list[Path]:
 def run_batch(entries: list[Entry], options: BatchOptions,
               on_result: Callable[[dict[str, Any]], None] = lambda r: None) -> dict[str, Any]:
     """Run every entry x target; write the report(s); return the report document."""
-    from tf_convert.app.pipeline import sha256_of
-
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.monotonic()
     code = code_sha256()

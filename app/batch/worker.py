@@ -21,9 +21,13 @@ from typing import Any
 
 from distributed import WorkerPlugin, get_worker
 
+from tf_convert.app import pipeline
+from tf_convert.convert.errors import ConvertError
+from tf_convert.emitters.base import EmitOptions
+
 from .cache import MemoryCache
-from .cluster import EVENTS, MEMORY, PLUGIN, quiet_environment
 from .report import internal_error_line
+from .shared import EVENTS, MEMORY, PLUGIN, quiet_environment
 
 STATUS_BY_EXIT = {0: "ok", 2: "failed", 3: "unsupported", 4: "verify_failed", 1: "error"}
 
@@ -135,10 +139,6 @@ def worker_cache() -> MemoryCache | None:
 
 def convert_task(spec: dict[str, Any]) -> dict[str, Any]:
     """One (entry, target) conversion through convert.pipeline.run; every outcome becomes a result."""
-    from tf_convert.app import pipeline
-    from tf_convert.convert.errors import ConvertError
-    from tf_convert.emitters.base import EmitOptions
-
     cache = worker_cache() if spec.get("memo", True) else None
     hits_before = dict(cache.hits) if cache is not None else {}
     req = pipeline.Request(

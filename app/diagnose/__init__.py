@@ -1,6 +1,5 @@
 """Where did it go wrong? The per-layer diff behind `convert verify OUT --layers` and `--report`.
 
-mapping.py  which TF tensor each IR tensor holds (kept through the passes)
 border.py   which positions of each feature map an upstream pad can reach
 layers.py   run TF and the target with every intermediate exposed; compare; the text table
 html.py     the self-contained HTML report (heat maps as inline PNGs, see png.py)
@@ -12,8 +11,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tf_convert import emitters
+from tf_convert.app import report, requirements
+from tf_convert.app.loading import Request, load_graph
 from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir import Graph
+
+from . import layers
 
 
 def tensor_names_of(conversion: dict[str, Any]) -> dict[str, str]:
@@ -23,29 +27,23 @@ def tensor_names_of(conversion: dict[str, Any]) -> dict[str, str]:
 
 def load_for(out: Path) -> tuple[dict[str, Any], Graph]:
     """conversion.json of OUT and the IR graph re-parsed from its recorded source (same names)."""
-    from tf_convert.app import pipeline, report, requirements
-
     doc, doc_path, source = report.read_recorded(out)
     # the diff runs TF and the target's runtime: say what is missing before parsing anything
     requirements.check(doc["target"], verify=True, kind=doc["source"].get("format"), write=False)
     if not doc.get("tensors"):
         raise UsageError(f"{doc_path} records no tensor names (written by an older convert): re-run the conversion")
-    req = pipeline.Request(
+    req = Request(
         source=source, target=doc["target"],
         inputs=[row["source_name"] for row in doc["inputs"]],
         outputs=[row["source_name"] for row in doc["outputs"]],
         input_shapes={k: tuple(v) for k, v in doc.get("pads_computed_for", {}).items()},
     )
-    graph, _, _, _ = pipeline.load_graph(req)
+    graph, _, _, _ = load_graph(req)
     return doc, graph
 
 
 def diagnose(out: Path, rtol: float | None = None) -> tuple[dict[str, Any], dict[str, Any], Graph]:
     """(conversion.json, the per-layer document, the graph) for the conversion in OUT."""
-    from tf_convert import emitters
-
-    from . import layers
-
     conversion, graph = load_for(out)
     if conversion["target"] not in emitters.TARGETS:
         raise UsageError(f"OUT records target {conversion['target']!r}, which has no runtime to compare")
@@ -60,8 +58,6 @@ def explain(source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, tens
             rtol: float, seed: int) -> str | None:
     """The first-divergence line for a failed check, or None when the diff itself cannot run:
     it only adds to an error that is raised anyway, so it must never replace it."""
-    from . import layers
-
     try:
         doc = layers.run(source, graph, emitter, out_dir, tensor_names, rtol=rtol, seed=seed)
     except Exception:  # noqa: BLE001 - best effort on top of a verification failure
@@ -71,8 +67,6 @@ def explain(source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, tens
 
 def explain_out(out: Path, rtol: float | None = None) -> str | None:
     """explain() for a written OUT (`convert verify OUT` without --layers)."""
-    from . import layers
-
     try:
         _, doc, _ = diagnose(out, rtol)
     except Exception:  # noqa: BLE001 - best effort on top of a verification failure

@@ -12,6 +12,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from tf_convert.app import inspect
 from tf_convert.convert.ir import Graph
 
 from . import layers, png
@@ -84,8 +85,6 @@ def _table(doc: dict[str, Any], plans: dict[str, dict], target: str, scope: str)
 
 
 def render(conversion: dict[str, Any], doc: dict[str, Any], graph: Graph) -> str:
-    from tf_convert.app import inspect
-
     plans = {r["node"]: r for r in inspect.rows(graph)}
     target = conversion["target"]
     by_node = {r["node"]: r for r in doc["layers"]}

@@ -16,10 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert.app import mapping, reference_process
 from tf_convert.app.metric import CANNOT_TELL, FAILED, judge
+from tf_convert.app.report import _clean
+from tf_convert.app.verify import make_inputs, unreadable_output
 from tf_convert.convert.ir import Graph
 
-from . import border, mapping
+from . import border
 
 
 def _rel(diff: np.ndarray, scale: float) -> float | None:
@@ -69,9 +72,6 @@ def _source_value(value: np.ndarray, perm: list[int] | None) -> np.ndarray:
 def run(source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, tensor_names: dict[str, str],
         rtol: float = 1e-4, seed: int = 0) -> dict[str, Any]:
     """Compare every mappable IR tensor; the document `convert verify --layers --json` prints."""
-    from tf_convert.app import reference_process
-    from tf_convert.app.verify import make_inputs, unreadable_output
-
     inputs = make_inputs(graph, seed)
     sources = graph.metadata.get(mapping.KEY) or {}
     nodes = [n for n in graph.nodes if n.op != "const" and n.output in sources and n.output in tensor_names]
@@ -123,8 +123,6 @@ def _brief(row: dict[str, Any]) -> dict[str, Any]:
 
 def public(doc: dict[str, Any]) -> dict[str, Any]:
     """The document without the error maps, infinities as strings (for JSON)."""
-    from tf_convert.app.report import _clean
-
     return _clean(dict(doc, layers=[_brief(r) for r in doc["layers"]]))
 
 

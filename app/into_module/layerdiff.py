@@ -7,6 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert import parsers
+
+from .. import verify
 from .layers import Layer
 
 
@@ -15,9 +18,7 @@ def rows(model, source, graph, pairs: list[tuple[Layer, Layer]], inputs: list[np
     """[{module, tf, max_rel, passed}] for every paired module whose TF tensor the source exposes."""
     import torch
 
-    from tf_convert import parsers
 
-    from .. import verify
 
     known = graph.metadata.get("source_tensors") or {}
     wanted = {t.id: known[i.node.output] for t, i in pairs

@@ -57,6 +57,17 @@ class Graph:
                 return node
         raise KeyError(name)
 
+    def data_dependent_length(self, tensor: str) -> int | None:
+        """The longest `tensor` can be along axis 0 when its length there depends on the data (the output of
+        a catalog op flagged `data_dependent`, through identities), else None."""
+        producers = {out: node for node in self.nodes for out in node.outputs}
+        node = producers.get(tensor)
+        while node is not None and node.op == "identity":
+            node = producers.get(node.inputs[0])
+        if node is None or not OPS[node.op].data_dependent:
+            return None
+        return self.shape(node.output)[0]
+
     # ---- building --------------------------------------------------------------------------
     def add_tensor(self, name: str, shape: Iterable[int], dtype: str = "float32") -> str:
         self.tensors[name] = Tensor(name, tuple(int(d) for d in shape), dtype)

@@ -10,8 +10,10 @@ the targets that refuse it (with the reason). Every module that needs a set of o
 name; tests/core/test_catalog.py checks that every catalog op has one, a shape rule, a parser that
 produces it and, for each target, a handler or a declared refusal).
 
-Old-style rows, `OpSpec(attrs, params, doc, kind)`, still work: every other field has a default, and
-the flags left unset are derived from `kind` (`OpSpec.__post_init__`).
+A row states `attrs`, `params`, `doc` and `kind`; every other field has a default, and the flags left unset
+follow from `kind` (`OpSpec.__post_init__`). A row may name the TF ops (`tf`) and Keras activations
+(`keras`) that are the op: the TF parser's handlers, its shape functions and constant folding, and the
+Keras activation table derive from them.
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ from .shapes import ShapeRule
 REQUIRED = object()  # an Attr default meaning "every node must set it"
 
 # The families emitters and parsers group their handlers by (one file per family).
-FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize")
+FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize", "detection", "spectral")
 KINDS = ("spatial", "parametric", "shape", "reduction", "binary", "unary", "source", "sequence")
 TARGETS = ("torch", "onnx", "mxnet", "caffe")
 
-# What an old-style row's kind implies when a field is left unset.
+# What a row's kind implies for the fields it leaves unset.
 _FAMILY_OF_KIND = {"spatial": "spatial", "parametric": "nn", "shape": "shape", "reduction": "reduce",
                    "binary": "elementwise", "unary": "elementwise", "source": "shape", "sequence": "sequence"}
 _SHAPE_OF_KIND: dict[str, ShapeRule] = {"binary": shapes.broadcast, "unary": shapes.same,
@@ -63,6 +65,13 @@ def channels_only(attr: str) -> Callable[[Mapping[str, Any]], bool]:
     return condition
 
 
+def _named(names: Mapping[str, Mapping[str, Any]] | tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """name -> attrs, from a mapping or a tuple of names (no attrs)."""
+    if isinstance(names, Mapping):
+        return {name: dict(attrs) for name, attrs in names.items()}
+    return {name: {} for name in names}
+
+
 @dataclass(frozen=True)
 class OpSpec:
     attrs: tuple[str, ...]  # attribute names; '?' marks an optional one
@@ -86,12 +95,12 @@ class OpSpec:
     # (free unless an operand has a fixed spatial shape), "channel_axis" (free when `axis` is N or
     # C), "global_reduce" (free when it reduces both H and W), "tf_padding" (free when its size
     # follows a TF padding rule), "constant_pad" (free when mode is constant), "bound" (bakes it).
-    # issue 23 (1-D lengths): "unit_axes" (free when it only inserts or removes size-1 axes),
+    # "unit_axes" (free when it only inserts or removes size-1 axes),
     # "permute" (moves the free axes), "matmul" (free along either operand's rows, columns and batch
     # axes; along K only when it is free on both sides),
     # "gather_indices" (free along the indices' free axes), "resample" (free where the size-following
     # targets resize by constant factors: convert.sampling.plans).
-    # issue 23 (sequences at every length): "last_axis" (free unless its last axis is a free one: linear),
+    # "last_axis" (free unless its last axis is a free one: linear),
     # "own_axes" (softmax along any axis, layer_norm along those it does not normalise; not where a
     # parameter has a size along a free axis),
     # "recurrent" (free along the time axis, without a step mask); "unit_axes" also frees a reshape
@@ -101,7 +110,14 @@ class OpSpec:
     # integer input must keep (token ids below a table size, 0/1 masks) holds through it (app/token_inputs).
     keeps_values: bool = False
     shape: ShapeRule | None = None  # output shape from input shapes (None -> from kind, if it implies one)
+    # its output's length along axis 0 depends on the data (its declared shape is the longest it can be)
+    data_dependent: bool = False
     refused: Mapping[str, str] = field(default_factory=dict)  # target -> why it has no handler
+    # The TF ops that are this op, one to one: TF op -> the attrs the IR node gets (a tuple of names: no
+    # attrs). The TF parser's handler, its shape function and its constant folding derive from it.
+    tf: Mapping[str, Mapping[str, Any]] | tuple[str, ...] = ()
+    # The Keras activation names (`activation="relu"`) that are this op: name -> attrs (or a tuple).
+    keras: Mapping[str, Mapping[str, Any]] | tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         derived = {
@@ -110,6 +126,8 @@ class OpSpec:
             "positional": self.kind in ("unary", "binary") if self.positional is None else self.positional,
             "size": ("broadcast" if self.kind in ("unary", "binary") else "bound") if self.size is None else self.size,
             "shape": _SHAPE_OF_KIND.get(self.kind) if self.shape is None else self.shape,
+            "tf": _named(self.tf),
+            "keras": _named(self.keras),
         }
         for name, value in derived.items():
             object.__setattr__(self, name, value)
@@ -129,7 +147,10 @@ class OpSpec:
 
 
 _SPATIAL_PADDING = Attr("str", None, ("SAME", "VALID", "EXPLICIT"))  # TF's rule the pads came from
-_WINDOW_TYPES = {"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("pads"), "padding": _SPATIAL_PADDING}
+# A window op's pads are only half the story: SAME pads follow the input size, the others are fixed. Every
+# node says which, set where it is built (convert.padding.sizes reads it).
+_WINDOW_PADDING = Attr("str", REQUIRED, ("SAME", "VALID", "EXPLICIT"))
+_WINDOW_TYPES = {"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("pads"), "padding": _WINDOW_PADDING}
 
 
 # BVLC Caffe has N-d Convolution but no N-d Pooling and no Permute of a 5-D blob (the
@@ -137,7 +158,7 @@ _WINDOW_TYPES = {"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("p
 _NO_PERMUTE_5D = "BVLC Caffe has no Permute of 5-D blobs (the NDHWC <-> NCDHW moves a TF volume model needs)"
 _NO_POOLING_3D = "BVLC Caffe's Pooling layer is 2-D only"
 
-# issue 23 part C (sequence): typed attrs shared by lstm / gru / rnn, and Caffe's refusal.
+# typed attrs shared by lstm / gru / rnn, and Caffe's refusal.
 _CELL_ACTIVATIONS = ("tanh", "sigmoid", "hard_sigmoid", "relu", "linear")
 _RECURRENT_TYPES = {
     "units": Attr("int"),
@@ -146,7 +167,7 @@ _RECURRENT_TYPES = {
     "go_backwards": Attr("bool"),
     "output": Attr("str", REQUIRED, ("sequence", "last_h")),
     "sequence_order": Attr("str", REQUIRED, ("processed", "input")),
-    # issue 23 (masking): what a masked step writes into the 'sequence' output
+    # what a masked step writes into the 'sequence' output
     "masked_output": Attr("str", "previous", ("previous", "zero")),
     # a TF While loop raised to this node ran a trip count fixed when the graph was traced: TF itself
     # runs that many steps at any input length, so the model is bound to it (convert.padding.sizes)
@@ -156,7 +177,7 @@ _NO_CAFFE_CELL = ("BVLC Caffe has no GRU, and its LSTM/RNN layers (time-major, d
                   "input) are not Keras's cells; convert recurrent models to torch, ONNX or MXNet")
 
 
-# ---- issue 22 part A: what the elementwise and reduction rows below share ----------------------------
+# ---- what the elementwise and reduction rows below share ----------------------------
 _NO_CAFFE_LAYER = "BVLC Caffe has no layer computing {}"
 _CAFFE_ROUNDING = _NO_CAFFE_LAYER.format("floor/ceil/round/sign (no rounding layer)")
 _CAFFE_TRIG = _NO_CAFFE_LAYER.format("trigonometric or hyperbolic functions")
@@ -174,7 +195,7 @@ _RUNNING: dict[str, Any] = {"types": {"axis": Attr("int"), "exclusive": Attr("bo
 OPS: dict[str, OpSpec] = {
     # ---- spatial ------------------------------------------------------------------------------
     "conv2d": OpSpec(
-        ("kernel", "stride", "dilation", "groups", "pads", "padding?"),
+        ("kernel", "stride", "dilation", "groups", "pads", "padding"),
         ("weight", "bias?"),
         "2-D cross-correlation. weight OIHW. pads=(t,b,l,r) zero padding. "
         "Depthwise is groups == in_channels (channel multiplier = out / in).",
@@ -195,14 +216,14 @@ OPS: dict[str, OpSpec] = {
         padded=True, size="tf_padding", shape=shapes.conv_transpose,
     ),
     "max_pool2d": OpSpec(
-        ("kernel", "stride", "pads", "padding?"),
+        ("kernel", "stride", "pads", "padding"),
         (),
         "Max pooling; padded elements are ignored (as if -inf). Output size floor((n+pt+pb-k)/s)+1.",
         "spatial",
         types=_WINDOW_TYPES, window=True, padded=True, size="free", shape=shapes.window,
     ),
     "avg_pool2d": OpSpec(
-        ("kernel", "stride", "pads", "count_include_pad?", "padding?"),
+        ("kernel", "stride", "pads", "count_include_pad?", "padding"),
         (),
         "Average pooling. count_include_pad=False (TF): divide by the number of real (unpadded) "
         "elements in each window. Output size floor((n+pt+pb-k)/s)+1.",
@@ -300,94 +321,101 @@ OPS: dict[str, OpSpec] = {
                       types={"axis": Attr("int")}, positional=channels_only("axis"), size="own_axes",
                       shape=shapes.same),
     # ---- elementwise -------------------------------------------------------------------------
-    "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", foldable=True),
-    "sub": OpSpec((), (), "a - b, numpy broadcasting.", "binary", foldable=True),
+    "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", foldable=True, tf=("Add", "AddV2")),
+    "sub": OpSpec((), (), "a - b, numpy broadcasting.", "binary", foldable=True, tf=("Sub",)),
     "mul": OpSpec((), (), "a * b, numpy broadcasting.", "binary", foldable=True),
-    "div": OpSpec((), (), "a / b, numpy broadcasting.", "binary", foldable=True),
-    "maximum": OpSpec((), (), "max(a, b), numpy broadcasting.", "binary", foldable=True),
-    "minimum": OpSpec((), (), "min(a, b), numpy broadcasting.", "binary", foldable=True),
-    "relu": OpSpec((), (), "max(x, 0).", "unary", foldable=True),
+    "div": OpSpec((), (), "a / b, numpy broadcasting.", "binary", foldable=True, tf=("RealDiv",)),
+    "maximum": OpSpec((), (), "max(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Maximum",)),
+    "minimum": OpSpec((), (), "min(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Minimum",)),
+    "relu": OpSpec((), (), "max(x, 0).", "unary", foldable=True, tf=("Relu",), keras=("relu",)),
     "clip": OpSpec(("min", "max"), (), "min(max(x, min), max). ReLU6 is clip(0, 6).", "unary",
-                   types={"min": Attr("float", None), "max": Attr("float", None)}, foldable=True),
+                   types={"min": Attr("float", None), "max": Attr("float", None)}, foldable=True,
+                   tf={"Relu6": {"min": 0.0, "max": 6.0}},
+                   keras={"relu6": {"min": 0.0, "max": 6.0}}),
     "leaky_relu": OpSpec(("alpha",), (), "x if x >= 0 else alpha * x.", "unary",
-                         types={"alpha": Attr("float")}),
+                         types={"alpha": Attr("float")}, keras={"leaky_relu": {"alpha": 0.2}}),
     "elu": OpSpec(("alpha",), (), "x if x > 0 else alpha * (exp(x) - 1).", "unary",
-                  types={"alpha": Attr("float", 1.0)}),
-    "sigmoid": OpSpec((), (), "1 / (1 + exp(-x)).", "unary", foldable=True),
+                  types={"alpha": Attr("float", 1.0)}, tf={"Elu": {"alpha": 1.0}}, keras={"elu": {"alpha": 1.0}}),
+    "sigmoid": OpSpec((), (), "1 / (1 + exp(-x)).", "unary", foldable=True, tf=("Sigmoid",), keras=("sigmoid",)),
     "hard_sigmoid": OpSpec(
         ("alpha", "beta"), (), "clip(alpha * x + beta, 0, 1) (Keras 3: alpha=1/6, beta=0.5).", "unary",
         types={"alpha": Attr("float"), "beta": Attr("float")},
+        keras={"hard_sigmoid": {"alpha": 1.0 / 6.0, "beta": 0.5}},
     ),
-    "tanh": OpSpec((), (), "tanh(x).", "unary", foldable=True),
-    "swish": OpSpec((), (), "x * sigmoid(x).", "unary"),
-    "hard_swish": OpSpec((), (), "x * relu6(x + 3) / 6.", "unary"),
+    "tanh": OpSpec((), (), "tanh(x).", "unary", foldable=True, tf=("Tanh",), keras=("tanh",)),
+    "swish": OpSpec((), (), "x * sigmoid(x).", "unary", keras=("swish", "silu")),
+    "hard_swish": OpSpec((), (), "x * relu6(x + 3) / 6.", "unary", keras=("hard_swish", "hard_silu")),
     "gelu": OpSpec(("approximate",), (), "GELU; approximate in {'none', 'tanh'}.", "unary",
-                   types={"approximate": Attr("str", "none", ("none", "tanh"))}),
-    "exp": OpSpec((), (), "exp(x).", "unary", foldable=True),
-    "sqrt": OpSpec((), (), "sqrt(x).", "unary", foldable=True),
-    "rsqrt": OpSpec((), (), "1 / sqrt(x).", "unary", foldable=True),
-    "square": OpSpec((), (), "x * x.", "unary", foldable=True),
-    "neg": OpSpec((), (), "-x.", "unary", foldable=True),
-    "abs": OpSpec((), (), "|x|.", "unary", foldable=True),
+                   types={"approximate": Attr("str", "none", ("none", "tanh"))},
+                   keras={"gelu": {"approximate": "none"}}),  # keras.activations.gelu defaults to exact
+    "exp": OpSpec((), (), "exp(x).", "unary", foldable=True, tf=("Exp",)),
+    "sqrt": OpSpec((), (), "sqrt(x).", "unary", foldable=True, tf=("Sqrt",)),
+    "rsqrt": OpSpec((), (), "1 / sqrt(x).", "unary", foldable=True, tf=("Rsqrt",)),
+    "square": OpSpec((), (), "x * x.", "unary", foldable=True, tf=("Square",)),
+    "neg": OpSpec((), (), "-x.", "unary", foldable=True, tf=("Neg",)),
+    "abs": OpSpec((), (), "|x|.", "unary", foldable=True, tf=("Abs",)),
     "identity": OpSpec((), (), "y = x (kept only where a graph output needs its own name).", "unary",
                        foldable=True, size="free", keeps_values=True),
     "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source"),
-    # ---- issue 22 part A: elementwise math, comparisons, logic, casts, reductions ------------------
-    # One row per op; the numpy meaning is reference.py's issue 22 block. Bool results are dtype bool.
+    # ---- elementwise math, comparisons, logic, casts, reductions ------------------
+    # One row per op; the numpy meaning is in reference.py's ELEMENTWISE table. Bool results are dtype bool.
     # Caffe: the refusals say which layer BVLC lacks; Caffe blobs are float32, so every op that makes
     # or reads a bool or integer tensor is refused for that (emitters/caffe/elementwise.dtype_problems).
     "softplus": OpSpec((), (), "log(1 + exp(x)), as TF computes it (x past its float32 thresholds: x, exp(x)).",
-                       "unary"),
-    "softsign": OpSpec((), (), "x / (1 + |x|).", "unary"),
-    "selu": OpSpec((), (), "scale * (x if x > 0 else alpha * (exp(x) - 1)), TF's constants.", "unary"),
+                       "unary", tf=("Softplus",)),
+    "softsign": OpSpec((), (), "x / (1 + |x|).", "unary", tf=("Softsign",)),
+    "selu": OpSpec((), (), "scale * (x if x > 0 else alpha * (exp(x) - 1)), TF's constants.", "unary", tf=("Selu",)),
     "erf": OpSpec((), (), "erf(x).", "unary", refused={"caffe": _NO_CAFFE_LAYER.format("erf")}),
     "erfc": OpSpec((), (), "1 - erf(x).", "unary", refused={"caffe": _NO_CAFFE_LAYER.format("erfc")}),
-    "floor": OpSpec((), (), "floor(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}),
-    "ceil": OpSpec((), (), "ceil(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}),
-    "round": OpSpec((), (), "Round half to even (TF's Round and Rint).", "unary", refused={"caffe": _CAFFE_ROUNDING}),
-    "sign": OpSpec((), (), "-1, 0 or 1 (0 for 0).", "unary", refused={"caffe": _CAFFE_ROUNDING}),
-    "log": OpSpec((), (), "log(x).", "unary"),
-    "log1p": OpSpec((), (), "log(1 + x).", "unary"),
-    "expm1": OpSpec((), (), "exp(x) - 1.", "unary"),
-    "reciprocal": OpSpec((), (), "1 / x.", "unary"),
-    "sin": OpSpec((), (), "sin(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "cos": OpSpec((), (), "cos(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "tan": OpSpec((), (), "tan(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "asin": OpSpec((), (), "asin(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "acos": OpSpec((), (), "acos(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "atan": OpSpec((), (), "atan(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "sinh": OpSpec((), (), "sinh(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "cosh": OpSpec((), (), "cosh(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "asinh": OpSpec((), (), "asinh(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "acosh": OpSpec((), (), "acosh(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "atanh": OpSpec((), (), "atanh(x).", "unary", refused={"caffe": _CAFFE_TRIG}),
-    "is_nan": OpSpec((), (), "x != x (bool).", "unary", refused={"caffe": _CAFFE_TYPED}),
-    "is_inf": OpSpec((), (), "|x| == inf (bool).", "unary", refused={"caffe": _CAFFE_TYPED}),
-    "is_finite": OpSpec((), (), "not nan and not inf (bool).", "unary", refused={"caffe": _CAFFE_TYPED}),
-    "logical_not": OpSpec((), (), "not x (bool).", "unary", refused={"caffe": _CAFFE_TYPED}),
+    "floor": OpSpec((), (), "floor(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Floor",)),
+    "ceil": OpSpec((), (), "ceil(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Ceil",)),
+    "round": OpSpec((), (), "Round half to even (TF's Round and Rint).", "unary", refused={"caffe": _CAFFE_ROUNDING},
+                    tf=("Round", "Rint")),
+    "sign": OpSpec((), (), "-1, 0 or 1 (0 for 0).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Sign",)),
+    "log": OpSpec((), (), "log(x).", "unary", tf=("Log",)),
+    "log1p": OpSpec((), (), "log(1 + x).", "unary", tf=("Log1p",)),
+    "expm1": OpSpec((), (), "exp(x) - 1.", "unary", tf=("Expm1",)),
+    "reciprocal": OpSpec((), (), "1 / x.", "unary", tf=("Reciprocal", "Inv")),
+    "sin": OpSpec((), (), "sin(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Sin",)),
+    "cos": OpSpec((), (), "cos(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Cos",)),
+    "tan": OpSpec((), (), "tan(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Tan",)),
+    "asin": OpSpec((), (), "asin(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Asin",)),
+    "acos": OpSpec((), (), "acos(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Acos",)),
+    "atan": OpSpec((), (), "atan(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Atan",)),
+    "sinh": OpSpec((), (), "sinh(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Sinh",)),
+    "cosh": OpSpec((), (), "cosh(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Cosh",)),
+    "asinh": OpSpec((), (), "asinh(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Asinh",)),
+    "acosh": OpSpec((), (), "acosh(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Acosh",)),
+    "atanh": OpSpec((), (), "atanh(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Atanh",)),
+    "is_nan": OpSpec((), (), "x != x (bool).", "unary", refused={"caffe": _CAFFE_TYPED}, tf=("IsNan",)),
+    "is_inf": OpSpec((), (), "|x| == inf (bool).", "unary", refused={"caffe": _CAFFE_TYPED}, tf=("IsInf",)),
+    "is_finite": OpSpec((), (), "not nan and not inf (bool).", "unary", refused={"caffe": _CAFFE_TYPED},
+                        tf=("IsFinite",)),
+    "logical_not": OpSpec((), (), "not x (bool).", "unary", refused={"caffe": _CAFFE_TYPED}, tf=("LogicalNot",)),
     "cast": OpSpec(("dtype",), (), "x as `dtype` (float -> int truncates toward 0; -> bool is x != 0).", "unary",
                    types={"dtype": Attr("str")}, refused={"caffe": _CAFFE_TYPED}),
     "pow": OpSpec((), (), "a ** b, numpy broadcasting.", "binary",
                   refused={"caffe": "Caffe's Power layer takes a constant exponent only; this one is a tensor"}),
     "floor_div": OpSpec((), (), "floor(a / b) (floats: TF's floor of the rounded quotient; ints: floor division).",
-                        "binary", refused={"caffe": _CAFFE_INTEGER}),
+                        "binary", refused={"caffe": _CAFFE_INTEGER}, tf=("FloorDiv",)),
     "floor_mod": OpSpec((), (), "a - floor(a / b) * b with the sign of b (TF FloorMod: fmod, then + b where signs "
-                        "differ).", "binary", refused={"caffe": _CAFFE_INTEGER}),
+                        "differ).", "binary", refused={"caffe": _CAFFE_INTEGER}, tf=("FloorMod",)),
     "truncate_div": OpSpec((), (), "Integer division rounding toward zero.", "binary",
-                           refused={"caffe": _CAFFE_INTEGER}),
+                           refused={"caffe": _CAFFE_INTEGER}, tf=("TruncateDiv",)),
     "truncate_mod": OpSpec((), (), "fmod(a, b): the remainder with the sign of a (TF Mod, TruncateMod).", "binary",
-                           refused={"caffe": _CAFFE_INTEGER}),
+                           refused={"caffe": _CAFFE_INTEGER}, tf=("TruncateMod", "Mod")),
     "div_no_nan": OpSpec((), (), "0 where b == 0, else a / b.", "binary",
-                         refused={"caffe": _NO_CAFFE_LAYER.format("a division with a zero test")}),
-    "atan2": OpSpec((), (), "atan2(a, b).", "binary", refused={"caffe": _CAFFE_TRIG}),
-    "equal": OpSpec((), (), "a == b (bool), numpy broadcasting.", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "not_equal": OpSpec((), (), "a != b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "less": OpSpec((), (), "a < b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "less_equal": OpSpec((), (), "a <= b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "greater": OpSpec((), (), "a > b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "greater_equal": OpSpec((), (), "a >= b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "logical_and": OpSpec((), (), "a and b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "logical_or": OpSpec((), (), "a or b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}),
+                         refused={"caffe": _NO_CAFFE_LAYER.format("a division with a zero test")}, tf=("DivNoNan",)),
+    "atan2": OpSpec((), (), "atan2(a, b).", "binary", refused={"caffe": _CAFFE_TRIG}, tf=("Atan2",)),
+    "equal": OpSpec((), (), "a == b (bool), numpy broadcasting.", "binary", refused={"caffe": _CAFFE_TYPED},
+                    tf=("Equal",)),
+    "not_equal": OpSpec((), (), "a != b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("NotEqual",)),
+    "less": OpSpec((), (), "a < b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("Less",)),
+    "less_equal": OpSpec((), (), "a <= b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("LessEqual",)),
+    "greater": OpSpec((), (), "a > b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("Greater",)),
+    "greater_equal": OpSpec((), (), "a >= b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("GreaterEqual",)),
+    "logical_and": OpSpec((), (), "a and b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("LogicalAnd",)),
+    "logical_or": OpSpec((), (), "a or b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("LogicalOr",)),
     "select": OpSpec((), (), "where(cond, a, b): inputs (cond, a, b), numpy broadcasting.", "binary",
                      refused={"caffe": _CAFFE_TYPED}),
     "reduce_sum": OpSpec(("axes", "keepdims"), (), "Sum over IR axes.", "reduction", **_REDUCE_OVER_AXES),
@@ -417,7 +445,7 @@ OPS: dict[str, OpSpec] = {
     "top_k_indices": OpSpec(("k",), (), "Their indices (int32), the lower index first among equal values.",
                             "reduction", types={"k": Attr("int")}, shape=shapes.top_k,
                             refused={"caffe": _NO_CAFFE_LAYER.format("top-k")}),
-    # ---- issue 23 part B: embeddings, token inputs, transformers ------------------------------
+    # ---- embeddings, token inputs, transformers ------------------------------
     "gather": OpSpec(
         ("axis",),
         (),
@@ -443,7 +471,7 @@ OPS: dict[str, OpSpec] = {
     # ---- 3-D convolution and pooling on NCDHW, pads (d0, d1, h0, h1, w0, w1) --------------------
     # 1-D layers need no ops of their own: they run as the 2-D ops on a unit-height image, as TF does.
     # Not `window`/`padded`: the 2-D padding plan does not read them; their emitters pad with
-    # convert.padding.nd. issue 23 (vol3d): they follow any D/H/W as the 2-D ops do (`padding` "SAME":
+    # convert.padding.nd. They follow any D/H/W as the 2-D ops do (`padding` "SAME":
     # pads recomputed from the runtime size where they depend on it; SLIDING_OPS).
     "conv3d": OpSpec(
         ("kernel", "stride", "dilation", "groups", "pads", "padding?"),
@@ -484,7 +512,7 @@ OPS: dict[str, OpSpec] = {
                "count_include_pad": Attr("bool", False), "padding": _SPATIAL_PADDING},
         size="free", shape=shapes.window, refused={"caffe": _NO_POOLING_3D},
     ),
-    # ---- issue 22 part B (shapeops) --------------------------------------------------------------
+    # ---- local response normalization ------------------------------------------------------------
     "lrn": OpSpec(
         ("radius", "bias", "alpha", "beta"),
         (),
@@ -510,7 +538,7 @@ OPS: dict[str, OpSpec] = {
         refused={"caffe": "BVLC Caffe has no floor (or other rounding) layer, so the quantization step "
                           "cannot be expressed"},
     ),
-    # ---- sequence (issue 23 part C: recurrent layers) ----------------------------------------
+    # ---- sequence (recurrent layers) ----------------------------------------
     # x is (N, T, F), batch-major, time on axis 1 (Keras's layout; rank 3 keeps its source layout).
     # Canonical weights: weight_ih (G*U, F), weight_hh (G*U, U), bias_ih (G*U,), bias_hh (G*U,)
     # (zeros where the source has none), gate blocks in Keras order: lstm (i, f, c, o), gru (z, r, h),
@@ -520,7 +548,7 @@ OPS: dict[str, OpSpec] = {
     # (N, U), 'last_c' (N, U), lstm only}; sequence_order in {'processed', 'input'}: with
     # go_backwards, 'processed' keeps Keras's order (row t is the t-th step taken), 'input' flips it
     # back so row t belongs to input step t (Bidirectional's backward half).
-    # Masking (issue 23): an optional second input, the step mask (N, T) float32 of 0/1 (Keras's
+    # Masking: an optional second input, the step mask (N, T) float32 of 0/1 (Keras's
     # Masking / Embedding(mask_zero=True)): at a step whose mask is 0 the states are carried over
     # unchanged (Keras's where(mask, new, old)); the 'sequence' row of that step is the previous row
     # (masked_output 'previous', zeros before the first step) or zeros ('zero': Keras's
@@ -555,7 +583,7 @@ OPS: dict[str, OpSpec] = {
         types={k: v for k, v in _RECURRENT_TYPES.items() if k != "recurrent_activation"},
         size="recurrent", shape=shapes.recurrent, refused={"caffe": _NO_CAFFE_CELL},
     ),
-    # ---- issue 22 part A (opsa): bitwise ops on integer tensors ---------------------------------
+    # ---- bitwise ops on integer tensors ---------------------------------
     # Two's complement at the input's width; a shift amount is clamped to [0, width - 1] first, as TF's
     # kernels do, so every amount has one defined result.
     "bitwise_and": OpSpec((), (), "a & b (integers), numpy broadcasting.", "binary", refused={"caffe": _CAFFE_TYPED}),
@@ -567,7 +595,7 @@ OPS: dict[str, OpSpec] = {
                          "binary", refused={"caffe": _CAFFE_TYPED}),
     "right_shift": OpSpec((), (), "a >> clip(b, 0, width - 1), arithmetic (sign-filling) for signed a (TF "
                           "RightShift).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    # ---- issue 23 (vol3d): UpSampling3D, exact at every volume size ----------------------------------
+    # ---- UpSampling3D, exact at every volume size ----------------------------------
     "repeat": OpSpec(
         ("repeats",),
         (),
@@ -588,6 +616,39 @@ OPS: dict[str, OpSpec] = {
         types={"crops": Attr("pairs")}, size="free", shape=shapes.crop,
         refused={"caffe": "BVLC Caffe's Crop layer crops to a second blob's shape, and has no 5-D Permute to reach "
                           "a volume's axes (Cropping3D)"},
+    ),
+    # ---- detection heads: non-max suppression and data-dependent lengths --------------------------------
+    # TF's CPU kernel (NonMaxSuppressionV2-V5, hard suppression): candidates are the boxes whose score is
+    # > score_threshold, taken by score, the lower index first among equal scores; a candidate is selected
+    # unless its IoU with a selected box is > iou_threshold; at most max_output_size are selected.
+    "non_max_suppression": OpSpec(
+        ("max_output_size", "iou_threshold", "score_threshold", "output"),
+        (),
+        "Greedy NMS of inputs (boxes (N, 4) as (y1, x1, y2, x2), any two opposite corners; scores (N,)), TF's "
+        "order: candidates score > score_threshold, by score descending, lower index first on ties; "
+        "IoU = inter / (area_i + area_j - inter) in float32 (0 where either area <= 0); a candidate is dropped "
+        "when its IoU with a selected box is > iou_threshold; the first max_output_size selected are kept. "
+        "output 'indices': their indices (int32, (max_output_size,), zeros after the selected), 'scores': "
+        "their scores (zeros after), 'count': how many were selected (int32, ()).",
+        "shape",
+        family="detection",
+        types={"max_output_size": Attr("int"), "iou_threshold": Attr("float"), "score_threshold": Attr("float"),
+               "output": Attr("str", REQUIRED, ("indices", "scores", "count"))},
+        shape=shapes.non_max_suppression,
+        refused={"caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression cannot be expressed"},
+    ),
+    "prefix": OpSpec(
+        (),
+        (),
+        "x[:count] along axis 0 of inputs (x, count), count an int32 scalar known at run time only: the "
+        "output's length depends on the data (at most x.shape[0], its declared shape).",
+        "shape",
+        family="detection", shape=shapes.first, keeps_values=True, data_dependent=True,
+        refused={"mxnet": "MXNet's symbolic executor binds every output at a fixed shape: an output whose "
+                          "length depends on the data (non-max suppression without pad_to_max_output_size) "
+                          "cannot be returned; pad it to max_output_size",
+                 "caffe": "Caffe blobs have fixed shapes: an output whose length depends on the data cannot "
+                          "be returned"},
     ),
 }
 
@@ -610,9 +671,16 @@ def ops_of_size(*rules: str) -> frozenset[str]:
 # The sets other modules read (each derived from the rows above, never kept by hand).
 FOLDABLE = ops_where(lambda spec: spec.foldable)  # convert.passes.constants
 WINDOW_OPS = ops_where(lambda spec: spec.window)  # conv2d and pooling: kernel, stride, per-side pads
-# issue 23 (vol3d): every sliding window with per-side pads, 2-D and 3-D (convert.padding.sizes)
+# every sliding window with per-side pads, 2-D and 3-D (convert.padding.sizes)
 SLIDING_OPS = ops_where(lambda spec: {"kernel", "stride", "pads"} <= {a.rstrip("?") for a in spec.attrs})
 # average pooling: divides by each window's real elements (with SAME pads a size-shaped divisor map)
 AVERAGING_OPS = ops_where(lambda spec: "count_include_pad" in {a.rstrip("?") for a in spec.attrs})
 PADDED_OPS = ops_where(lambda spec: spec.padded)  # every target plans their padding (convert.padding)
 VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/token_inputs, app/mask_inputs
+DATA_DEPENDENT = ops_where(lambda spec: spec.data_dependent)  # convert.ir.graph.data_dependent_length
+# TF op -> (IR op, attrs) for the TF ops that are one catalog op (the rows' `tf`)
+TF_OPS: dict[str, tuple[str, dict[str, Any]]] = {
+    tf_op: (name, attrs) for name, spec in OPS.items() for tf_op, attrs in spec.tf.items()}
+# Keras activation name -> (IR op, attrs) (the rows' `keras`)
+KERAS_ACTIVATIONS: dict[str, tuple[str, dict[str, Any]]] = {
+    act: (name, attrs) for name, spec in OPS.items() for act, attrs in spec.keras.items()}

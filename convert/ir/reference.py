@@ -328,41 +328,6 @@ def softmax(node: Node, x: np.ndarray) -> np.ndarray:
 # ---- elementwise ---------------------------------------------------------------------------------
 
 
-@reference_op("add")
-def add(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a + b
-
-
-@reference_op("sub")
-def sub(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a - b
-
-
-@reference_op("mul")
-def mul(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a * b
-
-
-@reference_op("div")
-def div(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a / b
-
-
-@reference_op("maximum")
-def maximum(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.maximum(a, b)
-
-
-@reference_op("minimum")
-def minimum(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.minimum(a, b)
-
-
-@reference_op("relu")
-def relu(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, 0)
-
-
 @reference_op("clip")
 def clip(node: Node, x: np.ndarray) -> np.ndarray:
     return np.clip(x, node.attrs["min"], node.attrs["max"])
@@ -382,29 +347,9 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x))
 
 
-@reference_op("sigmoid")
-def sigmoid(node: Node, x: np.ndarray) -> np.ndarray:
-    return _sigmoid(x)
-
-
 @reference_op("hard_sigmoid")
 def hard_sigmoid(node: Node, x: np.ndarray) -> np.ndarray:
     return np.clip(x * node.attrs["alpha"] + node.attrs["beta"], 0, 1)
-
-
-@reference_op("tanh")
-def tanh(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.tanh(x)
-
-
-@reference_op("swish")
-def swish(node: Node, x: np.ndarray) -> np.ndarray:
-    return x * _sigmoid(x)
-
-
-@reference_op("hard_swish")
-def hard_swish(node: Node, x: np.ndarray) -> np.ndarray:
-    return x * np.clip(x + 3, 0, 6) / 6
 
 
 _erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is exact to double precision
@@ -418,47 +363,12 @@ def gelu(node: Node, x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1 + erf)
 
 
-@reference_op("exp")
-def exp(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.exp(x)
-
-
-@reference_op("sqrt")
-def sqrt(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.sqrt(x)
-
-
-@reference_op("rsqrt")
-def rsqrt(node: Node, x: np.ndarray) -> np.ndarray:
-    return 1 / np.sqrt(x)
-
-
-@reference_op("square")
-def square(node: Node, x: np.ndarray) -> np.ndarray:
-    return x * x
-
-
-@reference_op("neg")
-def neg(node: Node, x: np.ndarray) -> np.ndarray:
-    return -x
-
-
-@reference_op("abs")
-def abs_(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.abs(x)
-
-
-@reference_op("identity")
-def identity(node: Node, x: np.ndarray) -> np.ndarray:
-    return x
-
-
 @reference_op("const")
 def const(node: Node) -> np.ndarray:
     return np.asarray(node.params["value"])
 
 
-# ---- issue 22 part A: elementwise math, comparisons, logic, casts, reductions -------------------
+# ---- elementwise math, comparisons, logic, casts, reductions ---------------------------------------
 # Table-driven: each op's numpy meaning, in TF's own formula where TF's differs from the textbook one.
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -496,7 +406,12 @@ def _erf_of(x: np.ndarray) -> np.ndarray:
     return np.asarray(_erf(x), np.float64).astype(x.dtype)
 
 
-ELEMENTWISE_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+# IR op -> its numpy meaning, of one input (x) or two (a, b): every elementwise op without attributes
+ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
+    "relu": lambda x: np.maximum(x, 0), "sigmoid": _sigmoid, "tanh": np.tanh, "swish": lambda x: x * _sigmoid(x),
+    "hard_swish": lambda x: x * np.clip(x + 3, 0, 6) / 6, "exp": np.exp, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "square": lambda x: x * x, "neg": lambda x: -x, "abs": np.abs,
+    "identity": lambda x: x,
     "softplus": _softplus,
     "softsign": lambda x: x / (1 + np.abs(x)),
     "selu": lambda x: np.where(x > 0, x * x.dtype.type(_SELU_SCALE),
@@ -508,8 +423,8 @@ ELEMENTWISE_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
     "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
     "is_nan": np.isnan, "is_inf": np.isinf, "is_finite": np.isfinite, "logical_not": np.logical_not,
-}
-ELEMENTWISE_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
+    "maximum": np.maximum, "minimum": np.minimum,
     "pow": np.power, "floor_div": _floor_div, "floor_mod": _floor_mod, "truncate_div": _truncate_div,
     "truncate_mod": np.fmod, "div_no_nan": _div_no_nan, "atan2": np.arctan2,
     "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
@@ -520,10 +435,8 @@ REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "reduce_sum": np.sum, "reduce_prod": np.prod, "reduce_min": np.min, "reduce_all": np.all, "reduce_any": np.any,
 }
 
-for _name, _fn in ELEMENTWISE_UNARY.items():
-    reference_op(_name)(lambda node, x, _fn=_fn: _fn(x))
-for _name, _fn in ELEMENTWISE_BINARY.items():
-    reference_op(_name)(lambda node, a, b, _fn=_fn: _fn(a, b))
+for _name, _fn in ELEMENTWISE.items():
+    reference_op(_name)(lambda node, *xs, _fn=_fn: _fn(*xs))
 for _name, _fn in REDUCTIONS.items():
     reference_op(_name)(lambda node, x, _fn=_fn: _fn(x, axis=tuple(node.attrs["axes"]),
                                                       keepdims=bool(node.attrs["keepdims"])))
@@ -534,7 +447,7 @@ def select(node: Node, cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.nda
     return np.where(cond, a, b)
 
 
-# ---- issue 23 part B: embeddings, token inputs, transformers -------------------------------------
+# ---- embeddings, token inputs, transformers -------------------------------------
 
 
 @reference_op("gather")
@@ -600,7 +513,7 @@ def top_k_indices(node: Node, x: np.ndarray) -> np.ndarray:
     return _top_k_order(node, x).astype(np.int32)
 
 
-# ---- issue 23 (volume): 3-D convolution and pooling, N-d windows ---------------------------------
+# ---- 3-D convolution and pooling, N-d windows ---------------------------------
 
 
 def _pad_nd(x: np.ndarray, pads: Sequence[int], value: float = 0.0) -> np.ndarray:
@@ -678,7 +591,7 @@ def avg_pool3d(node: Node, x: np.ndarray) -> np.ndarray:
     return total / _windows_nd(_pad_nd(real, a["pads"]), kernel, stride).sum(axis=(-3, -2, -1))
 
 
-# ---- issue 22 part B (shapeops) ----------------------------------------------------------------
+# ---- local response normalization --------------------------------------------------------------
 @reference_op("lrn")
 def lrn(node: Node, x: np.ndarray) -> np.ndarray:
     r, channels = int(node.attrs["radius"]), x.shape[1]
@@ -696,7 +609,7 @@ def fake_quant(node: Node, x: np.ndarray) -> np.ndarray:
     return np.floor(q - f32(a["zero"]) + f32(0.5)) * f32(a["scale"])
 
 
-# ---- sequence (issue 23 part C: recurrent layers) ---------------------------------------------
+# ---- sequence (recurrent layers) ---------------------------------------------
 
 RECURRENT_ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
@@ -791,7 +704,7 @@ def rnn(node: Node, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray
     return _recurrence(node, x, step, mask)
 
 
-# ---- issue 22 part A (opsa): bitwise ops --------------------------------------------------------------
+# ---- bitwise ops --------------------------------------------------------------
 
 def _shift_amount(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """b clamped to [0, width of a - 1] (TF's shift kernels)."""
@@ -813,7 +726,7 @@ reference_op("left_shift")(lambda node, a, b: _left_shift(a, b))
 reference_op("right_shift")(lambda node, a, b: np.right_shift(a, _shift_amount(a, b)))
 
 
-# ---- issue 23 (vol3d): UpSampling3D ----------------------------------------------------------------------
+# ---- UpSampling3D ----------------------------------------------------------------------
 
 @reference_op("repeat")
 def repeat(node: Node, x: np.ndarray) -> np.ndarray:
@@ -826,3 +739,52 @@ def repeat(node: Node, x: np.ndarray) -> np.ndarray:
 @reference_op("crop")
 def crop(node: Node, x: np.ndarray) -> np.ndarray:
     return x[tuple(slice(int(b), n - int(e)) for n, (b, e) in zip(x.shape, node.attrs["crops"]))]
+
+
+# ---- detection heads ----------------------------------------------------------------------------------
+
+
+def iou_matrix(boxes: np.ndarray) -> np.ndarray:
+    """TF's IoU of every pair of (y1, x1, y2, x2) boxes in float32, its operations in its order: corners
+    sorted per box, inter = max(dy, 0) * max(dx, 0), inter / (area_i + area_j - inter), 0 where either
+    area is <= 0."""
+    b = np.asarray(boxes, np.float32)
+    ymin, ymax = np.minimum(b[:, 0], b[:, 2]), np.maximum(b[:, 0], b[:, 2])
+    xmin, xmax = np.minimum(b[:, 1], b[:, 3]), np.maximum(b[:, 1], b[:, 3])
+    area = (ymax - ymin) * (xmax - xmin)
+    dy = np.minimum(ymax[:, None], ymax[None, :]) - np.maximum(ymin[:, None], ymin[None, :])
+    dx = np.minimum(xmax[:, None], xmax[None, :]) - np.maximum(xmin[:, None], xmin[None, :])
+    inter = np.maximum(dy, np.float32(0)) * np.maximum(dx, np.float32(0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        iou = inter / (area[:, None] + area[None, :] - inter)
+    return np.where((area[:, None] <= 0) | (area[None, :] <= 0), np.float32(0), iou).astype(np.float32)
+
+
+def nms_selected(boxes: np.ndarray, scores: np.ndarray, limit: int, iou_threshold: float,
+                 score_threshold: float) -> list[int]:
+    """The indices TF's greedy (hard) non-max suppression selects, in its order."""
+    scores = np.asarray(scores, np.float32)
+    over = np.asarray(iou_matrix(boxes) > np.float32(iou_threshold))
+    selected: list[int] = []
+    for i in np.argsort(-scores, kind="stable"):
+        if len(selected) >= limit:
+            break
+        if scores[i] > np.float32(score_threshold) and not over[i, selected].any():
+            selected.append(int(i))
+    return selected
+
+
+@reference_op("non_max_suppression")
+def non_max_suppression(node: Node, boxes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    limit = int(node.attrs["max_output_size"])
+    picked = nms_selected(boxes, scores, limit, node.attrs["iou_threshold"], node.attrs["score_threshold"])
+    if node.attrs["output"] == "count":
+        return np.asarray(len(picked), np.int32)
+    if node.attrs["output"] == "scores":
+        return np.pad(np.asarray(scores, np.float32)[picked], (0, limit - len(picked)))
+    return np.pad(np.asarray(picked, np.int32), (0, limit - len(picked)))
+
+
+@reference_op("prefix")
+def prefix(node: Node, x: np.ndarray, count: np.ndarray) -> np.ndarray:
+    return x[: int(np.asarray(count).reshape(()))]

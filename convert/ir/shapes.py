@@ -116,14 +116,14 @@ def source(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[st
     return tuple(params["value"])
 
 
-# ---- issue 22 part A ----------------------------------------------------------------------------------
+# ---- top-k --------------------------------------------------------------------------------------------
 
 def top_k(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """top_k_values / top_k_indices: the last axis cut to k."""
     return (*inputs[0][:-1], int(attrs["k"]))
 
 
-# ---- issue 23 part B: token inputs -------------------------------------------------------------------
+# ---- token inputs -------------------------------------------------------------------
 
 
 def gather(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
@@ -148,10 +148,23 @@ def recurrent(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping
 
 
 def repeat(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
-    """Each axis times its repeat count (issue 23, vol3d)."""
+    """Each axis times its repeat count."""
     return tuple(n * int(r) for n, r in zip(inputs[0], attrs["repeats"]))
 
 
 def crop(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
-    """Each axis less what is cropped off both ends (issue 23, vol3d)."""
+    """Each axis less what is cropped off both ends."""
     return tuple(n - int(b) - int(e) for n, (b, e) in zip(inputs[0], attrs["crops"]))
+
+
+# ---- detection heads --------------------------------------------------------------------------------
+
+
+def non_max_suppression(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """(max_output_size,) for the indices and scores, () for the count."""
+    return () if attrs["output"] == "count" else (int(attrs["max_output_size"]),)
+
+
+def first(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """The first input's shape (prefix: the longest its data-dependent length can be)."""
+    return tuple(inputs[0])

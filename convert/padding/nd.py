@@ -1,4 +1,4 @@
-"""TF's padding rules on any number of spatial axes (issue 23: 3-D volumes), built from the 1-D rules
+"""TF's padding rules on any number of spatial axes (3-D volumes), built from the 1-D rules
 in rules.py. Pads are flat (begin, end) pairs, one pair per spatial axis, in axis order."""
 
 from __future__ import annotations

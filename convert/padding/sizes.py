@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..ir.index import GraphIndex
 from ..ir.ops import AVERAGING_OPS, OPS, SLIDING_OPS, ops_of_size
+from ..sampling.plans import plan_resize
 from .rules import effective_kernel
 
 if TYPE_CHECKING:
@@ -77,8 +79,6 @@ def size_flow(graph: Graph) -> tuple[dict[str, frozenset[int]], str | None]:
     """(free axes per tensor, why the graph is size-bound or None). A tensor's free axes follow the inputs'
     size (an image's H/W, a sequence's length; tensors without one are left out): they start at the
     inputs' (input_free_axes) and follow each node's catalog `size` rule."""
-    from tf_convert.convert.ir.index import GraphIndex
-
     index = GraphIndex(graph)
     free: dict[str, frozenset[int]] = {}
     for name in graph.inputs:
@@ -247,8 +247,6 @@ def _gather_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> f
 def _resample_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) -> frozenset[int] | str:
     """Free where torch and ONNX (the targets whose models follow the runtime size) resize by constant
     factors, TF's in/out exactly at every size (power-of-two upscales); other resizes bake their size."""
-    from tf_convert.convert.sampling.plans import plan_resize
-
     a = node.attrs
     in_hw = graph.shape(node.inputs[0])[2:]
     if any(plan_resize(t, a["mode"], a["coordinate"], in_hw, a["size"]).size_bound for t in ("torch", "onnx")):

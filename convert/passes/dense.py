@@ -37,7 +37,8 @@ def dense_on_nhwc_as_conv(ix: GraphIndex) -> bool:
             graph.tensors.pop(gone.output, None)
         ix.set_inputs(lin, [tr.inputs[0]])
         lin.op, lin.params = "conv2d", params
-        lin.attrs = {"kernel": (1, 1), "stride": (1, 1), "dilation": (1, 1), "groups": 1, "pads": (0, 0, 0, 0)}
+        lin.attrs = {"kernel": (1, 1), "stride": (1, 1), "dilation": (1, 1), "groups": 1, "pads": (0, 0, 0, 0),
+                     "padding": "VALID"}
         graph.tensors[lin.output].shape = (n, o, h, w)
         out.op, out.attrs = "transpose", {"perm": (0, 2, 3, 1)}
         changed = True

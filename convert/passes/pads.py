@@ -21,6 +21,7 @@ def fold_pad_into_conv(ix: GraphIndex) -> bool:
             continue
         t, b, l, r = conv.attrs["pads"]  # noqa: E741 - pad sides t, b, l, r
         conv.attrs["pads"] = (t + pads[2][0], b + pads[2][1], l + pads[3][0], r + pads[3][1])
+        conv.attrs["padding"] = "EXPLICIT"  # the pad's amounts are fixed: no longer TF's rule of the input size
         conv.source_op = f"{pad.source_op}+{conv.source_op}".strip("+")
         ix.bypass(pad, pad.inputs[0])
         changed = True

@@ -21,6 +21,7 @@ from tf_convert.emitters.options import options_for
 from . import elementwise, nn, reduce, resize, shape, spatial  # noqa: F401  (one module per family: fills TABLE)
 from .builder import NetBuilder
 from .contract import TABLE, Ctx
+from .elementwise import dtype_problems
 
 TARGET = "caffe"
 PROTOTXT = "deploy.prototxt"
@@ -45,8 +46,6 @@ def _too_big(graph: ir.Graph, options) -> list[Unsupported]:
 
 
 def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
-    from .elementwise import dtype_problems
-
     typed = dtype_problems(graph)
     refused = {p.node for p in typed}
     found = [p for p in TABLE.unsupported(graph, options) if p.node not in refused]  # the catalog says why

@@ -14,25 +14,22 @@ from .builder import NetBuilder, broadcast_span
 from .contract import BINARY, TABLE, Ctx
 
 
-def _simple(type_: str):
+def _layer(type_: str, suffix: str, **params: dict) -> callable:
     def handler(ctx: Ctx) -> str:
         b, node = ctx.builder, ctx.node
         x = node.inputs[0]
-        top = b.unique(f"{node.name}/{type_.lower()}")
-        b.add(type_, top, [x], [top], [b.shape(x)])
+        top = b.unique(f"{node.name}/{suffix}")
+        b.add(type_, top, [x], [top], [b.shape(x)], **params)
         return top
 
     return handler
 
 
-TABLE.register("sigmoid")(_simple("Sigmoid"))
-
-
-TABLE.register("tanh")(_simple("TanH"))
-
-
-TABLE.register("exp")(_simple("Exp"))
-TABLE.register("abs")(_simple("AbsVal"))
+# IR op -> (the one Caffe layer computing it, the suffix of its top's name)
+LAYERS = {"sigmoid": ("Sigmoid", "sigmoid"), "tanh": ("TanH", "tanh"), "exp": ("Exp", "exp"),
+          "abs": ("AbsVal", "absval"), "softplus": ("BNLL", "bnll"), "log": ("Log", "log")}
+for _op, (_type, _suffix) in LAYERS.items():
+    TABLE.register(_op)(_layer(_type, _suffix))
 
 
 @TABLE.register("relu")
@@ -278,9 +275,9 @@ def _binary(ctx: Ctx) -> str:
     return b.power(f"{name}/negback", m, scale=-1.0)
 
 
-# ---- issue 22 part A: the new elementwise ops Caffe's layers compute exactly (BNLL is softplus, Power with
-# power -1 the reciprocal, ...); the others' reasons are the catalog's (`refused`). Caffe blobs are
-# float32: integer and bool tensors are refused (`dtype_problems`, run by __init__.unsupported).
+# ---- the elementwise math Caffe's layers compute exactly (BNLL is softplus, Power with power -1 the
+# reciprocal, ...); the others' reasons are the catalog's (`refused`). Caffe blobs are float32: integer and
+# bool tensors are refused (`dtype_problems`, run by __init__.unsupported).
 
 DTYPE_REASON = "Caffe blobs are float32: no {} tensors (token ids, masks, indices)"
 
@@ -297,21 +294,6 @@ def dtype_problems(graph: Graph) -> list[Unsupported]:
         if not graph.tensors[t].dtype.startswith("float"):
             found.append(Unsupported("input", t, DTYPE_REASON.format(graph.tensors[t].dtype)))
     return found
-
-
-def _layer(type_: str, suffix: str, **params: dict) -> callable:
-    def handler(ctx: Ctx) -> str:
-        b, node = ctx.builder, ctx.node
-        x = node.inputs[0]
-        top = b.unique(f"{node.name}/{suffix}")
-        b.add(type_, top, [x], [top], [b.shape(x)], **params)
-        return top
-
-    return handler
-
-
-TABLE.register("softplus")(_layer("BNLL", "bnll"))  # log(1 + exp(x))
-TABLE.register("log")(_layer("Log", "log"))
 
 
 @TABLE.register("log1p")

@@ -76,7 +76,7 @@ def _linear(ctx: Ctx) -> str:
     return top
 
 
-# ---- issue 22 part B (shapeops) ----------------------------------------------------------------
+# ---- local response normalization --------------------------------------------------------------
 @TABLE.register("lrn")
 def lrn(ctx: Ctx) -> str:
     """Caffe's LRN (ACROSS_CHANNELS) scales the window sum by alpha / local_size. OpenCV DNN ignores

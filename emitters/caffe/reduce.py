@@ -39,7 +39,7 @@ def _reduce(ctx: Ctx) -> str:
     return top
 
 
-# ---- issue 22 part A ---------------------------------------------------------------------------------------
+# ---- sums over axes ----------------------------------------------------------------------------------------
 
 @TABLE.register("reduce_sum", limit=_spatial_reduce)
 def _reduce_sum(ctx: Ctx) -> str:

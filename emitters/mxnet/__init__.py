@@ -15,6 +15,7 @@ from tf_convert.emitters.base import EmitResult
 from tf_convert.emitters.options import MxnetOptions, options_for
 
 from . import (  # noqa: F401  (one module per family: fills TABLE)
+    detection,
     elementwise,
     elementwise_bitwise,
     elementwise_quant,

@@ -12,53 +12,6 @@ from tf_convert.emitters.base import NodeContext
 from .contract import TABLE, Ctx, Fragment
 from .symbol import Ref, symbol_dtype
 
-BINARY = {"add": "broadcast_add", "sub": "broadcast_sub", "mul": "broadcast_mul", "div": "broadcast_div",
-          "maximum": "broadcast_maximum", "minimum": "broadcast_minimum"}
-
-
-@TABLE.register(*BINARY)
-def binary(ctx: Ctx) -> Fragment:
-    f, rank = Fragment(), len(ctx.out_shape)
-    ins = []
-    for i, (tensor, ref) in enumerate(zip(ctx.node.inputs, ctx.inputs)):
-        shape = ctx.graph.shape(tensor)
-        if len(shape) == rank:
-            ins.append(ref)
-            continue
-        # numpy broadcasting aligns trailing axes; MXNet wants equal ranks: prepend 1s
-        full = (1,) * (rank - len(shape)) + tuple(shape)
-        value = ctx.index.const_value(tensor)
-        if value is not None:
-            ins.append(f.var(f"{ctx.name}_in{i}", np.asarray(value).reshape(full),
-                             symbol_dtype(ctx.graph.tensors[tensor].dtype)))
-        else:
-            ins.append(f.op("Reshape", f"{ctx.name}_in{i}", [ref], shape=full))
-    f.op(BINARY[ctx.node.op], ctx.name, ins)
-    return f
-
-
-# op -> (MXNet op, attrs)
-UNARY = {
-    "relu": ("Activation", {"act_type": "relu"}),
-    "sigmoid": ("Activation", {"act_type": "sigmoid"}),
-    "tanh": ("Activation", {"act_type": "tanh"}),
-    "exp": ("exp", {}),
-    "sqrt": ("sqrt", {}),
-    "rsqrt": ("rsqrt", {}),
-    "square": ("square", {}),
-    "neg": ("negative", {}),
-    "abs": ("abs", {}),
-    "identity": ("_copy", {}),
-}
-
-
-@TABLE.register(*UNARY)
-def unary(ctx: Ctx) -> Fragment:
-    f = Fragment()
-    op, attrs = UNARY[ctx.node.op]
-    f.op(op, ctx.name, ctx.inputs, **attrs)
-    return f
-
 
 @TABLE.register("clip")
 def clip(ctx: Ctx) -> Fragment:
@@ -122,14 +75,16 @@ def gelu(ctx: Ctx) -> Fragment:
     return f
 
 
-# ---- issue 22 part A: unary math, binary arithmetic, comparisons, logic, select, cast -------------------
-# One row per op MXNet has natively (NATIVE, BROADCAST), exact compositions for the rest (Round half to
+# ---- one row per op MXNet has natively (NATIVE, BROADCAST), exact compositions for the rest (Round half to
 # even, integer floor division, truncated modulus, Atan2, IsInf/IsNan/IsFinite). MXNet 1.x ops compute
 # masks as numbers: an IR bool tensor is a 0/1 float32 tensor inside the symbol (symbol.MASK); bool
 # graph inputs and outputs are cast at the boundary (__init__.py). Integer tensors stay int32/int64.
 
 # IR op -> (MXNet op, attributes)
 NATIVE: dict[str, tuple[str, dict[str, Any]]] = {
+    "relu": ("Activation", {"act_type": "relu"}), "sigmoid": ("Activation", {"act_type": "sigmoid"}),
+    "tanh": ("Activation", {"act_type": "tanh"}), "exp": ("exp", {}), "sqrt": ("sqrt", {}), "rsqrt": ("rsqrt", {}),
+    "square": ("square", {}), "neg": ("negative", {}), "abs": ("abs", {}), "identity": ("_copy", {}),
     "softplus": ("Activation", {"act_type": "softrelu"}),
     "softsign": ("Activation", {"act_type": "softsign"}),
     "selu": ("LeakyReLU", {"act_type": "selu"}),
@@ -142,6 +97,8 @@ NATIVE: dict[str, tuple[str, dict[str, Any]]] = {
 }
 # IR op -> MXNet broadcasting op; comparisons give 0/1 in the inputs' type
 BROADCAST = {
+    "add": "broadcast_add", "sub": "broadcast_sub", "mul": "broadcast_mul", "div": "broadcast_div",
+    "maximum": "broadcast_maximum", "minimum": "broadcast_minimum",
     "pow": "broadcast_power", "equal": "broadcast_equal", "not_equal": "broadcast_not_equal",
     "less": "broadcast_lesser", "less_equal": "broadcast_lesser_equal", "greater": "broadcast_greater",
     "greater_equal": "broadcast_greater_equal", "logical_and": "broadcast_logical_and",

@@ -1,4 +1,4 @@
-"""The MXNet handlers of the bitwise ops (issue 22 part A): and/or/xor/not are MXNet's numpy operators
+"""The MXNet handlers of the bitwise ops: and/or/xor/not are MXNet's numpy operators
 (_npi_bitwise_*). MXNet has no shift: a shift of a 32-bit or narrower integer is computed in int64, where
 it is exact, as a * 2^s (left; the cast back keeps the low bits) or floor(a / 2^s) (right, which fills with
 the sign), the amount clamped to the width first (TF's rule)."""

@@ -119,7 +119,7 @@ def matmul(ctx: Ctx) -> Fragment:
     return f
 
 
-# ---- issue 22 part B (shapeops) ----------------------------------------------------------------
+# ---- local response normalization --------------------------------------------------------------
 @TABLE.register("lrn")
 def lrn(ctx: Ctx) -> Fragment:
     """MXNet's LRN scales the window sum by alpha / nsize: alpha * nsize gives TF's alpha."""

@@ -59,7 +59,7 @@ def encode(arrays: dict[str, Any]) -> bytes:
 
 
 def save(path: str | Path, arrays: dict[str, Any], progress: Progress = SILENT) -> None:
-    with open_direct(path) as f:  # around the page cache, fsynced (issue 25)
+    with open_direct(path) as f:  # around the page cache, fsynced
         write(f, arrays, progress)
 
 

@@ -49,7 +49,7 @@ def argmax(ctx: Ctx) -> Fragment:
     return f
 
 
-# ---- issue 22 part A: sum/prod/min/all/any (min/max on masks), argmin, cumsum, cumprod (a running product),
+# ---- sum/prod/min/all/any (min/max on masks), argmin, cumsum, cumprod (a running product),
 # log-softmax, top-k ------------------------------------------------------------------------------------------
 
 def _axes(ctx: Ctx) -> tuple[int, ...]:

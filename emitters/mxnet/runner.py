@@ -79,7 +79,7 @@ def _read_span(fd, buffer, start, length):
 def _streamed(path, weights):
     """(name, NDArray) for each array of a .params file, one at a time: what mx.nd.load reads, without the
     whole file in memory at once. mx.nd.load holds every array before a loader copies them in (MXNet
-    itself then holds the weights 2-3x: issue 25); a large model is read this way instead. The converter
+    itself then holds the weights 2-3x); a large model is read this way instead. The converter
     wrote the file around the page cache, and it is read back the same way (O_DIRECT: reading 2.6 GB
     through the cache took 5.6 s, 4.9 of them system CPU; around it 1.9 s), each array into one reused
     buffer (a fresh one per array cost a page fault per 4 KB). An array is valid only until the next is
@@ -335,7 +335,7 @@ if __name__ == "__main__":
     if all(paths):
         main(*paths)
     # the results are written and closed: end without unloading MXNet module by module (0.1-0.25 s the
-    # converter waits for; issue 25). This file runs in MXNet's own environment: no tf_convert helper here.
+    # converter waits for). This file runs in MXNet's own environment: no tf_convert helper here.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

@@ -42,12 +42,14 @@ class MXNetRunError(RuntimeError):
 
 class Runner:
     """A runner process (runner.py) started before its jobs are known: it imports mxnet (about a second)
-    while its caller waits for something else, e.g. a check for TensorFlow's reference run (issue 25), then
+    while its caller waits for something else, e.g. a check for TensorFlow's reference run, then
     runs one batch of jobs (`call`). `close()` ends one that was never given its jobs."""
 
     def __init__(self) -> None:
-        env = dict(os.environ, MXNET_SUBGRAPH_VERBOSE="0", PYTHONNOUSERSITE="1")
-        self.proc = subprocess.Popen([str(mxnet_python()), str(RUNNER), "-"], stdin=subprocess.PIPE,
+        env = dict(os.environ, MXNET_SUBGRAPH_VERBOSE="0")
+        # -I: neither the working directory nor the user's site-packages on its path (runner.py needs nothing
+        # beside it), so no file around a model or in the current directory runs in place of numpy or mxnet
+        self.proc = subprocess.Popen([str(mxnet_python()), "-I", str(RUNNER), "-"], stdin=subprocess.PIPE,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
 
     def call(self, jobs: list[dict], tmp: Path, timeout: float = 1800) -> list[dict]:
@@ -94,7 +96,7 @@ def evaluate(
     One result per job: {"outputs": {mode: [arrays]}, "ms": {mode: median ms}, "best_ms": {mode: fastest
     run}} (timings with `bench` runs) or {"error": message}. `stream` (default: a .params file over
     STREAM_ABOVE_BYTES) reads the weights one array at a time into each loader (runner._streamed), so
-    MXNet holds the model about once instead of 2-3x (issue 25). `runner`: the process to run them in,
+    MXNet holds the model about once instead of 2-3x. `runner`: the process to run them in,
     started before (Runner).
     """
     jobs = list(jobs)
@@ -165,7 +167,7 @@ def run(out_dir: str | Path, inputs: Sequence[np.ndarray], stream: bool | None =
 
 class StartedRun:
     """`run` with its runner process started ahead: a check starts it before it waits for TensorFlow's
-    reference, so that importing mxnet overlaps TF's run (issue 25). The first run uses it, a later one
+    reference, so that importing mxnet overlaps TF's run. The first run uses it, a later one
     starts its own; `close()` ends it if no run came."""
 
     def __init__(self) -> None:

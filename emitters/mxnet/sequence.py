@@ -1,4 +1,4 @@
-"""Embeddings and token inputs (issue 23 part B): gather (take) and one_hot."""
+"""Embeddings and token inputs: gather (take) and one_hot."""
 
 from __future__ import annotations
 

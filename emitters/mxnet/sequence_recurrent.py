@@ -1,4 +1,4 @@
-"""Recurrent layers (the IR's `sequence` family: lstm, gru, rnn; issue 23 part C) as MXNet's fused
+"""Recurrent layers (the IR's `sequence` family: lstm, gru, rnn) as MXNet's fused
 `RNN` operator, where its cells are TF's exactly: LSTM with tanh and a sigmoid recurrent activation
 (MXNet's gate order i, f, g, o is Keras's i, f, c, o), GRU with reset_after (MXNet's r, z, n is
 Keras's z, r, h with the first two blocks swapped), SimpleRNN with tanh or relu. Other activations
@@ -12,7 +12,7 @@ as the catalog's cell math, unrolled over the sequence length, which is static i
 graph: one input projection for all steps, then per step a recurrent FullyConnected, the gate
 slices and the elementwise update, in the order the reference computes them.
 
-A masked node (a second input: the Keras step mask, issue 23) is always unrolled (the fused RNN
+A masked node (a second input: the Keras step mask) is always unrolled (the fused RNN
 cannot skip a step): `where` keeps the old states at a masked step, as Keras's where(mask, new,
 old), and the sequence row is the kept state or zeros (masked_output).
 """

@@ -150,4 +150,6 @@ def pad(ctx: Ctx) -> Fragment:
         cur[axis] += before + after
         last = all(not any(pw) for pw in pads[axis + 1:])
         x = f.op("Concat", ctx.name if last else f"{ctx.name}_ax{axis}", ins, dim=axis, num_args=len(ins))
+    if x is ctx.inputs[0]:  # nothing to pad (Keras's ZeroPadding1D((0, 0))): the node still needs an output
+        f.op("_copy", ctx.name, [x])
     return f

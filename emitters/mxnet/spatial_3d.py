@@ -1,4 +1,4 @@
-"""Handlers for the 3-D ops (issue 23): conv3d, conv_transpose3d, max_pool3d, avg_pool3d.
+"""Handlers for the 3-D ops: conv3d, conv_transpose3d, max_pool3d, avg_pool3d.
 
 MXNet's Convolution/Pooling/Deconvolution take 3-D kernels but pad symmetrically, so unequal pads
 become a 5-D constant `Pad` in front (-inf before max pooling); average pooling over such a pad

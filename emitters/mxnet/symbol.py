@@ -19,6 +19,8 @@ import numpy as np
 from tf_convert.convert.ir.lazy import is_lazy
 from tf_convert.convert.progress import SILENT, Progress
 
+from . import params as params_io
+
 MXNET_VERSION = 10901
 # ops whose node has more outputs than the one we read (matters for node_row_ptr only)
 NUM_OUTPUTS = {"BatchNorm": 3, "LayerNorm": 3}
@@ -171,8 +173,6 @@ class SymbolGraph:
         return out
 
     def write(self, heads: list[Ref], symbol_path, params_path, progress: Progress = SILENT) -> None:
-        from . import params as params_io
-
         with open(symbol_path, "w") as f:
             json.dump(self.to_json(heads), f, indent=2)
         params_io.save(params_path, self.live_params(heads), progress)

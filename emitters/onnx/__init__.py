@@ -17,6 +17,7 @@ from tf_convert.emitters.base import EmitResult
 from tf_convert.emitters.options import options_for, validate
 
 from . import (  # noqa: F401  (one module per family: fills TABLE)
+    detection,
     elementwise,
     elementwise_bitwise,
     elementwise_quant,
@@ -32,6 +33,7 @@ from . import (  # noqa: F401  (one module per family: fills TABLE)
     spatial_3d,
 )
 from .contract import TABLE
+from .model import EXTERNAL_DATA_THRESHOLD, MODEL_FILE, build, save_checked
 
 TARGET = "onnx"
 
@@ -51,8 +53,6 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
 
 def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILENT) -> EmitResult:
     """`options`: OnnxOptions (or anything emitters.options.options_for accepts)."""
-    from .model import EXTERNAL_DATA_THRESHOLD, build, save_checked
-
     options = options_for(TARGET, options)
     try:
         validate(options)
@@ -95,8 +95,8 @@ def _as_written(ort):
     hide a wrong file (its pad fusion turns a Pad(0) before MaxPool into -inf padding), so the check
     judges the operators we wrote, not what one runtime makes of them. It also keeps one copy of the
     weights: ORT_ENABLE_ALL's NCHWc layout transform holds a reordered second copy of every conv weight
-    (issue 25: 1.17 vs 0.59 GB for 0.53 GB of convs). Its idle threads sleep instead of spinning on a core
-    that other work needs (issue 25: 2.64 GB, three sets: 4.9-6.4 CPU s instead of 6.9-7.2 on 2 shared cores)."""
+    (1.17 vs 0.59 GB for 0.53 GB of convs). Its idle threads sleep instead of spinning on a core
+    that other work needs (2.64 GB, three sets: 4.9-6.4 CPU s instead of 6.9-7.2 on 2 shared cores)."""
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -107,7 +107,6 @@ def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Run `model.onnx` in onnxruntime (CPU); inputs and outputs NCHW, in graph order."""
     import onnxruntime as ort
 
-    from .model import MODEL_FILE
 
     session = ort.InferenceSession(str(Path(out_dir) / MODEL_FILE), _as_written(ort),
                                    providers=["CPUExecutionProvider"])
@@ -115,10 +114,9 @@ def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def run_sets(out_dir: Path, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
-    """run() for each of `input_sets` in one onnxruntime session (the weights loaded once: issue 25)."""
+    """run() for each of `input_sets` in one onnxruntime session (the weights loaded once)."""
     import onnxruntime as ort
 
-    from .model import MODEL_FILE
 
     session = ort.InferenceSession(str(Path(out_dir) / MODEL_FILE), _as_written(ort),
                                    providers=["CPUExecutionProvider"])
@@ -140,7 +138,6 @@ def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> 
     import onnx
     import onnxruntime as ort
 
-    from .model import MODEL_FILE
 
     model = onnx.load(str(Path(out_dir) / MODEL_FILE))
     produced = {o for node in model.graph.node for o in node.output}

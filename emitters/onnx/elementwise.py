@@ -12,27 +12,6 @@ from tf_convert.emitters.base import NodeContext
 from .contract import TABLE, Builder, Ctx, Emitted, Handler
 
 
-def _simple(op_type: str, n_inputs: int = 1, **fixed: Any) -> Handler:
-    def handler(ctx: Ctx) -> Emitted:
-        node = ctx.node
-        b = Builder(ctx, node)
-        b.op(op_type, [b.x(i) for i in range(n_inputs)], b.out, **fixed)
-        return b.done()
-
-    return handler
-
-
-for _ir, _onnx in {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "maximum": "Max", "minimum": "Min"}.items():
-    TABLE.register(_ir)(_simple(_onnx, 2))
-
-
-for _ir, _onnx in {
-    "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "sqrt": "Sqrt", "neg": "Neg",
-    "abs": "Abs", "identity": "Identity",
-}.items():
-    TABLE.register(_ir)(_simple(_onnx))
-
-
 @TABLE.register("clip")
 def clip(ctx: Ctx) -> Emitted:
     node = ctx.node
@@ -130,13 +109,16 @@ def square(ctx: Ctx) -> Emitted:
     return b.done()
 
 
-# ---- issue 22 part A: unary math, binary arithmetic, comparisons, logic, select, cast -------------------
-# One row per op ONNX has natively; exact compositions for the rest from ONNX's own ops: FloorMod on floats
-# (Mod fmod=1, then + b where the signs differ), floor division, Atan2 (Atan of the quotient plus the
+# ---- one row per op ONNX has natively; exact compositions for the rest from ONNX's own ops: FloorMod on
+# floats (Mod fmod=1, then + b where the signs differ), floor division, Atan2 (Atan of the quotient plus the
 # quadrant), DivNoNan.
 
 # IR op -> (ONNX op, number of inputs, fixed attributes)
 NATIVE: dict[str, tuple[str, int, dict[str, Any]]] = {
+    "add": ("Add", 2, {}), "sub": ("Sub", 2, {}), "mul": ("Mul", 2, {}), "div": ("Div", 2, {}),
+    "maximum": ("Max", 2, {}), "minimum": ("Min", 2, {}),
+    "relu": ("Relu", 1, {}), "sigmoid": ("Sigmoid", 1, {}), "tanh": ("Tanh", 1, {}), "exp": ("Exp", 1, {}),
+    "sqrt": ("Sqrt", 1, {}), "neg": ("Neg", 1, {}), "abs": ("Abs", 1, {}), "identity": ("Identity", 1, {}),
     "softplus": ("Softplus", 1, {}), "softsign": ("Softsign", 1, {}),
     "selu": ("Selu", 1, {"alpha": 1.6732632423543772, "gamma": 1.0507009873554805}),
     "erf": ("Erf", 1, {}), "floor": ("Floor", 1, {}), "ceil": ("Ceil", 1, {}),

@@ -1,4 +1,4 @@
-"""The ONNX handlers of the bitwise ops (issue 22 part A). BitwiseAnd/Or/Xor/Not arrived in opset 18; below
+"""The ONNX handlers of the bitwise ops. BitwiseAnd/Or/Xor/Not arrived in opset 18; below
 it, and/or/xor take the operands apart into bits (BitShift on the unsigned type, opset 11), combine the bits
 and sum them back with their weights, and not is -1 - x (max - x unsigned). Shifts are BitShift on the
 unsigned type after clamping the amount to the width (TF's rule); a signed right shift fills with the sign

@@ -12,6 +12,7 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.direct_file import open_direct
 from tf_convert.convert.ir.lazy import read_ahead
+from tf_convert.convert.padding.sizes import size_bound, size_flow
 from tf_convert.convert.progress import SILENT, Progress
 
 from ..options import OnnxOptions
@@ -34,13 +35,17 @@ class Built:
     size_bound: str | None = None  # why the model only runs at the conversion's H/W (None: any)
 
 
-def _value_info(name: str, tensor: ir.Tensor, free_batch: bool = False, free: frozenset[int] = frozenset()) -> Any:
+def _value_info(name: str, tensor: ir.Tensor, free_batch: bool = False, free: frozenset[int] = frozenset(),
+                counted: bool = False) -> Any:
     """The tensor's type; `free_batch` names axis 0 "N", `free` names the axes that follow the input
-    size (an image's H/W, a sequence's length L): symbolic dims, onnxruntime computes an output's."""
+    size (an image's H/W, a sequence's length L), `counted` names axis 0 "<name>_count" (its length
+    depends on the data): symbolic dims, onnxruntime computes an output's."""
     from onnx import helper
 
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(tensor.dtype))
     dims: list[Any] = list(tensor.shape)
+    if counted:
+        dims[0] = f"{name}_count"
     if free_batch and dims:
         dims[0] = "N"
     volume = dict(zip(sorted(free), "DHW")) if len(dims) == 5 else {}  # NDHWC or NCDHW: D, H, W in order
@@ -56,7 +61,6 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
     """Run every node's handler and collect the results into one model."""
     from onnx import helper
 
-    from tf_convert.convert.padding.sizes import size_flow
 
     flow, bound = size_flow(graph)
     size_free = not options.static_shapes and bound is None
@@ -81,7 +85,8 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
             collected.nodes.append(helper.make_node("Identity", [name], [alias], name=alias))
             name = alias
         seen.add(name)
-        outputs.append(_value_info(name, graph.tensors[t], free_batch(t), free.get(t, frozenset())))
+        outputs.append(_value_info(name, graph.tensors[t], free_batch(t), free.get(t, frozenset()),
+                                   graph.data_dependent_length(t) is not None))
 
     onnx_graph = helper.make_graph(
         collected.nodes,
@@ -112,8 +117,6 @@ def _free_batch(graph: ir.Graph) -> Callable[[str], bool]:
 
 
 def _bound_reason(graph: ir.Graph, options: OnnxOptions) -> str:
-    from tf_convert.convert.padding.sizes import size_bound
-
     return size_bound(graph) or "--static-shapes"
 
 
@@ -164,7 +167,7 @@ def _write_inline(built: Built, path: Path, progress: Progress) -> None:
     del graph.initializer[:]
     graph.initializer.extend(t for t in inits if t.name not in built.deferred)
     try:
-        with open_direct(path) as f:  # around the page cache, fsynced (issue 25)
+        with open_direct(path) as f:  # around the page cache, fsynced
             f.write(built.model.SerializeToString())
             by_name = {t.name: t for t in inits}
             deferred = ((t.name, built.deferred[t.name]) for t in inits if t.name in built.deferred)
@@ -187,7 +190,7 @@ def _write_external(built: Built, data_path: Path, progress: Progress) -> None:
     from onnx import TensorProto
 
     offset = 0
-    with open_direct(data_path) as f:  # around the page cache, fsynced (issue 25)
+    with open_direct(data_path) as f:  # around the page cache, fsynced
         by_name = {t.name: t for t in built.model.graph.initializer}
         # small ones stay inline, as onnx.save_model's size_threshold=1024 leaves them
         external = ((t.name, built.deferred[t.name] if t.name in built.deferred

@@ -94,7 +94,7 @@ def matmul(ctx: Ctx) -> Emitted:
     return b.done()
 
 
-# ---- issue 22 part B (shapeops) ----------------------------------------------------------------
+# ---- local response normalization --------------------------------------------------------------
 @TABLE.register("lrn")
 def lrn(ctx: Ctx) -> Emitted:
     """ONNX LRN scales the window sum by alpha / size: alpha * size gives TF's alpha."""

@@ -48,7 +48,7 @@ def argmax(ctx: Ctx) -> Emitted:
     return b.done()
 
 
-# ---- issue 22 part A: sum/prod/min/all/any, argmin, cumsum, cumprod (a running Mul), log-softmax, top-k ----
+# ---- sum/prod/min/all/any, argmin, cumsum, cumprod (a running Mul), log-softmax, top-k ----
 
 def _axes(ctx: Ctx) -> list[int]:
     rank = len(ctx.shape(ctx.node.inputs[0]))

@@ -1,4 +1,4 @@
-"""Embeddings and token inputs (issue 23 part B): gather and one_hot. Integer inputs keep the
+"""Embeddings and token inputs: gather and one_hot. Integer inputs keep the
 type the source declares (int32 token ids stay int32: ONNX Gather takes either index type)."""
 
 from __future__ import annotations

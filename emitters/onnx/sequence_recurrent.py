@@ -1,11 +1,11 @@
-"""Recurrent layers (the IR's `sequence` family: lstm, gru, rnn; issue 23 part C) as ONNX's own
+"""Recurrent layers (the IR's `sequence` family: lstm, gru, rnn) as ONNX's own
 LSTM / GRU / RNN operators, which compute TF's cells exactly: GRU's linear_before_reset is Keras's
 reset_after, the activations are attributes (Keras 3's hard_sigmoid is HardSigmoid(1/6, 1/2)).
 
 ONNX wants time-major input and LSTM gates in (i, o, f, c) order; direction='reverse' is
 go_backwards with the sequence output already in input order.
 
-A masked node (a second input: the Keras step mask, issue 23) runs the same operator one step at a
+A masked node (a second input: the Keras step mask) runs the same operator one step at a
 time, unrolled over the static length, each step starting from the states the last one kept: Where
 keeps the old states at a masked step, as Keras's where(mask, new, old); the sequence row is the
 kept state or zeros (masked_output).

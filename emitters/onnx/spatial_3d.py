@@ -1,4 +1,4 @@
-"""Handlers for the 3-D ops (issue 23): conv3d, conv_transpose3d, max_pool3d, avg_pool3d.
+"""Handlers for the 3-D ops: conv3d, conv_transpose3d, max_pool3d, avg_pool3d.
 
 ONNX's Conv/MaxPool/AveragePool take per-side pads on any number of axes, and AveragePool's
 count_include_pad=0 is TF's divisor, so the IR's pads go straight into the layer; in a size-free model

@@ -16,6 +16,7 @@ from tf_convert.convert.progress import SILENT, Progress
 from ..base import EmitResult
 from ..options import options_for
 from . import (  # noqa: F401  (one module per family: fills TABLE)
+    detection,
     elementwise,
     elementwise_bitwise,
     elementwise_quant,
@@ -30,7 +31,12 @@ from . import (  # noqa: F401  (one module per family: fills TABLE)
     spatial,
     spatial_3d,
 )
+from .codegen import generate
 from .contract import TABLE
+from .runner import run as _run
+from .runner import run_internals as _run_internals
+from .runner import run_sets as _run_sets
+from .state_file import save_state_dict
 
 TARGET = "torch"
 MODEL_FILE = "model.py"
@@ -45,9 +51,6 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
 def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILENT) -> EmitResult:
     """`options`: TorchOptions (or anything emitters.options.options_for accepts). The state_dict is
     written tensor by tensor (state_file.py), each weight read when it is written."""
-    from .codegen import generate
-    from .state_file import save_state_dict
-
     out_dir = Path(out_dir)
     gen = generate(graph, options_for(TARGET, options))
     (out_dir / MODEL_FILE).write_text(gen.source)
@@ -63,20 +66,14 @@ def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILE
 
 
 def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    from .runner import run as _run
-
     return _run(Path(out_dir), inputs)
 
 
 def run_sets(out_dir: Path, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
     """run() for each of `input_sets`, the model loaded once."""
-    from .runner import run_sets as _run_sets
-
     return _run_sets(Path(out_dir), input_sets)
 
 
 def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> dict[str, np.ndarray]:
     """The values of forward()'s locals `names` (NCHW) on `inputs`."""
-    from .runner import run_internals as _run_internals
-
     return _run_internals(Path(out_dir), inputs, names)

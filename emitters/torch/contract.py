@@ -24,6 +24,7 @@ TABLE = HandlerTable("torch", "no PyTorch lowering for this IR op")
 # reserves `<base>_<suffix>` for every node so these never collide with other nodes' names.
 AUX_SUFFIXES = ("pad", "full", "divisor", "count", "scale", "shift", "gamma", "beta", "rows", "cols", "wy", "wx", "top")
 AUX_SUFFIXES += ("gx", "state", "cell", "steps", "t", "gates", "rec", "update")  # sequence_recurrent.py's loop locals
+AUX_SUFFIXES += ("lo", "hi", "area", "iou", "over", "order", "keep", "i", "take", "pos")  # detection.py's NMS locals
 
 
 @dataclass(frozen=True)

@@ -14,45 +14,6 @@ def identity(ctx: Ctx) -> str:
     return ctx.args[0]
 
 
-_BINARY = {
-    "add": "{a} + {b}",
-    "sub": "{a} - {b}",
-    "mul": "{a} * {b}",
-    "div": "{a} / {b}",
-    "maximum": "torch.maximum({a}, {b})",
-    "minimum": "torch.minimum({a}, {b})",
-}
-# the ops written as Python operators, which accept a float literal (`x * 0.5`)
-LITERAL_CONSUMERS = frozenset(op for op, tpl in _BINARY.items() if tpl.startswith("{a} "))
-
-
-_UNARY = {
-    "relu": "torch.relu({x})",
-    "sigmoid": "torch.sigmoid({x})",
-    "tanh": "torch.tanh({x})",
-    "swish": "torch.nn.functional.silu({x})",
-    "hard_swish": "torch.nn.functional.hardswish({x})",
-    "exp": "torch.exp({x})",
-    "sqrt": "torch.sqrt({x})",
-    "rsqrt": "torch.rsqrt({x})",
-    "square": "{x} * {x}",
-    "neg": "-{x}",
-    "abs": "torch.abs({x})",
-}
-
-
-def _template(template: str) -> Callable[[Ctx], Lowered]:
-    def expr(ctx: Ctx) -> str:
-        names = dict(zip("ab", ctx.args)) if len(ctx.args) == 2 else {"x": ctx.args[0]}
-        return template.format(**names)
-
-    return assign(expr)
-
-
-for _op, _tpl in {**_BINARY, **_UNARY}.items():
-    TABLE.register(_op)(_template(_tpl))
-
-
 @TABLE.register("clip")
 @assign
 def clip(ctx: Ctx) -> str:
@@ -97,11 +58,16 @@ def gelu(ctx: Ctx) -> str:
     return call("torch.nn.functional.gelu", ctx.args[0], approximate=approximate)
 
 
-# ---- issue 22 part A: unary math, binary arithmetic, comparisons, logic, select, cast -------------------
-# One template per op torch has natively; the dtype-dependent ones (integer division) get a handler.
+# ---- one template per op torch has natively; the dtype-dependent ones (integer division) get a handler -----
 
-# IR op -> torch expression of the inputs {x} or {a}, {b}
+# IR op -> torch expression of the inputs {x}, {a} {b}, or {c} {a} {b}
 TEMPLATES = {
+    "add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}", "div": "{a} / {b}",
+    "maximum": "torch.maximum({a}, {b})", "minimum": "torch.minimum({a}, {b})",
+    "relu": "torch.relu({x})", "sigmoid": "torch.sigmoid({x})", "tanh": "torch.tanh({x})",
+    "swish": "torch.nn.functional.silu({x})", "hard_swish": "torch.nn.functional.hardswish({x})",
+    "exp": "torch.exp({x})", "sqrt": "torch.sqrt({x})", "rsqrt": "torch.rsqrt({x})", "square": "{x} * {x}",
+    "neg": "-{x}", "abs": "torch.abs({x})",
     "softplus": "torch.nn.functional.softplus({x})",
     "softsign": "torch.nn.functional.softsign({x})",
     "selu": "torch.selu({x})",
@@ -128,6 +94,8 @@ TEMPLATES = {
     "logical_and": "torch.logical_and({a}, {b})", "logical_or": "torch.logical_or({a}, {b})",
     "select": "torch.where({c}, {a}, {b})",
 }
+# the ops written as Python operators, which accept a float literal (`x * 0.5`)
+LITERAL_CONSUMERS = frozenset(op for op, tpl in TEMPLATES.items() if tpl.startswith("{a} "))
 
 
 def ir_dtype(ctx: Ctx, tensor: str | None = None) -> str:

@@ -1,4 +1,4 @@
-"""The PyTorch handlers of the bitwise ops (issue 22 part A): torch's own, the shift amount clamped to the
+"""The PyTorch handlers of the bitwise ops: torch's own, the shift amount clamped to the
 width first (TF's rule; torch leaves amounts past the width undefined)."""
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ def matmul(ctx: Ctx) -> Lowered:
     return Lowered(lines=[f"{ctx.var} = torch.matmul({ctx.args[0]}, {ctx.args[1]})"])
 
 
-# ---- issue 22 part B (shapeops) ----------------------------------------------------------------
+# ---- local response normalization --------------------------------------------------------------
 @TABLE.register("lrn")
 def lrn(ctx: Ctx) -> Lowered:
     """torch averages the window (alpha / size), TF sums it: alpha * size gives TF's scale."""

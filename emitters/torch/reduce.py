@@ -38,7 +38,7 @@ def argmax(ctx: Ctx) -> Lowered:
     return Lowered(lines=[f"{ctx.var} = torch.argmax({ctx.args[0]}, {axis}{keep})"])
 
 
-# ---- issue 22 part A: sum/prod/min/all/any, argmin, cumsum/cumprod (exclusive, reverse), top-k, log-softmax --
+# ---- sum/prod/min/all/any, argmin, cumsum/cumprod (exclusive, reverse), top-k, log-softmax --
 # Integer reductions keep the IR's type (torch sums integers into int64).
 
 def _axes(ctx: Ctx) -> list[int]:

@@ -1,4 +1,4 @@
-"""The PyTorch handler of the resize family's `repeat` (issue 23, vol3d: Keras UpSampling3D)."""
+"""The PyTorch handler of the resize family's `repeat` (Keras UpSampling3D)."""
 
 from __future__ import annotations
 

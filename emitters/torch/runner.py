@@ -29,8 +29,8 @@ def import_model(out_dir: Path) -> ModuleType:
 
 
 def load_weights(module: ModuleType, out_dir: Path):
-    """model.py's load() on out_dir/model.pt, memory-mapped where that load() offers it (written since
-    issue 25): the weights are used where they lie in the page cache, not copied (2.64 GB: 2.2 s of CPU)."""
+    """model.py's load() on out_dir/model.pt, memory-mapped where that load() offers it (as it is
+    written): the weights are used where they lie in the page cache, not copied (2.64 GB: 2.2 s of CPU)."""
     path = str(Path(out_dir) / "model.pt")
     if "mmap" in inspect.signature(module.load).parameters:
         return module.load(path, mmap=True)
@@ -53,7 +53,7 @@ def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def run_sets(out_dir: Path, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
-    """run() for each of `input_sets`, model.pt loaded once (a check runs several sizes: issue 25)."""
+    """run() for each of `input_sets`, model.pt loaded once (a check runs several sizes)."""
     import torch
 
     _set_threads(torch)

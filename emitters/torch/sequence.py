@@ -1,4 +1,4 @@
-"""Embeddings and token inputs (issue 23 part B): gather and one_hot.
+"""Embeddings and token inputs: gather and one_hot.
 
 Integer tensors stay integer: token ids arrive as int64 (torch's index type)."""
 

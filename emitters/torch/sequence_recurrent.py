@@ -1,4 +1,4 @@
-"""Recurrent layers (the IR's `sequence` family: lstm, gru, rnn; issue 23 part C).
+"""Recurrent layers (the IR's `sequence` family: lstm, gru, rnn).
 
 torch's own nn.LSTM / nn.GRU / nn.RNN run them where their math is TF's exactly: LSTM with tanh and a
 sigmoid recurrent activation (torch's gate order i, f, g, o is Keras's i, f, c, o); GRU with
@@ -6,7 +6,7 @@ reset_after (torch's r, z, n is Keras's z, r, h with the first two blocks swappe
 tanh or relu. Anything else (GRU reset_after=False, hard_sigmoid, ...) is the same module holding
 the weights with the cell written out in forward(), one loop step per time step.
 
-A masked node (a second input: the Keras step mask, issue 23) always takes the written-out cell:
+A masked node (a second input: the Keras step mask) always takes the written-out cell:
 torch's fused layers cannot skip a step. At a masked step torch.where keeps the states, and the
 sequence row is the carried state or zeros (masked_output), as Keras's where(mask, new, old).
 """

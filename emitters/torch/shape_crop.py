@@ -1,4 +1,4 @@
-"""The PyTorch handler of the shape family's `crop` (issue 23, vol3d: Keras Cropping3D)."""
+"""The PyTorch handler of the shape family's `crop` (Keras Cropping3D)."""
 
 from __future__ import annotations
 

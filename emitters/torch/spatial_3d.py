@@ -1,4 +1,4 @@
-"""Handlers for the 3-D ops (issue 23): conv3d, conv_transpose3d, max_pool3d, avg_pool3d.
+"""Handlers for the 3-D ops: conv3d, conv_transpose3d, max_pool3d, avg_pool3d.
 
 Static pads: symmetric pads go into the layer, others into `nn.functional.pad` in front (-inf before
 max pooling); average pooling with pads the layer cannot take sums over the zero-padded input and

@@ -154,7 +154,7 @@ def save_state_dict(path: str | Path, state: dict[str, Any], progress: Progress 
     """Write `state` (name -> numpy or lazy array) as a torch state_dict file, tensor by tensor."""
     data = data_pkl([(name, storage_type(name, value.dtype), tuple(int(d) for d in value.shape))
                      for name, value in state.items()])
-    # around the page cache, fsynced (issue 25); each record's header is written once, CRC known
+    # around the page cache, fsynced; each record's header is written once, CRC known
     with open_direct(path) as file, StoredZip(file) as archive:
         records = _Records(archive, Path(path).stem)
         records.add("data.pkl", data)
@@ -170,7 +170,7 @@ def save_state_dict(path: str | Path, state: dict[str, Any], progress: Progress 
         records.add(".data/serialization_id", _serialization_id(data))
 
 
-# ---- torch's records (issue 25): stored, each record's data aligned as torch.save aligns it (mmap=True
+# ---- torch's records: stored, each record's data aligned as torch.save aligns it (mmap=True
 # maps the data where it lies); the CRC and the file writes release the GIL, so the read-ahead thread
 # reads and transposes the next tensor while this one is written.
 

@@ -1,4 +1,4 @@
-"""A stored (uncompressed) zip archive written front to back, for model.pt (issue 25).
+"""A stored (uncompressed) zip archive written front to back, for model.pt.
 
 Each record's CRC-32 is computed from its bytes before its header is written, so no header is rewritten
 behind the data (zipfile seeks back to patch it), and the CRC comes from zlib-ng where it is installed

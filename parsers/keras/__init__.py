@@ -15,7 +15,19 @@ from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.parsers.base import ParseOptions
 
 # importing the handler modules registers them in TABLE
-from . import elementwise, nn, resize, sequence, sequence_recurrent, shape, spatial, spatial_1d, spatial_3d  # noqa: F401  (one module per family: fills TABLE)
+from . import (  # noqa: F401  (one module per family: fills TABLE)
+    elementwise,
+    nn,
+    resize,
+    sequence,
+    sequence_recurrent,
+    shape,
+    spatial,
+    spatial_1d,
+    spatial_3d,
+    tf_ops,
+    traced,
+)
 from .builder import Builder
 from .layout import TO_NCHW, TO_NHWC
 from .source import KerasSource, sniff
@@ -29,6 +41,14 @@ __all__ = ["KINDS", "TABLE", "parse", "run_reference", "run_reference_sets", "sn
 def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
     """Read a Keras model file into an IR graph (NCHW), without importing TensorFlow."""
     options = options or ParseOptions()
+    with KerasSource(path) as source:
+        found = traced.foreign_classes(source.config) if isinstance(source.config, dict) else []
+        kind = source.kind
+    if found:  # classes only their own code can run: Keras loads and traces the model
+        refused = traced.refusal(Path(path), kind, found, options)
+        if refused is not None:
+            raise refused
+        return traced.parse_traced(Path(path), found, options)
     with KerasSource(path) as source:
         try:
             return Builder(source, options).build()
@@ -45,17 +65,15 @@ def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -
 
 def run_reference_sets(path: str | Path, graph: ir.Graph,
                        input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
-    """run_reference for each of `input_sets` with the model loaded once (issue 25: a load of MobileNetV2
+    """run_reference for each of `input_sets` with the model loaded once (a load of MobileNetV2
     costs more than its run); each set is its own call of the same model as run_reference makes, so the
     outputs are those of one run per set. Raises what Keras raises for any set (the caller then runs the
     sets one by one to tell which)."""
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import keras
-
     try:
-        model = _load(path, keras)
+        model, keras = _loaded(path)
     except (ConvertError, MemoryError):
         raise
     except Exception as err:  # noqa: BLE001 - Keras refuses the file: so do we, in one line
@@ -63,6 +81,9 @@ def run_reference_sets(path: str | Path, graph: ir.Graph,
         raise InputError(f"{path}: Keras itself cannot load this model ({type(err).__name__}: {first})") from None
     feeds = [[np.ascontiguousarray(x.transpose(TO_NHWC)) if graph.source_layouts.get(name) == "NHWC" else x
               for name, x in zip(graph.inputs, inputs)] for inputs in input_sets]
+    if traced.is_traced(path):
+        return [[_ir_layout(graph, name, y) for name, y in zip(graph.outputs, traced.call_model(model, graph, feed))]
+                for feed in feeds]
     fixed = _input_shapes(model)
     runner = _with_outputs(model, graph, keras)
     if any(_fixed_elsewhere(spec, x.shape) for feed in feeds for spec, x in zip(fixed, feed)):
@@ -83,6 +104,11 @@ def _with_outputs(model, graph: ir.Graph, keras):
     return model
 
 
+def _ir_layout(graph: ir.Graph, name: str, y) -> np.ndarray:
+    y = np.asarray(y)
+    return np.ascontiguousarray(y.transpose(TO_NCHW)) if graph.source_layouts.get(name) == "NHWC" else y
+
+
 def _call(model, graph: ir.Graph, feed: list[np.ndarray]) -> list[np.ndarray]:
     """One call of `model` on `feed` (source layout); its outputs in IR layout."""
     results = _as_list(model(feed if len(feed) > 1 else feed[0], training=False))
@@ -99,9 +125,7 @@ def run_tensors(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray], nam
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import keras
-
-    model = _load(path, keras)
+    model, keras = _loaded(path)
     known = {layer.name for layer in model.layers}
     wanted = [n for n in dict.fromkeys(names) if n in known]
     if not wanted:
@@ -127,9 +151,9 @@ def _free_sizes(model, keras) -> None:
     """Let `model` run at other sizes: its input check keeps each input's rank and channels (an image's last
     axis) and leaves the other sizes free. Only the check changes (the same layers and weights run the same
     kernels in eager mode; a layer that needs the saved size still refuses another), and it costs nothing
-    where a rebuilt copy cost a second load of the model (issue 25)."""
+    where a rebuilt copy cost a second load of the model."""
     specs = model.input_spec
-    if specs is None:
+    if specs is None or not hasattr(keras, "InputSpec"):  # tf_keras only warns about other sizes
         return
     model.input_spec = [
         spec if spec is None or spec.shape is None else keras.InputSpec(
@@ -143,7 +167,42 @@ def _free_shape(dims: tuple) -> tuple:
     return (None,) * len(dims) if len(dims) == 2 else (None,) * (len(dims) - 1) + dims[-1:]
 
 
+def _loaded(path: str | Path):
+    """(model, the Keras module that loaded it): tf_keras for a Keras 2 `.h5` where it loads there (a
+    file a Keras 3 wrote with a Keras 2 version stamp does not: Keras 3 then)."""
+    keras = _keras_for(path)
+    if keras.__name__ == "tf_keras":
+        try:
+            return _load(path, keras), keras
+        except Exception:  # noqa: BLE001 - not a file tf_keras reads: Keras 3 rebuilds it
+            import keras
+    return _load(path, keras), keras
+
+
+def _keras_for(path: str | Path):
+    """The Keras that wrote `path`, where it is installed: tf_keras for a Keras 2 `.h5` (Keras 3 cannot
+    rebuild its TF-op layers), Keras 3 otherwise."""
+    if sniff(path) == "keras_h5":
+        with KerasSource(path) as source:
+            written_by_keras_2 = source.keras_version.startswith(("1.", "2."))
+        if written_by_keras_2:
+            try:
+                import tf_keras
+
+                return tf_keras
+            except ImportError:
+                pass
+    import keras
+
+    return keras
+
+
 def _load(path: str | Path, keras):
+    if traced.is_traced(path):  # the conversion traced it: Keras loads it as that trace did
+        unsafe = any(f.class_name in traced.UNSAFE_CLASSES for f in _foreign(path))
+        return keras.saving.load_model(str(path), compile=False, safe_mode=not unsafe)
+    if keras.__name__ == "tf_keras":
+        return keras.models.load_model(str(path), compile=False)
     if sniff(path) != "keras_h5":
         return keras.models.load_model(str(path), compile=False, custom_objects=_custom_objects())
     # legacy .h5: Keras cannot reload keras.ops nodes (x + 3.0) from it; rebuild from a patched config
@@ -160,6 +219,11 @@ def _load(path: str | Path, keras):
                          f"({line[:200]}{'...' if len(line) > 200 else ''}); convert without --verify "
                          "or re-save the model with a current Keras") from None
     return model
+
+
+def _foreign(path: str | Path) -> list:
+    with KerasSource(path) as source:
+        return traced.foreign_classes(source.config)
 
 
 def layer_of(model, name: str):

@@ -6,8 +6,11 @@ import difflib
 import re
 from typing import Any
 
+import numpy as np
+
 from tf_convert.convert import ir
 from tf_convert.convert.errors import ConvertError, InputError, Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.padding.sizes import size_bound
 from tf_convert.parsers.base import ParseOptions
 
 from . import layout, sequence_masks, weights
@@ -16,6 +19,8 @@ from .source import KerasSource
 from .table import TABLE, table_key
 
 MODEL_CLASSES = {"Functional", "Model", "Sequential"}
+# tf_keras layers whose first argument keeps its structure (a one-element list stays a list)
+PRESERVE_STRUCTURE = {"TFOpLambda", "SlicingOpLambda"}
 POISON = "\0unbuilt"  # stands for the outputs of a layer that could not be converted
 
 Ref = tuple[str, int, int]  # (layer name, node index, tensor index)
@@ -40,15 +45,62 @@ def _is_tensor(value: Any) -> bool:
     return isinstance(value, dict) and value.get("class_name") == "__keras_tensor__"
 
 
-def _normalise_node(node: Any) -> dict[str, Any]:
-    """Keras 2 wrote [[name, node, tensor, kwargs], ...]; turn it into Keras 3's {args, kwargs}."""
+CONSTANT_CLASSES = ("__tensor__", "__numpy__")  # Keras 3: a tensor computed eagerly, stored by value
+_K2_CONSTANT = "_CONSTANT_VALUE"  # tf_keras: a non-tensor element of a layer's first argument
+
+
+def _is_constant(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("class_name") in CONSTANT_CLASSES
+
+
+def _is_k2_ref(value: Any) -> bool:
+    """tf_keras node data: [layer, node, tensor] or [layer, node, tensor, kwargs] (its own test:
+    tf_keras.utils.tf_utils.convert_inner_node_data)."""
+    return isinstance(value, list) and len(value) in (3, 4) and isinstance(value[0], str)
+
+
+def _k2_tensor(ref: list) -> Any:
+    if ref[0] == _K2_CONSTANT:  # ['_CONSTANT_VALUE', -1, value(, kwargs)]
+        value = ref[2]
+        return {"class_name": "__numpy__", "config": {"value": value}} if isinstance(value, list) else value
+    return {"class_name": "__keras_tensor__", "config": {"keras_history": [ref[0], int(ref[1]), int(ref[2])]}}
+
+
+def _k2_kwargs(value: Any) -> Any:
+    """tf_keras kwargs: keras tensors are [layer, node, tensor] lists anywhere in them."""
+    if _is_k2_ref(value) and len(value) == 3:
+        return _k2_tensor(value)
+    if isinstance(value, list):
+        return [_k2_kwargs(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _k2_kwargs(v) for k, v in value.items()}
+    return value
+
+
+def _normalise_node(node: Any, preserve: bool = False) -> dict[str, Any]:
+    """Keras 2 wrote a node as the structure of its first argument with [layer, node, tensor, kwargs]
+    leaves (a single leaf, unwrapped, for TF-op layers); turn it into Keras 3's {args, kwargs}.
+    Every element after the first argument is in the kwargs. A layer other than a TF-op layer
+    receives a one-element structure as that element (tf_keras unnests it)."""
     if isinstance(node, dict):
         return node
-    tensors = [
-        {"class_name": "__keras_tensor__", "config": {"keras_history": [e[0], e[1], e[2]]}} for e in node
-    ]
-    kwargs = node[0][3] if node and len(node[0]) > 3 and isinstance(node[0][3], dict) else {}
-    return {"args": [tensors[0]] if len(tensors) == 1 else [tensors], "kwargs": kwargs}
+    leaves: list[list] = []
+
+    def walk(value: Any) -> Any:
+        if _is_k2_ref(value):
+            leaves.append(value)
+            return _k2_tensor(value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        raise TypeError(f"a node element is a {type(value).__name__}, not [layer, node, tensor]")
+
+    first = walk(node)
+    kwargs = next((leaf[3] for leaf in leaves if len(leaf) == 4 and isinstance(leaf[3], dict)), {})
+    if not preserve and isinstance(first, list) and len(first) == 1:
+        first = first[0]
+    return {"args": [first], "kwargs": _k2_kwargs(kwargs)}
 
 
 def _tensor_refs(value: Any) -> list[Ref]:
@@ -62,22 +114,40 @@ def _tensor_refs(value: Any) -> list[Ref]:
     return []
 
 
-def _substitute(value: Any, produced: dict[Ref, str]) -> Any:
+def _substitute(value: Any, produced: dict[Ref, str], constant: Any = None) -> Any:
+    """`value` with keras tensors as TensorRef, and constants (Keras 3 `__tensor__`/`__numpy__`) as
+    TensorRef to the IR const `constant(config)` makes for them."""
     if _is_tensor(value):
         return TensorRef(produced[_tensor_refs(value)[0]])
+    if _is_constant(value) and constant is not None:
+        return TensorRef(constant(value["config"]))
     if isinstance(value, list):
-        return [_substitute(v, produced) for v in value]
+        return [_substitute(v, produced, constant) for v in value]
     if isinstance(value, dict):
-        return {k: _substitute(v, produced) for k, v in value.items()}
+        return {k: _substitute(v, produced, constant) for k, v in value.items()}
     return value
 
 
 def _flat_tensors(value: Any) -> list[str]:
     if isinstance(value, TensorRef):
         return [value.name]
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [t for v in value for t in _flat_tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _flat_tensors(v)]
     return []
+
+
+def _first_node(layer: dict[str, Any], node: Any) -> int:
+    """The node index tf_keras gives a layer's first saved call: 1 for a nested model built from an
+    Input (its node 0 links that Input to its outputs and is not saved), else 0. Keras 3 numbers
+    saved calls from 0."""
+    if isinstance(node, dict) or not is_model(layer):
+        return 0
+    if layer["class_name"] == "Sequential":
+        first = layer["config"]["layers"][:1]
+        return int(bool(first) and first[0].get("class_name") == "InputLayer")
+    return 1
 
 
 def check_classes(config: dict[str, Any]) -> list[Unsupported]:
@@ -123,8 +193,6 @@ class Builder:
                 raise
             raise self._fixed_size_error(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
         if self.resized:
-            from tf_convert.convert.padding.sizes import size_bound
-
             bound = size_bound(self.graph) if not (missing or self.errors) else None
             if bound is not None:
                 raise self._fixed_size_error(bound)
@@ -262,11 +330,14 @@ class Builder:
         self._state_keys.update(_state_keys(conf["layers"]))
         produced: dict[Ref, str] = dict(zip(_refs(conf["input_layers"]), inputs))
         pending = [
-            (layer, k, _normalise_node(node))
+            (layer, k + _first_node(layer, node), _normalise_node(node, layer.get("class_name") in PRESERVE_STRUCTURE))
             for layer in conf["layers"]
             if layer["class_name"] != "InputLayer"
             for k, node in enumerate(layer.get("inbound_nodes", []))
         ]
+        first = {}  # layer -> the index of its first call (top_outputs: what --outputs names)
+        for layer, k, _ in pending:
+            first.setdefault(layer_name(layer), k)
         while pending:
             waiting = []
             for layer, k, node in pending:
@@ -278,18 +349,30 @@ class Builder:
                 if any(produced[r] == POISON for r in refs):
                     outs = [POISON] * 8  # a layer fed by an unconverted one is not built either
                 else:
-                    args = _substitute(node.get("args", []), produced)
-                    kwargs = _substitute(node.get("kwargs", {}), produced)
+                    args = _substitute(node.get("args", []), produced, self._constant)
+                    kwargs = _substitute(node.get("kwargs", {}), produced, self._constant)
                     outs = self._call_layer(layer, k, args, kwargs, path, prefix)
                 for i, t in enumerate(outs):
                     produced[(name, k, i)] = t
-                if top and k == 0:
+                if top and k == first[name]:
                     self.top_outputs[name] = outs
             if len(waiting) == len(pending):
                 stuck = ", ".join(sorted({layer_name(layer) for layer, _, _ in waiting})[:10])
                 raise InputError(f"{self.source.path}: layer inputs cannot be resolved: {stuck}")
             pending = waiting
         return [produced[r] for r in _refs(conf["output_layers"])]
+
+    def _constant(self, config: dict[str, Any]) -> str:
+        """An IR const for a constant in a call's arguments (Keras layout; rank 4 becomes NCHW)."""
+        value = np.asarray(config["value"], dtype=config.get("dtype") or None)
+        if value.dtype.kind == "f" or value.dtype.kind not in "iub":
+            value = value.astype(np.float32)
+        if value.ndim == 4:
+            value = np.ascontiguousarray(value.transpose(layout.TO_NCHW))
+        dtype = value.dtype.name if value.dtype.kind in "iub" else "float32"
+        name = self.graph.unique_name("constant")
+        return self.graph.add_node("const", name, [], value.shape, params={"value": value},
+                                   source_op="constant", out_dtype=dtype)
 
     # ---- layers ----------------------------------------------------------------------------
     def _call_layer(self, layer, k: int, args, kwargs, path, prefix) -> list[str]:
@@ -319,6 +402,7 @@ class Builder:
             weights=[array for _, array in named],
             weight_names=[n or "" for n, _ in named],
             masks=[self.masks.get(t) for t in inputs] if self.source.implicit_masks else [],
+            legacy=self.source.keras_version.startswith(("1.", "2.")),
         )
         try:
             refused = sequence_masks.refusal(call)
@@ -339,7 +423,7 @@ class Builder:
             raise InputError(f"{where}: the layer config cannot be used ({type(err).__name__}: {err})") from None
 
 
-# ---- issue 23 part B: integer inputs (token ids) stay integer ------------------------------------
+# ---- integer inputs (token ids) stay integer ------------------------------------
 
 _INTEGER_INPUTS = ("int32", "int64")
 

@@ -34,6 +34,7 @@ class Call:
     weights: list[np.ndarray] = field(default_factory=list)
     weight_names: list[str] = field(default_factory=list)  # as the file names them ('' when it does not)
     masks: list[str | None] = field(default_factory=list)  # each input's Keras step mask (keras.masks)
+    legacy: bool = False  # written by Keras 1/2 (tf_keras), whose hard_sigmoid is clip(0.2 x + 0.5, 0, 1)
 
     # ---- queries ---------------------------------------------------------------------------
     @property

@@ -7,6 +7,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tf_convert.convert.ir.ops import KERAS_ACTIVATIONS
+
 from . import layout
 from .call import Call, TensorRef
 from .table import TABLE
@@ -27,23 +29,13 @@ def _softmax(call: Call, x: str, suffix: str) -> str:
     return call.add("softmax", [x], call.shape(x), {"axis": layout.ir_axis(-1, rank)}, suffix=suffix)
 
 
-ACTIVATIONS.update(
-    {
-        "relu": _simple("relu"),
-        "relu6": _simple("clip", min=0.0, max=6.0),
-        "sigmoid": _simple("sigmoid"),
-        "hard_sigmoid": _simple("hard_sigmoid", alpha=1.0 / 6.0, beta=0.5),
-        "swish": _simple("swish"),
-        "silu": _simple("swish"),
-        "hard_swish": _simple("hard_swish"),
-        "hard_silu": _simple("hard_swish"),
-        "gelu": _simple("gelu", approximate="none"),  # keras.activations.gelu defaults to exact
-        "tanh": _simple("tanh"),
-        "elu": _simple("elu", alpha=1.0),
-        "leaky_relu": _simple("leaky_relu", alpha=0.2),
-        "softmax": _softmax,
-    }
-)
+# every activation the catalog names (a row's `keras`), and softmax (its axis depends on the rank)
+ACTIVATIONS.update({name: _simple(op, **attrs) for name, (op, attrs) in KERAS_ACTIVATIONS.items()})
+ACTIVATIONS["softmax"] = _softmax
+
+
+# where Keras 1/2 (tf_keras) defined an activation otherwise than Keras 3
+KERAS2_ACTIVATIONS = {"hard_sigmoid": _simple("hard_sigmoid", alpha=0.2, beta=0.5)}
 
 
 def activation_name(spec: Any) -> str:
@@ -62,7 +54,8 @@ def apply_activation(call: Call, x: str, spec: Any, suffix: str | None = None) -
     name = activation_name(spec)
     if name == "linear":
         return x
-    fn = ACTIVATIONS.get(name)
+    fn = KERAS2_ACTIVATIONS.get(name) if call.legacy else None
+    fn = fn or ACTIVATIONS.get(name)
     if fn is None:
         raise call.unsupported(f"activation {name!r} is not supported")
     return fn(call, x, f"/{name}" if suffix is None else suffix)
@@ -145,9 +138,20 @@ def to_rank(call: Call, x: str, rank: int, suffix: str) -> str:
     return call.add("reshape", [x], target, {"shape": target}, suffix=suffix)
 
 
+def merge_rank(call: Call, x: str, rank: int, suffix: str) -> str:
+    """Give x the rank of its partner the way Keras's merge layers do: new axes after the first
+    (keras.layers.Add of (N, 4, 5) and a (4, 5) constant adds a (4, 1, 5))."""
+    shape = call.shape(x)
+    if len(shape) >= rank or not shape:
+        return x
+    kshape = layout.keras_shape(shape)
+    target = layout.ir_shape(kshape[:1] + (1,) * (rank - len(shape)) + kshape[1:])
+    return call.add("reshape", [x], target, {"shape": target}, suffix=suffix)
+
+
 def _binary_chain(call: Call, op: str, inputs: list[str], last_suffix: str = "") -> str:
     rank = max(len(call.shape(t)) for t in inputs)
-    inputs = [to_rank(call, t, rank, f"/in{i}") for i, t in enumerate(inputs)]
+    inputs = [merge_rank(call, t, rank, f"/in{i}") for i, t in enumerate(inputs)]
     acc = inputs[0]
     for i, t in enumerate(inputs[1:], start=1):
         shape = _broadcast(call.shape(acc), call.shape(t))

@@ -22,7 +22,8 @@ def dense(call: Call) -> list[str]:
     if len(shape) == 4:
         # Dense on NHWC acts on channels: a 1x1 conv in NCHW (ConvNeXt's pointwise layers)
         params["weight"] = np.ascontiguousarray(kernel.T[:, :, None, None], dtype=np.float32)
-        attrs = {"kernel": (1, 1), "stride": (1, 1), "dilation": (1, 1), "groups": 1, "pads": (0, 0, 0, 0)}
+        attrs = {"kernel": (1, 1), "stride": (1, 1), "dilation": (1, 1), "groups": 1, "pads": (0, 0, 0, 0),
+                 "padding": "VALID"}
         y = call.add("conv2d", [call.x], (shape[0], units, shape[2], shape[3]), attrs, params)
         return with_activation(call, y)
     params["weight"] = np.ascontiguousarray(kernel.T, dtype=np.float32)

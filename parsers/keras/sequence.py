@@ -1,4 +1,4 @@
-"""Token models (issue 23 part B): Embedding as an IR gather from its table; the attention layers
+"""Token models: Embedding as an IR gather from its table; the attention layers
 MultiHeadAttention, Attention (Luong) and AdditiveAttention (Bahdanau), lowered to IR
 linear/reshape/transpose/matmul/softmax as Keras computes them. Dropout inside them is identity at
 inference. use_causal_mask=True is a constant additive mask before the softmax, an integer

@@ -1,4 +1,4 @@
-"""Keras masks (issue 23): the step mask that `Masking` and `Embedding(mask_zero=True)` attach to
+"""Keras masks: the step mask that `Masking` and `Embedding(mask_zero=True)` attach to
 their output and Keras propagates to later layers, as an IR tensor (N, T) float32 of 0/1.
 
 Keras 3 writes the masks into the config: `NotEqual`/`Any` operations compute them and a layer that

@@ -1,5 +1,5 @@
 """Recurrent layers (LSTM, GRU, SimpleRNN), their wrappers (Bidirectional, TimeDistributed) and
-RepeatVector, into the IR's `sequence` ops (canonical weights: convert/ir/ops.py, issue 23 part C).
+RepeatVector, into the IR's `sequence` ops (canonical weights: convert/ir/ops.py).
 
 Keras kernels are (F, G*U) and recurrent kernels (U, G*U) with gates in Keras order; the IR keeps
 that order and stores the transposes. A GRU with reset_after keeps its bias as (2, 3U): input and
@@ -106,6 +106,9 @@ def _refuse_unsupported(call: Call, class_name: str, cfg: dict) -> None:
         name = activation_name(cfg.get(key, "tanh" if key == "activation" else "sigmoid"))
         if name not in ACTIVATIONS:
             raise call.unsupported(f"{key}={name!r} in a recurrent layer is not supported")
+        if name == "hard_sigmoid" and call.legacy:  # the cell's hard_sigmoid is Keras 3's x/6 + 1/2
+            raise call.unsupported(f"{key}='hard_sigmoid' of Keras 2 (clip(0.2 x + 0.5, 0, 1)) in a recurrent "
+                                   "layer is not supported")
 
 
 def recurrent(call: Call, class_name: str, cfg: dict, arrays: list[np.ndarray], x: str,

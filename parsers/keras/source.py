@@ -229,7 +229,8 @@ class KerasSource:
         # Keras 3 writes the masks it propagates into the config (NotEqual/Any ops, `mask` kwargs);
         # Keras 2 leaves them implicit (parsers.keras.masks)
         version = _decode(self._h5.attrs.get("keras_version", "")) if self.kind == "keras_h5" else "3"
-        self.implicit_masks = str(version).startswith(("1.", "2."))
+        self.keras_version = str(version)
+        self.implicit_masks = self.keras_version.startswith(("1.", "2."))
 
     def _refuse_foreign_weights(self) -> None:
         """Weights for a layer the config does not have: a file from another model (Keras refuses it too)."""

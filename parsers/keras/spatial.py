@@ -45,9 +45,8 @@ def _conv(call: Call, x: str, weight: np.ndarray, bias, groups: int, suffix: str
         "dilation": dilation,
         "groups": groups,
         "pads": tuple(pads),
+        "padding": padding,  # SAME: the pads follow the input size (convert.padding.sizes)
     }
-    if padding == "SAME":
-        attrs["padding"] = "SAME"  # the pads follow the input size (convert.padding.sizes)
     return call.add("conv2d", [x], (n, weight.shape[0], oh, ow), attrs, params, suffix=suffix)
 
 
@@ -86,7 +85,8 @@ def separable_conv2d(call: Call) -> list[str]:
     params = {"weight": np.ascontiguousarray(pw, dtype=np.float32)}
     if bias is not None:
         params["bias"] = np.asarray(bias, dtype=np.float32)
-    attrs = {"kernel": (1, 1), "stride": (1, 1), "dilation": (1, 1), "groups": 1, "pads": (0, 0, 0, 0)}
+    attrs = {"kernel": (1, 1), "stride": (1, 1), "dilation": (1, 1), "groups": 1, "pads": (0, 0, 0, 0),
+             "padding": "VALID"}
     y = call.add("conv2d", [dw], (n, pw.shape[0], h, w), attrs, params)
     return with_activation(call, y)
 
@@ -148,9 +148,8 @@ def _pool(call: Call, op: str) -> list[str]:
     n, c, h, w = call.shape()
     pads = tf_pads((h, w), kernel, stride, (1, 1), padding)
     oh, ow = output_hw((h, w), kernel, stride, (1, 1), pads)
-    attrs = {"kernel": kernel, "stride": stride, "pads": tuple(pads)}
-    if padding == "SAME":
-        attrs["padding"] = "SAME"  # the pads follow the input size (convert.padding.sizes)
+    # SAME: the pads follow the input size (convert.padding.sizes)
+    attrs = {"kernel": kernel, "stride": stride, "pads": tuple(pads), "padding": padding}
     if op == "avg_pool2d":
         attrs["count_include_pad"] = False  # TF divides by the real elements only
     return [call.add(op, [call.x], (n, c, oh, ow), attrs)]

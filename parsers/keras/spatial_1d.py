@@ -1,4 +1,4 @@
-"""1-D layers (issue 23): Conv1D and friends, 1-D pooling, padding, cropping and up-sampling.
+"""1-D layers: Conv1D and friends, 1-D pooling, padding, cropping and up-sampling.
 
 A Keras sequence tensor (N, L, C) stays (N, L, C) in the IR (only rank-4 tensors change layout). The
 windowed 1-D layers run as their 2-D forms on an image with a unit height, (N, C, 1, L), exactly as
@@ -117,7 +117,7 @@ def _global(call: Call, op: str) -> list[str]:
 def global_average_pooling1d(call: Call) -> list[str]:
     if call.inputs[1:]:
         raise call.unsupported("a mask input is not supported")
-    mask = sequence_masks.step_mask(call)  # issue 23: only the unmasked steps are averaged
+    mask = sequence_masks.step_mask(call)  # only the unmasked steps are averaged
     if mask is not None:
         call.require_channels_last()
         return [sequence_masks.masked_average(call, mask)]

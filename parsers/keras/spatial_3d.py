@@ -1,4 +1,4 @@
-"""3-D layers (issue 23): Conv3D, Conv3DTranspose, 3-D pooling, padding, cropping and UpSampling3D.
+"""3-D layers: Conv3D, Conv3DTranspose, 3-D pooling, padding, cropping and UpSampling3D.
 
 A Keras volume (N, D, H, W, C) stays (N, D, H, W, C) in the IR (only rank-4 tensors change layout);
 the windowed layers run on NCDHW between two transposes, which cancel between consecutive layers in

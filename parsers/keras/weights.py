@@ -171,7 +171,7 @@ def check(path, layer: str, class_name: str, cfg: dict, kin: Sequence[int] | Non
                              f"{shape}; the file does not match its config")
 
 
-# ---- issue 23 part B: embeddings and attention ---------------------------------------------------
+# ---- embeddings and attention ---------------------------------------------------
 
 
 @spec("Embedding")
@@ -190,7 +190,7 @@ def _additive_attention(cfg: dict, kin: tuple[int, ...]) -> list[Slot]:
     return [(_names("scale"), (kin[-1],))] if cfg.get("use_scale", True) else []
 
 
-# ---- issue 23: 1-D and 3-D convolutions (kernels with 1 or 3 spatial axes) ---------------------
+# ---- 1-D and 3-D convolutions (kernels with 1 or 3 spatial axes) ---------------------
 
 
 def _kernel_nd(cfg: dict, rank: int) -> tuple[int, ...]:

@@ -18,6 +18,10 @@ from tf_convert.convert.errors import InputError
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.source import Source, open_source
 
+from .build import build_graph
+from .loader import LOADERS
+from .weight_stream import stream_weights
+
 if TYPE_CHECKING:
     from tf_convert.convert.ir import Graph
 
@@ -62,15 +66,11 @@ def _settings(options: ParseOptions) -> dict:
 
 def load(path: str | Path | Source, options: ParseOptions, kind: str | None = None):
     """The source as a frozen GraphDef with its chosen inputs/outputs (see loader.Frozen)."""
-    from .loader import LOADERS
-
     source = open_source(path)
     return LOADERS[source.kind](source, options)
 
 
 def parse(path: str | Path | Source, options: ParseOptions | None = None) -> Graph:
-    from .build import build_graph
-
     options = options or ParseOptions()
     source = open_source(path)
     frozen = load(source, options)
@@ -97,7 +97,7 @@ def _frozen_for(source: Source, graph: Graph):
     src_out = [graph.source_names[n] for n in graph.outputs]
     settings = graph.metadata.get("tf_settings") or {"set": {}, "use_ema": False}
     frozen = _cached(source, src_in, src_out, settings)
-    if frozen is None:  # kept: a reference child runs several input sets on one load (issue 25)
+    if frozen is None:  # kept: a reference child runs several input sets on one load
         frozen = load(source, ParseOptions(inputs=src_in, outputs=src_out, settings=dict(settings["set"]),
                                            use_ema=bool(settings["use_ema"])))
         _remember(source, frozen, settings)
@@ -113,7 +113,7 @@ def session_config():
     config.graph_options.rewrite_options.disable_meta_optimizer = True
     config.graph_options.rewrite_options.constant_folding = rewriter_config_pb2.RewriterConfig.OFF
     config.graph_options.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
-    # idle threads sleep: spinning burns a core the converting process needs meanwhile (issue 25)
+    # idle threads sleep: spinning burns a core the converting process needs meanwhile
     config.experimental.disable_thread_spinning = True
     return config
 
@@ -125,7 +125,6 @@ def _session_run(path: str | Path | Source, graph: Graph, inputs: list[np.ndarra
     import tensorflow as tf
 
     from .protos import to_tensorflow
-    from .weight_stream import stream_weights
 
     src_in = [graph.source_names[n] for n in graph.inputs]
     frozen = _frozen_for(open_source(path), graph)
@@ -175,7 +174,7 @@ def run_reference(path: str | Path | Source, graph: Graph, inputs: list[np.ndarr
 
 def run_reference_sets(path: str | Path | Source, graph: Graph,
                        input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
-    """run_reference for every one of `input_sets` in ONE session run (issue 25): the graph is imported
+    """run_reference for every one of `input_sets` in ONE session run: the graph is imported
     once per set into one tf.Graph, every copy reading the same weight ops, so each weight is read from
     the source once for all sets and freed after its last use. The same kernels on the same inputs as
     one run per set: identical outputs. Raises what TF raises for any set (the caller then runs the sets
@@ -184,7 +183,6 @@ def run_reference_sets(path: str | Path | Source, graph: Graph,
     import tensorflow as tf
 
     from .protos import to_tensorflow
-    from .weight_stream import stream_weights
 
     src_in = [graph.source_names[n] for n in graph.inputs]
     src_out = [graph.source_names[n] for n in graph.outputs]

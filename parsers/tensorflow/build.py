@@ -16,7 +16,7 @@ from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import ops  # noqa: F401 - registers the handlers
+from . import complex_values, lengths, ops  # noqa: F401 - registers the handlers
 from .context import NHWC_TO_NCHW, Context, NotConvertible, Val, show_shape
 from .graphio import node_of
 from .loader import Frozen
@@ -157,13 +157,15 @@ def _add_inputs(ctx: Context, signatures: list, placeholders: dict, fmt: str) ->
 
 
 def _convert_ops(ctx: Context, ops_: list[Any], library: dict[str, Any] | None = None,
-                 dynamic: set[str] | None = None, names: dict[str, str] | None = None) -> None:
+                 dynamic: set[str] | None = None, names: dict[str, str] | None = None,
+                 blockers: list[Unsupported] | None = None, unknown: set[str] | None = None) -> None:
     """Run each op's handler; collect every op that has none (or that its handler refuses), skip
-    what depends on those, and report them all at once. `library` (function name -> FunctionDef),
-    `dynamic` (input-dependent op names) and `names` (placeholder tensor -> the input's name) let a
-    loop's refusal say what its trip count reads."""
-    problems: list[Unsupported] = []
-    poisoned: set[str] = set()
+    what depends on those, and report them all at once, with `blockers` (the ops that keep the constants
+    `unknown` from being evaluated). `library` (function name -> FunctionDef), `dynamic`
+    (input-dependent op names) and `names` (placeholder tensor -> the input's name) let a loop's refusal
+    say what its trip count reads."""
+    problems: list[Unsupported] = list(blockers or [])
+    poisoned: set[str] = set(unknown or ())
     for op in ops_:
         handler = TABLE.get(op.type)
         if handler is None:
@@ -179,7 +181,9 @@ def _convert_ops(ctx: Context, ops_: list[Any], library: dict[str, Any] | None =
             poisoned.update(t.name for t in op.outputs)
             continue
         try:
-            handler(ctx, op)
+            lengths.follow(ctx, op)
+            if not complex_values.follow(ctx, op):
+                handler(ctx, op)
         except NotConvertible as e:
             problems.append(Unsupported(op.type, op.name, str(e)))
             poisoned.update(t.name for t in op.outputs)
@@ -199,6 +203,7 @@ def _add_outputs(ctx: Context, names: list[str], tensors: list[Any]) -> None:
         rank = len(graph.shape(v.ir))
         if v.perm is not None and not (rank == 4 and v.perm == NHWC_TO_NCHW):
             v = Val(ctx.tf_order(t))  # outputs are NCHW (for NHWC) or in TF's own order
+        v = Val(lengths.cut(ctx, t, v.ir, _ir_name(src)), v.perm)
         name = v.ir
         if v.ir != _ir_name(src) or v.ir in graph.outputs or v.ir in graph.inputs:
             name = graph.add_node("identity", graph.unique_name(_ir_name(src)), [v.ir], graph.shape(v.ir),
@@ -218,11 +223,13 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     frontier = sorted({t.name for op in live_ops for t in op.inputs if t.op.name not in dynamic})
     input_desc = ", ".join(f"input '{t}' has shape {show_shape(s)}" for t, _, s in signatures)
     graph = ir.Graph(name=name)
-    ctx = Context(graph, _evaluate(tfg, frontier), input_desc)
+    values, blockers = _evaluate(tfg, frontier)
+    ctx = Context(graph, values, input_desc)
     fmt = _data_format(live_ops)
     _add_inputs(ctx, signatures, placeholders, fmt)
     library = {f.signature.name: f for f in tfg.graph_def.library.function}
-    _convert_ops(ctx, live_ops, library, dynamic, {p.name: t for t, p in placeholders.items()})
+    _convert_ops(ctx, live_ops, library, dynamic, {p.name: t for t, p in placeholders.items()}, blockers,
+                 set(frontier) - set(values))
     _add_outputs(ctx, frozen.outputs, out_tensors)
     graph.metadata["source_tensors"] = {t: v for t, v in source_tensors(ctx).items() if node_of(t) in original}
     graph.prune()
@@ -248,26 +255,34 @@ def source_tensors(ctx: Context) -> dict[str, list]:
     }
 
 
-def _evaluate(graph: Graph, names: list[str]) -> dict[str, Any]:
-    """Values of the constant frontier (Const values as they are: a streamed weight stays lazy)."""
+def _evaluate(graph: Graph, names: list[str]) -> tuple[dict[str, Any], list[Unsupported]]:
+    """Values of the constant frontier (Const values as they are: a streamed weight stays lazy), and every
+    op that computes part of it with no evaluator (each once). A bad value raises at once."""
     values: dict[str, Any] = {}
+    blockers: dict[str, Unsupported] = {}
     for n in names:
         tensor = graph.get_tensor_by_name(n)
         value = graph.evaluator.value(tensor)
-        if value is None:
-            raise _no_value(*graph.evaluator.failure(tensor))
-        values[n] = value
-    return values
+        if value is not None:
+            values[n] = value
+            continue
+        for op, why in graph.evaluator.failures_of(tensor):
+            problem = _no_value(op, why)
+            if isinstance(problem, Unsupported):
+                blockers.setdefault(op.name, problem)
+            else:
+                raise problem
+    return values, list(blockers.values())
 
 
-def _no_value(op: Any, why: str) -> Exception:
-    """The one-line error for a constant the parser cannot compute."""
+def _no_value(op: Any, why: str) -> Exception | Unsupported:
+    """The one-line error for a constant the parser cannot compute (an op with no evaluator: its entry in
+    the list of what the graph uses that the converter lacks)."""
     if op.type in ("Placeholder", "PlaceholderWithDefault"):
         return UsageError(f"could not evaluate the graph's constants: placeholder '{op.name}' has no value; a "
                           "placeholder that is not an input needs a value (--set NAME=VALUE) or belongs in --inputs")
     if why == "no evaluator":
-        return UnsupportedError([Unsupported(op.type, op.name, "computes a constant the converter cannot "
-                                             "evaluate (no evaluator for this op); freeze that value or "
-                                             "pick other --inputs/--outputs")])
+        return Unsupported(op.type, op.name, "computes a constant the converter cannot evaluate (no evaluator "
+                                             "for this op); freeze that value or pick other --inputs/--outputs")
     return UsageError(f"could not evaluate the graph's constants: node '{op.name}' ({op.type}): "
                       f"{why.removeprefix('error: ')}")

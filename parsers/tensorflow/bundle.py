@@ -115,7 +115,7 @@ def _word_tables() -> tuple[np.ndarray, np.ndarray]:
 LANES = 16384
 CHUNK = LANES * 512  # bytes hashed per vectorised step
 # bytes of a transposed read copied at once: a 3x3x1024x1024 kernel in one piece (slabs of its first axis
-# cut the 3x3 window apart and made numpy's inner copy loops 3 elements long: issue 25), a 400 MB fc
+# cut the 3x3 window apart and made numpy's inner copy loops 3 elements long), a 400 MB fc
 # weight in a few (the mapped pages of one slab are resident until it is copied)
 SLAB = 64 << 20
 
@@ -542,7 +542,7 @@ def read_tensor(prefix: str, key: str, view: tuple[tuple[int, ...], tuple[int, .
 
 def checkpoint_entry(value: Any) -> tuple[str, str] | None:
     """(prefix, key) when `value` is a checkpoint tensor read as it is stored (no transpose, slice or cast
-    on top): the reference run then has TensorFlow read it itself (issue 26), not from our reading."""
+    on top): the reference run then has TensorFlow read it itself, not from our reading."""
     if not isinstance(value, LazyArray):
         return None
     fn, args = value.recipe

@@ -82,6 +82,10 @@ class Context:
         self.vals: dict[str, Val] = {}
         self._const_cache: dict[tuple, str] = {}
         self._input_desc = input_desc  # for "pass --input-shape" messages
+        # TF tensor name -> its data-dependent length (parsers/tensorflow/lengths.py): the IR holds it padded
+        self.lengths: dict[str, Any] = {}
+        # TF complex tensor name -> its real and imaginary IR tensors (parsers/tensorflow/complex_values.py)
+        self.complex: dict[str, Any] = {}
 
     # ---- lookups ---------------------------------------------------------------------------
     def is_const(self, t: Any) -> bool:
@@ -95,6 +99,8 @@ class Context:
     def shape(self, t: Any) -> tuple[int, ...]:
         """Static TF shape; unknown dims mean the user must give --input-shape."""
         dims = t.shape.as_list() if t.shape.rank is not None else None
+        if dims and dims[0] is None and t.name in self.lengths:  # held padded to its longest
+            dims[0] = self.lengths[t.name].longest
         if dims is None or any(d is None for d in dims):
             op = t.op
             pad = op.get_attr("padding").decode() if "padding" in op.node_def.attr else ""

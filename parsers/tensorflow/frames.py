@@ -1,4 +1,4 @@
-"""TF1 while loops (control-flow frames) rewritten as functional While nodes (issue 23 part C).
+"""TF1 while loops (control-flow frames) rewritten as functional While nodes.
 
 TF 1.x (and TF2 with its control flow turned off) writes a loop as a frame: each loop variable
 enters through Enter -> Merge (with the NextIteration back edge) -> Switch on the LoopCond -> the

@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 from tf_convert.convert.errors import InputError
 
+from .known_ops import output_args
+
 CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
 _MAX_DEPTH = 32  # nesting of functions (Keras layers in models in signatures: a handful in practice)
 
@@ -55,8 +57,6 @@ def _list_size(node: Any, number_attr: str, type_list_attr: str) -> int:
 
 def _output_offsets(node: Any, library: dict[str, Any], where: str) -> dict[str, int]:
     """Output argument name -> index of its first tensor among the node's flat outputs."""
-    from .known_ops import output_args
-
     if node.op in library:
         args = [(a.name, a.number_attr, a.type_list_attr) for a in library[node.op].signature.output_arg]
     else:

@@ -14,9 +14,13 @@ from tf_convert.convert.errors import InputError, UsageError
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.source import Source
 
+from .bundle import Bundle, checkpoint_entry
 from .inline import inline_calls
 from .safety import check_graph
+from .saved_model import NotTF2, signature_graph
 from .source import check_checkpoint, check_saved_model, checkpoint_prefix
+from .tensors import dtype_name
+from .training import prepare
 
 
 @dataclass
@@ -42,13 +46,12 @@ class Frozen:
     def weight_ops(self) -> dict[str, Any]:
         """{"Const:0": a TF op of the current default tf.Graph that reads that weight when the session runs it},
         the input_map of the import (the reference run). TF then holds each weight once, as its own tensor:
-        fed numpy values would be a second copy beside TF's (issue 25: 2x the model in RAM). A weight stored
-        as it is in a checkpoint is read by TF's own RestoreV2, so the reference never rests on our reader
-        (issue 26); the rest (transposed, sliced or computed values) come from ours."""
+        fed numpy values would be a second copy beside TF's (2x the model in RAM). A weight stored
+        as it is in a checkpoint is read by TF's own RestoreV2, so the reference never rests on our reader;
+        the rest (transposed, sliced or computed values) come from ours."""
         import numpy as np
         import tensorflow as tf
 
-        from .bundle import checkpoint_entry
 
         present = {node.name for node in self.graph_def.node}
         ops = {}
@@ -87,8 +90,6 @@ def _first_line(e: BaseException) -> str:
 def _check_dtypes(graph_def: Any, where: Any) -> None:
     """Every type attribute must name a DataType this reader knows: a bit flip in a .pb can leave enum 0
     (DT_INVALID) in a Placeholder's dtype, which would otherwise surface deep in the parser."""
-    from .tensors import dtype_name
-
     nodes = list(graph_def.node) + [n for f in graph_def.library.function for n in f.node_def]
     for node in nodes:
         for key, attr in node.attr.items():
@@ -116,8 +117,6 @@ def _check_input_dtypes(graph_def: Any, inputs: list[str]) -> None:
     """Integer and bool inputs (token ids, masks, indices) flow through the IR as such; one that feeds a
     float-only op directly (an int32 image into a Conv) would otherwise reach a target that refuses it deep
     inside, so it is refused up front, naming the input."""
-    from .tensors import dtype_name
-
     by_name = {n.name: n for n in graph_def.node}
     readers: dict[str, list[Any]] = {}
     for node in graph_def.node:
@@ -149,8 +148,6 @@ def _inference(graph_def: Any, options: ParseOptions, where: Any, reader: Any = 
                notes: list[str] | None = None) -> Frozen:
     """The training -> inference passes (on the proto, nothing runs), the safety check of what is
     left, then function calls inlined."""
-    from .training import prepare
-
     _check_dtypes(graph_def, where)
     prepared = prepare(graph_def, inputs=options.inputs, outputs=options.outputs,
                        settings=options.settings, use_ema=options.use_ema, reader=reader, prefix=prefix,
@@ -178,8 +175,6 @@ def _read_meta_graph(meta: Path) -> Any:
 
 def _reader(prefix: str | Path) -> Any:
     """A reader of the checkpoint bundle itself (no graph, no restore op, no TensorFlow)."""
-    from .bundle import Bundle
-
     return Bundle(prefix)
 
 
@@ -231,8 +226,6 @@ def _variables_reader(directory: Path) -> tuple[Any, Path]:
 def _load_tf2(directory: Path, saved_model: Any, options: ParseOptions) -> Frozen:
     """The signature's function as a GraphDef (saved_model.py), then the TF1 path: its variables are
     VarHandleOps named by checkpoint key, frozen from variables/ like any checkpoint's."""
-    from .saved_model import NotTF2, signature_graph
-
     reader, prefix = _variables_reader(directory)
     try:
         signature = signature_graph(saved_model, directory, reader)

@@ -1,4 +1,4 @@
-"""Why a TF While loop is refused (issue 23 part C): one whose trip count the data decides is never
+"""Why a TF While loop is refused: one whose trip count the data decides is never
 unrolled (no fixed graph computes it); unroll.py unrolls the others.
 
 A functional While takes its loop variables as inputs; its `cond` function reads some of them and

@@ -1,4 +1,4 @@
-"""TF While loops whose body is a known recurrent cell, raised to one IR lstm/gru/rnn node (issue 23),
+"""TF While loops whose body is a known recurrent cell, raised to one IR lstm/gru/rnn node,
 as tf2onnx's lstm/gru rewriters do; unroll.py calls `raise_loop` before unrolling a loop.
 
 A Keras 3 RNN (exported SavedModel) and a TF1 `dynamic_rnn` both write the same loop: a time counter
@@ -32,6 +32,7 @@ from .inline import body_nodes
 from .tensors import const_node
 from .tfgraph import Graph
 from .tfgraph.shapes.nn_recurrent import RECURRENT_OP
+from .tfgraph.static import TensorShape
 
 _ACTIVATIONS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "relu"}  # else no op: 'linear'
 _PASS = frozenset({"Identity", "Snapshot"})
@@ -119,7 +120,6 @@ def _canonical(ref: str) -> str:
 
 def _placeholder(name: str, dtype: int, dims: list | None) -> Any:
     from .protos import GraphDef
-    from .tfgraph.graph import TensorShape
 
     node = GraphDef().node.add(name=name, op="Placeholder")
     node.attr["dtype"].type = dtype

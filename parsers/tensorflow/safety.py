@@ -17,6 +17,8 @@ from typing import Any
 
 from tf_convert.convert.errors import InputError
 
+from .known_ops import attr_names, is_known_op
+
 # Ops that touch files, run Python or have effects outside the graph.
 IO_OPS = frozenset({
     "ReadFile", "WriteFile", "MatchingFiles", "PyFunc", "PyFuncStateless", "EagerPyFunc",
@@ -33,7 +35,7 @@ CHECKPOINT_OPS = frozenset({"RestoreV2", "Restore", "RestoreSlice", "SaveV2", "S
                             "MergeV2Checkpoints", "ShardedFilename", "ShardedFilespec"})
 LOOP_OPS = frozenset({"While", "StatelessWhile", "_While", "For", "Enter", "RefEnter", "Exit", "RefExit",
                       "NextIteration", "RefNextIteration", "LoopCond"})
-# why a loop is refused (issue 23 part C) where nothing more precise can be said: While loops and TF1
+# why a loop is refused where nothing more precise can be said: While loops and TF1
 # frames of a static trip count are unrolled (unroll.py, frames.py); other forms are not
 LOOP_HINT = ("a TF loop of a form that is not unrolled (While loops and TF1 while frames with a static trip count "
              "are, reading variables only); convert the model's Keras .keras/.h5 file instead")
@@ -144,8 +146,6 @@ def _refuse_io(op: str, name: str, where: Any, allowed: bool, node: Any) -> None
 
 def _refuse_unknown(node: Any, functions: dict[str, Any], where: Any) -> None:
     """An op TensorFlow does not know (a flipped byte in its name, a custom op library): TF cannot run it."""
-    from .known_ops import is_known_op
-
     if node.op not in functions and not is_known_op(node.op):
         raise InputError(f"{where}: node '{node.name}' uses op {node.op[:60]!r}, which TensorFlow does not know "
                          "(a corrupt file, or a custom op library); pass a graph of standard TF ops")
@@ -154,8 +154,6 @@ def _refuse_unknown(node: Any, functions: dict[str, Any], where: Any) -> None:
 def _refuse_bad_attrs(node: Any, functions: dict[str, Any], where: Any) -> None:
     """An attr the op does not define (a flipped byte in its name): TF's import refuses the node, and
     the attr it stands for is missing. Underscored attrs are TF's internal annotations."""
-    from .known_ops import attr_names
-
     if node.op in functions:
         return
     defined = attr_names(node.op)

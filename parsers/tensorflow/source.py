@@ -6,77 +6,24 @@ instead, so users never see a TensorFlow traceback for a missing shard.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from tf_convert.convert.errors import InputError
+from tf_convert.parsers.source import checkpoint_prefix, require_regular
+
+__all__ = ["check_checkpoint", "check_saved_model", "checkpoint_prefix"]
 
 _INSTEAD = "pass the frozen .pb or the SavedModel directory instead"
 _SHARD = re.compile(r"\.data-(\d+)-of-(\d+)$")
-
-
-_CKPT_FILES = (".meta", ".index")
-
-
-def _latest_from_state(directory: Path) -> str:
-    """The prefix named by `model_checkpoint_path` in a `checkpoint` state file, as TF loads it. A directory
-    copied from the training machine still names the old absolute location: when that is gone, the
-    files of the same name beside the state file are taken. When both exist and differ, InputError: the
-    user says which. A prefix may be empty ('dir/' for files named dir/.meta, dir/.index)."""
-    _require_regular(directory / "checkpoint", "the checkpoint state file")
-    text = (directory / "checkpoint").read_text(errors="replace")
-    match = re.search(r'^model_checkpoint_path:\s*"(.*)"\s*$', text, re.MULTILINE)
-    if not match:
-        raise InputError(
-            f"{directory / 'checkpoint'}: no model_checkpoint_path line; "
-            f"pass the checkpoint prefix (e.g. {directory}/model.ckpt) instead"
-        )
-    recorded = match.group(1)
-    name = "" if recorded.endswith(("/", "\\")) else recorded.replace("\\", "/").rsplit("/", 1)[-1]
-    local = os.path.join(str(directory), name)
-    named = recorded if os.path.isabs(recorded) else os.path.join(str(directory), recorded)
-    if _is_checkpoint(local) and _is_checkpoint(named) and not _same_prefix(local, named):
-        # TF's latest_checkpoint loads the named one: taking the one beside it would convert other weights
-        raise InputError(
-            f"{directory / 'checkpoint'} names {named}, and another checkpoint {local} lies beside it: "
-            f"pass the prefix you mean ({named} or {local}) instead of the directory"
-        )
-    if _is_checkpoint(named):
-        return named
-    if _is_checkpoint(local):  # copied from the training machine: the state file names the old location
-        return local
-    return named
-
-
-def _is_checkpoint(prefix: str) -> bool:
-    return Path(prefix + ".index").exists() or Path(prefix + ".meta").exists()
-
-
-def _same_prefix(a: str, b: str) -> bool:
-    return os.path.realpath(a + ".index") == os.path.realpath(b + ".index")
-
-
-def checkpoint_prefix(path: str | Path) -> str:
-    """Resolve a checkpoint argument (prefix, one of its files, or a directory) to its prefix, a
-    string: the prefix of files named `.meta`/`.index` is a directory followed by a separator."""
-    p = Path(path)
-    if p.is_dir():
-        return _latest_from_state(p)
-    for suffix in _CKPT_FILES:
-        if p.name.endswith(suffix):
-            return str(p)[: -len(suffix)]
-    if ".data-" in p.name:
-        return str(p)[: len(str(p)) - len(p.name)] + p.name.split(".data-")[0]
-    return str(p)
 
 
 def check_checkpoint(prefix: str | Path) -> None:
     """Raise InputError unless the graph (.meta), the index and every data shard exist."""
     meta = Path(str(prefix) + ".meta")
     index = Path(str(prefix) + ".index")
-    _require_regular(meta, "the checkpoint's graph (.meta)")
-    _require_regular(index, "the checkpoint's index")
+    require_regular(meta, "the checkpoint's graph (.meta)")
+    require_regular(index, "the checkpoint's index")
     prefix = _PrefixPath(str(prefix))
     if not meta.exists():
         raise InputError(
@@ -96,7 +43,7 @@ def check_checkpoint(prefix: str | Path) -> None:
             f"{prefix.name}.data-* files next to the .index or {_INSTEAD}"
         )
     for shard in shards:
-        _require_regular(shard, "a checkpoint data shard")
+        require_regular(shard, "a checkpoint data shard")
     found = {m.group(1): m.group(2) for s in shards if (m := _SHARD.search(s.name))}
     total = max(int(t) for t in found.values()) if found else 1
     width = len(next(iter(found))) if found else 5
@@ -123,14 +70,8 @@ class _PrefixPath:
         return self._prefix
 
 
-def _require_regular(path: Path, role: str) -> None:
-    from tf_convert.parsers.source import require_regular
-
-    require_regular(path, role)
-
-
 def check_saved_model(directory: Path) -> None:
-    _require_regular(directory / "saved_model.pb", "the SavedModel's graph")
+    require_regular(directory / "saved_model.pb", "the SavedModel's graph")
     if not (directory / "saved_model.pb").exists():
         raise InputError(
             f"{directory / 'saved_model.pb'} not found: not a SavedModel directory "
@@ -139,7 +80,7 @@ def check_saved_model(directory: Path) -> None:
     variables = directory / "variables"
     if variables.is_dir() and any(variables.iterdir()):
         index = variables / "variables.index"
-        _require_regular(index, "the SavedModel's variable index")
+        require_regular(index, "the SavedModel's variable index")
         if not index.exists():
             raise InputError(f"{index} not found: the SavedModel's weights are incomplete; {_INSTEAD}")
         _check_shards(variables / "variables")
@@ -149,7 +90,7 @@ def _check_shards(prefix: Path) -> None:
     """The data shards of a checkpoint that has no .meta (SavedModel variables)."""
     shards = list(prefix.parent.glob(prefix.name + ".data-*-of-*"))
     for shard in shards:
-        _require_regular(shard, "a SavedModel variables data shard")
+        require_regular(shard, "a SavedModel variables data shard")
     if not shards:
         raise InputError(
             f"{prefix}.data-00000-of-00001 not found: the SavedModel has no weights; "

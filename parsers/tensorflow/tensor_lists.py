@@ -1,4 +1,4 @@
-"""TensorLists as compile-time lists of tensors (issue 23 part C): no runtime op.
+"""TensorLists as compile-time lists of tensors: no runtime op.
 
 Once its loop is unrolled (unroll.py), every TensorList a TF2 RNN uses has a size and indices known
 while converting: `TensorListFromTensor(x)` is the slices of x (one Unpack), `SetItem` at a constant
@@ -20,7 +20,7 @@ import numpy as np
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 
 from .graphio import split_ref
-from .tensors import const_node
+from .tensors import const_node, numpy_dtype
 from .tfgraph import Graph
 
 _LIST_MAKERS = frozenset({"TensorListFromTensor", "TensorListReserve", "EmptyTensorList", "TensorListSetItem",
@@ -100,8 +100,6 @@ class _Lowering:
             raise _Refused(f"item {index} of its list was never set and its shape is not known")
         name = f"{op.name}/unset_{index}"
         if name not in {n.name for n in self.out}:
-            from .tensors import numpy_dtype
-
             self.out.append(const_node(name, np.zeros(shape, numpy_dtype(lst.dtype))))
         return name
 

@@ -12,6 +12,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tf_convert.convert.errors import InputError
+
 REF_OFFSET = 100  # DT_FLOAT_REF = DT_FLOAT + 100, and so on
 
 
@@ -218,8 +220,6 @@ def const_node(name: str, value: Any) -> Any:
 def read_const(node: Any) -> np.ndarray:
     """The value of Const NodeDef `node`; a value that cannot be read (a corrupt file: an unknown
     dtype, content that does not fit the shape) is an InputError naming the node."""
-    from tf_convert.convert.errors import InputError
-
     try:
         return to_numpy(node.attr["value"].tensor)
     except ValueError as e:

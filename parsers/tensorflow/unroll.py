@@ -1,4 +1,4 @@
-"""TF2 While loops with a static trip count, unrolled into plain nodes (issue 23 part C).
+"""TF2 While loops with a static trip count, unrolled into plain nodes.
 
 A functional While (`While`/`StatelessWhile`) carries loop variables through its `body` function
 while its `cond` function says so. At the conversion's fixed input shapes, a Keras RNN's or a

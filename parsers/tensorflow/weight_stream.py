@@ -1,4 +1,4 @@
-"""The reference run reads its weights a few at a time, in the order the graph uses them (issue 25).
+"""The reference run reads its weights a few at a time, in the order the graph uses them.
 
 TF's executor runs every op whose inputs are ready: the weight reads (RestoreV2, py_func) have none, so
 all of them run first and the whole model sits in memory while the first layers compute. Here each read

@@ -1,4 +1,4 @@
-"""Issue 25: TF's reference outputs kept on disk between runs (app/reference_store.py). A second target of the
+"""TF's reference outputs kept on disk between runs (app/reference_store.py). A second target of the
 same source is checked against the same TF outputs without running TF; anything that could change TF's
 outputs -- the source's bytes (even rewritten in place with its old mtime), TF's version or kernel settings --
 misses; a damaged entry is a miss; a store another user may write is not used."""
@@ -168,3 +168,122 @@ def test_cli_reuses_tf_outputs_across_targets_and_in_convert_verify(tmp_path, mo
     assert record["passed"] and record["reference"]["sets_run"] == 0
     assert "vs stored TF outputs" in second.stdout
     assert again.stdout.startswith(f"OK max_rel {record['max_rel']:.2e}") and "vs stored TF outputs" in again.stdout
+
+
+# ---- the store never turns against its user ---------------------------------------------------------------
+
+def _fill(root: Path, tmp_path: Path, sources: int = 4) -> None:
+    """Entries of `sources` sources, ~100 kB each, in a store of 250 kB: the oldest are pruned."""
+    value = [np.zeros(25_000, np.float32)]
+    for k in range(sources):
+        path = tmp_path / f"src{k}.h5"
+        path.write_bytes(bytes([k]) * 10)
+        store = StoredReferences(root, source_stamp(path), lambda p=path: p.name, environ={}, max_bytes=250_000)
+        store.put(_key(path, 0), value)
+        if store.folder.is_dir() and not reference_store.refusal(root):
+            os.utime(store.folder, (k + 1, k + 1))
+
+
+def test_pruning_deletes_only_the_stores_own_entries(tmp_path):
+    """TF_CONVERT_CACHE_DIR=~/models: the user's files there (a weight file, a project folder, even a folder
+    named like one of the store's) outlive any trimming of the store."""
+    root = tmp_path / "models"
+    (root / "project").mkdir(parents=True)
+    (root / "project" / "weights.bin").write_bytes(b"w" * 300_000)
+    (root / "big.h5").write_bytes(b"x" * 300_000)
+    lookalike = root / reference_store.STORE_DIR / ("ab" * 16)
+    lookalike.mkdir(parents=True)
+    (lookalike / "notes.txt").write_text("mine")
+    for path in (root / "project", root / "project" / "weights.bin", root / "big.h5", lookalike):
+        os.utime(path, (0, 0))  # older than any entry: pruned first, were they the store's
+    _fill(root, tmp_path)
+    assert (root / "project" / "weights.bin").stat().st_size == 300_000 and (root / "big.h5").exists()
+    assert (lookalike / "notes.txt").read_text() == "mine"
+    entries = list((root / reference_store.STORE_DIR).rglob("*.npz"))
+    assert 1 <= len(entries) <= 2  # the store itself was trimmed
+
+
+@pytest.mark.parametrize("case", ["symlink", "symlinked store folder", "another user's", "writable by others"])
+def test_a_location_that_is_not_the_users_own_is_refused(tmp_path, case):
+    """A symlink planted at the location (or at its store folder), a directory of another user (root running
+    with a user's HOME), one others may write: refused with a reason, and nothing in it is touched."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    victim = elsewhere / "victim.bin"
+    victim.write_bytes(b"v" * 10)
+    root = tmp_path / "store"
+    if case == "symlink":
+        root.symlink_to(elsewhere)
+    elif case == "symlinked store folder":
+        root.mkdir(mode=0o700)
+        (root / reference_store.STORE_DIR).symlink_to(elsewhere)
+    elif case == "another user's":
+        if os.geteuid() != 0:
+            pytest.skip("needs root to give a directory to another user")
+        root.mkdir(mode=0o700)
+        os.chown(root, 12345, 12345)
+    else:
+        root.mkdir()
+        root.chmod(0o777)
+    assert reference_store.refusal(root)
+    _fill(root, tmp_path)
+    assert victim.read_bytes() == b"v" * 10 and sorted(p.name for p in elsewhere.iterdir()) == ["victim.bin"]
+    assert not [p for p in tmp_path.rglob("*.npz")]
+
+
+def test_a_refused_store_is_one_line_and_the_run_goes_on(tmp_path, model):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (tmp_path / "store").symlink_to(elsewhere)
+    doc = _convert(model, "onnx", tmp_path / "out", tmp_path / "store")
+    assert doc["verify"]["passed"] and "reference" not in doc["verify"]
+    lines = [w for w in doc["warnings"] if "reference store not used" in w]
+    assert len(lines) == 1 and "symbolic link" in lines[0] and "\n" not in lines[0]
+    assert not list(elsewhere.iterdir())
+
+
+def test_an_entry_copied_from_another_source_is_a_miss(tmp_path, model):
+    """Same inputs, same names: only the checksum of what the entry was computed from tells them apart."""
+    root, other = tmp_path / "store", tmp_path / "other.h5"
+    other.write_bytes(b"another model")
+    _stored(root, other, {}).put(_key(other, 0), [np.full(3, 7, np.float32)])
+    (copied,) = list(root.rglob("*.npz"))
+    mine = StoredReferences(root, source_stamp(model), lambda: "mine", environ={})
+    mine.put(_key(model, 0), [np.ones(3, np.float32)])
+    (entry,) = [p for p in root.rglob("*.npz") if p != copied]
+    entry.write_bytes(copied.read_bytes())
+    assert StoredReferences(root, source_stamp(model), lambda: "mine", environ={}).get(_key(model, 0)) is None
+
+
+def _poison(store: Path, forge: bool) -> int:
+    """Every entry's outputs scaled (the stored verdict then fails a right conversion); `forge`: its outputs'
+    checksum recomputed too, as someone who knows the format would."""
+    count = 0
+    for entry in store.rglob("*.npz"):
+        with np.load(entry) as saved:
+            arrays = {k: saved[k] for k in saved.files}
+        outputs = sorted(k for k in arrays if k.startswith("y"))
+        for k in outputs:
+            arrays[k] = arrays[k] * 1.5 + 0.25
+        if forge and "check" in arrays:
+            check = json.loads(str(arrays["check"]))
+            check["outputs"] = reference_store._digest([arrays[k] for k in sorted(outputs, key=lambda n: int(n[1:]))])
+            arrays["check"] = np.asarray(json.dumps(check))
+        np.savez(entry, **arrays)
+        count += 1
+    return count
+
+
+@pytest.mark.parametrize("forge", [False, True], ids=["edited", "edited-checksums-forged"])
+def test_poisoned_entries_never_fail_a_right_conversion(tmp_path, model, forge):
+    """Edited entries: a miss where the checksum catches it; where it does not (forged), the failure against
+    the store is checked against TF before any exit 4, and the record says the verdict is TF's, now."""
+    store = tmp_path / "store"
+    _convert(model, "onnx", tmp_path / "a", store)
+    assert _poison(store, forge)
+    doc = _convert(model, "onnx", tmp_path / "b", store)
+    assert doc["verify"]["passed"]
+    assert doc["verify"]["reference"]["verdict_from"] == "tensorflow"
+    assert doc["verify"]["reference"]["rechecked"] is forge
+    third = _convert(model, "onnx", tmp_path / "c", store)  # TF's outputs replaced the poisoned entries
+    assert third["verify"]["passed"] and third["verify"]["reference"]["verdict_from"] == "store"

@@ -58,3 +58,76 @@ def test_float_ids_cast_to_int_get_the_ids_range():
     fed_ids, x = verify.make_inputs(g, seed=1)
     assert fed_ids.dtype == np.float32 and np.array_equal(fed_ids, np.round(fed_ids))
     assert fed_ids.min() >= 0 and fed_ids.max() < 13 and x.min() < 0
+
+
+# ---- every source kind: the range comes from what the ids index, whatever the source's graph looks like ----
+
+VOCAB, DEPTH, COLUMNS = 1000, 50, 300
+
+
+def _tf1_sources(directory) -> dict:
+    """A TF1 graph (embedding lookup of VOCAB rows, one_hot of DEPTH, a gather along axis 1 of COLUMNS) as a
+    checkpoint, a frozen .pb and a SavedModel."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        ids = tf.compat.v1.placeholder(tf.int32, [2, 64], name="ids")
+        classes = tf.compat.v1.placeholder(tf.int32, [2, 64], name="classes")
+        columns = tf.compat.v1.placeholder(tf.int32, [64], name="columns")
+        table = tf.compat.v1.get_variable("table", initializer=np.random.default_rng(0).random((VOCAB, 4),
+                                                                                            np.float32))
+        wide = tf.compat.v1.get_variable("wide", initializer=np.ones((2, COLUMNS), np.float32))
+        out = (tf.reduce_sum(tf.nn.embedding_lookup(table, ids), -1) + tf.reduce_sum(tf.one_hot(classes, DEPTH), -1)
+               + tf.gather(wide, columns, axis=1))
+        out = tf.identity(out, name="out")
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            (directory / "ckpt").mkdir()
+            tf.compat.v1.train.Saver().save(sess, str(directory / "ckpt" / "model.ckpt"))
+            frozen = tf.compat.v1.graph_util.convert_variables_to_constants(sess, graph.as_graph_def(), ["out"])
+            (directory / "frozen.pb").write_bytes(frozen.SerializeToString())
+            tf.compat.v1.saved_model.simple_save(sess, str(directory / "saved_model"),
+                                                 inputs={"ids": ids, "classes": classes, "columns": columns},
+                                                 outputs={"out": out})
+    return {"checkpoint": directory / "ckpt" / "model.ckpt", "frozen_pb": directory / "frozen.pb",
+            "saved_model_tf1": directory / "saved_model"}
+
+
+def _keras_sources(directory) -> dict:
+    """A Keras Embedding of VOCAB rows as .keras, as .h5 and exported to a SavedModel (where Keras wraps
+    negative ids with a select before its gather)."""
+    import keras
+
+    x = keras.Input((64,), dtype="int32", name="ids")
+    model = keras.Model(x, keras.layers.Dense(3)(keras.layers.Embedding(VOCAB, 4)(x)))
+    model.save(directory / "model.keras")
+    model.save(directory / "model.h5")
+    model.export(directory / "exported")
+    return {"keras_v3": directory / "model.keras", "keras_h5": directory / "model.h5",
+            "saved_model_keras": directory / "exported"}
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory) -> dict:
+    directory = tmp_path_factory.mktemp("id_ranges")
+    return {**_tf1_sources(directory), **_keras_sources(directory)}
+
+
+EXPECTED = {"ids": VOCAB, "classes": DEPTH, "columns": COLUMNS}
+
+
+@pytest.mark.parametrize("kind", ["checkpoint", "frozen_pb", "saved_model_tf1", "keras_v3", "keras_h5",
+                                  "saved_model_keras"])
+def test_ids_cover_the_whole_range_of_what_they_index(sources, kind):
+    """Token ids drawn across the table's rows (not [0, 2): a wrong mapping past row 1 would pass)."""
+    from tf_convert.app import pipeline
+
+    graph, *_ = pipeline.load_graph(pipeline.Request(source=sources[kind], target="onnx"))
+    drawn = dict(zip(graph.inputs, verify.make_inputs(graph, seed=0)))
+    assert drawn
+    for name, values in drawn.items():
+        source_name = graph.source_names.get(name, name).split(":")[0].split("/")[-1]
+        high = next((h for key, h in EXPECTED.items() if key in source_name or key in name), VOCAB)
+        assert token_inputs.value_range(graph, name) == (0, high), (kind, name)
+        assert values.min() >= 0 and values.max() < high and values.max() >= high * 0.7, (kind, name)

@@ -62,11 +62,23 @@ def test_every_op_has_a_shape_rule_a_family_and_typed_attrs_it_declares():
 def test_padding_is_declared_on_the_ops_that_carry_it():
     """parsers set attrs['padding'] (TF's rule: SAME pads follow the input size); padding/ reads it."""
     carriers = {name for name, spec in OPS.items() if "padding" in spec.attributes}
-    volume = {"conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d"}  # issue 23 (vol3d)
+    volume = {"conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d"}
     assert carriers == {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"} | volume
     for name in carriers:
         attr = OPS[name].attributes["padding"]
-        assert not attr.required and set(attr.choices) == {"SAME", "VALID", "EXPLICIT"}
+        assert attr.required == (name in ops.WINDOW_OPS) and set(attr.choices) == {"SAME", "VALID", "EXPLICIT"}
+
+
+def test_a_window_op_declares_its_padding_and_every_node_sets_it():
+    """Its pads alone do not say whether they follow the input size: the node built says (no later stamping)."""
+    assert ops.WINDOW_OPS == {"conv2d", "max_pool2d", "avg_pool2d"}
+    for name in ops.WINDOW_OPS:
+        assert OPS[name].attributes["padding"].required, f"window op {name} without a required padding"
+    g = ir.Graph("g")
+    g.inputs = [g.add_tensor("x", (1, 3, 4, 4))]
+    g.outputs = [g.add_node("max_pool2d", "p", ["x"], (1, 3, 2, 2), {"kernel": (2, 2), "stride": (2, 2),
+                                                                     "pads": (0, 0, 0, 0)})]
+    assert check.problems(g) == ["node p (max_pool2d): attribute 'padding' is required"]
 
 
 @pytest.mark.parametrize("target", ops.TARGETS)
@@ -98,16 +110,31 @@ def test_refusals_name_known_targets():
 
 
 def test_every_op_is_produced_by_a_parser():
+    """By a handler that names it, or by the catalog row's `tf` / `keras` (the parsers register those)."""
     produced = {source: _ops_named_in(path) for source, path in PARSERS.items()}
-    missing = set(OPS) - produced["tensorflow"] - produced["keras"]
+    from_rows = {op for op, _ in [*ops.TF_OPS.values(), *ops.KERAS_ACTIVATIONS.values()]}
+    missing = set(OPS) - produced["tensorflow"] - produced["keras"] - from_rows
     assert not missing, f"catalog ops no parser emits: {sorted(missing)}"
 
 
 def test_abs_comes_from_tensorflow_abs():
-    from tf_convert.parsers.tensorflow.ops import elementwise
+    importlib.import_module("tf_convert.parsers.tensorflow.ops")
     from tf_convert.parsers.tensorflow.table import TABLE
 
-    assert "Abs" in TABLE and elementwise._UNARY["Abs"] == ("abs", {})
+    assert "Abs" in TABLE and ops.TF_OPS["Abs"] == ("abs", {})
+
+
+def test_every_row_s_source_ops_are_registered():
+    """A row's `tf` ops have a parser handler, a TF shape function and a constant fold; its `keras` names
+    are activations the Keras parser applies."""
+    importlib.import_module("tf_convert.parsers.tensorflow.ops")
+    from tf_convert.parsers.keras.elementwise import ACTIVATIONS
+    from tf_convert.parsers.tensorflow.table import TABLE
+    from tf_convert.parsers.tensorflow.tfgraph import FOLDS, SHAPE_FNS
+
+    for tf_op in ops.TF_OPS:
+        assert tf_op in TABLE and tf_op in SHAPE_FNS and tf_op in FOLDS, tf_op
+    assert set(ops.KERAS_ACTIVATIONS) <= set(ACTIVATIONS)
 
 
 # ---- shape rules ----------------------------------------------------------------------------------
@@ -137,7 +164,8 @@ def test_check_finds_a_wrong_shape_and_a_missing_attr():
     g = ir.Graph("g")
     g.inputs = [g.add_tensor("x", (1, 3, 8, 8))]
     w = np.zeros((4, 3, 3, 3), np.float32)
-    attrs = {"kernel": (3, 3), "stride": (2, 2), "dilation": (1, 1), "groups": 1, "pads": (0, 1, 0, 1)}
+    attrs = {"kernel": (3, 3), "stride": (2, 2), "dilation": (1, 1), "groups": 1, "pads": (0, 1, 0, 1),
+             "padding": "SAME"}
     good = g.add_node("conv2d", "good", ["x"], (1, 4, 4, 4), attrs, {"weight": w})
     bad = g.add_node("conv2d", "bad", ["x"], (1, 4, 3, 4), attrs, {"weight": w})
     g.add_node("softmax", "nosoftaxis", [good], (1, 4, 4, 4), {})
@@ -187,7 +215,7 @@ OLD_POSITIONAL = {"add", "sub", "mul", "div", "maximum", "minimum", "relu", "cli
                   "hard_sigmoid", "tanh", "swish", "hard_swish", "gelu", "exp", "sqrt", "rsqrt", "square", "neg",
                   "identity", "channel_affine"}
 NEW_OPS = {"abs", "lrn", "fake_quant"}  # ops added since the lists went: they follow their flags
-# issue 22 part A: elementwise (positional), and reductions/running ops along axes (positional on the
+# elementwise (positional), and reductions/running ops along axes (positional on the
 # channel axis only, size-free when global or along N/C: the rules reduce_mean and softmax follow)
 ISSUE22_AXES_OPS = {"reduce_sum", "reduce_prod", "reduce_min", "reduce_all", "reduce_any"}
 ISSUE22_AXIS_OPS = {"log_softmax", "cumsum", "cumprod"}
@@ -197,7 +225,7 @@ NEW_OPS |= {"softplus", "softsign", "selu", "erf", "erfc", "floor", "ceil", "rou
             "truncate_mod", "div_no_nan", "atan2", "equal", "not_equal", "less", "less_equal", "greater",
             "greater_equal", "logical_and", "logical_or", "select"}
 NEW_OPS |= {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift", "right_shift"}  # part A (opsa)
-VOLUME_FREE = {"conv3d", "max_pool3d", "avg_pool3d", "repeat", "crop"}  # issue 23 (vol3d): free at every volume size
+VOLUME_FREE = {"conv3d", "max_pool3d", "avg_pool3d", "repeat", "crop"}  # free at every volume size
 
 
 def test_derived_sets_equal_the_old_lists():
@@ -213,12 +241,12 @@ def test_derived_sets_equal_the_old_lists():
     assert set(targets.WINDOW_OPS) == set(border.WINDOW_OPS) == set(inspect.WINDOW_OPS) == window
     assert set(sizes._SIZE_FREE) - NEW_OPS - VOLUME_FREE == window | {"channel_affine", "identity"}
     elementwise_kinds = ops.ops_of_kind("unary") | ops.ops_of_kind("binary")  # the old _ELEMENTWISE_KINDS
-    # identity: size-free, as before; matmul: free along its left operand's rows only (issue 23, 1-D lengths)
+    # identity: size-free, as before; matmul: free along its left operand's rows only (1-D lengths)
     assert set(sizes._BROADCASTING) == elementwise_kinds - {"identity", "matmul"}
     assert set(sizes._GLOBAL_REDUCTIONS) - ISSUE22_AXES_OPS == {"reduce_mean", "reduce_max"}
     assert set(layout._KEEPDIMS_REDUCTIONS) == set(sizes._GLOBAL_REDUCTIONS)
     assert ops.ops_of_size("channel_axis") - ISSUE22_AXIS_OPS == {"concat"}
-    # issue 23 (sequences at every length): softmax over attention's keys, layer norm over features
+    # sequences at every length: softmax over attention's keys, layer norm over features
     assert ops.ops_of_size("own_axes") == {"softmax", "layer_norm"}
     assert ops.ops_of_size("tf_padding") == {"conv_transpose2d", "conv_transpose3d"}
     assert ops.ops_of_size("constant_pad") == {"pad"}

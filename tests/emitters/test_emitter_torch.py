@@ -469,7 +469,7 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
     z = add("matmul", (1, 4, 18, 18), [z, add("transpose", (1, 4, 16, 18), [z], {"perm": (0, 1, 3, 2)})])
     am = g.add_node("argmax", g.unique_name("chain/argmax/Op"), [z], (1, 18, 18), {"axis": 1, "keepdims": False},
                     out_dtype="int64")
-    # token ids (issue 23 B): casts, one-hot (both value forms), a gather from a table and of an activation
+    # token ids: casts, one-hot (both value forms), a gather from a table and of an activation
     ids = g.add_node("cast", g.unique_name("chain/cast/Op"), [am], (1, 18, 18), {"dtype": "int32"}, out_dtype="int32")
     oh = add("one_hot", (1, 4, 18, 18), [ids], {"depth": 4, "axis": 1, "on": 1.0, "off": 0.0})
     oh2 = add("one_hot", (1, 18, 18, 4), [ids], {"depth": 4, "axis": 3, "on": 2.0, "off": -1.0})
@@ -495,10 +495,10 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
     v = add("conv_transpose3d", (1, 2, 2, 2, 1), [v], {"kernel": (2, 2, 2), "stride": (2, 2, 2), "dilation": (1, 1, 1),
                                                         "groups": 1, "crop": (0, 0, 0), "output_size": (2, 2, 1)},
             {"weight": rand(3, 2, 2, 2, 2), "bias": rand(2)})
-    # issue 23 (vol3d): UpSampling3D's repeat, Cropping3D's crop
+    # UpSampling3D's repeat, Cropping3D's crop
     v = add("repeat", (1, 2, 4, 2, 3), [v], {"repeats": (1, 1, 2, 1, 3)})
     v = add("crop", (1, 1, 2, 1, 2), [v], {"crops": ((0, 0), (0, 1), (1, 1), (0, 1), (1, 0))})
-    # sequence (issue 23 part C): torch's own nn.LSTM, the written-out GRU cell, nn.RNN's last state
+    # sequence: torch's own nn.LSTM, the written-out GRU cell, nn.RNN's last state
     q = add("reshape", (1, 2, 2), [r], {"shape": (1, 2, 2)})
     attrs, params = recurrent_node_spec("lstm", 2, 3, go_backwards=True, sequence_order="input")
     q = add("lstm", (1, 2, 3), [q], attrs, params)
@@ -506,12 +506,12 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
     q = add("gru", (1, 2, 3), [q], attrs, params)
     attrs, params = recurrent_node_spec("rnn", 3, 2, output="last_h")
     q = add("rnn", (1, 2), [q], attrs, params)
-    g.outputs = [t, r, ln, am, oh, oh2, f, v, q, _issue22_chain(g, add, mp), _bitwise_chain(g)]
+    g.outputs = [t, r, ln, am, oh, oh2, f, v, q, _issue22_chain(g, add, mp), _bitwise_chain(g), *_detection_chain(g)]
     return g, np.abs(rand(1, 3, 8, 9))
 
 
 def _issue22_chain(g: ir.Graph, add, mp: str) -> str:
-    """Every op of issue 22 part A, on values in each op's domain; one float32 output."""
+    """Every elementwise extra op, on values in each op's domain; one float32 output."""
     shape = (1, 4, 6, 6)
     u = add("sigmoid", shape, [mp])  # (0, 1)
     big = add("reciprocal", shape, [u])  # > 1
@@ -557,7 +557,7 @@ def _issue22_chain(g: ir.Graph, add, mp: str) -> str:
 
 
 def _bitwise_chain(g: ir.Graph) -> str:
-    """The bitwise ops of issue 22 part A on x cast to int32; one float32 output."""
+    """The bitwise ops on x cast to int32; one float32 output."""
     shape = (1, 3, 8, 9)
 
     def node(op, inputs, attrs=None, dtype="int32", params=None):
@@ -569,6 +569,20 @@ def _bitwise_chain(g: ir.Graph) -> str:
     for op in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
         acc = node(op, [acc, three])
     return node("cast", [node("bitwise_not", [acc])], {"dtype": "float32"}, "float32")
+
+
+def _detection_chain(g: ir.Graph) -> list[str]:
+    """Non-max suppression of boxes and scores read off x (54 boxes), and its data-dependent cut."""
+    boxes = g.add_node("reshape", g.unique_name("chain/boxes"), ["x"], (54, 4), {"shape": (54, 4)})
+    scores = g.add_node("slice", g.unique_name("chain/scores4"), [boxes], (54, 1), {"begin": (0, 0), "end": (54, 1)})
+    scores = g.add_node("reshape", g.unique_name("chain/scores"), [scores], (54,), {"shape": (54,)})
+    attrs = {"max_output_size": 10, "iou_threshold": 0.3, "score_threshold": 0.0}
+    picked = {out: g.add_node("non_max_suppression", g.unique_name(f"chain/nms_{out}"), [boxes, scores],
+                              () if out == "count" else (10,), {**attrs, "output": out},
+                              out_dtype="float32" if out == "scores" else "int32")
+              for out in ("indices", "scores", "count")}
+    cut = g.add_node("prefix", g.unique_name("chain/prefix"), [picked["indices"], picked["count"]], (10,))
+    return [picked["scores"], picked["count"], cut]
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
@@ -634,7 +648,7 @@ def test_generated_same_pad_helper_is_tfs_rule():
 
 
 def test_runner_maps_weights_and_runs_an_older_load(tmp_path: Path) -> None:
-    """The check runs model.py's own load(): memory-mapped where it offers `mmap` (issue 25: no copy of
+    """The check runs model.py's own load(): memory-mapped where it offers `mmap` (no copy of
     the weights), plainly for a model.py written before it did; the same outputs either way."""
     from tf_convert.emitters.torch import runner
 

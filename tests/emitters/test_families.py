@@ -10,9 +10,8 @@ import importlib.util
 import pytest
 
 from tf_convert import emitters
+from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.registry import OpTable
-
-FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize")
 
 
 def _family(fn) -> str:

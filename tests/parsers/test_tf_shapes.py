@@ -16,6 +16,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from tests.support.op_samples import _attr, legacy_op
 from tf_convert.convert.errors import UnsupportedError, UsageError
+from tf_convert.convert.ir.ops import TF_OPS
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.tensorflow.build import build_graph
 from tf_convert.parsers.tensorflow.loader import Frozen
@@ -166,10 +167,10 @@ SHAPE_CASES = {
                              v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensors(
                                  (np.zeros((2, 3), np.float32), np.zeros(4, np.int64)))).get_next(),
                              tf.no_op()),
-    # issue 23 part B: token ids
+    # token ids
     "one_hot": lambda: (tf.one_hot(_ph([2, 5], tf.int32), 7), tf.one_hot(_ph([3], tf.int64), 4, axis=0),
                         tf.one_hot(_ph([2, None], tf.int32), 3, axis=1)),
-    # issue 22 part B (shapeops)
+
     "patches_einsum": lambda: (tf.image.extract_patches(_ph([2, 9, 8, 3]), [1, 3, 2, 1], [1, 2, 3, 1], [1, 2, 1, 1],
                                                         "SAME"),
                                tf.image.extract_patches(_ph([1, 7, 6, 2]), [1, 2, 2, 1], [1, 1, 2, 1],
@@ -183,7 +184,7 @@ SHAPE_CASES = {
                                tf.quantization.fake_quant_with_min_max_vars(_ph([None, 3]), _ph([]), _ph([])),
                                tf.quantization.fake_quant_with_min_max_vars_per_channel(_ph([2, 3]), _ph([3]),
                                                                                         _ph([3]))),
-    # issue 22 part B (opsb): ids that are placeholders where TF leaves a size unknown (constants give it here)
+    # ids that are placeholders where TF leaves a size unknown (constants give it here)
     "opsb_scatter_segment": lambda: [getattr(tf.raw_ops, n)(tensor=_ph([4, None, 3]), indices=_i([[1], [0]]),
                                                             updates=_ph([2, 5, 3])) for n in (
         "TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin")]
@@ -276,7 +277,7 @@ SHAPE_CASES = {
                                      rhs=_ph([2, 4, 3]))),
 }
 
-# issue 22 part A (opsa): identity-likes, the matrix diagonal / band family, nn extras, bitwise ops
+# identity-likes, the matrix diagonal / band family, nn extras, bitwise ops
 _RAW = tf.raw_ops
 SHAPE_CASES.update({
     "identity_likes": lambda: [_RAW.CheckNumericsV2(tensor=_ph([2, None]), message="x"),
@@ -336,6 +337,22 @@ SHAPE_CASES.update({
                         _RAW.LeftShift(x=_ph([2, 3], tf.int32), y=_ph([3], tf.int32)),
                         _RAW.RightShift(x=_ph([None, 3], tf.int64), y=_ph([1, 1], tf.int64)),
                         _RAW.Invert(x=_ph([2, None], tf.int32)), _RAW.PopulationCount(x=_ph([None, 3], tf.int64))],
+    # non-max suppression: the selection's length is unknown unless padded; the spectral ops and their parts
+    "detection": lambda: [
+        _RAW.NonMaxSuppression(boxes=_ph([7, 4]), scores=_ph([7]), max_output_size=5, iou_threshold=0.5),
+        _RAW.NonMaxSuppressionV2(boxes=_ph([7, 4]), scores=_ph([7]), max_output_size=5, iou_threshold=0.5),
+        _RAW.NonMaxSuppressionV3(boxes=_ph([None, 4]), scores=_ph([None]), max_output_size=5, iou_threshold=0.5,
+                                 score_threshold=0.1),
+        *_RAW.NonMaxSuppressionV4(boxes=_ph([7, 4]), scores=_ph([7]), max_output_size=9, iou_threshold=0.5,
+                                  score_threshold=0.1, pad_to_max_output_size=True),
+        *_RAW.NonMaxSuppressionV5(boxes=_ph([7, 4]), scores=_ph([7]), max_output_size=3, iou_threshold=0.5,
+                                  score_threshold=0.1, soft_nms_sigma=0.0, pad_to_max_output_size=False)],
+    "spectral": lambda: [
+        tf.signal.rfft(_ph([2, 9]), [12]), tf.signal.irfft(tf.signal.rfft(_ph([3, None])), [7]),
+        tf.signal.rfft2d(_ph([2, 5, 6])), tf.signal.irfft2d(tf.signal.rfft2d(_ph([5, 6])), [4, 9]),
+        tf.abs(tf.signal.ifft(tf.signal.fft(tf.complex(_ph([2, 4]), _ph([2, 4]))))),
+        tf.math.real(tf.complex(_ph([3]), _ph([3]))), tf.math.imag(tf.signal.rfft(_ph([8]))),
+        tf.math.angle(tf.signal.rfft(_ph([None, 8])))],
 })
 
 
@@ -410,7 +427,26 @@ def test_every_handler_op_has_a_shape_function():
 
 # ---- constant folding: each case is built of constants only; every tensor's value is compared -------
 
+def _catalog_ops():
+    """Every TF op the op catalog names (its rows' `tf`), on small constants: they fold through the IR
+    reference, so this checks the catalog's TF -> IR mapping against TF."""
+    from tensorflow.python.framework import op_def_registry
+
+    out = []
+    for name, (ir_op, _) in sorted(TF_OPS.items()):
+        if ir_op.startswith("logical_"):
+            values = [_i([True, False, True], np.bool_), _i([True, True, False], np.bool_)]
+        elif ir_op == "truncate_div":
+            values = [_i([7, -7, 5]), _i([2, 3, -2])]
+        else:
+            values = [tf.constant([0.25, 0.5, 0.75], tf.float32), tf.constant([0.5, 1.0, 1.5], tf.float32)]
+        args = op_def_registry.get(name).input_arg
+        out.append(getattr(tf.raw_ops, name)(**{a.name: v for a, v in zip(args, values)}))
+    return out
+
+
 FOLD_CASES = {
+    "catalog": _catalog_ops,
     "shape_slicing": lambda: tf.stack([tf.shape(_f(2, 3, 4))[1], tf.shape(_f(2, 3, 4))[-1] * 2, -1]),
     "strided": lambda: (_i(np.arange(60).reshape(3, 4, 5))[::-1, 1:, ::2],
                         _i(np.arange(24).reshape(2, 3, 4))[..., None, 1],
@@ -423,7 +459,8 @@ FOLD_CASES = {
     + [tf.math.truediv(_f(3), _f(3)), tf.pow(_f(3) ** 2, _f(3)), tf.math.squared_difference(_f(3), _f(1))],
     "unary": lambda: [fn(_f(2, 3)) for fn in (tf.negative, tf.abs, tf.square, tf.exp, tf.floor, tf.math.ceil,
                                               tf.round, tf.math.reciprocal, tf.sign, tf.sigmoid, tf.tanh,
-                                              tf.nn.relu, tf.nn.relu6, tf.zeros_like, tf.ones_like)]
+                                              tf.nn.relu, tf.nn.relu6, tf.zeros_like, tf.ones_like, tf.math.erf,
+                                              tf.math.erfc)]
     + [tf.sqrt(_f(3) ** 2), tf.math.rsqrt(_f(3) ** 2 + 1), tf.math.log(_f(3) ** 2 + 1),
        tf.math.logical_not(_i([True, False], np.bool_))],
     "logic_select": lambda: (tf.logical_and(_i([True, False], np.bool_), _i([True, True], np.bool_)),
@@ -461,11 +498,13 @@ FOLD_CASES = {
                     tf.raw_ops.ZerosLike(x=_i([1, 2])), tf.raw_ops.OnesLike(x=_f(2)),
                     tf.raw_ops.Pad(input=_f(2, 3), paddings=_i([[0, 1], [2, 0]])), tf.raw_ops.Inv(x=_f(3)),
                     tf.raw_ops.Rint(x=_f(3) * 3), tf.raw_ops.BiasAddV1(value=_f(2, 3), bias=_f(3))),
-    # issue 22 part B (shapeops): indexing ops with constant inputs fold to static values
+    # indexing ops with constant inputs fold to static values
     "indexing": lambda: (tf.reverse(_f(2, 3, 4), [0, -1]), tf.where(_f(3, 4) > 0.5),
                          tf.gather_nd(_f(3, 4, 2), _i([[0, 1], [2, 3]])), tf.gather_nd(_f(3, 4), _i([[[2], [0]]])),
                          tf.scatter_nd(_i([[1], [3], [1]]), _f(3, 2), _i([5, 2]))),
     # fake-quantized weights (quantization-aware graphs) fold, per channel too; min == max == 0 gives zeros
+    "complex": lambda: (tf.math.real(tf.complex(_f(2, 3), _f(2, 3) * 2) * tf.complex(_f(3), -_f(3))),
+                        tf.math.imag(tf.complex(_f(4), _f(4)))),
     "fake_quant": lambda: (tf.quantization.fake_quant_with_min_max_args(_f(4, 5) * 4, -1.5, 2.5, 6, True),
                            tf.quantization.fake_quant_with_min_max_vars(_f(4, 5) * 4, _f() - 2.0, _f() + 2.5, 8),
                            tf.quantization.fake_quant_with_min_max_vars_per_channel(
@@ -628,8 +667,8 @@ def test_a_loop_is_not_a_constant():
     next(n for n in gd.node if n.name == "m").input[1] = "n"  # close the loop
     ours = Graph(gd)
     assert ours.evaluator.value(ours.get_tensor_by_name("a:0")) is None
-    op, why = ours.evaluator.failure(ours.get_tensor_by_name("a:0"))
-    assert (op.type, why) == ("Merge", "no evaluator")
+    found = ours.evaluator.failures_of(ours.get_tensor_by_name("a:0"))
+    assert [(op.type, why) for op, why in found] == [("Merge", "no evaluator")]
 
 
 def test_an_attr_left_out_takes_tfs_default():

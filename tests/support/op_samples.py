@@ -887,3 +887,34 @@ sample("TridiagonalMatMul", "TridiagonalMatMul", lambda tf, t: raw(
     t["d"][0, :, :1, :4], t["x"][1, :, :4, :]))
 sample("TridiagonalMatMul", "TridiagonalMatMul_rank3", lambda tf, t: raw(
     tf, "TridiagonalMatMul", t["z"][:, 2:3, 1:], t["y"][:, 1:2, :4], t["z"][:, :1, :4], t["y"]))
+
+
+# ---- detection heads: non-max suppression of 30 boxes read off x (overlapping, flipped corners, tied scores) ----
+def _nms_in(tf: Any, t: dict[str, Any]) -> tuple[Any, Any]:
+    return tf.reshape(t["x"], [-1, 4])[:30], tf.round(tf.reshape(t["p"], [-1])[:30] * 2) / 2
+
+
+for _op in ("NonMaxSuppression", "NonMaxSuppressionV2", "NonMaxSuppressionV3"):
+    sample(_op, _op, lambda tf, t, o=_op: raw(tf, o, *_nms_in(tf, t), 12, *(
+        () if o == "NonMaxSuppression" else (0.4,) if o == "NonMaxSuppressionV2" else (0.4, 1.0)),
+        **({"iou_threshold": 0.4} if o == "NonMaxSuppression" else {})))
+sample("NonMaxSuppressionV4", "NonMaxSuppressionV4", lambda tf, t: raw(
+    tf, "NonMaxSuppressionV4", *_nms_in(tf, t), 12, 0.3, 1.0, pad_to_max_output_size=True)[0])
+sample("NonMaxSuppressionV4", "NonMaxSuppressionV4_valid", lambda tf, t: tf.reshape(raw(
+    tf, "NonMaxSuppressionV4", *_nms_in(tf, t), 12, 0.3, 1.0, pad_to_max_output_size=True)[1], [1]))
+sample("NonMaxSuppressionV5", "NonMaxSuppressionV5", lambda tf, t: raw(
+    tf, "NonMaxSuppressionV5", *_nms_in(tf, t), 40, 0.5, 0.5, 0.0, pad_to_max_output_size=True)[1])
+
+# ---- spectral ops: a complex tensor between them, read back by ComplexAbs / Real / Imag / Angle ---------------
+sample("RFFT", "RFFT", lambda tf, t: tf.abs(raw(tf, "RFFT", t["x"], np.int32([4]))))
+sample("IRFFT", "IRFFT", lambda tf, t: raw(tf, "IRFFT", raw(tf, "RFFT", t["x"], np.int32([5])), np.int32([5])))
+sample("RFFT2D", "RFFT2D", lambda tf, t: tf.abs(raw(tf, "RFFT2D", t["x"], np.int32([3, 4]))))
+sample("IRFFT2D", "IRFFT2D", lambda tf, t: raw(tf, "IRFFT2D", raw(tf, "RFFT2D", t["x"], np.int32([4, 5])),
+                                               np.int32([4, 5])))
+sample("FFT", "FFT", lambda tf, t: tf.abs(raw(tf, "FFT", tf.complex(t["x"], t["d"]))))
+sample("IFFT", "IFFT", lambda tf, t: tf.math.real(raw(tf, "IFFT", tf.complex(t["x"], t["d"]))))
+sample("ComplexAbs", "ComplexAbs", lambda tf, t: tf.abs(tf.complex(t["x"], t["d"])))
+sample("Complex", "Complex", lambda tf, t: tf.math.imag(tf.complex(t["x"], t["d"]) * tf.complex(t["d"], t["x"])))
+sample("Real", "Real", lambda tf, t: tf.math.real(raw(tf, "RFFT", t["x"], np.int32([5]))))
+sample("Imag", "Imag", lambda tf, t: tf.math.imag(raw(tf, "RFFT", t["x"], np.int32([5]))))
+sample("Angle", "Angle", lambda tf, t: tf.math.angle(raw(tf, "FFT", tf.complex(t["d"], t["u"]))))

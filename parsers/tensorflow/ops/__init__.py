@@ -1,6 +1,7 @@
 """The TF op handlers, one module per catalog family; importing them fills the table."""
 
 from . import (  # noqa: F401
+    detection,
     elementwise,
     elementwise_color,
     elementwise_extra,
@@ -25,4 +26,5 @@ from . import (  # noqa: F401
     spatial_3d,
     spatial_conv,
     spatial_space_batch,
+    spectral,
 )

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert.convert.ir.ops import OPS, TF_OPS
+
 from ..context import Context, NotConvertible, Perm, identity, permute_shape
 from ..table import tf_op
 
@@ -18,47 +20,21 @@ def pass_through(ctx: Context, op: Any) -> None:
         ctx.set(o, v.ir, v.perm)
 
 
-# TF op -> (IR op, attrs)
-_UNARY: dict[str, tuple[str, dict]] = {
-    "Relu": ("relu", {}),
-    "Relu6": ("clip", {"min": 0.0, "max": 6.0}),
-    "Elu": ("elu", {"alpha": 1.0}),
-    "Sigmoid": ("sigmoid", {}),
-    "Tanh": ("tanh", {}),
-    "Exp": ("exp", {}),
-    "Sqrt": ("sqrt", {}),
-    "Rsqrt": ("rsqrt", {}),
-    "Square": ("square", {}),
-    "Neg": ("neg", {}),
-    "Abs": ("abs", {}),
-}
+def tf_dtype(t: Any) -> str:
+    return t.dtype.name
 
 
-def _unary(ctx: Context, op: Any, ir_op: str, attrs: dict) -> None:
+def unary(ctx: Context, op: Any, ir_op: str, attrs: dict | None = None) -> None:
+    """`ir_op` of the op's first input, with TF's output dtype."""
     v = ctx.val(op.inputs[0])
-    out = ctx.emit(ir_op, op.name, [v.ir], ctx.graph.shape(v.ir), attrs, source_op=op.type)
+    out = ctx.emit(ir_op, op.name, [v.ir], ctx.graph.shape(v.ir), attrs, source_op=op.type,
+                   out_dtype=tf_dtype(op.outputs[0]))
     ctx.set(op.outputs[0], out, v.perm)
-
-
-def _register_unary(tf_name: str, ir_op: str, attrs: dict) -> None:
-    @tf_op(tf_name)
-    def handler(ctx: Context, op: Any) -> None:
-        _unary(ctx, op, ir_op, attrs)
-
-
-for _name, (_ir_op, _attrs) in _UNARY.items():
-    _register_unary(_name, _ir_op, _attrs)
 
 
 @tf_op("LeakyRelu")
 def leaky_relu(ctx: Context, op: Any) -> None:
-    _unary(ctx, op, "leaky_relu", {"alpha": float(op.get_attr("alpha"))})
-
-
-_BINARY = {
-    "Add": "add", "AddV2": "add", "Sub": "sub", "RealDiv": "div",
-    "Maximum": "maximum", "Minimum": "minimum",
-}
+    unary(ctx, op, "leaky_relu", {"alpha": float(op.get_attr("alpha"))})
 
 
 def broadcast_inputs(ctx: Context, op: Any, tensors: list[Any]) -> tuple[list[str], Perm]:
@@ -93,21 +69,25 @@ def _expand(ctx: Context, t: Any, rank: int, perm: Perm) -> str:
                     {"perm": identity(perm, rank)}, source_op="(layout)")
 
 
-def _binary(ctx: Context, op: Any, ir_op: str) -> None:
+def binary(ctx: Context, op: Any, ir_op: str, attrs: dict | None = None) -> None:
+    """`ir_op` of the op's first two inputs, broadcast as TF broadcasts them, with TF's output dtype."""
     names, perm = broadcast_inputs(ctx, op, list(op.inputs[:2]))
     out_shape = permute_shape(ctx.shape(op.outputs[0]), perm)
-    out = ctx.emit(ir_op, op.name, names, out_shape, source_op=op.type)
+    out = ctx.emit(ir_op, op.name, names, out_shape, attrs, source_op=op.type, out_dtype=tf_dtype(op.outputs[0]))
     ctx.set(op.outputs[0], out, perm)
 
 
-def _register_binary(tf_name: str, ir_op: str) -> None:
+def _register_plain(tf_name: str, ir_op: str, attrs: dict) -> None:
+    lower = unary if OPS[ir_op].kind == "unary" else binary
+
     @tf_op(tf_name)
-    def handler(ctx: Context, op: Any) -> None:
-        _binary(ctx, op, ir_op)
+    def plain(ctx: Context, op: Any) -> None:
+        lower(ctx, op, ir_op, dict(attrs) or None)
 
 
-for _name, _ir_op in _BINARY.items():
-    _register_binary(_name, _ir_op)
+# every TF op the catalog names as one of its ops (a row's `tf`)
+for _name, (_ir_op, _attrs) in TF_OPS.items():
+    _register_plain(_name, _ir_op, _attrs)
 
 
 @tf_op("SquaredDifference")
@@ -181,7 +161,7 @@ def gelu_input(ctx: Context, op: Any) -> Any | None:
 def mul(ctx: Context, op: Any) -> None:
     x = gelu_input(ctx, op)
     if x is None:
-        _binary(ctx, op, "mul")
+        binary(ctx, op, "mul")
         return
     v = ctx.val(x)
     out = ctx.emit("gelu", op.name, [v.ir], ctx.graph.shape(v.ir), {"approximate": "none"},
@@ -194,7 +174,7 @@ def erfc(ctx: Context, op: Any) -> None:
     """Only as part of a GELU: the Mul that consumes it emits the IR gelu (dead nodes are pruned)."""
     users = op.outputs[0].consumers()
     if not users or not all(gelu_input(ctx, u) is not None for u in users):
-        _unary(ctx, op, "erfc", {})  # a plain erfc (issue 22)
+        unary(ctx, op, "erfc")  # a plain erfc
 
 
 @tf_op("Pow")
@@ -204,7 +184,7 @@ def pow_(ctx: Context, op: Any) -> None:
     c = _scalar(ctx, op.inputs[1])
     simple = {2.0: "square", 0.5: "sqrt", -0.5: "rsqrt"}
     if c is None or (c not in simple and c not in (1.0, 3.0)):
-        _binary(ctx, op, "pow")  # any other exponent: the IR pow (issue 22)
+        binary(ctx, op, "pow")  # any other exponent: the IR pow
         return
     v = ctx.val(op.inputs[0])
     shape = ctx.graph.shape(v.ir)
@@ -219,61 +199,14 @@ def pow_(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], out, v.perm)
 
 
-# ---- issue 22 part A: unary math, binary arithmetic, comparisons, logic, select, cast ---------------
-# One line per TF op: TF op -> IR op. Each result has TF's output dtype (bool for comparisons).
-
-MATH_UNARY = {
-    "Softplus": "softplus", "Softsign": "softsign", "Selu": "selu",
-    "Floor": "floor", "Ceil": "ceil", "Round": "round", "Rint": "round", "Sign": "sign",
-    "Log": "log", "Log1p": "log1p", "Expm1": "expm1", "Reciprocal": "reciprocal", "Inv": "reciprocal",
-    "Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "asin", "Acos": "acos", "Atan": "atan",
-    "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh",
-    "IsNan": "is_nan", "IsInf": "is_inf", "IsFinite": "is_finite", "LogicalNot": "logical_not",
-}
-MATH_BINARY = {
-    "FloorDiv": "floor_div", "FloorMod": "floor_mod", "TruncateDiv": "truncate_div",
-    "TruncateMod": "truncate_mod", "Mod": "truncate_mod", "DivNoNan": "div_no_nan", "Atan2": "atan2",
-    "Equal": "equal", "NotEqual": "not_equal", "Less": "less", "LessEqual": "less_equal",
-    "Greater": "greater", "GreaterEqual": "greater_equal", "LogicalAnd": "logical_and", "LogicalOr": "logical_or",
-}
 # the dtypes tensors may have in the IR (the targets' common ground); Cast to others is refused
 IR_DTYPES = ("float32", "int32", "int64", "bool", "uint8", "int8")
-
-
-def tf_dtype(t: Any) -> str:
-    return t.dtype.name
-
-
-def _typed_unary(ctx: Context, op: Any, ir_op: str) -> None:
-    v = ctx.val(op.inputs[0])
-    out = ctx.emit(ir_op, op.name, [v.ir], ctx.graph.shape(v.ir), source_op=op.type,
-                   out_dtype=tf_dtype(op.outputs[0]))
-    ctx.set(op.outputs[0], out, v.perm)
-
-
-def _typed_binary(ctx: Context, op: Any, ir_op: str) -> None:
-    names, perm = broadcast_inputs(ctx, op, list(op.inputs[:2]))
-    out_shape = permute_shape(ctx.shape(op.outputs[0]), perm)
-    out = ctx.emit(ir_op, op.name, names, out_shape, source_op=op.type, out_dtype=tf_dtype(op.outputs[0]))
-    ctx.set(op.outputs[0], out, perm)
-
-
-def _register_math(tf_name: str, ir_op: str, lower: Any) -> None:
-    @tf_op(tf_name)
-    def handler(ctx: Context, op: Any) -> None:
-        lower(ctx, op, ir_op)
-
-
-for _name, _ir_op in MATH_UNARY.items():
-    _register_math(_name, _ir_op, _typed_unary)
-for _name, _ir_op in MATH_BINARY.items():
-    _register_math(_name, _ir_op, _typed_binary)
 
 
 @tf_op("Div")
 def div(ctx: Context, op: Any) -> None:
     """TF's Div is C division: a true quotient on floats, rounding toward zero on integers."""
-    _typed_binary(ctx, op, "div" if tf_dtype(op.outputs[0]).startswith("float") else "truncate_div")
+    binary(ctx, op, "div" if tf_dtype(op.outputs[0]).startswith("float") else "truncate_div")
 
 
 @tf_op("ZerosLike", "OnesLike")
@@ -304,7 +237,7 @@ def clip_by_value(ctx: Context, op: Any) -> None:
     """Scalar constant bounds: the IR clip; others: min(max(...)) the way TF computes it."""
     lo, hi = (_scalar(ctx, t) for t in op.inputs[1:3])
     if lo is not None and hi is not None and tf_dtype(op.outputs[0]) == "float32":
-        _unary(ctx, op, "clip", {"min": lo, "max": hi})
+        unary(ctx, op, "clip", {"min": lo, "max": hi})
         return
     names, perm = broadcast_inputs(ctx, op, list(op.inputs[:3]))
     out_shape = permute_shape(ctx.shape(op.outputs[0]), perm)
@@ -406,7 +339,7 @@ def bucketize(ctx: Context, op: Any) -> None:
         count = ctx.emit("const", op.name, [], shape, params={"value": np.zeros(shape, np.int32)}, source_op=op.type,
                          out_dtype="int32")
     ctx.set(op.outputs[0], count, v.perm)
-# ---- issue 23 part B: BERT's GELU, x * 0.5 * (1.0 + erf(x / sqrt(2))) ----------------------------
+# ---- BERT's GELU, x * 0.5 * (1.0 + erf(x / sqrt(2))) ----------------------------
 
 
 def _erf_argument(ctx: Context, t: Any) -> Any | None:
@@ -450,4 +383,4 @@ def erf(ctx: Context, op: Any) -> None:
         v = ctx.val(op.inputs[0])
         ctx.set(op.outputs[0], v.ir, v.perm)
         return
-    _typed_unary(ctx, op, "erf")
+    unary(ctx, op, "erf")

@@ -1,4 +1,4 @@
-"""Issue 22 part A, image colour ops: RGBToHSV, HSVToRGB, AdjustContrast(v2), AdjustSaturation and AdjustHue, each
+"""Image colour ops: RGBToHSV, HSVToRGB, AdjustContrast(v2), AdjustSaturation and AdjustHue, each
 TF's CPU kernel step by step in float32 (the same operations in the same order, so the same roundings), on the
 channel axis where the input already has it in the converted graph (an NHWC image stays NCHW)."""
 

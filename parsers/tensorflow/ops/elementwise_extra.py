@@ -1,4 +1,4 @@
-"""Issue 22 part A, elementwise extras: the identity-likes TF graphs carry (copies and checks that pass their
+"""Elementwise extras: the identity-likes TF graphs carry (copies and checks that pass their
 input through at inference), QuantizeAndDequantizeV2/V3/V4 with a constant range, and the bitwise ops."""
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from tf_convert.convert.ir.lazy import contiguous
 
 from ..context import Context, NotConvertible, attr, fmt_perm, ir_axis
 from ..table import tf_op
+from .elementwise import binary
 from .shape import broadcast_ir
 
 
@@ -28,9 +29,7 @@ def bias_add(ctx: Context, op: Any) -> None:
     fmt = attr(op, "data_format", "NHWC")
     if not ctx.is_const(op.inputs[1]) and not (rank >= 3 and fmt.startswith("NC")):
         # a computed bias (a traced Keras RNN step adds h @ U so): an add broadcast on the last axis
-        from .elementwise import _binary
-
-        return _binary(ctx, op, "add")
+        return binary(ctx, op, "add")
     bias = ctx.const(op.inputs[1])
     x_ir = ctx.nchw(x, fmt) if rank in (4, 5) else ctx.tf_order(x)  # NCHW / NCDHW
     perm = fmt_perm(fmt, rank)
@@ -43,9 +42,11 @@ def bias_add(ctx: Context, op: Any) -> None:
 
 @tf_op("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
 def fused_batch_norm(ctx: Context, op: Any) -> None:
-    if attr(op, "is_training", False):
-        raise NotConvertible("batch norm in training mode (is_training=True); export the inference graph")
     fmt = attr(op, "data_format", "NHWC")
+    if attr(op, "is_training", True):  # TF's default: a SavedModel leaves the attr out
+        if not all(ctx.is_const(t) and np.size(ctx.const(t)) == 0 for t in op.inputs[3:5]):
+            raise NotConvertible("batch norm in training mode (is_training=True); export the inference graph")
+        return _batch_statistics_norm(ctx, op, fmt)
     gamma, beta, mean, var = (np.asarray(ctx.const(t), np.float64) for t in op.inputs[1:5])  # small
     eps = float(attr(op, "epsilon", 1e-3))
     scale = gamma / np.sqrt(var + eps)
@@ -55,6 +56,33 @@ def fused_batch_norm(ctx: Context, op: Any) -> None:
     out = ctx.emit("channel_affine", op.name, [x_ir], ctx.graph.shape(x_ir), {"axis": 1, "epsilon": eps},
                    {"scale": scale.astype(np.float32), "shift": shift.astype(np.float32),
                     **{k: v.astype(np.float32) for k, v in stats.items()}}, op.type)
+    ctx.set(op.outputs[0], out, fmt_perm(fmt))
+
+
+def _batch_statistics_norm(ctx: Context, op: Any, fmt: str) -> None:
+    """A fused batch norm given no mean/variance normalises by its input's own statistics per channel,
+    at inference too (tf_keras's LayerNormalization computes with one): (x - mean) / sqrt(var + eps)
+    * scale + offset, mean and (biased) variance over every axis but the channels."""
+    x = ctx.nchw(op.inputs[0], fmt)
+    shape = ctx.graph.shape(x)
+    axes = tuple(a for a in range(len(shape)) if a != 1)
+    kept = tuple(1 if a in axes else d for a, d in enumerate(shape))
+    eps = float(attr(op, "epsilon", 1e-4))
+    mean = ctx.emit("reduce_mean", f"{op.name}/mean", [x], kept, {"axes": axes, "keepdims": True}, source_op=op.type)
+    centred = ctx.emit("sub", f"{op.name}/centred", [x, mean], shape, source_op=op.type)
+    square = ctx.emit("square", f"{op.name}/square", [centred], shape, source_op=op.type)
+    var = ctx.emit("reduce_mean", f"{op.name}/variance", [square], kept, {"axes": axes, "keepdims": True},
+                   source_op=op.type)
+    eps_c = ctx.emit("const", f"{op.name}/epsilon", [], (1,) * len(shape),
+                     params={"value": np.full((1,) * len(shape), eps, np.float32)}, source_op=op.type)
+    shifted = ctx.emit("add", f"{op.name}/var_eps", [var, eps_c], kept, source_op=op.type)
+    inv = ctx.emit("rsqrt", f"{op.name}/rsqrt", [shifted], kept, source_op=op.type)
+    normed = ctx.emit("mul", f"{op.name}/normed", [centred, inv], shape, source_op=op.type)
+    gamma, beta = (np.asarray(ctx.const(t), np.float32) for t in op.inputs[1:3])
+    scale = ctx.emit("const", f"{op.name}/scale", [], kept, params={"value": gamma.reshape(kept)}, source_op=op.type)
+    offset = ctx.emit("const", f"{op.name}/offset", [], kept, params={"value": beta.reshape(kept)}, source_op=op.type)
+    scaled = ctx.emit("mul", f"{op.name}/scaled", [normed, scale], shape, source_op=op.type)
+    out = ctx.emit("add", op.name, [scaled, offset], shape, source_op=op.type)
     ctx.set(op.outputs[0], out, fmt_perm(fmt))
 
 
@@ -102,7 +130,7 @@ def matmul(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], out)
 
 
-# ---- issue 22 part B (shapeops): LRN ---------------------------------------------------------------
+# ---- LRN ---------------------------------------------------------------
 @tf_op("LRN")
 def lrn(ctx: Context, op: Any) -> None:
     """TF's LRN (NHWC, across the last axis) is the IR lrn on NCHW: every target has it natively."""

@@ -1,4 +1,4 @@
-"""Issue 22 part B (opsb): TF's fused recurrent kernels (tf.contrib.rnn's LSTMBlockCell, LSTMBlockFusedCell
+"""TF's fused recurrent kernels (tf.contrib.rnn's LSTMBlockCell, LSTMBlockFusedCell
 and GRUBlockCell) unrolled into IR linear layers and elementwise ops, step by step as the kernels compute
 them (lstm_ops.h, gru_ops.h); and SparseMatMul, a MatMul with sparsity hints.
 

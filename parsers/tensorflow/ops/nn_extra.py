@@ -1,4 +1,4 @@
-"""Issue 22 part A, nn extras: MaxPoolV2 (constant ksize/strides), MaxPoolWithArgmax (its values),
+"""More nn ops: MaxPoolV2 (constant ksize/strides), MaxPoolWithArgmax (its values),
 DepthwiseConv2dNativeBackpropInput, FusedPadConv2D / FusedResizeAndPadConv2D (graph-transform fusions:
 MirrorPad (after a bilinear resize) then Conv2D), the softmax cross-entropies (loss and backprop),
 Dilation2D and Conv3DBackpropInput (V1)."""
@@ -33,9 +33,8 @@ def _max_pool(ctx: Context, op: Any, ksize: list[int], strides: list[int]) -> No
     out_shape = nchw_out(ctx, op, fmt)
     if tuple(output_hw(in_hw, kernel, stride, (1, 1), pads)) != tuple(out_shape[2:]):
         raise NotConvertible(f"padding rule gives another output size than TF's {tuple(out_shape[2:])}")
-    attrs = {"kernel": tuple(kernel), "stride": tuple(stride), "pads": tuple(pads)}
-    if attr(op, "padding", "VALID") == "SAME":
-        attrs["padding"] = "SAME"  # its pads follow the input size (convert.padding.sizes)
+    attrs = {"kernel": tuple(kernel), "stride": tuple(stride), "pads": tuple(pads),
+             "padding": attr(op, "padding", "VALID")}  # SAME: the pads follow the input size
     out = ctx.emit("max_pool2d", op.name, [x_ir], out_shape, attrs, source_op=op.type)
     ctx.set(op.outputs[0], out, fmt_perm(fmt))
 
@@ -108,8 +107,9 @@ def fused_pad_conv(ctx: Context, op: Any) -> None:
     weight = filt.transpose(3, 2, 0, 1)
     stride = hw(list(op.get_attr("strides")), "NHWC")
     pads_conv = conv_pads(op, (h, w), weight.shape[2:], stride, (1, 1), "NHWC")
+    # fixed pads: the resize and pad before the conv tie it to the converted size anyway
     out = emit_conv(ctx, op.name, x, weight, c // filt.shape[2], stride, (1, 1), pads_conv,
-                    nchw_out(ctx, op, "NHWC"), op.type)
+                    nchw_out(ctx, op, "NHWC"), op.type, "EXPLICIT")
     ctx.set(op.outputs[0], out, NHWC_TO_NCHW)
 
 

@@ -1,4 +1,4 @@
-"""Issue 23: the converter's recurrent node (a While loop recognized as one cell by
+"""The converter's recurrent node (a While loop recognized as one cell by
 recurrent_loops.py) into the IR's lstm / gru / rnn node. Its input is the time-major sequence
 (T, N, F) and the IR's canonical weights; its outputs are the time-major h sequence, the last h
 and the last c. The IR op reads (N, T, F): the sequence's layout is a perm, no copy."""

@@ -1,4 +1,4 @@
-"""Issue 22 part B (opsb): TridiagonalMatMul, the product of a tridiagonal matrix (its three diagonals,
+"""TridiagonalMatMul, the product of a tridiagonal matrix (its three diagonals,
 each (..., 1, M)) and rhs (..., M, N): row i is main[i] * rhs[i] + sub[i] * rhs[i - 1] + super[i] *
 rhs[i + 1] (the first and last rows without the missing neighbour), by row slices. Products and sums only."""
 

@@ -78,7 +78,7 @@ def arg_max(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], out, tuple(rest))
 
 
-# ---- issue 22 part A: the reductions beyond Mean/Max -- each in the input's dtype unless TF says otherwise ----
+# ---- the reductions beyond Mean/Max -- each in the input's dtype unless TF says otherwise ----
 
 REDUCTIONS = {"Sum": "reduce_sum", "Prod": "reduce_prod", "Min": "reduce_min", "All": "reduce_all",
               "Any": "reduce_any"}

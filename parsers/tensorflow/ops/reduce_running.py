@@ -1,4 +1,4 @@
-"""Issue 22 part B (opsb): CumulativeLogsumexp, unrolled along its axis with TF's own step (Eigen's
+"""CumulativeLogsumexp, unrolled along its axis with TF's own step (Eigen's
 LogSumExp reducer, applied in scan order): acc = max(acc, x) + log1p(exp(min(acc, x) - max(acc, x))).
 The exclusive form starts from -inf, as TF's does."""
 

@@ -1,4 +1,4 @@
-"""Issue 22 part B (opsb): segment reductions over constant segment ids and counts of runtime integers.
+"""Segment reductions over constant segment ids and counts of runtime integers.
 
 Segment*/UnsortedSegment*: each output row reduces the data rows of its segment (their slices, joined);
 an empty segment is TF's value for it (Segment*: 0; UnsortedSegment: 0 for a sum, 1 for a product, the

@@ -1,4 +1,4 @@
-"""Embeddings and token inputs (issue 23 part B): GatherV2 (a TF1 embedding_lookup on a variable,
+"""Embeddings and token inputs: GatherV2 (a TF1 embedding_lookup on a variable,
 or a gather of an activation) and OneHot (BERT's use_one_hot_embeddings and token types); Einsum
 (attention and EinsumDense as Keras and TF2 BERT write them) as transpose/reshape/matmul."""
 

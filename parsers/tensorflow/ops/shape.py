@@ -327,7 +327,7 @@ def depth_space(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], out, fmt_perm(fmt))
 
 
-# ---- issue 22 part B (shapeops): Pack, Tile, BroadcastTo, ReverseV2 -----------------------------
+# ---- Pack, Tile, BroadcastTo, ReverseV2 -----------------------------
 # Lowered to IR slices, reshapes and concats: copies of elements, so exact in every target.
 
 def _concat_copies(ctx: Context, base: str, x: str, axis: int, copies: list[str]) -> str:
@@ -397,7 +397,7 @@ def reverse(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], x, v.perm)
 
 
-# ---- issue 22 part B (shapeops): ExtractImagePatches ----------------------------------------------
+# ---- ExtractImagePatches ----------------------------------------------
 # Every kernel offset is a strided slice of the zero-padded input; their concatenation along channels
 # is TF's depth order (row, col, channel). Copies of elements only, so exact in every target.
 
@@ -436,7 +436,7 @@ def extract_image_patches(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], out, NHWC_TO_NCHW)
 
 
-# ---- issue 22 part B (shapeops): GatherNd with constant indices -----------------------------------
+# ---- GatherNd with constant indices -----------------------------------
 _MAX_GATHERED = 512  # one slice per gathered index tuple
 
 
@@ -472,7 +472,7 @@ def gather_nd(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], stacked)
 
 
-# ---- issue 22 part B (shapeops): ScatterNd with constant indices -----------------------------------
+# ---- ScatterNd with constant indices -----------------------------------
 @tf_op("ScatterNd")
 def scatter_nd(ctx: Context, op: Any) -> None:
     """Zeros of `shape` with the update rows put at their (constant) indices: the output, flattened

@@ -1,4 +1,4 @@
-"""Issue 22 part B (opsb): TF's index and layout ops, lowered to IR copies, comparisons and integer
+"""TF's index and layout ops, lowered to IR copies, comparisons and integer
 arithmetic, so exact in every target: Concat (v1), Reverse (v1), ConjugateTranspose, Roll, Fill and LinSpace
 of runtime values, BroadcastArgs, ConcatOffset, InvertPermutation, UnravelIndex, DataFormatDimMap,
 DataFormatVecPermute, LowerBound/UpperBound, Cross, ReverseSequence and InTopK; Range and Where of runtime

@@ -1,4 +1,4 @@
-"""The matrix diagonal and band TF ops (issue 22 part A): MatrixBandPart, MatrixDiag[V2,V3],
+"""The matrix diagonal and band TF ops: MatrixBandPart, MatrixDiag[V2,V3],
 MatrixDiagPart[V2,V3], MatrixSetDiag[V2,V3], Diag, DiagPart, and the BatchMatrix* names of old graphs.
 
 Each one only moves elements: every output element is one input element or the padding value. So each

@@ -1,4 +1,4 @@
-"""Issue 22 part B (opsb): scatters into a tensor at constant indices -- TensorScatterUpdate/Add/Sub/Max/Min,
+"""Scatters into a tensor at constant indices -- TensorScatterUpdate/Add/Sub/Max/Min,
 ScatterNdNonAliasingAdd and SparseToDense. The output, flattened to rows (the indexed axes), is a concat of
 runs of the base tensor's rows and the updated rows; an updated row is the update itself (Update) or the
 base row combined with each update aimed at it in index order, as TF's kernel applies them. Copies and
@@ -13,6 +13,7 @@ import numpy as np
 from ..context import Context, NotConvertible
 from ..lowering import Lowering
 from ..table import tf_op
+from .shape import _dense_slice
 
 _MAX_INDICES = 512  # one slice per index tuple
 
@@ -263,8 +264,6 @@ def sparse_softmax(ctx: Context, op: Any) -> None:
 def tensor_strided_slice_update(ctx: Context, op: Any) -> None:
     """x with the elements a StridedSlice of these (constant) arguments picks replaced by value's, in
     value's row-major order: an element scatter."""
-    from .shape import _dense_slice
-
     low = Lowering(ctx, op)
     shape = ctx.shape(op.inputs[0])
     begin, end, strides = (np.asarray(ctx.const(t)).astype(int).reshape(-1).tolist() for t in op.inputs[1:4])

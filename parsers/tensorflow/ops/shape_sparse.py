@@ -1,4 +1,4 @@
-"""Issue 22 part B (opsb): SparseTensor ops whose indices are constants. Where the indices are fixed, so
+"""SparseTensor ops whose indices are constants. Where the indices are fixed, so
 is every output index, shape and row count: those outputs are constants, and the values are picked
 (slices of the values), combined elementwise or reduced per group -- exact in every target.
 

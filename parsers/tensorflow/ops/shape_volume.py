@@ -1,4 +1,4 @@
-"""Issue 22 part A: ExtractVolumePatches, ExtractImagePatches' 3-D form (NDHWC, no rates). Every kernel
+"""ExtractVolumePatches, ExtractImagePatches' 3-D form (NDHWC, no rates). Every kernel
 offset is a strided slice of the zero-padded volume; their concatenation along channels is TF's depth order
 (plane, row, column, channel). Copies of elements only: exact in every target."""
 

@@ -177,12 +177,12 @@ def batch_to_space(ctx: Context, op: Any) -> None:
     source = f"SpaceToBatchND+{a.conv.type}+BatchToSpaceND"
     if a.expand is None:
         out = emit_conv(ctx, a.conv.name, x_ir, weight, groups, (1, 1), plan.dilation, plan.pads,
-                        nchw_out(ctx, op, a.fmt), source)
+                        nchw_out(ctx, op, a.fmt), source, "EXPLICIT")
         ctx.set(op.outputs[0], out, fmt_perm(a.fmt))
         return
     n, length, c = ctx.shape(op.outputs[0])
     out = emit_conv(ctx, a.conv.name, x_ir, weight, groups, (1, 1), plan.dilation, plan.pads,
-                    (n, c, 1, length), f"SpaceToBatchND+ExpandDims+{a.conv.type}+Squeeze+BatchToSpaceND")
+                    (n, c, 1, length), f"SpaceToBatchND+ExpandDims+{a.conv.type}+Squeeze+BatchToSpaceND", "EXPLICIT")
     out = ctx.emit("reshape", a.squeeze.name, [out], (n, c, length), {"shape": (n, c, length)},
                    source_op="Squeeze")
     ctx.set(op.outputs[0], out, _NLC_TO_NCL)
@@ -221,14 +221,6 @@ def conv_pads(op: Any, in_hw, kernel, stride, dilation, data_format: str):
         raise NotConvertible(str(e)) from None
 
 
-def _record_same(ctx: Context, out: str, op: Any) -> None:
-    """Mark the IR node whose pads TF derives from the input size (SAME): convert.padding.sizes."""
-    if attr(op, "padding", "VALID") == "SAME":
-        node = ctx.graph.nodes[-1]  # ctx.emit appends the node that produces `out`
-        if node.output == out:
-            node.attrs["padding"] = "SAME"
-
-
 def nchw_out(ctx: Context, op: Any, data_format: str) -> tuple[int, ...]:
     return permute_shape(ctx.shape(op.outputs[0]), fmt_perm(data_format))
 
@@ -240,12 +232,13 @@ def _check_hw(in_hw, kernel, stride, dilation, pads, out_shape) -> None:
 
 
 def emit_conv(ctx: Context, name: str, x_ir: str, weight: np.ndarray, groups: int, stride, dilation,
-              pads, out_shape, source: str) -> str:
-    """An IR conv2d on NCHW `x_ir`, after checking TF's output size against the pads."""
+              pads, out_shape, source: str, padding: str) -> str:
+    """An IR conv2d on NCHW `x_ir`, after checking TF's output size against the pads. `padding` is the rule
+    the pads came from (SAME: they follow the input size)."""
     kernel = tuple(int(k) for k in weight.shape[2:])
     _check_hw(ctx.graph.shape(x_ir)[2:], kernel, stride, dilation, pads, out_shape)
     attrs = {"kernel": kernel, "stride": tuple(stride), "dilation": tuple(dilation), "groups": groups,
-             "pads": tuple(pads)}
+             "pads": tuple(pads), "padding": padding}
     return ctx.emit("conv2d", name, [x_ir], out_shape, attrs,
                     {"weight": contiguous(weight, np.float32)}, source)
 
@@ -286,8 +279,8 @@ def conv(ctx: Context, op: Any) -> None:
     dilation = hw(attr(op, "dilations", [1, 1, 1, 1]), fmt)
     pads = conv_pads(op, ctx.graph.shape(x_ir)[2:], kernel, stride, dilation, fmt)
     out_shape = nchw_out(ctx, op, fmt)
-    out = emit_conv(ctx, op.name, x_ir, weight, groups, stride, dilation, pads, out_shape, op.type)
-    _record_same(ctx, out, op)
+    out = emit_conv(ctx, op.name, x_ir, weight, groups, stride, dilation, pads, out_shape, op.type,
+                    attr(op, "padding", "VALID"))
     ctx.set(op.outputs[0], out, fmt_perm(fmt))
 
 
@@ -328,9 +321,9 @@ def _pool(ctx: Context, op: Any, ir_op: str, extra: dict) -> None:
     pads = conv_pads(op, in_shape[2:], kernel, stride, (1, 1), fmt)
     out_shape = nchw_out(ctx, op, fmt)
     _check_hw(in_shape[2:], kernel, stride, (1, 1), pads, out_shape)
-    attrs = {"kernel": tuple(kernel), "stride": tuple(stride), "pads": tuple(pads), **extra}
+    attrs = {"kernel": tuple(kernel), "stride": tuple(stride), "pads": tuple(pads), **extra,
+             "padding": attr(op, "padding", "VALID")}
     out = ctx.emit(ir_op, op.name, [x_ir], out_shape, attrs, source_op=op.type)
-    _record_same(ctx, out, op)
     ctx.set(op.outputs[0], out, fmt_perm(fmt))
 
 

@@ -1,4 +1,4 @@
-"""3-D TF ops (issue 23): Conv3D, MaxPool3D, AvgPool3D and Conv3DBackpropInputV2 (conv3d_transpose)
+"""3-D TF ops: Conv3D, MaxPool3D, AvgPool3D and Conv3DBackpropInputV2 (conv3d_transpose)
 into the IR's conv3d / max_pool3d / avg_pool3d / conv_transpose3d on NCDHW.
 
 An NDHWC tensor is kept NCDHW in the IR (perm (0, 4, 1, 2, 3), context.fmt_perm), so consecutive 3-D

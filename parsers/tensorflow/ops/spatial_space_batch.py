@@ -1,4 +1,4 @@
-"""Issue 22 part B (opsb): SpaceToBatch and BatchToSpace (v1: one block size for H and W) on their own,
+"""SpaceToBatch and BatchToSpace (v1: one block size for H and W) on their own,
 not inside a dilated conv, as copies on the NCHW activation: block (i, j) of the batch holds rows i, i + b,
 ... and columns j, j + b, ... of the padded image (batch index (i * b + j) * N + n, TF's order). At most
 5-D intermediates (MXNet slices 5-D at most). Exact in every target."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..tensors import read_const
 from .fold import FOLDS, SHAPE_OPS, cast_to
 
 _NONE = object()  # cached: no value
@@ -37,16 +38,24 @@ class Evaluator:
         v = self._values.get(tensor.name, _NONE)
         return None if v is _NONE else v
 
-    def failure(self, tensor: Any) -> tuple[Any, str]:
-        """(op, reason) of the first op on `tensor`'s constant path that has no value."""
-        op = tensor.op
-        while True:
+    def failures_of(self, tensor: Any) -> list[tuple[Any, str]]:
+        """(op, reason) of every op on `tensor`'s constant path that has no value of its own (its inputs
+        have theirs, or it has none to need), in the order found."""
+        found: dict[str, tuple[Any, str]] = {}
+        stack, seen = [tensor.op], set()
+        while stack:
+            op = stack.pop()
+            if op.name in seen:
+                continue
+            seen.add(op.name)
             if op.name in self.failures and self.failures[op.name] != "input":
-                return op, self.failures[op.name]
+                found[op.name] = (op, self.failures[op.name])
+                continue
             missing = [t for t in self._needed(op) if self.value(t) is None]
             if not missing:
-                return op, self.failures.get(op.name, "no value")
-            op = missing[0].op
+                found[op.name] = (op, self.failures.get(op.name, "no value"))
+            stack.extend(t.op for t in reversed(missing))
+        return list(found.values())
 
     def _needed(self, op: Any) -> tuple:
         """The inputs whose values evaluating `op` takes (none where it cannot be evaluated anyway)."""
@@ -110,6 +119,5 @@ class Evaluator:
         weights = self.graph.weights
         if op.name in weights:
             return weights[op.name]  # as is: a lazy array materializes only where it is used
-        from ..tensors import read_const
 
         return read_const(op.node_def)

@@ -13,6 +13,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tf_convert.convert.ir.graph import Node
+from tf_convert.convert.ir.ops import TF_OPS
+from tf_convert.convert.ir.reference import evaluate_node
 from tf_convert.convert.registry import OpTable
 
 FOLDS = OpTable("TF constant folding")  # TF op type -> fn(op, *input_values) -> value
@@ -87,55 +90,47 @@ def _rank(op: Any, x: Any) -> np.ndarray:
     return np.asarray(len(x.shape), np.int32)
 
 
-# ---- elementwise -------------------------------------------------------------------------------
+# ---- elementwise: the catalog's ops, computed by the IR reference (the one numpy evaluator) ----------
 
-def _relu6(x: np.ndarray) -> np.ndarray:
-    return np.clip(x, 0, 6)
+def reference(ir_op: str, attrs: dict[str, Any] | None = None) -> Callable:
+    """A fold computing IR `ir_op` (with `attrs`) on the op's inputs, as convert.ir.reference defines it."""
+    def evaluate(op: Any, *xs: Any) -> np.ndarray:
+        node = Node(ir_op, ir_op, [f"x{i}" for i in range(len(xs))], ["y"], dict(attrs or {}))
+        return evaluate_node(node, [np.asarray(x) for x in xs])
 
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-x))
-
-
-_UNARY: dict[str, Callable] = {
-    "Neg": np.negative, "Abs": np.abs, "Sqrt": np.sqrt, "Rsqrt": lambda x: 1 / np.sqrt(x),
-    "Square": np.square, "Exp": np.exp, "Log": np.log, "Floor": np.floor, "Ceil": np.ceil,
-    "Round": np.round, "Rint": np.rint, "Reciprocal": np.reciprocal, "Inv": np.reciprocal,
-    "Sign": np.sign, "Sigmoid": _sigmoid, "Tanh": np.tanh, "Relu": lambda x: np.maximum(x, 0),
-    "Relu6": _relu6, "LogicalNot": np.logical_not, "ZerosLike": np.zeros_like, "OnesLike": np.ones_like,
-}
+    return evaluate
 
 
-def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """TF's Div/TruncateDiv: integers round toward zero (C semantics), floats divide."""
-    if np.issubdtype(np.result_type(a, b), np.integer):
-        q = np.abs(a) // np.abs(b)
-        return np.where((a < 0) != (b < 0), -q, q)
-    return np.divide(a, b)
+# every TF op the catalog names as one of its ops (a row's `tf`), plus the TF ops the parser writes as one
+# or two catalog ops of its own choosing
+for _name, (_ir_op, _attrs) in TF_OPS.items():
+    fold(_name)(reference(_ir_op, _attrs))
+fold("Mul")(reference("mul"))
+fold("Pow")(reference("pow"))
+fold("Erf")(reference("erf"))
+fold("Erfc")(reference("erfc"))
 
 
-_BINARY: dict[str, Callable] = {
-    "Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.true_divide,
-    "Div": _trunc_div, "TruncateDiv": _trunc_div, "FloorDiv": np.floor_divide, "FloorMod": np.mod,
-    "Maximum": np.maximum, "Minimum": np.minimum, "Pow": np.power,
-    "SquaredDifference": lambda a, b: np.square(a - b),
-    "Equal": np.equal, "NotEqual": np.not_equal, "Greater": np.greater, "GreaterEqual": np.greater_equal,
-    "Less": np.less, "LessEqual": np.less_equal, "LogicalAnd": np.logical_and, "LogicalOr": np.logical_or,
-}
+@fold("Div")
+def _div(op: Any, a: Any, b: Any) -> np.ndarray:
+    """TF's Div is C division: floats divide, integers round toward zero."""
+    a, b = np.asarray(a), np.asarray(b)
+    return reference("truncate_div" if np.issubdtype(np.result_type(a, b), np.integer) else "div")(op, a, b)
 
 
-def _register_unary(name: str, fn: Callable) -> None:
-    fold(name)(lambda op, x: fn(np.asarray(x)))
+@fold("SquaredDifference")
+def _squared_difference(op: Any, a: Any, b: Any) -> np.ndarray:
+    return reference("square")(op, reference("sub")(op, a, b))
 
 
-def _register_binary(name: str, fn: Callable) -> None:
-    fold(name)(lambda op, a, b: fn(np.asarray(a), np.asarray(b)))
+@fold("ZerosLike")
+def _zeros_like(op: Any, x: Any) -> np.ndarray:
+    return np.zeros_like(np.asarray(x))
 
 
-for _name, _fn in _UNARY.items():
-    _register_unary(_name, _fn)
-for _name, _fn in _BINARY.items():
-    _register_binary(_name, _fn)
+@fold("OnesLike")
+def _ones_like(op: Any, x: Any) -> np.ndarray:
+    return np.ones_like(np.asarray(x))
 
 
 @fold("AddN")
@@ -336,7 +331,7 @@ def _pad(op: Any, x: Any, paddings: Any, value: Any = 0) -> np.ndarray:
     return np.pad(x, widths, constant_values=np.asarray(value).item())
 
 
-# ---- issue 22 part B (shapeops): indexing ops with constant inputs ----------------------------------
+# ---- indexing ops with constant inputs ----------------------------------------------------------------
 @fold("ReverseV2")
 def _reverse(op: Any, x: Any, axis: Any) -> np.ndarray:
     return np.flip(np.asarray(x), tuple(_ints(axis))).copy()
@@ -367,7 +362,7 @@ def _scatter_nd(op: Any, indices: Any, updates: Any, shape: Any) -> np.ndarray:
     return out
 
 
-# ---- issue 22 part B (shapeops): fake quantization ----------------------------------------------
+# ---- fake quantization ------------------------------------------------------------------------------
 FAKE_QUANT_OPS = ("FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars", "FakeQuantWithMinMaxVarsPerChannel")
 
 
@@ -392,9 +387,6 @@ def fake_quant_attrs(op_type: str, low: float, high: float, num_bits: int, narro
 def _fake_quant(op: Any, op_type: str, x: Any, low: Any = None, high: Any = None) -> np.ndarray:
     """Fake-quantized constants (the weights of a quantization-aware graph); per channel along the
     last axis; min == max == 0 gives zeros, as in TF."""
-    from tf_convert.convert.ir import Node
-    from tf_convert.convert.ir.reference import evaluate_node
-
     x = np.asarray(x, np.float32)
     bits, narrow = _attr(op, "num_bits", 8), bool(_attr(op, "narrow_range", False))
     if low is None:

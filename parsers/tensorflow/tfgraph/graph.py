@@ -7,80 +7,16 @@ An `input_map` replaces tensors by fixed-shape placeholders, as tf.import_graph_
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..graphio import split_ref
 from ..known_ops import attr_defaults, output_args
-from ..tensors import dtype_name, numpy_dtype
+from .evaluate import Evaluator
+from .shapes import infer
+from .static import DType, ShapeError, TensorShape
 
-
-class ShapeError(ValueError):
-    """The graph's shapes do not fit together (TF's import would refuse it)."""
-
-
-class DType(int):
-    """TF's DataType enum, with tf.DType's `.name` (an int, so == and != work as TF's do)."""
-
-    @property
-    def name(self) -> str:
-        return dtype_name(int(self))
-
-    @property
-    def as_numpy_dtype(self) -> type:
-        return numpy_dtype(int(self)).type
-
-    @property
-    def as_datatype_enum(self) -> int:
-        return int(self)
-
-    def __repr__(self) -> str:
-        return f"DType({self.name})"
-
-
-class TensorShape:
-    """A static shape: dims (None where unknown), or unknown rank (dims None)."""
-
-    def __init__(self, dims: Iterable[int | None] | None):
-        self.dims = None if dims is None else [None if d is None or d < 0 else int(d) for d in dims]
-
-    @classmethod
-    def from_proto(cls, proto: Any) -> TensorShape:
-        return cls(None if proto.unknown_rank else [d.size for d in proto.dim])
-
-    @property
-    def rank(self) -> int | None:
-        return None if self.dims is None else len(self.dims)
-
-    def as_list(self) -> list[int | None]:
-        if self.dims is None:
-            raise ValueError("as_list() is not defined on an unknown TensorShape")
-        return list(self.dims)
-
-    def is_fully_defined(self) -> bool:
-        return self.dims is not None and all(d is not None for d in self.dims)
-
-    def as_proto(self) -> Any:
-        from ..protos import TensorShapeProto
-
-        proto = TensorShapeProto()
-        if self.dims is None:
-            proto.unknown_rank = True
-        for d in self.dims or []:
-            proto.dim.add(size=-1 if d is None else d)
-        return proto
-
-    def __len__(self) -> int:
-        return len(self.as_list())
-
-    def __iter__(self):
-        return iter(self.as_list())
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TensorShape) and self.dims == other.dims
-
-    def __repr__(self) -> str:
-        return f"TensorShape({self.dims})"
+__all__ = ["DType", "Graph", "NodeAttrs", "Op", "ShapeError", "Tensor", "TensorShape", "attr_value"]
 
 
 def attr_value(value: Any) -> Any:
@@ -194,9 +130,6 @@ class Graph:
 
     def __init__(self, graph_def: Any, input_map: dict[str, tuple[Any, Sequence | None]] | None = None,
                  weights: dict[str, Any] | None = None):
-        from .evaluate import Evaluator
-        from .shapes import infer
-
         self.graph_def = graph_def
         self.weights = weights or {}
         nodes = {n.name: n for n in graph_def.node}

@@ -31,6 +31,7 @@ from tf_convert.convert.errors import UsageError
 
 from ..graphio import node_of
 from ..inline import inline_calls
+from ..tensors import dtype_name
 from . import batchnorm, cond_v1, cond_v2, deprecated, dropout, flags, io, mode_flag, prune, variables
 from .graph import GraphView
 
@@ -96,8 +97,6 @@ def _default_mode_flags(view: GraphView, live: set[str], inputs: list[str], reco
 
 def _check_flags(view: GraphView, live: set[str], inputs: list[str]) -> None:
     for name in _unset_flags(view, live, inputs):
-        from ..tensors import dtype_name
-
         node = view.nodes[name]
         dtype = dtype_name(node.attr["dtype"].type)
         example = "false" if dtype == "bool" else "1.0"

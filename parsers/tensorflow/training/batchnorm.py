@@ -89,15 +89,38 @@ def _read(view: GraphView, variable: str, at: str) -> str:
     return name
 
 
+def _batch_statistics_by_design(view: GraphView, node) -> bool:
+    """A fused batch norm fed empty mean/variance constants and a scale and offset that are no
+    variables (tf_keras's LayerNormalization: ones and zeros): it normalises by batch statistics by
+    design. A batch norm layer's (variables gamma, beta) in training mode is not."""
+    for ref in node.input[1:3]:
+        src = view.nodes.get(split_ref(ref)[0])
+        if src is not None and src.op == "ReadVariableOp" and src.input:
+            ref = src.input[0]
+        if variable_of(view, ref) is not None:
+            return False
+    for ref in node.input[3:5]:
+        src = view.nodes.get(split_ref(ref)[0])
+        if src is None or src.op != "Const":
+            return False
+        if any(d.size != 0 for d in src.attr["value"].tensor.tensor_shape.dim[:1]) or \
+                not src.attr["value"].tensor.tensor_shape.dim:
+            return False
+    return True
+
+
 def apply(view: GraphView, live: set[str], records: list[dict]) -> None:
     """Rewrite the training-mode batch norms among `live` (the nodes the outputs need)."""
     stats = moving_statistics(view)
     problems: list[Unsupported] = []
     for name in sorted(live):
         node = view.nodes.get(name)
-        if node is None or node.op not in FUSED or not node.attr["is_training"].b:
+        # a missing is_training is TF's default, True (a SavedModel strips default attrs)
+        if node is None or node.op not in FUSED or ("is_training" in node.attr and not node.attr["is_training"].b):
             continue
         mean, var = stats.get(f"{name}:1"), stats.get(f"{name}:2")
+        if (mean is None or var is None) and _batch_statistics_by_design(view, node):
+            continue  # no moving statistics, no mean/variance given: it normalises by its input's own
         if mean is None or var is None:
             problems.append(Unsupported(node.op, name, "batch norm in training mode and no update op "
                                         "names its moving mean/variance; export the inference graph "

@@ -12,6 +12,7 @@ import numpy as np
 
 from tf_convert.convert.errors import UsageError
 
+from ..tensors import numpy_dtype
 from .graph import GraphView, const_value, make_const, split_ref
 
 
@@ -33,19 +34,24 @@ def _parse(name: str, text: str, dtype: np.dtype) -> np.ndarray:
 
 
 def _dtype(node: Any) -> np.dtype:
-    from ..tensors import numpy_dtype
-
     return numpy_dtype(node.attr["dtype"].type)
 
 
 _FLAG_TYPES = (1, 2, 3, 9, 10)  # float, double, int32, int64, bool
+_BOOL = 10
+
+
+def _unknown_rank(node: Any) -> bool:
+    return "shape" not in node.attr or node.attr["shape"].shape.unknown_rank
 
 
 def is_flag(node: Any) -> bool:
     """A numeric or bool scalar placeholder: a switch of the graph's mode, not a model input
-    (savers' file-name placeholders are strings and stay untouched)."""
-    return (node.op in ("Placeholder", "PlaceholderWithDefault") and _is_scalar(node)
-            and node.attr["dtype"].type in _FLAG_TYPES)
+    (savers' file-name placeholders are strings and stay untouched). A bool placeholder of unknown
+    rank is one too: TF 1.x's `tf.placeholder(tf.bool)` (musicnn's is_training) declares no shape."""
+    if node.op not in ("Placeholder", "PlaceholderWithDefault") or node.attr["dtype"].type not in _FLAG_TYPES:
+        return False
+    return _is_scalar(node) or (node.attr["dtype"].type == _BOOL and _unknown_rank(node))
 
 
 def apply(view: GraphView, settings: dict[str, str], records: list[dict]) -> None:

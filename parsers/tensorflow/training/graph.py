@@ -9,7 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert.convert.ir.lazy import is_lazy
+
 from ..graphio import split_ref
+from ..tensors import dtype_enum, read_const, to_proto
+from ..tfgraph import FOLDS, NodeAttrs
+from ..tfgraph.fold import cast_to
+from ..tfgraph.shapes import out_dtypes
 
 
 def tensor_ref(node: str, index: int) -> str:
@@ -126,11 +132,6 @@ _NOT_CONSTANT = {"PlaceholderWithDefault"}
 def const_value(view: GraphView, ref: str, depth: int = 0) -> np.ndarray | None:
     """The value of tensor `ref` when it follows from Const nodes by ops with a numpy evaluator
     (tfgraph.fold, the same the parser folds constants with), else None."""
-    from ..tensors import read_const
-    from ..tfgraph import FOLDS, NodeAttrs
-    from ..tfgraph.fold import cast_to
-    from ..tfgraph.shapes import out_dtypes
-
     name, index, _ = split_ref(ref)
     node = view.nodes.get(name)
     if node is None or depth > 32:
@@ -159,10 +160,7 @@ def make_const(view: GraphView, name: str, value: Any, inputs: list[str] = ()) -
     """Replace (or add) node `name` with a Const holding `value`. A lazy value (convert.ir.lazy) is not
     copied in: the Const gets its dtype and shape only, and the value is kept beside the GraphDef
     (Frozen.weights), so the GraphDef stays small whatever the model's size."""
-    from tf_convert.convert.ir.lazy import is_lazy
-
     from ..protos import AttrValue, TensorProto
-    from ..tensors import dtype_enum, to_proto
 
     if not is_lazy(value):
         value = np.asarray(value)

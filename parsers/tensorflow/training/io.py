@@ -86,6 +86,12 @@ def _statistic(view: GraphView, node: str, index: int) -> bool:
     return index > 0 and view.nodes[node].op.startswith("FusedBatchNorm")
 
 
+def _moments(view: GraphView, node: str) -> bool:
+    """A tf.nn.moments batch statistic (a non-fused batch norm's; left dangling once its training cond is
+    folded), not an activation."""
+    return "moments/" in node and view.nodes[node].op in ("Squeeze", "Mean", "StopGradient")
+
+
 def find_outputs(view: GraphView, notes: list[str]) -> list[str]:
     all_sources = sources(view)
     labels = _labels(view, all_sources)
@@ -108,7 +114,7 @@ def find_outputs(view: GraphView, notes: list[str]) -> list[str]:
     # what an update op writes (AssignMovingAvg's value) is consumed, not an output
     writers = forward | {n for n, node in view.nodes.items() if node.op in _ASSIGNS}
     consumed = {split_ref(r)[0] for n in writers for r in view.nodes[n].input if not r.startswith("^")}
-    sinks = [n for n in view.order() if n in forward and n not in consumed
+    sinks = [n for n in view.order() if n in forward and n not in consumed and not _moments(view, n)
              and _output_dtype(view.nodes[n]) in _FLOAT + (None,)]
     if not sinks:
         raise UsageError("could not find the graph's outputs (no float tensor at the end of the "

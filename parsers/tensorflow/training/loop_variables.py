@@ -1,4 +1,4 @@
-"""Resource variables a TF2 While loop carries become values the loop carries (issue 23 part C).
+"""Resource variables a TF2 While loop carries become values the loop carries.
 
 TF2 passes a variable's handle into a While loop (a Keras RNN's kernels): the body reads it with
 ReadVariableOp and passes the handle back unchanged. Frozen, the variable is a constant, so the loop

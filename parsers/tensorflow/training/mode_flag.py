@@ -16,7 +16,8 @@ from .batchnorm import ASSIGNS, FUSED
 from .dropout import RANDOM
 from .graph import GraphView, split_ref
 
-_FORWARD = ("Identity", "Snapshot", "StopGradient")  # the predicate passes through unchanged
+_FORWARD = ("Identity", "Snapshot", "StopGradient", "Squeeze")  # the predicate passes through unchanged
+# (TF squeezes a cond predicate of unknown rank)
 _SWITCH = ("Switch", "RefSwitch")
 _IF = ("If", "StatelessIf")
 _MERGE = ("Merge", "RefMerge")
@@ -94,16 +95,34 @@ def why_not(view: GraphView, flag: str, live: set[str]) -> str | None:
             elif node.op in _SWITCH and 1 in slots:
                 switches.setdefault(_cond_of(node, name), []).append(node.name)
             elif node.op in _IF and slots == [0]:
-                if not any(_is_training_op(n) for n in _then_branch_v2(view, node)):
+                if not any(_is_training_op(n) for n in _then_branch_v2(view, node)) and \
+                        not any(_is_statistic(view, ref) for ref in node.input[1:]):
                     return f"it chooses between two branches of cond '{node.name}' that are not batch " \
                            "norm or dropout"
                 conds += 1
             else:
                 return f"node '{node.name}' ({node.op}) computes with it"
     for cond, members in sorted(switches.items()):
-        if not any(_is_training_op(n) for n in _true_branch_v1(view, cond, members, consumers, live)):
+        if not any(_is_training_op(n) for n in _true_branch_v1(view, cond, members, consumers, live)) and \
+                not _passes_statistic(view, cond, consumers, live):
             return f"it chooses between two branches of cond '{cond}' that are not batch norm or dropout"
     return None if conds or switches else "it steers no cond"
+
+
+def _passes_statistic(view: GraphView, cond: str, consumers: dict[str, list[Any]], live: set[str]) -> bool:
+    """Whether the cond's true side hands on a batch statistic computed outside it (TF 1.x's
+    non-fused batch_normalization: `cond(training, lambda: moments mean, lambda: moving mean)` passes
+    tf.nn.moments' Squeeze through a Switch of its own scope)."""
+    return any(node.op in _SWITCH and name.startswith(cond + "/") and node.input and _is_statistic(view, node.input[0])
+               for name, node in view.nodes.items())
+
+
+def _is_statistic(view: GraphView, ref: str) -> bool:
+    """A batch statistic: output 1/2 of a fused batch norm, or tf.nn.moments' mean/variance."""
+    src, index, control = split_ref(ref)
+    feeder = view.nodes.get(src)
+    return not control and feeder is not None and (
+        (feeder.op in FUSED and index in (1, 2)) or ("moments" in src and feeder.op in ("Squeeze", "Mean", "Identity")))
 
 
 def _cond_of(switch: Any, pred: str) -> str:

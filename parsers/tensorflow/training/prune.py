@@ -12,13 +12,13 @@ from typing import Any
 
 from tf_convert.convert.errors import UsageError
 
+from ..tfgraph import Graph, ShapeError
 from .graph import GraphView, split_ref
 
 
 def _signature(view: GraphView, tensor: str) -> tuple[int, Any]:
     """dtype enum and TensorShapeProto of `tensor`, from shape inference on its ancestors."""
     from ..protos import GraphDef
-    from ..tfgraph import Graph, ShapeError
 
     name = split_ref(tensor)[0]
     sub = GraphDef()

@@ -40,6 +40,7 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
         raise InputError(f"the graph holds variables without values (e.g. '{names[0]}'), so it is not "
                          "frozen; pass the checkpoint prefix (model.ckpt) or the SavedModel instead")
     stored = reader.get_variable_to_shape_map()
+    stored_dtypes = reader.get_variable_to_dtype_map() if hasattr(reader, "get_variable_to_dtype_map") else {}
     resource_variables = {n for n in names if view.nodes[n].op == "VarHandleOp"}
     read_before_loops(view, resource_variables)  # a loop's read-only kernels: their values ride the loop
     handles = _resource_uses(view, resource_variables)
@@ -51,6 +52,7 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
         if key not in stored:
             raise InputError(f"{prefix}: the checkpoint has no value for variable '{key}' that the "
                              "outputs need; the .index/.data-* files may be from another graph")
+        _check_declared(view.nodes[name], key, stored[key], stored_dtypes.get(key), prefix)
         try:
             lazy = weights is not None and hasattr(reader, "lazy")
             value = reader.lazy(key) if lazy else np.asarray(reader.get_tensor(key))
@@ -78,6 +80,31 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
     if use_ema:
         record["note"] = f"--use-ema: {shadows} of {len(names)} variables taken from their ExponentialMovingAverage"
     records.append(record)
+
+
+def _check_declared(node: Any, key: str, shape: list[int], stored_dtype: int | None, prefix: str) -> None:
+    """The stored tensor has the shape and dtype the graph declares for its variable (TensorFlow refuses to
+    restore it otherwise: read by name as it is, it would convert, and verify, a model that cannot run)."""
+    declared = node.attr["shape"].shape if "shape" in node.attr else None
+    if declared is not None and not declared.unknown_rank:
+        dims = [d.size for d in declared.dim]
+        if len(dims) != len(shape) or any(d >= 0 and d != s for d, s in zip(dims, shape)):
+            raise InputError(f"{prefix}: variable '{key}' holds a tensor of shape {tuple(shape)} but the graph "
+                             f"declares {tuple(dims)} (TensorFlow refuses to restore it); the .index/.data-* "
+                             "files are from another model or were changed")
+    if "dtype" in node.attr and stored_dtype is not None and node.attr["dtype"].type != stored_dtype:
+        raise InputError(f"{prefix}: variable '{key}' holds {_dtype_name(stored_dtype)} values but the graph "
+                         f"declares {_dtype_name(node.attr['dtype'].type)} (TensorFlow refuses to restore it); "
+                         "the .index/.data-* files are from another model or were changed")
+
+
+def _dtype_name(code: int) -> str:
+    from ..protos import DataType
+
+    try:
+        return DataType.Name(code).removeprefix("DT_").lower()
+    except ValueError:
+        return f"dtype {code}"
 
 
 def _resource_uses(view: GraphView, variables: set[str]) -> dict[str, str]:

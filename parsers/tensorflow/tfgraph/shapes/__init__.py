@@ -10,7 +10,7 @@ SAME/VALID/EXPLICIT window sizes come from convert/padding/rules.py (every paddi
 from __future__ import annotations
 
 from ..fold import SHAPE_OPS
-from . import array, array_matrix, control, elementwise, nn, nn_extra, nn_recurrent  # noqa: F401 - registers the shape functions
+from . import array, array_matrix, control, detection, elementwise, nn, nn_extra, nn_recurrent, spectral  # noqa: F401 - registers the shape functions
 from .base import SHAPE_FNS, Node, broadcast, infer, merge, out_dtypes, shape_fn
 
 assert not set(SHAPE_OPS) - set(SHAPE_FNS)

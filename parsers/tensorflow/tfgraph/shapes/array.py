@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..fold import STRIDED_MASKS
-from ..graph import ShapeError
+from ..static import ShapeError
 from .base import Dims, Node, axis_index, broadcast, known_prod, merge, shape_fn, show
 
 # ---- reshaping ---------------------------------------------------------------------------------
@@ -295,7 +295,7 @@ def _gather(node: Node) -> list:
     return [params[:a] + indices + params[a + 1:]]
 
 
-# ---- issue 23 part B: one-hot token ids ------------------------------------------------------------
+# ---- one-hot token ids ------------------------------------------------------------
 
 @shape_fn("OneHot")
 def _one_hot(node: Node) -> list:
@@ -307,7 +307,7 @@ def _one_hot(node: Node) -> list:
     return [indices[:axis] + [depth[0] if depth is not None else None] + indices[axis:]]
 
 
-# ---- issue 22 part B (shapeops) ----------------------------------------------------------------
+# ---- reverse, LRN, fake quantization -----------------------------------------------------------
 @shape_fn("ReverseV2", "LRN", "FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars",
           "FakeQuantWithMinMaxVarsPerChannel")
 def _same_as_input(node: Node) -> list:
@@ -333,7 +333,7 @@ def _scatter_nd(node: Node) -> list:
     return [shape]
 
 
-# ---- issue 22 part B (opsb): scatter, segment, index and search ops ------------------------------
+# ---- scatter, segment, index and search ops ------------------------------
 @shape_fn("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin",
           "ScatterNdNonAliasingAdd", "Reverse", "ReverseSequence", "Roll", "InvertPermutation", "DataFormatDimMap",
           "DataFormatVecPermute", "Cross", "CumulativeLogsumexp")

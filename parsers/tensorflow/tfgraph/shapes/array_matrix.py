@@ -1,9 +1,9 @@
-"""Shape functions of issue 22 part A's ops: the identity-likes, the matrix diagonal / band family and the bitwise
+"""Shape functions of the identity-likes, the matrix diagonal / band family and the bitwise
 ops (TF's own shape rules; an unknown input gives unknown dims)."""
 
 from __future__ import annotations
 
-from ..graph import TensorShape
+from ..static import TensorShape
 from .base import Node, broadcast, shape_fn
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from tf_convert.convert.registry import OpTable
 
 from ..fold import FOLDS
-from ..graph import DType, ShapeError, TensorShape
+from ..static import DType, ShapeError, TensorShape
 
 SHAPE_FNS = OpTable("TF shape functions")  # TF op type -> fn(node) -> output shapes
 Dims = list | None
@@ -73,15 +73,22 @@ _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "
                 # float32 only, no type attr
                 **{op: ("T", 1) for op in ("FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars",
                                            "FakeQuantWithMinMaxVarsPerChannel")},
-                # issue 22 part B (opsb): index outputs of a value input
+                # index outputs of a value input
                 "LowerBound": ("out_type", _INT32), "UpperBound": ("out_type", _INT32),
                 "UnravelIndex": ("Tidx", _INT32), "ConcatOffset": ("shape_type", _INT32),
-                "HistogramFixedWidth": ("dtype", _INT32), "SparseMatMul": ("T", 1)}  # float32, no type attr
+                "HistogramFixedWidth": ("dtype", _INT32), "SparseMatMul": ("T", 1),  # float32, no type attr
+                # spectral ops: the real or complex type their attrs name (default float32 / complex64)
+                **{op: ("Tout", 1) for op in ("ComplexAbs", "Real", "Imag", "Angle")}, "Complex": ("Tout", 8),
+                **{op: ("Tcomplex", 8) for op in ("RFFT", "RFFT2D", "RFFT3D", "FFT", "IFFT", "FFT2D", "IFFT2D")},
+                **{op: ("Treal", 1) for op in ("IRFFT", "IRFFT2D", "IRFFT3D")}}
 _GENERIC = ("T", "dtype", "out_type", "DstT", "output_type", "Tout", "type")
-# issue 22 part B (opsb): SparseTensor outputs -- int64 indices and shapes (I) around the values (T), bools (B)
+# SparseTensor outputs -- int64 indices and shapes (I) around the values (T), bools (B)
 _SPARSE_OUTPUTS = {"SparseReorder": "IT", "SparseSlice": "ITI", "SparseConcat": "ITI", "SparseFillEmptyRows": "ITBI",
                    "SparseReduceMaxSparse": "ITI", "SparseReduceSumSparse": "ITI", "SparseSparseMaximum": "IT",
                    "SparseSparseMinimum": "IT"}
+# non-max suppression: int32 indices (I), the scores in the boxes' type (T), an int32 count (I)
+_NMS_OUTPUTS = {"NonMaxSuppression": "I", "NonMaxSuppressionV2": "I", "NonMaxSuppressionV3": "I",
+                "NonMaxSuppressionV4": "II", "NonMaxSuppressionV5": "ITI"}
 _LISTS = ("T", "output_types", "component_types", "Toutputs", "Tout")
 
 
@@ -114,6 +121,9 @@ def out_dtypes(op: Any) -> list[DType | None]:
         return [DType(attrs["T"].type), DType(attrs["Targmax"].type if "Targmax" in attrs else _INT64)][:n]
     if op.type in ("TopKV2", "TopK"):  # (values, indices)
         return [DType(attrs["T"].type), DType(attrs["index_type"].type if "index_type" in attrs else _INT32)][:n]
+    if op.type in _NMS_OUTPUTS:
+        enums = {"I": _INT32, "T": attrs["T"].type if "T" in attrs else 1}
+        return [DType(enums[k]) for k in _NMS_OUTPUTS[op.type]][:n]
     if op.type in _SPARSE_OUTPUTS or op.type == "SparseSplit":
         kinds = _SPARSE_OUTPUTS.get(op.type) or "".join(k * (n // 3) for k in "ITI")
         enums = {"I": _INT64, "B": _BOOL, "T": attrs["T"].type}

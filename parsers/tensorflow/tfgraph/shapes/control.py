@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..graph import TensorShape
+from ..static import TensorShape
 from .base import Node, shape_fn
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..graph import ShapeError, TensorShape
+from tf_convert.convert.ir.ops import OPS, TF_OPS
+
+from ..static import ShapeError, TensorShape
 from .base import Node, broadcast, merge, shape_fn
 
 # ---- sources and pass-through ------------------------------------------------------------------
@@ -24,14 +26,15 @@ def _placeholder(node: Node) -> list:
     return [dims]  # a PlaceholderWithDefault is as open as its attr says: it may be fed
 
 
-_SAME_SHAPE = ("Identity", "StopGradient", "Snapshot", "PreventGradient", "CheckNumerics", "Relu", "Relu6",
-               "Elu", "Selu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Neg", "Abs",
-               "Floor", "Ceil", "Round", "Rint", "Reciprocal", "Inv", "Sign", "Erf", "Erfc", "Softplus",
-               "Softsign", "LeakyRelu", "Softmax", "LogSoftmax", "LogicalNot", "Cast", "ZerosLike",
-               "OnesLike", "Cumsum", "IsFinite", "IsNan", "IsInf")
+# the catalog's one-to-one TF ops (a row's `tf`): a unary op keeps its input's shape, a binary one broadcasts
+_CATALOG_SAME = tuple(tf for tf, (ir_op, _) in TF_OPS.items() if OPS[ir_op].kind == "unary")
+_CATALOG_BROADCASTING = tuple(tf for tf, (ir_op, _) in TF_OPS.items() if OPS[ir_op].kind == "binary")
+_SAME_SHAPE = ("Identity", "StopGradient", "Snapshot", "PreventGradient", "CheckNumerics", "Erf", "Erfc",
+               "LeakyRelu", "Softmax", "LogSoftmax", "Cast", "ZerosLike", "OnesLike", "Cumsum", "Cumprod",
+               "ClipByValue")
 
 
-@shape_fn(*_SAME_SHAPE)
+@shape_fn(*_SAME_SHAPE, *_CATALOG_SAME)
 def _same(node: Node) -> list:
     return [node.dims(0)]
 
@@ -64,12 +67,10 @@ def _scalar(node: Node) -> list:
 
 # ---- elementwise -------------------------------------------------------------------------------
 
-_BROADCASTING = ("Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "DivNoNan", "TruncateDiv", "FloorDiv",
-                 "FloorMod", "Maximum", "Minimum", "Pow", "SquaredDifference", "Equal", "NotEqual",
-                 "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "SelectV2")
+_BROADCASTING = ("Mul", "Div", "Pow", "SquaredDifference", "SelectV2", "Xlogy", "Xlog1py", "Xdivy", "MulNoNan")
 
 
-@shape_fn(*_BROADCASTING)
+@shape_fn(*_BROADCASTING, *_CATALOG_BROADCASTING)
 def _broadcasting(node: Node) -> list:
     out = node.dims(0)
     for i in range(1, len(node.op.inputs)):
@@ -100,18 +101,7 @@ def _bias_add(node: Node) -> list:
     return [x]
 
 
-# ---- issue 22 part A: the rest of the elementwise math, ClipByValue, EuclideanNorm, TopK -----------------
-
-@shape_fn("Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log1p",
-          "Expm1", "Cumprod", "ClipByValue")
-def _same_math(node: Node) -> list:
-    return [node.dims(0)]
-
-
-@shape_fn("TruncateMod", "Mod", "Atan2", "Xlogy", "Xlog1py", "Xdivy", "MulNoNan")
-def _broadcasting_math(node: Node) -> list:
-    return [broadcast(node.dims(0), node.dims(1))]
-
+# ---- TopK, AccumulateN, ApproximateEqual, Bucketize, L2Loss ------------------------------------------
 
 @shape_fn("TopKV2", "TopK")
 def _top_k(node: Node) -> list:

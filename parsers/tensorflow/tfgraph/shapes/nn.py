@@ -7,7 +7,7 @@ import math
 
 from tf_convert.convert.padding.rules import output_size_1d, same_pads_1d
 
-from ..graph import ShapeError
+from ..static import ShapeError
 from .base import Dims, Node, broadcast, merge, shape_fn, show
 
 # ---- windows -----------------------------------------------------------------------------------
@@ -239,7 +239,7 @@ def _batch_matmul(node: Node) -> list:
     return [batch + [m, n]]
 
 
-# ---- issue 22 part B (shapeops) ----------------------------------------------------------------
+# ---- image patches -----------------------------------------------------------------------------
 @shape_fn("ExtractImagePatches")
 def _extract_image_patches(node: Node) -> list:
     """NHWC windows like a pool's (rates dilate them); depth kh*kw*C."""
@@ -257,7 +257,7 @@ def _extract_image_patches(node: Node) -> list:
     return [out]
 
 
-# ---- issue 23 part B: Einsum (attention, EinsumDense) -------------------------------------------------
+# ---- Einsum (attention, EinsumDense) -------------------------------------------------
 
 def _einsum_labels(term: str, rank: int, ellipsis_rank: int) -> list[str]:
     """The term's labels, "..." spelled as digits aligned from the right (the ellipsis axes broadcast)."""
@@ -286,7 +286,7 @@ def _einsum(node: Node) -> list:
     return [[size.get(label) for label in labels]]
 
 
-# ---- issue 22 part B (opsb): SparseMatMul and the fused recurrent cells ----------------------------------
+# ---- SparseMatMul and the fused recurrent cells ----------------------------------
 @shape_fn("SparseMatMul")
 def _sparse_matmul(node: Node) -> list:
     return _matmul(node)

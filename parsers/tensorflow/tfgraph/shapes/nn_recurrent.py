@@ -1,4 +1,4 @@
-"""The converter's own recurrent-layer node (issue 23): a TF While loop recognized as one LSTM/GRU/
+"""The converter's own recurrent-layer node: a TF While loop recognized as one LSTM/GRU/
 SimpleRNN cell (parsers/tensorflow/recurrent_loops.py) stands in the converter's GraphDef copy as one
 node of op RECURRENT_OP; TensorFlow never sees it (the reference run keeps the loop).
 

@@ -1,0 +1,58 @@
+"""The PyTorch handlers of the detection family: non-max suppression in plain PyTorch (TF's IoU in float32,
+its order, a greedy pass over the candidates), and the cut of a data-dependent length."""
+
+from __future__ import annotations
+
+from .contract import TABLE, Ctx, Lowered, lit
+
+
+def nms_lines(ctx: Ctx) -> list[str]:
+    """`{var}_keep` (N,): which candidate, in `{var}_order` (scores descending, lower index first on ties),
+    TF's greedy pass selects (before max_output_size)."""
+    v, (b, s) = ctx.var, ctx.args
+    n = int(ctx.in_shapes[1][0])
+    lines = [
+        f"{v}_lo = torch.minimum({b}[:, 0:2], {b}[:, 2:4])",  # (ymin, xmin): TF takes either corner order
+        f"{v}_hi = torch.maximum({b}[:, 0:2], {b}[:, 2:4])",
+        f"{v}_area = ({v}_hi[:, 0] - {v}_lo[:, 0]) * ({v}_hi[:, 1] - {v}_lo[:, 1])",
+        f"{v}_iou = torch.clamp(torch.minimum({v}_hi[:, None], {v}_hi[None]) - torch.maximum({v}_lo[:, None], "
+        f"{v}_lo[None]), min=0.0)",
+        f"{v}_iou = {v}_iou[:, :, 0] * {v}_iou[:, :, 1]",  # the intersection, y extent first as TF
+        f"{v}_iou = {v}_iou / ({v}_area[:, None] + {v}_area[None, :] - {v}_iou)",
+        f"{v}_over = ({v}_iou > {lit(float(ctx.attrs['iou_threshold']))}) & ({v}_area[:, None] > 0) "
+        f"& ({v}_area[None, :] > 0)",
+        f"{v}_order = torch.sort({s}, descending=True, stable=True).indices",
+        f"{v}_over = {v}_over[{v}_order][:, {v}_order]",
+        f"{v}_keep = ({s} > {lit(float(ctx.attrs['score_threshold']))})[{v}_order]",
+        f"for {v}_i in range(1, {n}):",  # each candidate against the ones selected before it
+        f"    {v}_keep[{v}_i] = {v}_keep[{v}_i] & ~({v}_over[{v}_i, :{v}_i] & {v}_keep[:{v}_i]).any()",
+    ]
+    return lines
+
+
+@TABLE.register("non_max_suppression")
+def non_max_suppression(ctx: Ctx) -> Lowered:
+    v, s = ctx.var, ctx.args[1]
+    limit = int(ctx.attrs["max_output_size"])
+    lines = nms_lines(ctx)
+    lines += [f"{v}_take = {v}_keep & (torch.cumsum({v}_keep.long(), 0) <= {limit})"]
+    output = ctx.attrs["output"]
+    if output == "count":
+        return Lowered(lines=lines + [f"{v} = {v}_take.sum().to(torch.int32)"])
+    # the selected go to their rank among the selected, the others to a slot past the end
+    lines.append(f"{v}_pos = torch.where({v}_take, torch.cumsum({v}_take.long(), 0) - 1, {limit})")
+    if output == "scores":
+        source, dtype = f"{s}[{v}_order]", "torch.float32"
+    else:
+        source, dtype = f"{v}_order", "torch.int64"
+    lines.append(f"{v} = torch.zeros({limit + 1}, dtype={dtype}).scatter(0, {v}_pos, {source})[:{limit}]")
+    if output == "indices":
+        lines.append(f"{v} = {v}.to(torch.int32)")
+    return Lowered(lines=lines)
+
+
+@TABLE.register("prefix")
+def prefix(ctx: Ctx) -> Lowered:
+    x, count = ctx.args
+    # a mask rather than x[:int(count)]: torch.export takes the data-dependent length of a mask's rows
+    return Lowered(lines=[f"{ctx.var} = {x}[torch.arange({int(ctx.in_shapes[0][0])}) < {count}]"])

@@ -1,0 +1,72 @@
+"""Detection heads: non-max suppression (NonMaxSuppression, V2-V5) as the IR's non_max_suppression, TF's
+greedy hard suppression with its thresholds and order. A selection TF pads to max_output_size has a fixed
+shape; one it does not pad has the data's length (parsers/tensorflow/lengths.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..context import Context, NotConvertible
+from ..lengths import mark
+from ..table import tf_op
+
+# V2 has no score threshold: TF's kernel uses the lowest float32, so every finite score is a candidate
+_LOWEST = float(np.finfo(np.float32).min)
+
+
+def _scalar(ctx: Context, op: Any, i: int, what: str) -> float:
+    t = op.inputs[i]
+    if not ctx.is_const(t):
+        raise NotConvertible(f"{what} ({t.name}) depends on the model input: it must be a constant")
+    return np.asarray(ctx.const(t)).reshape(-1)[0].item()
+
+
+def _float32(value: float) -> float:
+    return float(np.float32(value))
+
+
+@tf_op("NonMaxSuppression", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
+       "NonMaxSuppressionV5")
+def non_max_suppression(ctx: Context, op: Any) -> None:
+    boxes, scores = op.inputs[0], op.inputs[1]
+    for t in (boxes, scores):
+        if t.dtype is None or t.dtype.name != "float32":
+            raise NotConvertible(f"{op.type} of {t.dtype.name if t.dtype else 'unknown'} boxes or scores: "
+                                 "float32 only")
+    n = ctx.shape(boxes)[0]
+    limit = int(_scalar(ctx, op, 2, "max_output_size"))
+    if limit < 0:
+        raise NotConvertible(f"max_output_size {limit} < 0 (TF refuses it at run time)")
+    iou = _float32(op.get_attr("iou_threshold") if op.type == "NonMaxSuppression"
+                   else _scalar(ctx, op, 3, "iou_threshold"))
+    if not 0.0 <= iou <= 1.0:
+        raise NotConvertible(f"iou_threshold {iou} outside [0, 1] (TF refuses it at run time)")
+    score = _float32(_scalar(ctx, op, 4, "score_threshold")) if op.type in (
+        "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5") else _LOWEST
+    if op.type == "NonMaxSuppressionV5" and _scalar(ctx, op, 5, "soft_nms_sigma") != 0:
+        raise NotConvertible("soft-NMS (soft_nms_sigma > 0): its scores decay candidate by candidate and it "
+                             "re-queues them, which no target here expresses exactly; use soft_nms_sigma=0")
+    padded = op.type in ("NonMaxSuppressionV4", "NonMaxSuppressionV5") and bool(
+        op.get_attr("pad_to_max_output_size"))
+    longest = limit if padded else min(limit, n)
+    inputs = [ctx.tf_order(boxes), ctx.tf_order(scores)]
+    attrs = {"max_output_size": longest, "iou_threshold": iou, "score_threshold": score}
+
+    def emit(output: str, base: str, dtype: str) -> str:
+        shape = () if output == "count" else (longest,)
+        return ctx.emit("non_max_suppression", base, inputs, shape, {**attrs, "output": output},
+                        source_op=op.type, out_dtype=dtype)
+
+    indices = emit("indices", op.name, "int32")
+    ctx.set(op.outputs[0], indices)
+    needs_count = not padded or op.type in ("NonMaxSuppressionV4", "NonMaxSuppressionV5")
+    count = emit("count", f"{op.name}/count", "int32") if needs_count else ""
+    if op.type == "NonMaxSuppressionV5":
+        ctx.set(op.outputs[1], emit("scores", f"{op.name}/scores", "float32"))
+    if op.type in ("NonMaxSuppressionV4", "NonMaxSuppressionV5"):
+        ctx.set(op.outputs[-1], count)
+    if not padded:
+        for t in op.outputs[:2 if op.type == "NonMaxSuppressionV5" else 1]:
+            mark(ctx, t, count, longest, f"{op.type} '{op.name}'")

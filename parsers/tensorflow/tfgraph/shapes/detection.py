@@ -1,0 +1,27 @@
+"""Shapes of the detection heads' ops: non-max suppression (its selection's length is the data's unless
+it is padded to max_output_size)."""
+
+from __future__ import annotations
+
+from .base import Node, shape_fn
+
+NMS_OPS = ("NonMaxSuppression", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
+           "NonMaxSuppressionV5")
+
+
+def _padded(node: Node) -> bool:
+    return node.op.type in ("NonMaxSuppressionV4", "NonMaxSuppressionV5") and bool(
+        node.attr("pad_to_max_output_size", False))
+
+
+@shape_fn(*NMS_OPS)
+def _nms(node: Node) -> list:
+    """(selected indices[, selected scores][, valid count]): the indices' length is max_output_size when
+    padded, else unknown (it depends on the boxes and scores)."""
+    limit = node.ints(2)
+    length = limit[0] if _padded(node) and limit is not None else None
+    if node.op.type == "NonMaxSuppressionV5":
+        return [[length], [length], []]
+    if node.op.type == "NonMaxSuppressionV4":
+        return [[length], []]
+    return [[length]]

@@ -1,0 +1,223 @@
+"""Detection heads end to end: TF graphs built as detection code builds them (an SSD-style head: a conv,
+box decoding against anchors, non-max suppression, the selected boxes gathered) through the parser and
+every target's real runtime against TF. Every NMS version, padded to max_output_size and not; boxes and
+scores fed directly for the hard cases: overlapping boxes, equal scores (TF takes the lower index first; so
+does every target), every score below the threshold (an empty selection), flipped corners and empty boxes.
+
+Selected indices and counts must be equal to TF's; boxes and scores within 1e-6 (the decoding's exp and
+conv differ from TF's by an ulp; what NMS itself returns is TF's value). MXNet takes the padded forms and
+refuses a data-dependent length by name; Caffe refuses NMS by name."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from tests.support import op_breadth
+from tests.support.size_following import run_cli
+from tf_convert import emitters, parsers
+from tf_convert.app import verify
+from tf_convert.convert import passes
+from tf_convert.emitters.base import EmitOptions
+from tf_convert.parsers.base import ParseOptions
+
+tf = pytest.importorskip("tensorflow")
+TOLERANCE = 1e-6
+SIDE = 6  # the feature map: SIDE * SIDE anchors
+N_ANCHORS = SIDE * SIDE
+
+
+def _anchors() -> np.ndarray:
+    grid = np.stack(np.meshgrid(np.arange(SIDE), np.arange(SIDE), indexing="ij"), -1).reshape(-1, 2)
+    return np.concatenate([(grid + 0.5) / SIDE, np.full((N_ANCHORS, 2), 0.35)], 1).astype(np.float32)
+
+
+def _decode(x):
+    """An SSD head on a SIDE x SIDE feature map, one anchor per cell: deltas (dy, dx, dh, dw) and a score."""
+    w = np.random.default_rng(0).uniform(-0.5, 0.5, (3, 3, 3, 5)).astype(np.float32)
+    y = tf.reshape(tf.nn.conv2d(x, w, 1, "SAME"), [-1, 5])
+    a, d = _anchors(), y[:, :4] * 0.1
+    yc, xc = d[:, 0] * a[:, 2] + a[:, 0], d[:, 1] * a[:, 3] + a[:, 1]
+    h, wd = tf.exp(d[:, 2]) * a[:, 2], tf.exp(d[:, 3]) * a[:, 3]
+    return tf.stack([yc - h / 2, xc - wd / 2, yc + h / 2, xc + wd / 2], 1), tf.sigmoid(y[:, 4])
+
+
+def _nms(version: str, boxes, scores, pad: bool, limit: int = 20, iou: float = 0.4, score: float = 0.5) -> dict:
+    """name -> tensor: the version's outputs and the selected boxes and scores gathered."""
+    raw = tf.raw_ops
+    if version == "V2":
+        out = {"indices": raw.NonMaxSuppressionV2(boxes=boxes, scores=scores, max_output_size=limit,
+                                                  iou_threshold=iou)}
+    elif version == "V3":
+        out = {"indices": raw.NonMaxSuppressionV3(boxes=boxes, scores=scores, max_output_size=limit,
+                                                  iou_threshold=iou, score_threshold=score)}
+    elif version == "V4":
+        indices, valid = raw.NonMaxSuppressionV4(boxes=boxes, scores=scores, max_output_size=limit,
+                                                 iou_threshold=iou, score_threshold=score, pad_to_max_output_size=pad)
+        out = {"indices": indices, "valid": valid}
+    else:
+        indices, picked, valid = raw.NonMaxSuppressionV5(boxes=boxes, scores=scores, max_output_size=limit,
+                                                         iou_threshold=iou, score_threshold=score, soft_nms_sigma=0.0,
+                                                         pad_to_max_output_size=pad)
+        out = {"indices": indices, "scores": picked, "valid": valid}
+    out["boxes"] = tf.gather(boxes, out["indices"])
+    out["gathered"] = tf.gather(scores, out["indices"])
+    return out
+
+
+CASES = [("V2", False), ("V3", False), ("V4", False), ("V4", True), ("V5", False), ("V5", True)]
+
+
+def _frozen(path, build, inputs: dict) -> tuple[str, list[str]]:
+    """A frozen graph of `build(placeholders)` (name -> tensor); returns its path and its output tensors."""
+    graph = tf.Graph()
+    with graph.as_default():
+        ph = {n: tf.compat.v1.placeholder(tf.float32, s, name=n) for n, s in inputs.items()}
+        names = [tf.identity(t, name=name).name for name, t in build(ph).items()]
+    path.write_bytes(graph.as_graph_def().SerializeToString())
+    return str(path), names
+
+
+def _ssd(ph) -> dict:
+    boxes, scores = _decode(ph["image"])
+    return {f"{v}_{'pad' if p else 'cut'}_{k}": t for v, p in CASES for k, t in _nms(v, boxes, scores, p).items()}
+
+
+def _direct(ph) -> dict:
+    return {f"{v}_{'pad' if p else 'cut'}_{k}": t for v, p in (("V3", False), ("V4", True), ("V5", True))
+            for k, t in _nms(v, ph["boxes"], ph["scores"], p, limit=8, iou=0.5, score=0.3).items()}
+
+
+def _compare(got, want) -> float:
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape == (1,) and want.shape == ():  # MXNet 1.x returns a 0-d result as (1,)
+        got = got.reshape(())
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if want.dtype.kind in "iu":
+        return float(np.any(got != want))
+    return verify.metrics(got, want)["max_rel"]
+
+
+def _every_target(pb: str, names: list[str], input_sets: list[list[np.ndarray]], tmp_path) -> dict:
+    """target -> {output: worst error over the sets}, or {output: refusal hint} where the target refuses it."""
+    graph = passes.run_default_passes(parsers.parse(pb, ParseOptions(outputs=names)))
+    expected = [parsers.run_reference(pb, graph, inputs) for inputs in input_sets]
+    found = {}
+    for target in emitters.TARGETS:
+        taken, refused = op_breadth.target_split(graph, target)
+        found[target] = dict(refused)
+        if not taken:
+            continue
+        sub = op_breadth.trimmed(graph, taken)
+        emitter, out = emitters.get(target), tmp_path / target
+        out.mkdir()
+        emitter.emit(sub, out, EmitOptions())
+        feeds = [[inputs[graph.inputs.index(n)] for n in sub.inputs] for inputs in input_sets]
+        if target == "mxnet":  # one MXNet process for every set
+            from tf_convert.emitters.mxnet.runtime import run_many
+
+            results = run_many([(out, fed) for fed in feeds])
+        else:
+            results = [emitter.run(out, fed) for fed in feeds]
+        for actual, want in zip(results, expected):
+            for name, got in zip(sub.outputs, actual):
+                case = op_breadth.case_of(sub, name)
+                error = _compare(got, want[graph.outputs.index(name)])
+                found[target][case] = max(error, found[target].get(case, 0.0))
+    return found
+
+
+def _check(found: dict, outputs: list[str]) -> None:
+    print(json.dumps(found, indent=1))
+    cases = {name.split(":")[0] for name in outputs}
+    assert all(set(found[target]) == cases for target in emitters.TARGETS), found
+    for target in ("torch", "onnx"):
+        assert all(isinstance(e, float) and e <= TOLERANCE for e in found[target].values()), found[target]
+    for case, e in found["mxnet"].items():  # padded: exact; a data-dependent length: refused by name
+        if "_pad_" in case or case.endswith("_valid"):
+            assert isinstance(e, float) and e <= TOLERANCE, (case, e)
+        else:
+            assert isinstance(e, str) and "data" in e and "pad" in e, (case, e)
+    assert found["caffe"] and all(isinstance(e, str) for e in found["caffe"].values()), found["caffe"]
+
+
+def test_ssd_head_every_nms_version_every_target(tmp_path):
+    pb, names = _frozen(tmp_path / "ssd.pb", _ssd, {"image": [1, SIDE, SIDE, 3]})
+    # fed in the IR's layout (NCHW)
+    image = np.random.default_rng(0).standard_normal((1, 3, SIDE, SIDE)).astype(np.float32)
+    _check(_every_target(pb, names, [[image]], tmp_path), names)
+
+
+def _hard_inputs() -> list[list[np.ndarray]]:
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0, 0.5, (12, 2)).astype(np.float32)
+    clusters = np.concatenate([base, base + 0.3], 1)
+    clusters[6:] = clusters[:6] + rng.uniform(-0.02, 0.02, (6, 4)).astype(np.float32)  # near-copies overlap
+    distinct = rng.permutation(12).astype(np.float32) / 12 + 0.3
+    flipped = clusters.copy()
+    flipped[::2] = flipped[::2][:, [2, 3, 0, 1]]  # the other two corners: TF sorts them
+    flipped[3] = [0.1, 0.1, 0.1, 0.4]  # empty: IoU 0 with everything
+    return [
+        [clusters, distinct],  # overlapping boxes, distinct scores
+        [clusters, np.full(12, 0.5, np.float32)],  # every score equal: TF's order is by index
+        [clusters, np.round(distinct * 4) / 4],  # some equal, some on the threshold
+        [clusters, distinct - 0.7],  # every score below the threshold: nothing selected
+        [flipped, distinct],
+    ]
+
+
+def test_overlaps_ties_and_empty_selections_every_target(tmp_path):
+    pb, names = _frozen(tmp_path / "nms.pb", _direct, {"boxes": [12, 4], "scores": [12]})
+    _check(_every_target(pb, names, _hard_inputs(), tmp_path), names)
+
+
+@pytest.mark.slow  # two CLI runs, one with TF's reference child (make test-detect-audio)
+@pytest.mark.skipif(not os.environ.get("CONVERT_HEADS_FULL"), reason="CONVERT_HEADS_FULL=1 (make test-detect-audio)")
+def test_cli_declares_and_verifies_a_data_dependent_length(tmp_path):
+    def build(ph):
+        boxes, scores = _decode(ph["image"])
+        return {"selected": _nms("V3", boxes, scores, False)["boxes"]}
+
+    pb, _ = _frozen(tmp_path / "head.pb", build, {"image": [1, SIDE, SIDE, 3]})
+    out = tmp_path / "out"
+    run = run_cli("tf2onnx", pb, "-o", str(out), "--verify", "--outputs", "selected")
+    assert run.returncode == 0, run.stderr + run.stdout
+    doc = json.loads((out / "conversion.json").read_text())
+    (output,) = doc["outputs"]
+    assert output["length"] == {"axis": 0, "depends_on_data": True, "at_most": 20}
+    assert doc["verify"]["passed"]
+    import onnx
+
+    dim = onnx.load(str(out / "model.onnx")).graph.output[0].type.tensor_type.shape.dim[0]
+    assert dim.dim_param and not dim.dim_value
+    mx = run_cli("tf2mxnet", pb, "-o", str(tmp_path / "mx"), "--outputs", "selected")
+    assert mx.returncode == 3 and "pad_to_max_output_size" in mx.stderr, mx.stderr
+
+
+# case -> (build(boxes, scores), words of the parser's refusal): what has no exact form is refused by name
+REFUSALS = {
+    "soft_nms": (lambda b, s: tf.raw_ops.NonMaxSuppressionV5(
+        boxes=b, scores=s, max_output_size=5, iou_threshold=0.5, score_threshold=0.0, soft_nms_sigma=0.5)[0],
+        "soft-NMS"),
+    "sum_of_a_selection": (lambda b, s: tf.reduce_sum(tf.gather(s, tf.image.non_max_suppression(b, s, 5))),
+                           "depends on the data"),
+    "runtime_threshold": (lambda b, s: tf.image.non_max_suppression(b, s, 5, iou_threshold=tf.reduce_max(s)),
+                          "must be a constant"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSALS))
+def test_refused_by_name(case, tmp_path):
+    from tf_convert.convert.errors import UnsupportedError
+
+    build, words = REFUSALS[case]
+    pb, names = _frozen(tmp_path / "m.pb", lambda ph: {"out": build(ph["boxes"], ph["scores"])},
+                        {"boxes": [6, 4], "scores": [6]})
+    with pytest.raises(UnsupportedError) as err:
+        parsers.parse(pb, ParseOptions(outputs=names))
+    assert err.value.exit_code == 3 and words in str(err.value), str(err.value)
