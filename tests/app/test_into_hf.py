@@ -279,6 +279,13 @@ def test_convnext_layer_scale_into_convnext_model(tmp_path):
     check_convnext(doc, 4)
     print(f"\nKeras ConvNeXt (reduced) -> ConvNextModel: {doc['verify']['sizes']}, in process {error:.2e}")
     assert error < 1e-5
+    with pytest.raises(ConvertError) as failure:  # no layer scale in the module: refused, not read through
+        convert.into(tmp_path / "convnext.keras", "transformers:ConvNextModel", tmp_path / "none",
+                     kwargs={**CONVNEXT, "image_size": 64, "layer_scale_init_value": 0.0})
+    assert failure.value.exit_code == 3 and str(failure.value).startswith(
+        "module path 'encoder.stages.0.layers.0.pwconv2': its output is multiplied per channel by nothing where TF "
+        "multiplies 'convnext_mini_stage_0_block_0_pointwise_conv_2' by 'convnext_mini_stage_0_block_0_layer_scale'"
+    ), str(failure.value)
 
 
 @pytest.mark.slow
