@@ -113,8 +113,11 @@ def _state_dict(model, values: dict[str, np.ndarray]):
     import torch
 
     state = model.state_dict()
+    tied = _tied(model, values)
     result = {}
     for key, current in state.items():
+        if key not in values and key in tied:  # one tensor under two names (a head tied to the embeddings)
+            values[key] = values[tied[key]]
         if key in values:
             value = values[key]
             if tuple(value.shape) != tuple(current.shape):
@@ -127,6 +130,16 @@ def _state_dict(model, values: dict[str, np.ndarray]):
             raise ArchitectureMismatch(f"module parameter '{key}' has no partner in the TF graph; "
                                        f"pin its layer with --map if the pairing is ambiguous")
     return result
+
+
+def _tied(model, values: dict[str, np.ndarray]) -> dict[str, str]:
+    """{parameter key: the key of the same tensor that TF fills} for tied parameters (BertForPreTraining's
+    `cls.predictions.bias` is its decoder's bias): one tensor, so one TF value under both names."""
+    named: dict[int, list[str]] = {}
+    for key, p in model.named_parameters(remove_duplicate=False):
+        named.setdefault(id(p), []).append(key)
+    return {key: filled for keys in named.values() for filled in keys if filled in values
+            for key in keys if key != filled}
 
 
 # A volume stays (N, D, H, W, C) in the IR (only rank-4 tensors change layout); the module takes NCDHW.
@@ -201,6 +214,17 @@ def _random_inputs(graph, shapes: dict[str, tuple[int, ...]] | None, seed: int) 
         inputs.append(rng.integers(*ids, dims[n]).astype(graph.tensors[n].dtype) if ids is not None
                       else rng.standard_normal(dims[n]).astype(np.float32))
     return inputs
+
+
+def _check_factors(pairs: list[tuple[layers.Layer, layers.Layer]]) -> None:
+    """Each per-channel factor on one side (a layer scale) has one on the other, after the same layer."""
+    for t, i in pairs:
+        if len(t.factors) != len(i.factors):
+            mine = ", ".join(f"'{key}'" for key, _ in t.factors) or "nothing"
+            theirs = ", ".join(f"'{name}'" for name, _ in i.factors) or "nothing"
+            raise ArchitectureMismatch(
+                f"{layers.named(t.label)}: its output is multiplied per channel by {mine} where TF multiplies "
+                f"'{i.id}' by {theirs} (a layer scale on one side only); make the module scale as TF does")
 
 
 def _check_input_order(module_inputs: list[str], graph, paired: dict[str, str]) -> None:
@@ -306,6 +330,10 @@ def run(req: IntoRequest) -> dict[str, Any]:
     if any(images) and len(graph.inputs) != 1:
         raise ArchitectureMismatch("--into maps models with one image input (N, C, H, W) or volume (N, C, D, H, W), "
                                    f"or token inputs; this one has {[graph.shape(n) for n in graph.inputs]}")
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    import torch  # noqa: F401 - timed apart: running the user's module needs torch, tf2torch does not
+    seconds["import_torch"] = round(time.perf_counter() - t0, 3)
+    seconds["import_torch_cpu"] = round(time.process_time() - cpu0, 3)
     t0 = time.perf_counter()
     shape = [(module_shape(graph.shape(n)), graph.tensors[n].dtype) for n in graph.inputs]
     built = trace.build(req.target, req.kwargs, shape)
@@ -322,6 +350,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
     pairs = [(module_layers.layers[t], ir_layers.layers[i]) for t, i in paired.items()]
     order = list(module_layers.layers)
     pairs.sort(key=lambda p: order.index(p[0].id))
+    _check_factors(pairs)
     biases = transforms.bias_folds(pairs, module_layers.layers, ir_layers.layers)
     values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source), biases)
     state = _state_dict(model, values)
