@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from tf_convert.app import interrupts
 from tf_convert.convert.errors import MissingDependency
+from tf_convert.parsers import KERAS_KINDS, TFLITE_KINDS
 
 DIST = "tf-convert"  # pyproject.toml [project] name
 
@@ -69,7 +70,6 @@ def needs(target: str, *, verify: bool = False, kind: str | None = None, write: 
 
 def reference_needs(kind: str | None = None) -> list[Need]:
     """What TensorFlow's reference run of a source of `kind` imports."""
-    from tf_convert.parsers import KERAS_KINDS, TFLITE_KINDS
 
     if kind in TFLITE_KINDS:
         return [TFLITE_REFERENCE]

@@ -21,19 +21,19 @@ from typing import Any
 
 import numpy as np
 
-from tf_convert.convert.errors import ConvertError, UsageError, VerifyError
+from tf_convert import parsers
+from tf_convert.convert.errors import ConvertError, MissingDependency, UsageError, VerifyError
+from tf_convert.convert.ir import lazy
+from tf_convert.convert.ir.index import GraphIndex
+from tf_convert.convert.padding.sizes import size_bound
+from tf_convert.convert.passes import DEFAULT_PASSES, fold_affine_into_conv, fold_bias_into_conv
+from tf_convert.emitters.torch.state_file import save_state_dict
+from tf_convert.parsers.tensorflow.bundle import Bundle
 
-from . import fixpads, layers, match, preprocessing, semantics, trace, transforms
-
-
-class ArchitectureMismatch(ConvertError):
-    """The module's layers cannot hold the TF graph's weights (exit 3, like an unsupported graph)."""
-
-    exit_code = 3
-
-
-class SemanticsMismatch(VerifyError):
-    """The weights fit but the module computes something else (padding, epsilon, ...): exit 4."""
+from .. import __version__, outdir, pipeline, report, token_inputs, verify
+from . import fixpads, layerdiff, layers, match, preprocessing, semantics, trace, transforms
+from .mismatch import ArchitectureMismatch, SemanticsMismatch
+from .record import flat_outputs
 
 
 @dataclass
@@ -56,11 +56,6 @@ class IntoRequest:
 
 def into_passes() -> list:
     """The default passes with batch norm kept (only a bias folds into its conv)."""
-    from tf_convert.convert.passes import (
-        DEFAULT_PASSES,
-        fold_affine_into_conv,
-        fold_bias_into_conv,
-    )
 
     return [fold_bias_into_conv if p is fold_affine_into_conv else p for p in DEFAULT_PASSES]
 
@@ -93,7 +88,6 @@ def _pins(pins: dict[str, str], module: layers.LayerGraph, ir: layers.LayerGraph
 
 def _flattened(graph) -> set[str]:
     """IR linear layers fed by a flatten of a spatial map (their rows were permuted NHWC -> NCHW)."""
-    from tf_convert.convert.ir.index import GraphIndex
 
     index, found = GraphIndex(graph), set()
     for node in graph.nodes:
@@ -158,8 +152,6 @@ def _run_torch(model, inputs: list[np.ndarray], feed: preprocessing.Feed | None 
     gives them: a ModelOutput's fields, a tuple's indices) in TF's output order, or every tensor output."""
     import torch
 
-    from .record import flat_outputs
-
     with torch.no_grad():
         if feed is not None:
             inputs = [feed.module_input(x) for x in inputs]
@@ -196,7 +188,6 @@ def _paired_outputs(module_layers: layers.LayerGraph, names: list[str], ir_layer
 
 def _reference(source, graph, shapes: dict[str, tuple[int, ...]] | None, seed: int):
     """(inputs, TF's outputs) on a random input (the conversion's size when `shapes` is None)."""
-    from tf_convert import parsers
 
     inputs = _random_inputs(graph, shapes, seed)
     return inputs, parsers.run_reference(source, graph, inputs)
@@ -204,7 +195,6 @@ def _reference(source, graph, shapes: dict[str, tuple[int, ...]] | None, seed: i
 
 def _random_inputs(graph, shapes: dict[str, tuple[int, ...]] | None, seed: int) -> list[np.ndarray]:
     """Standard normal; token ids and masks whole numbers in their valid range (as verify feeds them)."""
-    from .. import token_inputs
 
     rng = np.random.default_rng(seed)
     dims = shapes or {n: graph.shape(n) for n in graph.inputs}
@@ -243,7 +233,6 @@ def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, 
     """(the whole table, its TF name) for module embedding `t` of constant ids (positions) paired with
     the constant TF adds: its first rows only (TF1 BERT slices the table to the sequence length, and the
     slice folds); the rest are read from the checkpoint's variable that starts with those rows."""
-    from tf_convert.convert.ir import lazy
 
     rows, width = t.attrs["weight"]
     known = np.asarray(lazy.materialize(i.node.params["value"]), np.float32).reshape(-1, width)
@@ -262,7 +251,6 @@ def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, 
 
 def _checkpoint(source):
     """The TF1 checkpoint bundle behind `source`, or None."""
-    from tf_convert.parsers.tensorflow.bundle import Bundle
 
     path = Path(str(source.path))
     for prefix in (path, path.with_suffix("")):
@@ -273,7 +261,6 @@ def _checkpoint(source):
 
 def _compare(model, inputs: list[np.ndarray], expected: list[np.ndarray], feed: preprocessing.Feed | None = None
              ) -> dict[str, Any]:
-    from .. import verify
 
     got = _run_torch(model, inputs, feed)
     worst = max((verify.metrics(a, e) for a, e in zip(got, expected)), key=lambda m: m["max_rel"])
@@ -298,7 +285,6 @@ def _fixed_model(model, pads_py: Path, state):
 
 
 def _other_shapes(graph) -> dict[str, tuple[int, ...]] | None:
-    from tf_convert.convert.padding.sizes import size_bound
 
     if len(graph.inputs) != 1 or len(graph.shape(graph.inputs[0])) != 4 or size_bound(graph):
         return None
@@ -314,10 +300,6 @@ def _loaded(model, state):
 
 def run(req: IntoRequest) -> dict[str, Any]:
     """The whole --into conversion; returns the conversion.json document (with `out`)."""
-    from tf_convert import parsers
-    from tf_convert.emitters.torch.state_file import save_state_dict
-
-    from .. import __version__, outdir, pipeline, report
 
     started = time.perf_counter()
     source = parsers.open_source(req.source)
@@ -395,8 +377,6 @@ def run(req: IntoRequest) -> dict[str, Any]:
             verified = _verify(runnable, source, graph, req.rtol, req.seed, feed,
                                other_size=not size_bound)
             if req.layers:
-                from . import layerdiff
-
                 inputs = _random_inputs(graph, None, req.seed)
                 verified["layers"] = layerdiff.rows(runnable, source, graph, pairs, inputs, req.rtol)
             seconds["verify"] = round(time.perf_counter() - t1, 3)
@@ -442,7 +422,6 @@ def _measure_findings(model, state, source, graph, seed: int, subject, findings,
                       feed: preprocessing.Feed):
     """{"as_is": error of the module as it is, "first": error with every other fixable difference fixed
     (what `subject` alone causes)}; {} when TensorFlow cannot run here."""
-    from tf_convert.convert.errors import MissingDependency
 
     other = _other_shapes(graph)
     shapes = {n: (1, *shape[1:]) for n, shape in other.items()} if subject.at_other_size and other else None

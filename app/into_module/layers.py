@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from tf_convert.convert.ir import Graph, Node, lazy
+from tf_convert.convert.ir.index import GraphIndex
 
 COMMUTATIVE = frozenset({"add", "mul"})
 
@@ -216,7 +217,6 @@ def _zero_spatial_pads(node: Node) -> tuple[int, int, int, int] | None:
 def _pads_before_max_pools(graph: Graph) -> dict[str, str]:
     """{pad node: its output} for TF's ZeroPadding2D + VALID max pool on a ReLU's output (Keras ResNet's stem):
     the same window maximum as a max pool with those pads, which is how a PyTorch module writes it."""
-    from tf_convert.convert.ir.index import GraphIndex
 
     index, found = GraphIndex(graph), {}
     for node in graph.nodes:

@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tf_convert.convert.errors import UsageError
+from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 
 from . import record
 from .layers import Layer, LayerGraph
+from .mismatch import ArchitectureMismatch
 
 
 class Built(NamedTuple):
@@ -174,8 +175,6 @@ def trace(model, shape):
         return [torch.zeros((batch, *s[1:]) if batch is not None else s, dtype=getattr(torch, d)) for s, d in specs]
 
     def failure(where, _shapes, exc):
-        from . import ArchitectureMismatch
-
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
         place = f"module path '{where}'" if where else f"{type(model).__name__}.forward"
         return ArchitectureMismatch(f"{place} fails at the source's input shape {shown}: {type(exc).__name__}: "
@@ -469,7 +468,6 @@ def _attention_layers(path: str, m, ins: list[str], n) -> tuple[dict[str, Layer]
     """nn.MultiheadAttention as what it computes, in the layers TF's attention has: three projections (rows of
     the fused in_proj_weight, `fused` says which), the scaled product, softmax, the product with the values
     and out_proj. ({layer id: layer}, {result index: layer id}: the output, and the weights when returned)."""
-    from tf_convert.convert.errors import Unsupported, UnsupportedError
 
     if not m._qkv_same_embed_dim or len(ins) < 3 or n.kwargs:
         why = "kdim/vdim differ from embed_dim" if not m._qkv_same_embed_dim else "query, key, value not all given"
