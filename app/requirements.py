@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from tf_convert.app import interrupts
 from tf_convert.convert.errors import MissingDependency
+from tf_convert.parsers import KERAS_KINDS, TFLITE_KINDS
 
 DIST = "tf-convert"  # pyproject.toml [project] name
 
@@ -79,7 +80,6 @@ def needs(target: str, *, verify: bool = False, kind: str | None = None, write: 
 
 def reference_needs(kind: str | None = None) -> list[Need]:
     """What TensorFlow's reference run of a source of `kind` imports."""
-    from tf_convert.parsers import KERAS_KINDS, TFLITE_KINDS
 
     if kind in TFLITE_KINDS:
         return [TFLITE_REFERENCE]
@@ -90,7 +90,7 @@ def check(target: str, *, verify: bool = False, kind: str | None = None, write: 
           reference: bool = True) -> None:
     """Raise MissingDependency (exit 2) for the first need (see `needs`) that does not import.
     `reference=False`: TensorFlow is left to the reference child (importing it here would cost seconds
-    and its memory beside the child's, issue 25)."""
+    and its memory beside the child's)."""
     for need in needs(target, verify=verify, kind=kind, write=write, reference=reference):
         reason = missing(need)
         if reason is not None:

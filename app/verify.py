@@ -82,9 +82,9 @@ def verify(
     model is also compared at two other sizes (other_sizes), TF re-run at them: `sizes` in the result.
     `sensitivity` says whether each output moves when the input's last row and column change (and, if
     not, when the whole input changes): `warnings` when it does not. Every input set is drawn first and
-    TF asked for all of them in one call (issue 25): one child process for a large source. `target_first`:
+    TF asked for all of them in one call: one child process for a large source. `target_first`:
     before TF's outcomes are read, the target runs the sets it is compared on when TF refuses none, so that
-    its run overlaps a reference child's (a small source's: its memory is no issue, issue 25); its failure
+    its run overlaps a reference child's (a small source's: its memory is no issue); its failure
     is raised only after TF's own on the main set, as in the usual order."""
     references = run_references or (_one_by_one(run_reference) if run_reference
                                     else reference_process.run_references)  # one child for a large source
