@@ -28,12 +28,13 @@ class Need:
     module: str  # what gets imported
     extra: str  # pip install 'tf-convert[extra]'
     why: str  # the start of the message: what needs it
+    instead: tuple[str, ...] = ()  # modules that serve as well when `module` does not import
 
 
 REFERENCE = Need("tensorflow", "verify", "verification runs TensorFlow on the source as the reference")
 KERAS_REFERENCE = Need("keras", "verify", "verification runs the Keras model itself (Keras on TensorFlow)")
 TFLITE_REFERENCE = Need("tensorflow", "verify", "verification runs the .tflite file in TFLite's interpreter "
-                        "(TensorFlow's tf.lite)")
+                        "(TensorFlow's tf.lite, or ai-edge-litert's)", instead=("ai_edge_litert.interpreter",))
 
 WRITE = {  # tf2torch, tf2caffe and tf2mxnet write with the base install (numpy, protobuf)
     "onnx": (Need("onnx", "onnx", "tf2onnx builds model.onnx with the onnx package"),),
@@ -46,13 +47,22 @@ RUN = {  # the runtime a check loads the converted model in (MXNet's lives in it
 
 
 def missing(need: Need) -> str | None:
-    """None when `need.module` imports, else the one-line reason it does not."""
+    """None when `need.module` (or one of `need.instead`) imports, else the one-line reason it does not."""
+    detail = _import_failure(need.module)
+    if detail is None or any(_import_failure(m) is None for m in need.instead):
+        return None
+    names = " nor ".join((need.module, *need.instead))
+    return (f"{need.why}, but {'neither ' if need.instead else ''}{names} can be imported ({detail}): "
+            f"pip install '{DIST}[{need.extra}]'")
+
+
+def _import_failure(module: str) -> str | None:
+    """None when `module` imports, else the first line of why not."""
     try:
         with interrupts.deferred():  # a signal during a framework's import ends the run after it
-            importlib.import_module(need.module)
+            importlib.import_module(module)
     except Exception as exc:  # noqa: BLE001 - ImportError, or a broken install failing at import
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return f"{need.why}, but {need.module} cannot be imported ({detail}): pip install '{DIST}[{need.extra}]'"
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return None
 
 
