@@ -1,4 +1,4 @@
-"""`make bench-into`: issue 24's goal -- mapping a ~100 MB checkpoint into a PyTorch module the user already
+"""`make bench-into`: the goal -- mapping a ~100 MB checkpoint into a PyTorch module the user already
 has (`convert tf2torch --into`) takes no longer than converting it with `convert tf2torch`.
 
     python -m bench.into [--cache DIR] [--runs 3]
