@@ -54,7 +54,7 @@ def _quiet_frameworks() -> None:
 
 def _idle_threads_sleep() -> None:
     """torch's OpenMP threads sleep between parallel regions instead of spinning (read when torch loads):
-    a spinning thread burns a core the TF reference child or another process needs (issue 25: a 2.64 GB
+    a spinning thread burns a core the TF reference child or another process needs (a 2.64 GB
     --verify's three torch runs took 12.8 CPU s spinning, 7.8 CPU s sleeping, on 2 shared cores)."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 

@@ -125,7 +125,7 @@ def _ignore_more() -> None:
 def exit_now(code: int | str | None) -> None:
     """End this process with `code` (SystemExit's: None is 0) once stdout and stderr are flushed, skipping
     Python's teardown: everything is written and closed by then, and unloading TF, Keras or torch module by
-    module took 0.4-1 s of every run (issue 25); the kernel frees the memory at once. For a process that has
+    module took 0.4-1 s of every run; the kernel frees the memory at once. For a process that has
     nothing left to do (the `convert` program after its command, the reference child after its answer)."""
     import os
     import sys

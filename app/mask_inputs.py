@@ -1,4 +1,4 @@
-"""Masked steps for --verify (issue 23): random inputs almost never hold a Keras mask value (random
+"""Masked steps for --verify: random inputs almost never hold a Keras mask value (random
 normal features are never exactly Masking's mask_value; random ids are 0 only by chance), so the
 mask would go unexercised. An input whose values the IR compares with a constant (`not_equal`, as
 Masking, Embedding(mask_zero=True) and Keras 3's NotEqual build the step mask) gets that constant

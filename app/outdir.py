@@ -1,6 +1,6 @@
 """Where a conversion may write, and how its output lands there without ever losing a user's file.
 
-Rules (issue 16):
+Rules:
 - OUT may not be, contain or sit inside the source; it may not be the current directory or one of its
   parents; no part of its path may be a regular file.
 - An existing OUT is replaced only with --force, and only when it is a previous output of this tool
@@ -10,7 +10,7 @@ Rules (issue 16):
   aside and deletes it only once the new one is in place.
 - A later run removes the temp directories of processes that no longer exist.
 - Durable: every file and directory of the result is fsynced before the rename, and OUT's parent after
-  it, so once `convert` exits 0 the output survives a power cut whole or not at all (issue 25; the big
+  it, so once `convert` exits 0 the output survives a power cut whole or not at all (the big
   weight files are written around the page cache and fsynced as they close: convert/direct_file.py).
 """
 

@@ -1,7 +1,7 @@
 """TensorFlow's reference run, in a child process when the source is large or the CLI converts once.
 
 TF keeps what its allocator took after the session closes: run in the converting process, the reference
-and the target runtime would each hold every weight at once (2.2x the model in RAM, issue 25). A child
+and the target runtime would each hold every weight at once (2.2x the model in RAM). A child
 returns all of TF's memory to the system before the target runs. Through the API small sources stay in
 process: a child costs a TensorFlow import (seconds), and tests and `convert batch` verify hundreds of small
 models in one process; the CLI converts once, and there the child's import runs beside the conversion.
@@ -13,7 +13,7 @@ parent raises again as the same class: a TF failure is the same exit code whiche
 
 One verification asks for several input sets (its size, other sizes, sensitivity probes): run_references
 takes them all at once, so TF is imported and the graph read once per verification, not once per set
-(issue 25: 39.5 s of a 2.64 GB checkpoint's --verify was mostly re-started children).
+(39.5 s of a 2.64 GB checkpoint's --verify was mostly re-started children).
 
 start_references starts that child without waiting for it, so TF's import and run overlap the model's
 write; TF reads its weights a few at a time there (parsers/tensorflow/weight_stream.py), so the two fit in
@@ -165,7 +165,7 @@ def all_sets(path: str | Path, graph: Graph, input_sets: list[list[np.ndarray]])
 
 
 def children_started() -> int:
-    """How many reference children this process has started (issue 25: one per verification)."""
+    """How many reference children this process has started (one per verification)."""
     return _children_started
 
 
@@ -281,7 +281,7 @@ _ENDING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 # A child with several input sets runs one graph copy per set in one session: the copies give TF's executor
-# ops to run side by side, so each op gets one thread (issue 25, 2.64 GB, 5 sets: 7.1-7.3 CPU s instead of
+# ops to run side by side, so each op gets one thread (2.64 GB, 5 sets: 7.1-7.3 CPU s instead of
 # 8.0-8.2, and less wall, on 2 cores that the converting process shares); the user's own settings win.
 SIDE_BY_SIDE_THREADS = {"TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "2"}
 

@@ -1,5 +1,5 @@
 """TensorFlow's reference outputs kept on disk between `convert` runs, so that converting one model to four
-targets, or converting it again, runs TensorFlow once (issue 25: TF's import and a Keras load are most of a
+targets, or converting it again, runs TensorFlow once (TF's import and a Keras load are most of a
 small model's --verify, and they give the same outputs every time).
 
 An entry is TF's outputs for one input set. Its key holds everything those outputs depend on:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from tf_convert.app import interrupts
 from tf_convert.convert.errors import MissingDependency
+from tf_convert.parsers import KERAS_KINDS, TFLITE_KINDS
 
 DIST = "tf-convert"  # pyproject.toml [project] name
 
@@ -27,12 +28,13 @@ class Need:
     module: str  # what gets imported
     extra: str  # pip install 'tf-convert[extra]'
     why: str  # the start of the message: what needs it
+    instead: tuple[str, ...] = ()  # modules that serve as well when `module` does not import
 
 
 REFERENCE = Need("tensorflow", "verify", "verification runs TensorFlow on the source as the reference")
 KERAS_REFERENCE = Need("keras", "verify", "verification runs the Keras model itself (Keras on TensorFlow)")
 TFLITE_REFERENCE = Need("tensorflow", "verify", "verification runs the .tflite file in TFLite's interpreter "
-                        "(TensorFlow's tf.lite)")
+                        "(TensorFlow's tf.lite, or ai-edge-litert's)", instead=("ai_edge_litert.interpreter",))
 
 WRITE = {  # tf2torch, tf2caffe and tf2mxnet write with the base install (numpy, protobuf)
     "onnx": (Need("onnx", "onnx", "tf2onnx builds model.onnx with the onnx package"),),
@@ -45,13 +47,22 @@ RUN = {  # the runtime a check loads the converted model in (MXNet's lives in it
 
 
 def missing(need: Need) -> str | None:
-    """None when `need.module` imports, else the one-line reason it does not."""
+    """None when `need.module` (or one of `need.instead`) imports, else the one-line reason it does not."""
+    detail = _import_failure(need.module)
+    if detail is None or any(_import_failure(m) is None for m in need.instead):
+        return None
+    names = " nor ".join((need.module, *need.instead))
+    return (f"{need.why}, but {'neither ' if need.instead else ''}{names} can be imported ({detail}): "
+            f"pip install '{DIST}[{need.extra}]'")
+
+
+def _import_failure(module: str) -> str | None:
+    """None when `module` imports, else the first line of why not."""
     try:
         with interrupts.deferred():  # a signal during a framework's import ends the run after it
-            importlib.import_module(need.module)
+            importlib.import_module(module)
     except Exception as exc:  # noqa: BLE001 - ImportError, or a broken install failing at import
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return f"{need.why}, but {need.module} cannot be imported ({detail}): pip install '{DIST}[{need.extra}]'"
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return None
 
 
@@ -69,7 +80,6 @@ def needs(target: str, *, verify: bool = False, kind: str | None = None, write: 
 
 def reference_needs(kind: str | None = None) -> list[Need]:
     """What TensorFlow's reference run of a source of `kind` imports."""
-    from tf_convert.parsers import KERAS_KINDS, TFLITE_KINDS
 
     if kind in TFLITE_KINDS:
         return [TFLITE_REFERENCE]
@@ -80,7 +90,7 @@ def check(target: str, *, verify: bool = False, kind: str | None = None, write: 
           reference: bool = True) -> None:
     """Raise MissingDependency (exit 2) for the first need (see `needs`) that does not import.
     `reference=False`: TensorFlow is left to the reference child (importing it here would cost seconds
-    and its memory beside the child's, issue 25)."""
+    and its memory beside the child's)."""
     for need in needs(target, verify=verify, kind=kind, write=write, reference=reference):
         reason = missing(need)
         if reason is not None:

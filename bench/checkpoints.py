@@ -1,4 +1,4 @@
-"""Synthetic TF1 training-style checkpoints of a chosen size, built in bounded memory (issue 12's bench).
+"""Synthetic TF1 training-style checkpoints of a chosen size, built in bounded memory (the bench).
 
     python -m bench.checkpoints PREFIX --convs N [--channels 1024] [--check]
     python -m bench.checkpoints sign PREFIX DEST_DIR   # DEST_DIR/model.ckpt: same data, .meta with a signature
@@ -33,7 +33,7 @@ VERSION = 2  # bump when the graph or the values a build produces change
 
 def conv_count(gigabytes: float, channels: int = 1024) -> int:
     """The most 3x3xCxC float32 convolutions whose checkpoint still reads `gigabytes` (10^9 bytes) to one
-    decimal: 2.6 -> 70 convs (2.64 GB), as in issue 12's table."""
+    decimal: 2.6 -> 70 convs (2.64 GB), as in the table."""
     return max(3, int((gigabytes + 0.05) * 1e9 // (9 * channels * channels * 4)))
 
 

@@ -1,4 +1,4 @@
-"""`make bench-ckpt`: issue 12's checkpoint benchmarks -- wall time and peak RSS of `convert` on TF1
+"""`make bench-ckpt`: the checkpoint benchmarks -- wall time and peak RSS of `convert` on TF1
 checkpoints (synthetic ones of 0.1 to 6 GB, VGG16, ResNet50, MobileNetV2) and a SavedModel, beside the
 naive floor (bench/naive_floor.py) and OpenVINO's `ovc` measured in the same run; exactness of the big
 conversions against TF; the issue's goals as PASS/FAIL lines.
@@ -31,7 +31,7 @@ from bench import checkpoints, launch
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-# every --verify row runs TensorFlow (issue 25's goal is the check from nothing): no reference store; its warm
+# every --verify row runs TensorFlow (the goal is the check from nothing): no reference store; its warm
 # figures are bench.cli_latency's
 os.environ["TF_CONVERT_CACHE_DIR"] = "off"
 
@@ -185,7 +185,7 @@ def synthetic_checkpoint(bench: Bench, size: float) -> tuple[Path, int, float]:
 
 
 def verify_rows(bench: Bench, sizes: list[float], targets: list[str]) -> list[dict[str, Any]]:
-    """Issue 25: `convert tf2X --verify` beside TF's own run of the same graph from the same files
+    """`convert tf2X --verify` beside TF's own run of the same graph from the same files
     (bench/exactness.py reference: restore the .meta's Saver, run once on the same input)."""
     table = []
     for size in sizes:
@@ -231,7 +231,7 @@ def synthetic(bench: Bench, sizes: list[float], targets: list[str]) -> list[dict
 
 
 def disk_rows(bench: Bench, size: float, targets: list[str], repeats: int) -> dict[str, Any]:
-    """Issue 25: each conversion of the `size` GB checkpoint beside a durable write of the same bytes
+    """Each conversion of the `size` GB checkpoint beside a durable write of the same bytes
     (`dd bs=16M conv=fdatasync` of the data shard), interleaved, `repeats` rounds; the fastest of each."""
     prefix, _, _ = synthetic_checkpoint(bench, size)
     nbytes = checkpoints.files_bytes(prefix)
@@ -255,7 +255,7 @@ def disk_rows(bench: Bench, size: float, targets: list[str], repeats: int) -> di
 
 
 def disk_goals(report: dict[str, Any]) -> list[str]:
-    """Issue 25: wall <= 1.25x the durable write of the same bytes, peak RSS <= 0.4 GB."""
+    """Wall <= 1.25x the durable write of the same bytes, peak RSS <= 0.4 GB."""
     disk = report["disk"]
     dd = disk["fastest"]["dd"]
     lines = []
@@ -323,7 +323,7 @@ def exact_cell(row: dict[str, Any] | None) -> str:
 
 
 def goals(report: dict[str, Any]) -> list[str]:
-    """Issue 12's goals as PASS/FAIL lines (a goal whose measurement is missing is SKIP)."""
+    """The goals as PASS/FAIL lines (a goal whose measurement is missing is SKIP)."""
     lines = []
 
     def check(name: str, ok: bool | None, detail: str) -> None:
@@ -366,7 +366,7 @@ def verify_cell(row: dict[str, Any] | None) -> str:
 
 
 def verify_goals(report: dict[str, Any]) -> list[str]:
-    """Issue 25's --verify goals: peak RSS <= 1.3x the checkpoint, wall <= 2x TF's own run."""
+    """The --verify goals: peak RSS <= 1.3x the checkpoint, wall <= 2x TF's own run."""
     lines = []
     for e in report["verify"]:
         for target in report["verify_targets"]:
@@ -391,7 +391,7 @@ def render(report: dict[str, Any]) -> str:
           f"{report['when']}, {report['cores']} cores, git {report['git']}; wall seconds / peak RSS of the whole "
           "process (GB = 2^30 bytes; CPU = user + system seconds, steadier than wall on a shared machine), "
           "no `--verify`; naive floor = bench/naive_floor.py (TF + torch, read all, transpose, torch.save).", "",
-          "## (a) issue 12's table", "",
+          "## (a) wall time and peak RSS per checkpoint", "",
           "| conversion | naive floor | OpenVINO `ovc` | `convert` |", "|---|---|---|---|"]
     rows = [(label, z[label]) for label in ("ResNet50 TF1 ckpt -> torch", "VGG16 TF1 ckpt -> torch",
                                             "VGG16 TF1 ckpt -> onnx") if label in z]
@@ -414,7 +414,7 @@ def render(report: dict[str, Any]) -> str:
                 cells.append(cell(row) + (f" [{exact_cell(row)}]" if exact_cell(row) else ""))
             md.append(f"| {e['size_gb']} GB | {e['largest_mib']} MiB | " + " | ".join(cells) + " |")
     if report.get("verify"):
-        md += ["", f"## (d) `--verify` (issue 25; input {INPUT_SHAPE}; peak = max RSS of the process and its children, "
+        md += ["", f"## (d) `--verify` (input {INPUT_SHAPE}; peak = max RSS of the process and its children, "
                "tree = parent + children sampled together every 0.1 s)", "",
                "| checkpoint | TF's own run | "
                + " | ".join(f"convert tf2{t} --verify" for t in report["verify_targets"]) + " |",
@@ -425,7 +425,7 @@ def render(report: dict[str, Any]) -> str:
         md += ["", *verify_goals(report)]
     if report.get("disk"):
         disk = report["disk"]
-        md += ["", f"## (e) at the disk's speed (issue 25; {disk['size_gb']} GB, fastest of {disk['repeats']} "
+        md += ["", f"## (e) at the disk's speed ({disk['size_gb']} GB, fastest of {disk['repeats']} "
                "interleaved runs each; all runs in seconds in brackets)", "",
                "| command | fastest | runs |", "|---|---|---|"]
         for key, row in disk["fastest"].items():

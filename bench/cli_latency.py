@@ -1,4 +1,4 @@
-"""`make bench-latency`: issue 25's command-latency goals, on whole `convert` processes.
+"""`make bench-latency`: the command-latency goals, on whole `convert` processes.
 
     python -m bench.cli_latency [--cache .cache/bench-latency] [--zoo-cache .cache/zoo] [--rounds 5]
                                 [--targets torch,onnx,caffe,mxnet] [--report FILE.md]
@@ -126,7 +126,7 @@ def run_once(row: Row, out: Path) -> Run:
 
 
 def build_small_keras(path: str) -> None:
-    """The small model of issue 25's 0.5 s goal: conv, depthwise conv, BN, pooling, dense on 33x33x3."""
+    """The small model of the 0.5 s goal: conv, depthwise conv, BN, pooling, dense on 33x33x3."""
     import keras
     from keras import layers as L
 
@@ -227,7 +227,7 @@ def warm_note(rows: list[Row]) -> str:
 
 
 def render(rows: list[Row], sources: dict[str, Path], facts: dict[str, str]) -> str:
-    md = ["# Issue 25: command latency", "",
+    md = ["# Command latency", "",
           f"{facts['date']}, git {facts['git']}, nproc {facts['nproc']}, load average {facts['load_before']} "
           f"before, {facts['load_after']} after; timed rounds: {facts['rounds']} (`python -m bench.cli_latency`).", "",
           "Each command is a whole `python -m tf_convert.cli` process (imports included), to a fresh `-o`; rows "

@@ -1,4 +1,4 @@
-"""Would torch's fused attention stay exact? (issue 23: "use a fused form only if it stays exact").
+"""Would torch's fused attention stay exact? ("use a fused form only if it stays exact").
 
 Attention as TF1 BERT writes it -- softmax(q k^T * s + (1 - mask) * -10000) v -- computed by TensorFlow
 (the reference), by float64 numpy (the exact value), by the explicit torch ops `model.py` emits today and

@@ -1,4 +1,4 @@
-"""The naive floor of issue 12's table: what any TF checkpoint -> torch script costs.
+"""The naive floor of the table: what any TF checkpoint -> torch script costs.
 
     python -m bench.naive_floor PREFIX OUT.pt
 

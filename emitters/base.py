@@ -30,6 +30,7 @@ class EmitOptions:
     nhwc: bool = TorchOptions.nhwc
     static_shapes: bool = TorchOptions.static_shapes
     caffe_pad: str = CaffeOptions.caffe_pad
+    caffe_dialect: str = CaffeOptions.caffe_dialect
     opset: int = OnnxOptions.opset
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -43,6 +43,9 @@ class TorchOptions(TargetOptions):
     static_shapes: bool = option(False, STATIC_SHAPES_HELP)
 
 
+CAFFE_DIALECTS = ("bvlc", "opencv")
+
+
 @dataclass(frozen=True)
 class CaffeOptions(TargetOptions):
     TARGET: ClassVar[str] = "caffe"
@@ -50,8 +53,21 @@ class CaffeOptions(TargetOptions):
     caffe_pad: str = option("auto", "Asymmetric conv pads: a pad layer group, zero taps added to the kernel, a "
                             "larger symmetric pad with the extra outputs sliced (shift), or whichever of these was "
                             "measured fastest in OpenCV for the layer's kind (auto); all BVLC. 'opencv' writes four "
-                            "pad values in the layer: free in OpenCV DNN, but BVLC Caffe rejects the file.",
+                            "pad values in the layer: free in OpenCV DNN, but BVLC Caffe rejects the file (kept as "
+                            "an alias: it implies --caffe-dialect opencv).",
                             choices=("auto", "layer", "kernel", "shift", "opencv"))
+    caffe_dialect: str = option("bvlc", "Which Caffe reads the files: 'bvlc' writes BVLC Caffe's layers only (any "
+                                "Caffe runs them); 'opencv' also writes OpenCV DNN 4.x's own layers where they are "
+                                "exact (Permute, Resize, four-sided conv pads): OpenCV DNN loads the files, BVLC "
+                                "Caffe does not. --verify runs OpenCV DNN either way.", choices=CAFFE_DIALECTS)
+
+    def __post_init__(self) -> None:
+        # one switch for OpenCV's extensions: four pad values are one of them (--caffe-pad opencv, the older
+        # spelling, asks for the dialect), and in that dialect they are the free lowering of asymmetric pads
+        if self.caffe_pad == "opencv":
+            object.__setattr__(self, "caffe_dialect", "opencv")
+        elif self.caffe_pad == "auto" and self.caffe_dialect == "opencv":
+            object.__setattr__(self, "caffe_pad", "opencv")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "ops.md"
 BEGIN, END = "<!-- op-table:begin (scripts/op_table.py writes this) -->", "<!-- op-table:end -->"
 TARGETS = ("torch", "onnx", "mxnet", "caffe")
-HEADERS = {"torch": "PyTorch", "onnx": "ONNX", "mxnet": "MXNet", "caffe": "Caffe"}
+# the table's columns: each target, and Caffe once more in its OpenCV dialect -- column: (target, options)
+COLUMNS = {**{t: (t, None) for t in TARGETS}, "caffe-opencv": ("caffe", {"caffe_dialect": "opencv"})}
+HEADERS = {"torch": "PyTorch", "onnx": "ONNX", "mxnet": "MXNet", "caffe": "Caffe",
+           "caffe-opencv": "Caffe (--caffe-dialect opencv)"}
 CAFFE_DTYPE_WORDS = "Caffe blobs are float32"
 
 # TF ops an inference graph does not carry as computation: (pattern on the op name, why)
@@ -67,8 +70,8 @@ def _verdicts() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
         parser_refused.setdefault(op_of_case[case], hint)
     producers = {out: node for node in graph.nodes for out in node.outputs}
     verdicts: dict[str, dict[str, str]] = {}
-    for target in TARGETS:
-        problems = {p.node: f"{p.hint}" for p in emitters.get(target).unsupported(graph)}
+    for column, (target, options) in COLUMNS.items():
+        problems = {p.node: f"{p.hint}" for p in emitters.get(target).unsupported(graph, options)}
         # per op: one (kind, reason) per sample -- "ran" (the whole sample converts, so the test measured it),
         # "refused" (a node the op made is refused), "context" (only what feeds it is refused: not measured)
         per_op: dict[str, list[tuple[str, str]]] = {}
@@ -84,12 +87,12 @@ def _verdicts() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
             if target == "caffe" and ran:  # float32 samples exact: the dtype ones aside
                 refused = [r for r in refused if CAFFE_DTYPE_WORDS not in r]
             if refused:
-                verdicts.setdefault(op, {})[target] = refused[0]
+                verdicts.setdefault(op, {})[column] = refused[0]
             elif ran:
-                verdicts.setdefault(op, {})[target] = "exact"
+                verdicts.setdefault(op, {})[column] = "exact"
             else:  # every sample needs something the target refuses first: never claim exact unmeasured
                 context = next(r for kind, r in results if kind == "context")
-                verdicts.setdefault(op, {})[target] = f"not verified (every sample needs: {context})"
+                verdicts.setdefault(op, {})[column] = f"not verified (every sample needs: {context})"
     return verdicts, parser_refused
 
 
@@ -117,11 +120,11 @@ def cells() -> dict[str, dict[str, str]]:
     table = {}
     for op in inference_ops():
         if op not in TABLE and op not in REWRITTEN:  # a rewritten op converts as what it becomes
-            row = dict.fromkeys(TARGETS, "refused: no converter for this TF op")
+            row = dict.fromkeys(COLUMNS, "refused: no converter for this TF op")
         elif op in parser_refused and op not in verdicts:
-            row = dict.fromkeys(TARGETS, f"refused: {_one_line(parser_refused[op].split(': ', 1)[-1])}")
+            row = dict.fromkeys(COLUMNS, f"refused: {_one_line(parser_refused[op].split(': ', 1)[-1])}")
         elif op not in verdicts:
-            row = dict.fromkeys(TARGETS, "refused: not verified (no sample graph measures it)")
+            row = dict.fromkeys(COLUMNS, "refused: not verified (no sample graph measures it)")
         else:
             row = {t: v if v == "exact" else f"refused: {_one_line(v)}" for t, v in verdicts[op].items()}
         table[op] = row
@@ -133,19 +136,20 @@ def _one_line(text: str) -> str:
 
 
 def render(table: dict[str, dict[str, str]]) -> str:
-    counts = {t: sum(row[t] == "exact" for row in table.values()) for t in TARGETS}
+    counts = {t: sum(row[t] == "exact" for row in table.values()) for t in COLUMNS}
     three = sum(all(row[t] == "exact" for t in ("torch", "onnx", "mxnet")) for row in table.values())
     lines = [
         BEGIN,
         f"{len(table)} TF ops an inference graph can carry (TF's op registry without training, I/O, state and graph-"
-        f"structure ops). Exact: " + ", ".join(f"{HEADERS[t]} {counts[t]}" for t in TARGETS)
-        + f"; exact in PyTorch, ONNX and MXNet alike: {three}. Caffe takes float32 tensors only.",
+        f"structure ops). Exact: " + ", ".join(f"{HEADERS[t]} {counts[t]}" for t in COLUMNS)
+        + f"; exact in PyTorch, ONNX and MXNet alike: {three}. Caffe takes float32 tensors only; its OpenCV "
+        "dialect (files OpenCV DNN reads, BVLC Caffe does not: docs/caffe-dialect.md) adds OpenCV's own layers.",
         "",
-        "| TF op | " + " | ".join(HEADERS[t] for t in TARGETS) + " |",
-        "|---|" + "---|" * len(TARGETS),
+        "| TF op | " + " | ".join(HEADERS[t] for t in COLUMNS) + " |",
+        "|---|" + "---|" * len(COLUMNS),
     ]
     for op, row in table.items():
-        lines.append(f"| {op} | " + " | ".join(row[t] for t in TARGETS) + " |")
+        lines.append(f"| {op} | " + " | ".join(row[t] for t in COLUMNS) + " |")
     lines.append(END)
     return "\n".join(lines)
 

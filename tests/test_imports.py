@@ -13,8 +13,12 @@ PRODUCT = ("convert", "parsers", "emitters", "app", "cli.py")
 # Own modules whose import is itself heavy: compiling TF's and Caffe's .proto files takes seconds, which a
 # command that never reads a .pb or writes a .caffemodel must not pay.
 HEAVY_OWN = ("tf_convert.parsers.tensorflow.protos", "tf_convert.emitters.caffe.proto")
-# app/ and cli.py are being cleaned up in a change of their own; until it lands they are left out
-EXCLUDED = ("app", "cli.py")
+# Modules that load the project's own modules on use, each for a reason a reader can check:
+LAZY_ON_PURPOSE = {
+    "cli.py": "each command's modules load when that command runs: `convert --help` answers in 0.2 s",
+    "app/__init__.py": "the API loads on first use, so that `import tf_convert.app.X` stays light",
+    "app/batch/cluster.py": "the worker module imports the optional `distributed` at its top",
+}
 
 
 def _files(tops: tuple[str, ...]) -> list[Path]:
@@ -72,7 +76,7 @@ def _local_imports(path: Path, modules: set[str]) -> list[str]:
 
 
 def test_no_function_local_import_of_the_project_s_own_modules():
-    files = _files(tuple(t for t in PRODUCT if t not in EXCLUDED))
+    files = [p for p in _files(PRODUCT) if str(p.relative_to(ROOT)) not in LAZY_ON_PURPOSE]
     modules = {_module(p) for p in _files(PRODUCT)}
     found = [line for path in files for line in _local_imports(path, modules)]
     assert not found, "import these at module top:\n" + "\n".join(found)
@@ -142,5 +146,5 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_imports_form_no_cycle():
     graph = _graph()
-    cycles = [c for c in _cycles(graph) if not all(m.split(".")[1] in EXCLUDED or m == "tf_convert.cli" for m in c)]
+    cycles = _cycles(graph)
     assert not cycles, "\n".join(" <-> ".join(c) for c in cycles)

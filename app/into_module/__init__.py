@@ -21,19 +21,19 @@ from typing import Any
 
 import numpy as np
 
-from tf_convert.convert.errors import ConvertError, UsageError, VerifyError
+from tf_convert import parsers
+from tf_convert.convert.errors import ConvertError, MissingDependency, UsageError, VerifyError
+from tf_convert.convert.ir import lazy
+from tf_convert.convert.ir.index import GraphIndex
+from tf_convert.convert.padding.sizes import size_bound
+from tf_convert.convert.passes import DEFAULT_PASSES, fold_affine_into_conv, fold_bias_into_conv
+from tf_convert.emitters.torch.state_file import save_state_dict
+from tf_convert.parsers.tensorflow.bundle import Bundle
 
-from . import fixpads, layers, match, preprocessing, semantics, trace, transforms
-
-
-class ArchitectureMismatch(ConvertError):
-    """The module's layers cannot hold the TF graph's weights (exit 3, like an unsupported graph)."""
-
-    exit_code = 3
-
-
-class SemanticsMismatch(VerifyError):
-    """The weights fit but the module computes something else (padding, epsilon, ...): exit 4."""
+from .. import __version__, outdir, pipeline, report, token_inputs, verify
+from . import fixpads, layerdiff, layers, match, preprocessing, semantics, trace, transforms
+from .mismatch import ArchitectureMismatch, SemanticsMismatch
+from .record import flat_outputs
 
 
 @dataclass
@@ -56,11 +56,6 @@ class IntoRequest:
 
 def into_passes() -> list:
     """The default passes with batch norm kept (only a bias folds into its conv)."""
-    from tf_convert.convert.passes import (
-        DEFAULT_PASSES,
-        fold_affine_into_conv,
-        fold_bias_into_conv,
-    )
 
     return [fold_bias_into_conv if p is fold_affine_into_conv else p for p in DEFAULT_PASSES]
 
@@ -93,7 +88,6 @@ def _pins(pins: dict[str, str], module: layers.LayerGraph, ir: layers.LayerGraph
 
 def _flattened(graph) -> set[str]:
     """IR linear layers fed by a flatten of a spatial map (their rows were permuted NHWC -> NCHW)."""
-    from tf_convert.convert.ir.index import GraphIndex
 
     index, found = GraphIndex(graph), set()
     for node in graph.nodes:
@@ -113,8 +107,11 @@ def _state_dict(model, values: dict[str, np.ndarray]):
     import torch
 
     state = model.state_dict()
+    tied = _tied(model, values)
     result = {}
     for key, current in state.items():
+        if key not in values and key in tied:  # one tensor under two names (a head tied to the embeddings)
+            values[key] = values[tied[key]]
         if key in values:
             value = values[key]
             if tuple(value.shape) != tuple(current.shape):
@@ -127,6 +124,16 @@ def _state_dict(model, values: dict[str, np.ndarray]):
             raise ArchitectureMismatch(f"module parameter '{key}' has no partner in the TF graph; "
                                        f"pin its layer with --map if the pairing is ambiguous")
     return result
+
+
+def _tied(model, values: dict[str, np.ndarray]) -> dict[str, str]:
+    """{parameter key: the key of the same tensor that TF fills} for tied parameters (BertForPreTraining's
+    `cls.predictions.bias` is its decoder's bias): one tensor, so one TF value under both names."""
+    named: dict[int, list[str]] = {}
+    for key, p in model.named_parameters(remove_duplicate=False):
+        named.setdefault(id(p), []).append(key)
+    return {key: filled for keys in named.values() for filled in keys if filled in values
+            for key in keys if key != filled}
 
 
 # A volume stays (N, D, H, W, C) in the IR (only rank-4 tensors change layout); the module takes NCDHW.
@@ -144,8 +151,6 @@ def _run_torch(model, inputs: list[np.ndarray], feed: preprocessing.Feed | None 
     """The module's outputs for IR-layout `inputs`, in the IR's layout: `fields` (names as record.flat_outputs
     gives them: a ModelOutput's fields, a tuple's indices) in TF's output order, or every tensor output."""
     import torch
-
-    from .record import flat_outputs
 
     with torch.no_grad():
         if feed is not None:
@@ -183,7 +188,6 @@ def _paired_outputs(module_layers: layers.LayerGraph, names: list[str], ir_layer
 
 def _reference(source, graph, shapes: dict[str, tuple[int, ...]] | None, seed: int):
     """(inputs, TF's outputs) on a random input (the conversion's size when `shapes` is None)."""
-    from tf_convert import parsers
 
     inputs = _random_inputs(graph, shapes, seed)
     return inputs, parsers.run_reference(source, graph, inputs)
@@ -191,7 +195,6 @@ def _reference(source, graph, shapes: dict[str, tuple[int, ...]] | None, seed: i
 
 def _random_inputs(graph, shapes: dict[str, tuple[int, ...]] | None, seed: int) -> list[np.ndarray]:
     """Standard normal; token ids and masks whole numbers in their valid range (as verify feeds them)."""
-    from .. import token_inputs
 
     rng = np.random.default_rng(seed)
     dims = shapes or {n: graph.shape(n) for n in graph.inputs}
@@ -201,6 +204,17 @@ def _random_inputs(graph, shapes: dict[str, tuple[int, ...]] | None, seed: int) 
         inputs.append(rng.integers(*ids, dims[n]).astype(graph.tensors[n].dtype) if ids is not None
                       else rng.standard_normal(dims[n]).astype(np.float32))
     return inputs
+
+
+def _check_factors(pairs: list[tuple[layers.Layer, layers.Layer]]) -> None:
+    """Each per-channel factor on one side (a layer scale) has one on the other, after the same layer."""
+    for t, i in pairs:
+        if len(t.factors) != len(i.factors):
+            mine = ", ".join(f"'{key}'" for key, _ in t.factors) or "nothing"
+            theirs = ", ".join(f"'{name}'" for name, _ in i.factors) or "nothing"
+            raise ArchitectureMismatch(
+                f"{layers.named(t.label)}: its output is multiplied per channel by {mine} where TF multiplies "
+                f"'{i.id}' by {theirs} (a layer scale on one side only); make the module scale as TF does")
 
 
 def _check_input_order(module_inputs: list[str], graph, paired: dict[str, str]) -> None:
@@ -219,7 +233,6 @@ def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, 
     """(the whole table, its TF name) for module embedding `t` of constant ids (positions) paired with
     the constant TF adds: its first rows only (TF1 BERT slices the table to the sequence length, and the
     slice folds); the rest are read from the checkpoint's variable that starts with those rows."""
-    from tf_convert.convert.ir import lazy
 
     rows, width = t.attrs["weight"]
     known = np.asarray(lazy.materialize(i.node.params["value"]), np.float32).reshape(-1, width)
@@ -238,7 +251,6 @@ def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, 
 
 def _checkpoint(source):
     """The TF1 checkpoint bundle behind `source`, or None."""
-    from tf_convert.parsers.tensorflow.bundle import Bundle
 
     path = Path(str(source.path))
     for prefix in (path, path.with_suffix("")):
@@ -249,7 +261,6 @@ def _checkpoint(source):
 
 def _compare(model, inputs: list[np.ndarray], expected: list[np.ndarray], feed: preprocessing.Feed | None = None
              ) -> dict[str, Any]:
-    from .. import verify
 
     got = _run_torch(model, inputs, feed)
     worst = max((verify.metrics(a, e) for a, e in zip(got, expected)), key=lambda m: m["max_rel"])
@@ -274,7 +285,6 @@ def _fixed_model(model, pads_py: Path, state):
 
 
 def _other_shapes(graph) -> dict[str, tuple[int, ...]] | None:
-    from tf_convert.convert.padding.sizes import size_bound
 
     if len(graph.inputs) != 1 or len(graph.shape(graph.inputs[0])) != 4 or size_bound(graph):
         return None
@@ -290,10 +300,6 @@ def _loaded(model, state):
 
 def run(req: IntoRequest) -> dict[str, Any]:
     """The whole --into conversion; returns the conversion.json document (with `out`)."""
-    from tf_convert import parsers
-    from tf_convert.emitters.torch.state_file import save_state_dict
-
-    from .. import __version__, outdir, pipeline, report
 
     started = time.perf_counter()
     source = parsers.open_source(req.source)
@@ -306,6 +312,10 @@ def run(req: IntoRequest) -> dict[str, Any]:
     if any(images) and len(graph.inputs) != 1:
         raise ArchitectureMismatch("--into maps models with one image input (N, C, H, W) or volume (N, C, D, H, W), "
                                    f"or token inputs; this one has {[graph.shape(n) for n in graph.inputs]}")
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    import torch  # noqa: F401 - timed apart: running the user's module needs torch, tf2torch does not
+    seconds["import_torch"] = round(time.perf_counter() - t0, 3)
+    seconds["import_torch_cpu"] = round(time.process_time() - cpu0, 3)
     t0 = time.perf_counter()
     shape = [(module_shape(graph.shape(n)), graph.tensors[n].dtype) for n in graph.inputs]
     built = trace.build(req.target, req.kwargs, shape)
@@ -322,6 +332,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
     pairs = [(module_layers.layers[t], ir_layers.layers[i]) for t, i in paired.items()]
     order = list(module_layers.layers)
     pairs.sort(key=lambda p: order.index(p[0].id))
+    _check_factors(pairs)
     biases = transforms.bias_folds(pairs, module_layers.layers, ir_layers.layers)
     values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source), biases)
     state = _state_dict(model, values)
@@ -366,8 +377,6 @@ def run(req: IntoRequest) -> dict[str, Any]:
             verified = _verify(runnable, source, graph, req.rtol, req.seed, feed,
                                other_size=not size_bound)
             if req.layers:
-                from . import layerdiff
-
                 inputs = _random_inputs(graph, None, req.seed)
                 verified["layers"] = layerdiff.rows(runnable, source, graph, pairs, inputs, req.rtol)
             seconds["verify"] = round(time.perf_counter() - t1, 3)
@@ -413,7 +422,6 @@ def _measure_findings(model, state, source, graph, seed: int, subject, findings,
                       feed: preprocessing.Feed):
     """{"as_is": error of the module as it is, "first": error with every other fixable difference fixed
     (what `subject` alone causes)}; {} when TensorFlow cannot run here."""
-    from tf_convert.convert.errors import MissingDependency
 
     other = _other_shapes(graph)
     shapes = {n: (1, *shape[1:]) for n, shape in other.items()} if subject.at_other_size and other else None

@@ -13,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tf_convert.convert.ir import Graph, Node
+import numpy as np
+
+from tf_convert.convert.ir import Graph, Node, lazy
+from tf_convert.convert.ir.index import GraphIndex
 
 COMMUTATIVE = frozenset({"add", "mul"})
 
@@ -36,6 +39,9 @@ class Layer:
     where: str = ""  # how messages name it, when not by its id (a functional call in forward)
     scale: float = 1.0  # constant factors applied to its output before the next layer (an attention scale)
     pre_pad: tuple[int, int, int, int] | None = None  # IR max pool: TF's zero Pad before it (top, bottom, left, right)
+    # per-channel factors applied to its output (ConvNeXt's layer scale): the module's parameter keys, or the
+    # IR's constant nodes; paired in order, each module parameter gets its TF constant
+    factors: list[Any] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -85,8 +91,9 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         return Layer(node.name, "embedding", inputs, {"weight": (weight.shape[1], weight.shape[0])},
                      tuple(graph.shape(node.output)), node)
     if op == "layer_norm":
-        return Layer(node.name, "layer_norm", inputs, {"features": int(graph.shape(node.output)[-1])},
-                     tuple(graph.shape(node.output)), node)
+        out = graph.shape(node.output)  # the normalized axes' size (channels of an NCHW tensor: axis 1)
+        features = int(np.prod([out[int(x) % len(out)] for x in a.get("axes", [-1])]))
+        return Layer(node.name, "layer_norm", inputs, {"features": features}, tuple(out), node)
     shape = tuple(graph.shape(node.output))
     if op == "conv2d":
         attrs = {"weight": tuple(node.params["weight"].shape), "groups": int(a["groups"]), "stride": tuple(a["stride"]),
@@ -140,6 +147,13 @@ def ir_layers(graph: Graph) -> LayerGraph:
         if (node.op in _IR_TRANSPARENT or node.op in _ARITHMETIC) and len(inputs) == 1:
             alias[node.output] = inputs[0]
             layers[inputs[0]].scale *= _scalar_factor(node, consts)
+            vector = _vector_factor(node, consts)
+            if vector is not None:
+                layers[inputs[0]].factors.append(vector)
+            continue
+        if _layer_scale(node) and len(inputs) == 1 and layers[inputs[0]].kind != "input":
+            alias[node.output] = inputs[0]
+            layers[inputs[0]].factors.append((node.name, node.params["scale"]))
             continue
         layers[node.name] = _ir_layer(graph, node, inputs, consts, one_hots)
         if node.inputs and node.inputs[0] in pool_pads.values():
@@ -168,6 +182,26 @@ def _scalar_factor(node: Node, consts: dict[str, Node]) -> float:
     return factor if node.op == "mul" else 1.0 / factor
 
 
+def _vector_factor(node: Node, consts: dict[str, Node]) -> tuple[str, Any] | None:
+    """(name, value) of the constant of a mul by a per-channel vector (Keras' LayerScale gamma), or None."""
+    if node.op != "mul" or len(node.inputs) != 2:
+        return None
+    found = [consts[i] for i in node.inputs if i in consts]
+    value = found[0].params.get("value") if len(found) == 1 else None
+    if value is None or value.dtype.kind != "f" or sum(1 for d in value.shape if d > 1) != 1:
+        return None
+    return found[0].name, value
+
+
+def _layer_scale(node: Node) -> bool:
+    """A channel affine that only scales (no shift, no batch-norm statistics): a mul by a per-channel vector
+    as the passes write it (Keras' LayerScale), kept as a factor of the layer before it."""
+    if node.op != "channel_affine" or any(k in node.params for k in ("mean", "gamma", "variance", "beta")):
+        return False
+    shift = node.params.get("shift")
+    return shift is None or not np.any(np.asarray(lazy.materialize(shift)))
+
+
 _NON_NEGATIVE = {"relu"}  # a zero pad before a max pool of these pads as -inf does: max(window) >= 0 already
 
 
@@ -183,7 +217,6 @@ def _zero_spatial_pads(node: Node) -> tuple[int, int, int, int] | None:
 def _pads_before_max_pools(graph: Graph) -> dict[str, str]:
     """{pad node: its output} for TF's ZeroPadding2D + VALID max pool on a ReLU's output (Keras ResNet's stem):
     the same window maximum as a max pool with those pads, which is how a PyTorch module writes it."""
-    from tf_convert.convert.ir.index import GraphIndex
 
     index, found = GraphIndex(graph), {}
     for node in graph.nodes:

@@ -24,8 +24,20 @@ class Mismatch:
                 f"(TF node '{self.tf_layer}'): {self.why}")
 
 
+def pointwise(t: Layer, i: Layer) -> bool:
+    """A module Linear over the channels of an image (NHWC after a permute: ConvNeXt's pwconv) where TF has a 1x1
+    stride-1 conv (a Dense on (N, H, W, C), as the IR writes it): the same product."""
+    if t.kind != "linear" or i.kind != "conv" or len(t.shape) != 4:
+        return False
+    ia = i.attrs
+    return (ia["kernel"] == (1, 1) and ia["stride"] == (1, 1) and ia["groups"] == 1 and ia["dilation"] == (1, 1)
+            and tuple(ia["weight"][:2]) == tuple(t.attrs["weight"]))
+
+
 def _architecture(t: Layer, i: Layer) -> str | None:
     """Why `t` (module) cannot stand for `i` (IR), or None. Spatial sizes are left to the semantics check."""
+    if pointwise(t, i):
+        return None
     if t.kind != i.kind:
         return f"kind differs: the module has {t.describe()}, TF has {i.describe()}"
     ta, ia = t.attrs, i.attrs

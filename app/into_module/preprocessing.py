@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tf_convert.convert.ir import lazy
+
 from .layers import LayerGraph
 
 
@@ -32,7 +34,6 @@ def input_affine(ir: LayerGraph, module: LayerGraph) -> tuple[LayerGraph, np.nda
     """(the IR layers with the leading per-channel affines read through, scale, shift, their TF names) when
     TF's graph starts with per-channel affines on its one image input (Rescaling, Normalization) and the
     module's first layer is not a batch norm (one that would stand for them); otherwise None."""
-    from tf_convert.convert.ir import lazy
 
     if len(ir.inputs) != 1 or len(module.inputs) != 1 or len(ir.layers[ir.inputs[0]].shape) != 4:
         return None

@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tf_convert.convert.errors import UsageError
+from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 
 from . import record
 from .layers import Layer, LayerGraph
+from .mismatch import ArchitectureMismatch
 
 
 class Built(NamedTuple):
@@ -174,8 +175,6 @@ def trace(model, shape):
         return [torch.zeros((batch, *s[1:]) if batch is not None else s, dtype=getattr(torch, d)) for s, d in specs]
 
     def failure(where, _shapes, exc):
-        from . import ArchitectureMismatch
-
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
         place = f"module path '{where}'" if where else f"{type(model).__name__}.forward"
         return ArchitectureMismatch(f"{place} fails at the source's input shape {shown}: {type(exc).__name__}: "
@@ -417,6 +416,35 @@ def _conv_path(n, modules, owners) -> str | None:
     return None
 
 
+def _norm_path(n, owners) -> str | None:
+    """The nn.LayerNorm module path whose weight a functional layer_norm uses (a subclass that permutes in its own
+    forward and calls the base class's: Hugging Face's ConvNextLayerNorm), or None."""
+    from torch import nn
+
+    if n.op != "call_function" or record.canonical(n.target) != "layer_norm":
+        return None
+    weight = n.args[2] if len(n.args) > 2 else n.kwargs.get("weight")
+    owner = owners.get(id(weight))
+    if owner is not None and isinstance(owner[1], nn.LayerNorm) and weight is owner[1].weight:
+        return owner[0]
+    return None
+
+
+def _parameter_factor(n, owners) -> tuple[str, tuple[int, ...]] | None:
+    """The key of a module parameter a mul multiplies its one recorded tensor by (ConvNeXt's
+    `layer_scale_parameter * x`), when it has more than one element; None otherwise."""
+    import torch
+
+    if n.op != "call_function" or record.canonical(n.target) not in ("mul", "mul_") or len(n.args) != 2:
+        return None
+    found = [a for a in n.args if isinstance(a, torch.nn.Parameter) and id(a) in owners and a.numel() > 1]
+    if len(found) != 1:
+        return None
+    path, m = owners[id(found[0])]
+    name = next(k for k, p in m.named_parameters(recurse=False) if p is found[0])
+    return (f"{path}.{name}" if path else name), tuple(found[0].shape)
+
+
 def _functional_conv(n, path: str, m, ins: list[str], shape) -> Layer:
     """A functional conv2d with module `m`'s weight, as that module's layer; the padding it passed is the one
     judged (`padding_arg`)."""
@@ -440,7 +468,6 @@ def _attention_layers(path: str, m, ins: list[str], n) -> tuple[dict[str, Layer]
     """nn.MultiheadAttention as what it computes, in the layers TF's attention has: three projections (rows of
     the fused in_proj_weight, `fused` says which), the scaled product, softmax, the product with the values
     and out_proj. ({layer id: layer}, {result index: layer id}: the output, and the weights when returned)."""
-    from tf_convert.convert.errors import Unsupported, UnsupportedError
 
     if not m._qkv_same_embed_dim or len(ins) < 3 or n.kwargs:
         why = "kdim/vdim differ from embed_dim" if not m._qkv_same_embed_dim else "query, key, value not all given"
@@ -527,6 +554,9 @@ def torch_layers(traced, other=None) -> LayerGraph:
                 layer.attrs["pre_pad"] = pre_pads[conv]
                 if conv in other_pads:
                     layer.attrs["pre_pad_other"] = other_pads[conv]
+        elif _norm_path(n, owners) is not None:
+            norm = _norm_path(n, owners)
+            layer = _module_layer(norm, modules[norm], ins[:1], shape)
         elif n.op == "call_module":
             layer = _module_layer(str(n.target), modules[str(n.target)], ins, shape)
             if layer is not None and layer.kind == "avg_pool" and _whole_window(layer, n):
@@ -547,6 +577,9 @@ def torch_layers(traced, other=None) -> LayerGraph:
                 factor = _scalar_factor(n)
                 if factor is not None:  # an attention scale: checked against TF's (semantics.py)
                     layers[ins[0]].scale *= factor
+                parameter = _parameter_factor(n, owners)
+                if parameter is not None:  # a layer scale: gets TF's per-channel constant (transforms.py)
+                    layers[ins[0]].factors.append(parameter)
             continue
         layers[layer.id] = layer
         alias[n.name] = layer.id

@@ -89,12 +89,20 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
 
     for t, i in pairs:
         node = i.node
+        for (key, shape), (name, value) in zip(t.factors, i.factors):  # a layer scale: TF's per-channel constant
+            put("", key, np.asarray(lazy.materialize(value)).reshape(shape), name,
+                f"reshaped to {shape}: TF multiplies the output of '{i.id}' by it")
         if t.kind == "linear" and "fused" in t.attrs:  # nn.MultiheadAttention: rows of in_proj_weight/in_proj_bias
             _fused(values, records, t, node, _kernel_transform(i, i.id in flattened))
             continue
-        if t.kind in ("conv", "conv_transpose", "linear"):
+        if t.kind == "linear" and i.kind == "conv":  # a Dense on (N, H, W, C): the IR's 1x1 conv
+            weight = np.asarray(lazy.materialize(node.params["weight"]))
+            put(t.id, "weight", weight.reshape(weight.shape[:2]), _tf_name(node, "weight"),
+                "(1, 1, in, out) -> (out, in): a 1x1 conv's kernel as Linear's weight")
+        elif t.kind in ("conv", "conv_transpose", "linear"):
             put(t.id, "weight", node.params["weight"], _tf_name(node, "weight"),
                 _kernel_transform(i, i.id in flattened))
+        if t.kind in ("conv", "conv_transpose", "linear"):
             if t.attrs["bias"]:
                 if "bias" in node.params:
                     put(t.id, "bias", node.params["bias"], _tf_name(node, "bias"), "as is")

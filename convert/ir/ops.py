@@ -637,6 +637,25 @@ OPS: dict[str, OpSpec] = {
         shape=shapes.non_max_suppression,
         refused={"caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression cannot be expressed"},
     ),
+    # TF's CPU kernel of CropAndResize (ROI pooling of detection heads): per box, the sample positions
+    # in float32 in TF's order of operations, outside the image -> extrapolation_value
+    "crop_and_resize": OpSpec(
+        ("size", "method", "extrapolation_value"),
+        (),
+        "TF's CropAndResize of inputs (image (B, H, W, C) in TF's order, boxes (n, 4) normalized (y1, x1, y2, "
+        "x2), box_index (n,) int32): output (n, ch, cw, C), size=(ch, cw). Row y of box i samples "
+        "in_y = y1*(H-1) + y*((y2-y1)*(H-1)/(ch-1)) (ch > 1) or 0.5*(y1+y2)*(H-1) (ch == 1), float32, likewise "
+        "x; a position outside [0, H-1] x [0, W-1] gives extrapolation_value. method 'bilinear': "
+        "top = tl + (tr-tl)*dx, bottom = bl + (br-bl)*dx, top + (bottom-top)*dy from floor/ceil neighbours; "
+        "'nearest': the neighbour at round-half-up.",
+        "shape",
+        family="detection",
+        types={"size": Attr("ints"), "method": Attr("str", REQUIRED, ("bilinear", "nearest")),
+               "extrapolation_value": Attr("float")},
+        shape=shapes.crop_and_resize,
+        refused={"caffe": "BVLC Caffe has no gather by computed positions: crop_and_resize samples the image at "
+                          "positions computed from the boxes"},
+    ),
     "prefix": OpSpec(
         (),
         (),

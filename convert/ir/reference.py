@@ -788,3 +788,39 @@ def non_max_suppression(node: Node, boxes: np.ndarray, scores: np.ndarray) -> np
 @reference_op("prefix")
 def prefix(node: Node, x: np.ndarray, count: np.ndarray) -> np.ndarray:
     return x[: int(np.asarray(count).reshape(()))]
+
+
+def crop_positions(lo: np.ndarray, hi: np.ndarray, extent: int, steps: int) -> np.ndarray:
+    """(n, steps) float32: TF's CropAndResize sample positions along one axis (its order of operations)."""
+    lo, hi = np.asarray(lo, np.float32), np.asarray(hi, np.float32)
+    last = np.float32(extent - 1)
+    if steps == 1:
+        return ((np.float32(0.5) * (lo + hi)) * last)[:, None]
+    scale = (hi - lo) * last / np.float32(steps - 1)
+    return lo[:, None] * last + np.arange(steps, dtype=np.float32)[None] * scale[:, None]
+
+
+@reference_op("crop_and_resize")
+def crop_and_resize(node: Node, image: np.ndarray, boxes: np.ndarray, box_index: np.ndarray) -> np.ndarray:
+    image, boxes = np.asarray(image, np.float32), np.asarray(boxes, np.float32)
+    _, h, w, _ = image.shape
+    ch, cw = (int(v) for v in node.attrs["size"])
+    ys, xs = crop_positions(boxes[:, 0], boxes[:, 2], h, ch), crop_positions(boxes[:, 1], boxes[:, 3], w, cw)
+    inside = ((ys >= 0) & (ys <= h - 1))[:, :, None] & ((xs >= 0) & (xs <= w - 1))[:, None, :]
+    b = np.asarray(box_index, np.int64)[:, None, None]
+    if node.attrs["method"] == "nearest":
+        ry, rx = np.floor(ys), np.floor(xs)
+        ry, rx = ry + (ys - ry >= 0.5), rx + (xs - rx >= 0.5)  # roundf: half away from zero (positions >= 0)
+        iy, ix = (np.clip(v, 0, n - 1).astype(np.int64) for v, n in ((ry, h), (rx, w)))
+        out = image[b, iy[:, :, None], ix[:, None, :]]
+    else:
+        def at(yv: np.ndarray, xv: np.ndarray) -> np.ndarray:
+            iy, ix = np.clip(yv, 0, h - 1).astype(np.int64), np.clip(xv, 0, w - 1).astype(np.int64)
+            return image[b, iy[:, :, None], ix[:, None, :]]
+        top_y, left_x = np.floor(ys), np.floor(xs)
+        dy, dx = (ys - top_y)[:, :, None, None], (xs - left_x)[:, None, :, None]
+        tl, tr = at(top_y, left_x), at(top_y, np.ceil(xs))
+        bl, br = at(np.ceil(ys), left_x), at(np.ceil(ys), np.ceil(xs))
+        top, bottom = tl + (tr - tl) * dx, bl + (br - bl) * dx
+        out = top + (bottom - top) * dy
+    return np.where(inside[..., None], out, np.float32(node.attrs["extrapolation_value"])).astype(np.float32)

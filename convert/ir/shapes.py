@@ -165,6 +165,12 @@ def non_max_suppression(inputs: Sequence[Shape], attrs: Mapping[str, Any], param
     return () if attrs["output"] == "count" else (int(attrs["max_output_size"]),)
 
 
+def crop_and_resize(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """(boxes, crop height, crop width, channels)."""
+    ch, cw = (int(v) for v in attrs["size"])
+    return (inputs[1][0], ch, cw, inputs[0][3])
+
+
 def first(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """The first input's shape (prefix: the longest its data-dependent length can be)."""
     return tuple(inputs[0])

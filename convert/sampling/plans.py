@@ -4,6 +4,7 @@ emitters and by the matrix tests alike.
 
     kind 'native'  the target's own resize; `settings` holds its mode arguments
          'repeat'  plain repetition by integer `factors` (h, w)
+         'deconv'  a fixed-weight transposed convolution (Caffe); `settings["axes"]`: a DeconvAxis per axis
          'gather'  indices (nearest) or two taps + weight (bilinear) per axis from rules.py
          'unsupported'  no exact form; `reason` is the hint
 """
@@ -16,9 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from .rules import integer_factor, nearest_indices, onnxruntime_nearest_indices, torch_nearest_indices
+from .deconv import deconv_axis
+from .rules import (
+    integer_factor,
+    nearest_indices,
+    onnxruntime_nearest_indices,
+    tf_scale,
+    torch_nearest_indices,
+)
 
 TARGETS = ("torch", "onnx", "mxnet", "caffe")
+CAFFE_OPENCV = "caffe-opencv"  # Caffe's OpenCV dialect (--caffe-dialect opencv): OpenCV DNN's Resize layer too
 
 
 @dataclass(frozen=True)
@@ -102,16 +111,69 @@ def _caffe(mode, coordinate, in_hw, out_hw) -> ResizePlan:
     factors = _factors(mode, coordinate, in_hw, out_hw)
     if factors:  # a grouped Deconvolution with kernel = stride = factor and unit weights repeats
         return ResizePlan("repeat", factors=factors)
+    axes = tuple(deconv_axis(int(i), int(o), mode, coordinate) for i, o in zip(in_hw, out_hw))
+    if all(axes):  # edge rows copied, a fixed-weight Deconvolution, a crop
+        return ResizePlan("deconv", {"axes": axes})
+    opencv = _caffe_opencv_native(mode, coordinate, in_hw, out_hw) is not None
+    also = ("; --caffe-dialect opencv writes it as OpenCV DNN's Resize layer (BVLC Caffe cannot read that file)"
+            if opencv else "")
     if mode == "nearest":
         return ResizePlan("unsupported", reason="BVLC Caffe has no resize layer; only nearest upscaling by "
-                                                "an integer factor converts")
-    return ResizePlan("unsupported", reason="no BVLC Caffe layer resizes bilinearly on TF's grid "
-                                            "(tf2torch/tf2onnx/tf2mxnet convert it)")
+                                                "an integer factor converts" + also)
+    return ResizePlan("unsupported", reason="no BVLC Caffe layer resizes bilinearly on TF's grid; only "
+                                            "upscaling by a power-of-two factor converts (a fixed-weight "
+                                            "Deconvolution)" + (also or " (tf2torch/tf2onnx/tf2mxnet convert it)"))
 
 
-_PLANNERS = {"torch": _torch, "onnx": _onnx, "mxnet": _mxnet, "caffe": _caffe}
+def _opencv_nearest_indices(in_size: int, out_size: int, coordinate: str) -> np.ndarray | None:
+    """The rows OpenCV DNN 4.x's Resize layer (nearest) reads, as measured against TF: half-pixel
+    floor(dst * s + 0.5 * s) and align_corners round(dst * s), float32 (s: TF's scale). Its
+    asymmetric rounding differs from TF's at some sizes (6 -> 34 reads row 2 for TF's 3): None."""
+    if coordinate == "asymmetric":
+        return None
+    if coordinate == "align_corners":
+        return nearest_indices(in_size, out_size, coordinate)  # the same float32 expression as TF's
+    scale = tf_scale(in_size, out_size, coordinate)
+    src = np.arange(out_size, dtype=np.float32) * scale + np.float32(0.5) * scale
+    return np.minimum(np.floor(src).astype(np.int64), in_size - 1)
+
+
+def _caffe_opencv_native(mode, coordinate, in_hw, out_hw) -> ResizePlan | None:
+    """OpenCV DNN's Resize layer where it samples TF's grid: nearest where its rows are TF's; bilinear
+    asymmetric and align_corners (its float32 source coordinate is TF's); bilinear half-pixel only at
+    power-of-two upscales (elsewhere its coordinate drifts from TF's with the size: 8e-5 at 1000 -> 333)."""
+    settings = {"interpolation": mode, "align_corners": coordinate == "align_corners",
+                "half_pixel_centers": coordinate == "half_pixel"}
+    if mode == "nearest":
+        same = all(np.array_equal(_opencv_nearest_indices(int(i), int(o), coordinate),
+                                  nearest_indices(int(i), int(o), coordinate)) if coordinate != "asymmetric"
+                   else False for i, o in zip(in_hw, out_hw))
+        return ResizePlan("native", settings) if same else None
+    if coordinate == "half_pixel" and not _scales(coordinate, in_hw, out_hw):
+        return None
+    return ResizePlan("native", settings)
+
+
+def _caffe_opencv(mode, coordinate, in_hw, out_hw) -> ResizePlan:
+    bvlc = _caffe(mode, coordinate, in_hw, out_hw)
+    if bvlc.kind == "repeat":  # BVLC's form, as before
+        return bvlc
+    native = _caffe_opencv_native(mode, coordinate, in_hw, out_hw)
+    if native is not None:
+        return native
+    if bvlc.kind == "deconv":
+        return bvlc
+    reason = ("OpenCV DNN's Resize layer (nearest, asymmetric) rounds differently from TF at this size, and no "
+              "integer-factor Deconvolution reproduces it" if mode == "nearest" else
+              "OpenCV DNN's half-pixel bilinear grid is TF's only at power-of-two upscales, and no integer-factor "
+              "Deconvolution reproduces this one (tf2torch/tf2onnx/tf2mxnet convert it)")
+    return ResizePlan("unsupported", reason=reason)
+
+
+_PLANNERS = {"torch": _torch, "onnx": _onnx, "mxnet": _mxnet, "caffe": _caffe, CAFFE_OPENCV: _caffe_opencv}
 
 
 def plan_resize(target: str, mode: str, coordinate: str, in_hw: Sequence[int], out_hw: Sequence[int]) -> ResizePlan:
-    """How `target` reproduces TF's resize of an (h, w) plane `in_hw` to `out_hw`."""
+    """How `target` reproduces TF's resize of an (h, w) plane `in_hw` to `out_hw` (`target` is one of TARGETS
+    or CAFFE_OPENCV)."""
     return _PLANNERS[target](mode, coordinate, tuple(in_hw), tuple(out_hw))

@@ -1,8 +1,10 @@
 """Caffe target: deploy.prototxt (text NetParameter) + model.caffemodel (binary, with blobs).
 
-Only BVLC layers are written (the subset in caffe_subset.proto); asymmetric TF padding is
+By default only BVLC layers are written (the subset in caffe_subset.proto); asymmetric TF padding is
 reproduced with pad layer groups, Slice and a divisor Scale map (see convert/padding/caffe.py).
-`run` executes the files in OpenCV DNN 4.x (its Caffe importer; 5.x removed it).
+`--caffe-dialect opencv` also writes OpenCV DNN's own layers where they are exact (opencv_subset.proto:
+Permute, Resize, four-sided conv pads); deploy.prototxt then says in a comment which reader it needs.
+`run` executes the files in OpenCV DNN 4.x (its Caffe importer; 5.x removed it), in either dialect.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
 def build(graph: ir.Graph, options=None) -> NetBuilder:
     """The Caffe net for `graph` (in memory); `options`: CaffeOptions (or what options_for accepts)."""
     options = options_for(TARGET, options)
-    b = NetBuilder(graph.name)
+    b = NetBuilder(graph.name, options.caffe_dialect)
     b.reserve(list(graph.tensors), [n.name for n in graph.nodes] + list(graph.inputs))
     for name in graph.inputs:
         b.input(name, graph.shape(name))
@@ -87,9 +89,9 @@ def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILE
         del layer.blobs[:]
     sizes = ", ".join(f"{t} {list(graph.shape(t))}" for t in graph.inputs)
     size_note = f"# converted for input size {sizes} (NCHW; any batch): Caffe bakes TF's SAME pads for it\n"
-    text = f"{_IO_TAG}{json.dumps(io)}\n{size_note}" + text_format.MessageToString(structure)
+    text = f"{_IO_TAG}{json.dumps(io)}\n{size_note}{_dialect_note(b)}" + text_format.MessageToString(structure)
     (out_dir / PROTOTXT).write_text(text)
-    (out_dir / CAFFEMODEL).write_bytes(b.net.SerializeToString())
+    (out_dir / CAFFEMODEL).write_bytes(_binary(b.net))
     for layer in b.net.layer:  # one message: written at once, reported per layer
         progress.written(layer.name, sum(4 * len(blob.data) for blob in layer.blobs))
     result = EmitResult(files=[PROTOTXT, CAFFEMODEL], pad_layers=b.pad_layers, warnings=b.warnings)
@@ -97,6 +99,32 @@ def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILE
     result.outputs = [{"name": t, "shape": list(b.shape(t)), "layout": "NCHW"} for t in graph.outputs]
     result.tensor_names = {n.output: n.output for n in graph.nodes if n.op != "const" and n.output in b.shapes}
     return result
+
+
+def _dialect_note(b: NetBuilder) -> str:
+    """deploy.prototxt's line on which Caffe reads it (the BVLC dialect writes none: its files stay as they were)."""
+    if b.dialect == "bvlc":
+        return ""
+    if not b.opencv_only:
+        return "# caffe-dialect: bvlc (written with --caffe-dialect opencv; no OpenCV-only layer was needed)\n"
+    return (f"# caffe-dialect: opencv -- needs OpenCV DNN 4.x's Caffe importer ({', '.join(b.opencv_only)}); "
+            "BVLC Caffe cannot read this file\n")
+
+
+def _binary(net) -> bytes:
+    """The caffemodel: the net with its blobs, less the parameters only deploy.prototxt may carry."""
+    from .proto import OPENCV_ONLY_PARAMS
+
+    if not any(layer.HasField(p) for layer in net.layer for p in OPENCV_ONLY_PARAMS
+               if p in layer.DESCRIPTOR.fields_by_name):
+        return net.SerializeToString()
+    binary = type(net)()
+    binary.CopyFrom(net)
+    for layer in binary.layer:
+        for p in OPENCV_ONLY_PARAMS:
+            if p in layer.DESCRIPTOR.fields_by_name:
+                layer.ClearField(p)
+    return binary.SerializeToString()
 
 
 def _io(out_dir: Path) -> dict:
@@ -145,7 +173,7 @@ def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> 
     from .proto import messages
 
     out_dir = Path(out_dir)
-    structure = text_format.Parse((out_dir / PROTOTXT).read_text(), messages()["NetParameter"]())
+    structure = text_format.Parse((out_dir / PROTOTXT).read_text(), messages("opencv")["NetParameter"]())
     pins = {top: layer.name if i == 0 else f"{layer.name}.{i}"
             for layer in structure.layer for i, top in enumerate(layer.top)}
     net = load(out_dir)

@@ -34,9 +34,11 @@ def _fill(msg: Any, values: dict[str, Any]) -> None:
 
 
 class NetBuilder:
-    def __init__(self, name: str):
-        self.P = messages()
+    def __init__(self, name: str, dialect: str = "bvlc"):
+        self.dialect = dialect
+        self.P = messages(dialect)
         self.net = self.P["NetParameter"](name=name)
+        self.opencv_only: list[str] = []  # the OpenCV-only things written (deploy.prototxt's dialect line)
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.pad_layers: list[dict[str, Any]] = []
         self.warnings: list[str] = []
@@ -114,6 +116,12 @@ class NetBuilder:
     def mark_external(self, blob: str) -> None:
         self._external.add(blob)
 
+    def uses_opencv(self, what: str) -> None:
+        """Record an OpenCV-only layer or field (only the OpenCV dialect writes one)."""
+        assert self.dialect == "opencv", f"{what} is OpenCV DNN's, not BVLC Caffe's"
+        if what not in self.opencv_only:
+            self.opencv_only.append(what)
+
     # ---- small recipes ---------------------------------------------------------------------
     def input(self, name: str, shape: Sequence[int]) -> None:
         layer = self.add("Input", f"{name}/input", [], [name], [shape], input_param={"shape": [{"dim": list(shape)}]})
@@ -161,6 +169,14 @@ class NetBuilder:
         if layer is not None:
             self._layer_names.discard(added.name)
             added.name = layer
+        return top
+
+    def permute(self, name: str, x: str, order: Sequence[int]) -> str:
+        """OpenCV DNN's Permute layer (any axes, any rank)."""
+        self.uses_opencv("Permute")
+        top = self.unique(name)
+        shape = [self.shape(x)[a] for a in order]
+        self.add("Permute", name, [x], [top], [shape], permute_param={"order": [int(a) for a in order]})
         return top
 
     def eltwise(self, name: str, bottoms: Sequence[str], op: str, coeff: Sequence[float] | None = None) -> str:

@@ -26,5 +26,15 @@ class Ctx(NodeContext):
 BINARY = ("add", "sub", "mul", "div", "maximum", "minimum")
 
 
+def opencv_dialect(ctx: NodeContext) -> bool:
+    """True when the files are for OpenCV DNN (--caffe-dialect opencv): its own layers may be written."""
+    return getattr(ctx.options, "caffe_dialect", "bvlc") == "opencv"
+
+
+def opencv_hint(reason: str, layer: str) -> str:
+    """A BVLC refusal that OpenCV DNN's Caffe dialect can express: says so, and how."""
+    return f"{reason}; --caffe-dialect opencv writes it as OpenCV DNN's {layer} (BVLC Caffe cannot read that file)"
+
+
 def positive_axis(axis: int, rank: int) -> int:
     return axis + rank if axis < 0 else axis

@@ -6,7 +6,7 @@ import numpy as np
 
 from tf_convert.emitters.base import NodeContext
 
-from .contract import BINARY, TABLE, Ctx, positive_axis
+from .contract import BINARY, TABLE, Ctx, opencv_dialect, opencv_hint, positive_axis
 
 
 @TABLE.register("reshape")
@@ -22,15 +22,19 @@ def _moves_only_unit_axes(shape, perm) -> bool:
 
 def _transpose_limits(ctx: NodeContext) -> str | None:
     g, node = ctx.graph, ctx.node
-    if not _moves_only_unit_axes(g.shape(node.inputs[0]), node.attrs["perm"]):
-        return "BVLC Caffe has no Permute layer; only transposes that move size-1 axes are expressible"
+    if not _moves_only_unit_axes(g.shape(node.inputs[0]), node.attrs["perm"]) and not opencv_dialect(ctx):
+        return opencv_hint("BVLC Caffe has no Permute layer; only transposes that move size-1 axes are expressible",
+                           "Permute layer")
     return None
 
 
 @TABLE.register("transpose", limit=_transpose_limits)
 def _transpose(ctx: Ctx) -> str:
     b, g, node = ctx.builder, ctx.graph, ctx.node
-    return b.reshape(f"{node.name}/reshape", node.inputs[0], g.shape(node.output))
+    perm = [positive_axis(a, len(g.shape(node.output))) for a in node.attrs["perm"]]
+    if _moves_only_unit_axes(g.shape(node.inputs[0]), perm):  # the same memory order: a Reshape (BVLC)
+        return b.reshape(f"{node.name}/reshape", node.inputs[0], g.shape(node.output))
+    return b.permute(f"{node.name}/permute", node.inputs[0], perm)
 
 
 @TABLE.register("concat")

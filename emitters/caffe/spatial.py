@@ -44,6 +44,7 @@ def _conv2d(ctx: Ctx) -> str:
         conv.update(pad_h=pads.top, pad_w=pads.left)
     else:  # --caffe-pad opencv: OpenCV DNN's four pads (begin h, begin w, end h, end w)
         conv["pad"] = [pads.top, pads.left, pads.bottom, pads.right]
+        b.uses_opencv("four-sided conv pads")
         b.warn_once("deploy.prototxt writes asymmetric conv pads as four `pad` values (--caffe-pad opencv): "
                     "OpenCV DNN loads it, BVLC Caffe does not")
     if (dh, dw) != (1, 1):

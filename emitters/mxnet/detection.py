@@ -101,3 +101,78 @@ def non_max_suppression(ctx: Ctx) -> Fragment:
     if output == "indices":
         f.op("Cast", name, [total], dtype=held_dtype(ctx))
     return f
+
+
+def _positions(f: Fragment, tag: str, lo: Ref, hi: Ref, extent: int, steps: int) -> Ref:
+    """TF's CropAndResize sample positions along one axis, (n, steps) float32, its order of operations
+    (constants as float32 parameters: no scalar op's double arithmetic)."""
+    last = f.var(f"{tag}_last", np.float32([[extent - 1]]))
+    if steps == 1:
+        mid = f.op("broadcast_mul", f"{tag}_mid", [f.op("elemwise_add", f"{tag}_sum", [lo, hi]),
+                                                   f.var(f"{tag}_half", np.float32([[0.5]]))])
+        return f.op("broadcast_mul", f"{tag}_pos", [mid, last])
+    scale = f.op("broadcast_div", f"{tag}_scale", [f.op("broadcast_mul", f"{tag}_span", [
+        f.op("elemwise_sub", f"{tag}_ext", [hi, lo]), last]), f.var(f"{tag}_steps", np.float32([[steps - 1]]))])
+    start = f.op("broadcast_mul", f"{tag}_start", [lo, last])
+    grid = f.var(f"{tag}_grid", np.arange(steps, dtype=np.float32)[None])
+    return f.op("broadcast_add", f"{tag}_pos", [start, f.op("broadcast_mul", f"{tag}_step", [grid, scale])])
+
+
+@TABLE.register("crop_and_resize")
+def crop_and_resize(ctx: Ctx) -> Fragment:
+    f = Fragment()
+    name, (image, boxes, index) = ctx.name, ctx.inputs
+    _, h, w, c = (int(n) for n in ctx.in_shape(0))
+    n = int(ctx.in_shape(1)[0])
+    ch, cw = (int(v) for v in ctx.attrs["size"])
+    corner = [f.op("slice_axis", f"{name}_c{k}", [boxes], axis=1, begin=k, end=k + 1) for k in range(4)]  # (n, 1)
+    ys = _positions(f, f"{name}_y", corner[0], corner[2], h, ch)
+    xs = _positions(f, f"{name}_x", corner[1], corner[3], w, cw)
+
+    def inside(p: Ref, extent: int, tag: str) -> Ref:
+        return f.op("elemwise_mul", f"{tag}_in", [f.op("_greater_equal_scalar", f"{tag}_ge", [p], scalar=0.0),
+                                                  f.op("_lesser_equal_scalar", f"{tag}_le", [p],
+                                                       scalar=float(extent - 1))])
+
+    mask = f.op("broadcast_mul", f"{name}_mask", [
+        f.op("Reshape", f"{name}_in_y", [inside(ys, h, f"{name}_y")], shape=(n, ch, 1, 1)),
+        f.op("Reshape", f"{name}_in_x", [inside(xs, w, f"{name}_x")], shape=(n, 1, cw, 1))])
+    flat = f.op("Reshape", f"{name}_flat", [image], shape=(-1, c))
+    base = f.op("_mul_scalar", f"{name}_base", [f.op("Cast", f"{name}_box", [index], dtype="float32")],
+                scalar=float(h * w))
+    base = f.op("Reshape", f"{name}_base3", [base], shape=(n, 1, 1))
+
+    def at(y: Ref, x: Ref, tag: str) -> Ref:  # (n, ch, cw, C); positions are small whole numbers: exact
+        row = f.op("_mul_scalar", f"{tag}_row", [f.op("clip", f"{tag}_cy", [y], a_min=0.0, a_max=float(h - 1))],
+                   scalar=float(w))
+        col = f.op("clip", f"{tag}_cx", [x], a_min=0.0, a_max=float(w - 1))
+        where = f.op("broadcast_add", f"{tag}_at", [
+            f.op("broadcast_add", f"{tag}_at_y", [base, f.op("Reshape", f"{tag}_row3", [row], shape=(n, ch, 1))]),
+            f.op("Reshape", f"{tag}_col3", [col], shape=(n, 1, cw))])
+        return f.op("take", f"{tag}_px", [flat, where], axis=0)
+
+    if ctx.attrs["method"] == "nearest":
+        def rounded(p: Ref, tag: str) -> Ref:  # roundf (half away from zero) on positions >= 0
+            low = f.op("floor", f"{tag}_floor", [p])
+            up = f.op("_greater_equal_scalar", f"{tag}_up", [f.op("elemwise_sub", f"{tag}_frac", [p, low])],
+                      scalar=0.5)
+            return f.op("elemwise_add", f"{tag}_round", [low, up])
+
+        out = at(rounded(ys, f"{name}_ny"), rounded(xs, f"{name}_nx"), f"{name}_near")
+    else:
+        t, l_ = f.op("floor", f"{name}_t", [ys]), f.op("floor", f"{name}_l", [xs])
+        bo, r = f.op("ceil", f"{name}_b", [ys]), f.op("ceil", f"{name}_r", [xs])
+        dy = f.op("Reshape", f"{name}_dy", [f.op("elemwise_sub", f"{name}_fy", [ys, t])], shape=(n, ch, 1, 1))
+        dx = f.op("Reshape", f"{name}_dx", [f.op("elemwise_sub", f"{name}_fx", [xs, l_])], shape=(n, 1, cw, 1))
+        tl, tr = at(t, l_, f"{name}_tl"), at(t, r, f"{name}_tr")
+        bl, br = at(bo, l_, f"{name}_bl"), at(bo, r, f"{name}_br")
+
+        def lerp(a: Ref, b: Ref, d: Ref, tag: str) -> Ref:
+            return f.op("elemwise_add", tag, [a, f.op("broadcast_mul", f"{tag}_d", [
+                f.op("elemwise_sub", f"{tag}_diff", [b, a]), d])])
+
+        out = lerp(lerp(tl, tr, dx, f"{name}_top"), lerp(bl, br, dx, f"{name}_bottom"), dy, f"{name}_lerp")
+    fill = f.op("_mul_scalar", f"{name}_fill", [f.op("ones_like", f"{name}_ones", [out])],
+                scalar=float(ctx.attrs["extrapolation_value"]))
+    f.op("where", name, [f.op("broadcast_like", f"{name}_mask_all", [mask, out]), out, fill])
+    return f

@@ -43,3 +43,68 @@ def prefix(ctx: Ctx) -> Emitted:
     end = b.op("Reshape", [b.op("Cast", [b.x(1)], to=7), b.ints("one", [1])])  # int64 (1,)
     b.op("Slice", [b.x(0), b.ints("start", [0]), end, b.ints("axis", [0])], b.out)
     return b.done()
+
+
+def _positions(b: Builder, tag: str, lo: str, hi: str, extent: int, steps: int) -> str:
+    """TF's CropAndResize sample positions along one axis, (n, steps) float32, its order of operations."""
+    last = b.const(f"{tag}_last", np.float32(extent - 1))
+    if steps == 1:
+        mid = b.op("Mul", [b.op("Add", [lo, hi]), b.const(f"{tag}_half", np.float32(0.5))])
+        return b.op("Unsqueeze", [b.op("Mul", [mid, last]), b.ints(f"{tag}_col", [1])])
+    scale = b.op("Div", [b.op("Mul", [b.op("Sub", [hi, lo]), last]), b.const(f"{tag}_steps", np.float32(steps - 1))])
+    start = b.op("Unsqueeze", [b.op("Mul", [lo, last]), b.ints(f"{tag}_col", [1])])
+    grid = b.const(f"{tag}_grid", np.arange(steps, dtype=np.float32)[None])
+    return b.op("Add", [start, b.op("Mul", [grid, b.op("Unsqueeze", [scale, b.ints(f"{tag}_col2", [1])])])])
+
+
+@TABLE.register("crop_and_resize")
+def crop_and_resize(ctx: Ctx) -> Emitted:
+    from onnx import TensorProto
+
+    b = Builder(ctx, ctx.node)
+    _, h, w, c = (int(n) for n in ctx.shape(ctx.node.inputs[0]))
+    ch, cw = (int(n) for n in ctx.attrs["size"])
+    boxes = b.x(1)
+    corner = [b.op("Gather", [boxes, b.const(f"corner{k}", np.int64(k), np.int64)], axis=1) for k in range(4)]
+    ys = _positions(b, "y", corner[0], corner[2], h, ch)
+    xs = _positions(b, "x", corner[1], corner[3], w, cw)
+    zero = b.const("zero", np.float32(0))
+
+    def inside(p: str, extent: int, tag: str) -> str:
+        return b.op("And", [b.op("Not", [b.op("Less", [p, zero])]),
+                            b.op("Not", [b.op("Greater", [p, b.const(f"{tag}_max", np.float32(extent - 1))])])])
+
+    mask = b.op("And", [b.op("Unsqueeze", [inside(ys, h, "y"), b.ints("yx_axes", [2, 3])]),
+                        b.op("Unsqueeze", [inside(xs, w, "x"), b.ints("xy_axes", [1, 3])])])  # (n, ch, cw, 1)
+    flat = b.op("Reshape", [b.x(0), b.ints("flat", [-1, c])])
+    base = b.op("Mul", [b.op("Cast", [b.x(2)], to=TensorProto.INT64), b.const("plane", np.int64(h * w), np.int64)])
+    base = b.op("Unsqueeze", [base, b.ints("base_axes", [1, 2])])  # (n, 1, 1)
+
+    def index(p: str, extent: int, axes: list[int], tag: str) -> str:
+        clipped = b.op("Clip", [p, zero, b.const(f"{tag}_top", np.float32(extent - 1))])
+        return b.op("Unsqueeze", [b.op("Cast", [clipped], to=TensorProto.INT64), b.ints(f"{tag}_axes", axes)])
+
+    def at(y: str, x: str, tag: str) -> str:  # (n, ch, cw, C)
+        row = b.op("Mul", [index(y, h, [2], f"{tag}_y"), b.const(f"{tag}_w", np.int64(w), np.int64)])
+        return b.op("Gather", [flat, b.op("Add", [b.op("Add", [base, row]), index(x, w, [1], f"{tag}_x")])], axis=0)
+
+    if ctx.attrs["method"] == "nearest":
+        half = b.const("half", np.float32(0.5))
+
+        def rounded(p: str) -> str:  # roundf (half away from zero) on positions >= 0; p - floor(p) is exact
+            low = b.op("Floor", [p])
+            up = b.op("Cast", [b.op("Not", [b.op("Less", [b.op("Sub", [p, low]), half])])], to=TensorProto.FLOAT)
+            return b.op("Add", [low, up])
+
+        out = at(rounded(ys), rounded(xs), "near")
+    else:
+        t, l_, bo, r = b.op("Floor", [ys]), b.op("Floor", [xs]), b.op("Ceil", [ys]), b.op("Ceil", [xs])
+        dy = b.op("Unsqueeze", [b.op("Sub", [ys, t]), b.ints("dy_axes", [2, 3])])
+        dx = b.op("Unsqueeze", [b.op("Sub", [xs, l_]), b.ints("dx_axes", [1, 3])])
+        tl, tr, bl, br = at(t, l_, "tl"), at(t, r, "tr"), at(bo, l_, "bl"), at(bo, r, "br")
+        top = b.op("Add", [tl, b.op("Mul", [b.op("Sub", [tr, tl]), dx])])
+        bottom = b.op("Add", [bl, b.op("Mul", [b.op("Sub", [br, bl]), dx])])
+        out = b.op("Add", [top, b.op("Mul", [b.op("Sub", [bottom, top]), dy])])
+    fill = b.const("fill", np.float32(ctx.attrs["extrapolation_value"]))
+    b.op("Where", [mask, out, fill], b.out)
+    return b.done()

@@ -56,3 +56,50 @@ def prefix(ctx: Ctx) -> Lowered:
     x, count = ctx.args
     # a mask rather than x[:int(count)]: torch.export takes the data-dependent length of a mask's rows
     return Lowered(lines=[f"{ctx.var} = {x}[torch.arange({int(ctx.in_shapes[0][0])}) < {count}]"])
+
+
+def _positions(lo: str, hi: str, extent: int, steps: int) -> str:
+    """TF's CropAndResize sample positions along one axis, (n, steps) float32, its order of operations."""
+    last = f"torch.tensor({float(extent - 1)!r})"
+    if steps == 1:
+        return f"((0.5 * ({lo} + {hi})) * {last})[:, None]"
+    return (f"{lo}[:, None] * {last} + torch.arange({steps}, dtype=torch.float32)[None] * "
+            f"(({hi} - {lo}) * {last} / torch.tensor({float(steps - 1)!r}))[:, None]")
+
+
+@TABLE.register("crop_and_resize")
+def crop_and_resize(ctx: Ctx) -> Lowered:
+    v, (image, boxes, index) = ctx.var, ctx.args
+    _, h, w, c = (int(n) for n in ctx.in_shapes[0])
+    ch, cw = (int(n) for n in ctx.attrs["size"])
+    lines = [
+        f"{v}_y = {_positions(f'{boxes}[:, 0]', f'{boxes}[:, 2]', h, ch)}",
+        f"{v}_x = {_positions(f'{boxes}[:, 1]', f'{boxes}[:, 3]', w, cw)}",
+        f"{v}_in = (({v}_y >= 0) & ({v}_y <= {h - 1}))[:, :, None, None] & "
+        f"(({v}_x >= 0) & ({v}_x <= {w - 1}))[:, None, :, None]",
+        f"{v}_flat = {image}.reshape(-1, {c})",
+        f"{v}_b = {index}.long()[:, None, None] * {h * w}",
+    ]
+
+    def at(y: str, x: str) -> str:  # the pixels at (y, x) of each box: (n, ch, cw, C)
+        return (f"{v}_flat[{v}_b + {y}.clamp(0, {h - 1}).long()[:, :, None] * {w} + "
+                f"{x}.clamp(0, {w - 1}).long()[:, None, :]]")
+
+    if ctx.attrs["method"] == "nearest":
+        lines += [f"{v}_ry = torch.floor({v}_y)", f"{v}_rx = torch.floor({v}_x)",
+                  # roundf (half away from zero) on positions >= 0; x - floor(x) is exact
+                  f"{v}_ry = {v}_ry + ({v}_y - {v}_ry >= 0.5).float()",
+                  f"{v}_rx = {v}_rx + ({v}_x - {v}_rx >= 0.5).float()",
+                  f"{v}_out = {at(f'{v}_ry', f'{v}_rx')}"]
+    else:
+        lines += [f"{v}_t = torch.floor({v}_y)", f"{v}_l = torch.floor({v}_x)",
+                  f"{v}_bo = torch.ceil({v}_y)", f"{v}_r = torch.ceil({v}_x)",
+                  f"{v}_dy = ({v}_y - {v}_t)[:, :, None, None]", f"{v}_dx = ({v}_x - {v}_l)[:, None, :, None]",
+                  f"{v}_tl = {at(f'{v}_t', f'{v}_l')}", f"{v}_tr = {at(f'{v}_t', f'{v}_r')}",
+                  f"{v}_bl = {at(f'{v}_bo', f'{v}_l')}", f"{v}_br = {at(f'{v}_bo', f'{v}_r')}",
+                  f"{v}_top = {v}_tl + ({v}_tr - {v}_tl) * {v}_dx",
+                  f"{v}_bot = {v}_bl + ({v}_br - {v}_bl) * {v}_dx",
+                  f"{v}_out = {v}_top + ({v}_bot - {v}_top) * {v}_dy"]
+    fill = lit(float(ctx.attrs["extrapolation_value"]))
+    lines.append(f"{v} = torch.where({v}_in, {v}_out, torch.tensor({fill}))")
+    return Lowered(lines=lines)

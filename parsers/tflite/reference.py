@@ -1,5 +1,6 @@
 """The reference for a `.tflite` source: the file itself in TFLite's interpreter (TensorFlow's
-`tf.lite.Interpreter`), at the file's input size (or a size its shape signature leaves free)."""
+`tf.lite.Interpreter`, or ai-edge-litert's where TensorFlow does not import), at the file's input size
+(or a size its shape signature leaves free)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,15 @@ from . import layout
 from .schema import read
 
 
-def _interpreter_class():
+def _interpreter_class() -> type:
+    """TensorFlow's interpreter, else LiteRT's (the same runtime, packaged without TensorFlow)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import tensorflow as tf
+    try:
+        import tensorflow as tf
+    except ImportError:
+        from ai_edge_litert.interpreter import Interpreter
 
+        return Interpreter
     return tf.lite.Interpreter
 
 

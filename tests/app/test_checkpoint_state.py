@@ -1,4 +1,4 @@
-"""A checkpoint directory's `checkpoint` state file (issue 26): convert reads the prefix TF would load,
+"""A checkpoint directory's `checkpoint` state file: convert reads the prefix TF would load,
 and refuses (exit 2, naming both) when the file names one checkpoint and another lies beside it."""
 
 from __future__ import annotations

@@ -314,7 +314,7 @@ def test_help_has_each_flag_once(command):
 
 @pytest.mark.parametrize("preset", [None, "ACTIVE"])
 def test_openmp_threads_sleep_unless_the_user_says(preset, tmp_path, monkeypatch):
-    """Issue 25: torch's idle OpenMP threads sleep (they spun on a core the TF reference child needed);
+    """Torch's idle OpenMP threads sleep (they spun on a core the TF reference child needed);
     a policy the user set is kept."""
     if preset is None:
         monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)

@@ -1,4 +1,4 @@
-"""One conversion, exact at every input size (issue 13): a fully convolutional TF graph converted at
+"""One conversion, exact at every input size: a fully convolutional TF graph converted at
 one size runs at others (odd/even, smaller/larger) in PyTorch -- eager, scripted and exported with
 dynamic H/W -- and matches TF run at those sizes; a size-bound graph refuses other sizes clearly."""
 

@@ -1,4 +1,4 @@
-"""Corrupt-input fuzz (issue 16): mutants of every source form, from a fixed seed, through the CLI.
+"""Corrupt-input fuzz: mutants of every source form, from a fixed seed, through the CLI.
 
 Each mutant must end with exit 2 or 3, exactly one error line of at most 300 characters and nothing
 left behind, or with exit 0 and a model --verify found equal to what TensorFlow/Keras computes for that

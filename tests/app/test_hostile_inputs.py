@@ -1,4 +1,4 @@
-"""Hostile models (issue 16): each is refused (exit 2, one line) and has no side effect (canary files).
+"""Hostile models: each is refused (exit 2, one line) and has no side effect (canary files).
 
 A model file may ask to read or write files, run Python, loop forever or inflate to gigabytes; convert
 reads only what the user gave and runs nothing of the graph before checking it.
@@ -269,7 +269,7 @@ def test_symlinked_keras_member_names_stay_inside(tmp_path):
 
 @pytest.mark.parametrize("target", ["tf2onnx", "tf2torch"])
 def test_integer_input_into_a_conv_is_exit_2_naming_it(tmp_path, target):
-    """Issue 26: an int32 placeholder feeding a Conv was exit 1 in tf2onnx (the ONNX checker's
+    """An int32 placeholder feeding a Conv was exit 1 in tf2onnx (the ONNX checker's
     ShapeInferenceError); the IR's inputs are float, so it is refused up front, naming the input."""
     import tensorflow as tf
 
@@ -289,7 +289,7 @@ def test_integer_input_into_a_conv_is_exit_2_naming_it(tmp_path, target):
 
 
 def test_verify_that_would_not_fit_is_refused_before_writing(tmp_path):
-    """Issue 26: --verify at a size whose check cannot fit (TF and the target at the larger check sizes)
+    """--verify at a size whose check cannot fit (TF and the target at the larger check sizes)
     is exit 2 up front, naming the tensor; the same conversion without --verify still fits and converts."""
     import keras
 

@@ -1,4 +1,4 @@
-"""Batch manifests from an untrusted hand (issue 26): `out` templates allow plain {name}/{target} only
+"""Batch manifests from an untrusted hand: `out` templates allow plain {name}/{target} only
 (str.format could reach attributes or build a 3 GB string), the YAML document may not expand past a
 node budget (billion laughs), and only a regular file of bounded size is read."""
 

@@ -26,6 +26,7 @@ MNV2 = {"depth_multiplier": 0.35}
 BERT = {"vocab_size": 30, "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
         "intermediate_size": 24, "max_position_embeddings": 16, "type_vocab_size": 2}
 BERT_OUTPUTS = ["bert/encoder/Reshape_2", "pooled"]
+CONVNEXT = {"depths": [1, 1, 1, 1], "hidden_sizes": [8, 16, 32, 64], "layer_scale_init_value": 1e-6}
 RESNET = {"depths": [1, 1], "hidden_sizes": [256, 512], "embedding_size": 64, "layer_type": "bottleneck"}
 
 
@@ -161,6 +162,52 @@ def test_bert_checkpoint_into_transformers_bert_model(bert_ckpt, tmp_path):
     assert max(errors.values()) < 1e-5, errors
 
 
+# ---- TF1 BERT pre-training checkpoint -> BertForPreTraining --------------------------------------------
+HEADS = ("prediction_logits", "seq_relationship_logits")
+
+
+def pretraining_reference(prefix, feeds: list[np.ndarray], cfg) -> dict[str, np.ndarray]:
+    """TF's two heads (run_pretraining.py's logits), restored from the checkpoint at the feeds' length."""
+    import tensorflow as tf
+
+    with tf.Graph().as_default() as graph:
+        holders = [tf.compat.v1.placeholder(tf.int32, f.shape, name=n) for n, f in zip(bert.INPUTS, feeds)]
+        bert.bert_model(*holders, cfg, training=False)
+        with tf.compat.v1.Session() as sess:
+            tf.compat.v1.train.Saver().restore(sess, str(prefix))
+            values = sess.run([graph.get_tensor_by_name(f"{h}:0") for h in HEADS], dict(zip(holders, feeds)))
+    return dict(zip(HEADS, values))
+
+
+def test_bert_pretraining_checkpoint_into_bert_for_pretraining(tmp_path):
+    """cls/predictions (transform dense + LayerNorm, logits against the word embeddings + output_bias) and
+    cls/seq_relationship into BertForPreTraining's heads: the decoder's weight tied to the word embeddings and
+    its bias to `cls.predictions.bias` get one TF value each; exact with padding masks at 7 and 12."""
+    cfg = bert.BertConfig(pretraining=True)
+    prefix = bert.build_bert(tmp_path / "bert", cfg, batch=2, train_seq=8, infer_seq=7)[1]
+    out = tmp_path / "out"
+    doc = convert.into(prefix, "transformers:BertForPreTraining", out, inputs=list(bert.INPUTS), outputs=list(HEADS),
+                       kwargs=BERT, verify=True)
+    assert not doc["differences"] and doc["verify"]["passed"], doc["verify"]
+    assert [o["module"] for o in doc["outputs"]] == list(HEADS)
+    records = {r["parameter"]: r["tf"] for r in doc["parameters"]}
+    assert records["cls.predictions.transform.dense.weight"] == "cls/predictions/transform/dense/kernel"
+    assert records["cls.predictions.transform.LayerNorm.weight"] == "cls/predictions/transform/LayerNorm/gamma"
+    model = load_into(out, transformers.BertForPreTraining(transformers.BertConfig(**BERT,
+                                                                                   attn_implementation="eager")))
+    assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
+    errors = {}
+    for seq in (7, 12):
+        feeds = bert.random_feeds(cfg, 2, seq, seed=seq)
+        assert feeds[1].min() == 0  # padding in the mask
+        with torch.no_grad():
+            got = model(*[torch.from_numpy(f.astype(np.int64)) for f in feeds])
+        want = pretraining_reference(prefix, feeds, cfg)
+        errors[seq] = {h: rel_error(getattr(got, h).numpy(), want[h]) for h in HEADS}
+    print(f"\nTF1 BERT pre-training heads -> transformers.BertForPreTraining: {errors}")
+    assert max(e for row in errors.values() for e in row.values()) < 1e-5, errors
+
+
 # ---- Keras EfficientNetB0 -> EfficientNetModel (slow: B0 at full depth) --------------------------------
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("CONVERT_INTO_SLOW"), reason="full-depth model: make test-into-hf")
@@ -185,6 +232,74 @@ def test_efficientnet_b0_preprocessing_named_everything_after_exact(tmp_path):
     assert "before 'embeddings.convolution'" in doc["warnings"][0]
     assert doc["outputs"] == [{"tf": "avg_pool", "module": "pooler_output"}]
     print(f"\nKeras EfficientNetB0 -> EfficientNetModel: {doc['verify']['sizes']}")
+
+
+# ---- Keras ConvNeXt -> ConvNextModel ------------------------------------------------------------------
+def convnext_into(tmp_path, keras_model, kwargs: dict, size: int) -> tuple[dict, torch.nn.Module, float]:
+    """Keras ConvNeXt (random weights, layer-scale gammas spread out) into ConvNextModel with --fix-pads --verify;
+    then the module as a user loads it, against Keras with the named preprocessing applied to its input."""
+    source = tmp_path / "convnext.keras"
+    into_modules.randomize(keras_model, seed=4).save(source)
+    out = tmp_path / "out"
+    doc = convert.into(source, "transformers:ConvNextModel", out, kwargs=kwargs, fix_pads=True, verify=True)
+    assert doc["verify"]["passed"] and [s["input_shape"][2] for s in doc["verify"]["sizes"]] == [size, size + 1]
+    model = load_into(out, transformers.ConvNextModel(transformers.ConvNextConfig(**kwargs)))
+    x = np.random.default_rng(5).uniform(0, 255, (2, 3, size, size)).astype(np.float32)
+    scale, shift = (np.asarray(doc["preprocessing"][k], np.float32).reshape(1, 3, 1, 1) for k in ("scale", "shift"))
+    with torch.no_grad():
+        got = model(torch.from_numpy(x * scale + shift)).pooler_output.numpy()
+    want = np.asarray(keras_model(x.transpose(0, 2, 3, 1)))
+    return doc, model, rel_error(got, want)
+
+
+def check_convnext(doc: dict, stages: int) -> None:
+    """Keras' built-in Normalization named at the input; every LayerScale gamma in layer_scale_parameter; the
+    head's layer-norm epsilon (Keras 1e-6, ConvNextConfig's 1e-12) fixed by pads.py."""
+    assert doc["preprocessing"]["tf"][-1].endswith("prestem_normalization")
+    assert "before 'embeddings.patch_embeddings'" in doc["warnings"][-1]
+    np.testing.assert_allclose(doc["preprocessing"]["scale"], 1 / (255 * np.array([0.229, 0.224, 0.225])), rtol=1e-5)
+    scales = {r["parameter"]: r for r in doc["parameters"] if r["parameter"].endswith("layer_scale_parameter")}
+    assert len(scales) == stages and all(r["tf"].endswith("_layer_scale") for r in scales.values()), scales
+    records = {r["parameter"]: r for r in doc["parameters"]}
+    assert records["encoder.stages.0.layers.0.pwconv1.weight"]["tf"].endswith("stage_0_block_0_pointwise_conv_1/kernel")
+    assert [(d["module"], d["what"]) for d in doc["differences"]] == [("layernorm", "epsilon")]
+    assert doc["outputs"][0]["module"] == "pooler_output"
+
+
+def test_convnext_layer_scale_into_convnext_model(tmp_path):
+    """ConvNeXt's layer scale (a Parameter multiplied in forward, not a module) gets Keras' LayerScale gamma;
+    its channels-first LayerNorm (a subclass permuting around F.layer_norm) and Linear pointwise convs pair
+    with TF's layer norm and 1x1 convs. Reduced depths and widths, 64x64: exact at 64 and 65."""
+    from keras.src.applications import convnext
+
+    model = convnext.ConvNeXt(depths=[1, 1, 1, 1], projection_dims=[8, 16, 32, 64], drop_path_rate=0.0,
+                              layer_scale_init_value=1e-6, default_size=64, name="convnext_mini", include_top=False,
+                              weights=None, input_shape=(64, 64, 3), pooling="avg")
+    doc, _, error = convnext_into(tmp_path, model, {**CONVNEXT, "image_size": 64}, 64)
+    check_convnext(doc, 4)
+    print(f"\nKeras ConvNeXt (reduced) -> ConvNextModel: {doc['verify']['sizes']}, in process {error:.2e}")
+    assert error < 1e-5
+    with pytest.raises(ConvertError) as failure:  # no layer scale in the module: refused, not read through
+        convert.into(tmp_path / "convnext.keras", "transformers:ConvNextModel", tmp_path / "none",
+                     kwargs={**CONVNEXT, "image_size": 64, "layer_scale_init_value": 0.0})
+    assert failure.value.exit_code == 3 and str(failure.value).startswith(
+        "module path 'encoder.stages.0.layers.0.pwconv2': its output is multiplied per channel by nothing where TF "
+        "multiplies 'convnext_mini_stage_0_block_0_pointwise_conv_2' by 'convnext_mini_stage_0_block_0_layer_scale'"
+    ), str(failure.value)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("CONVERT_INTO_SLOW"), reason="full-size model: make test-into-hf")
+def test_convnext_tiny_into_convnext_model(tmp_path):
+    """keras.applications.ConvNeXtTiny at 224 into ConvNextModel's ConvNeXt-T config (the defaults)."""
+    import keras
+
+    model = keras.applications.ConvNeXtTiny(weights=None, include_top=False, input_shape=(224, 224, 3),
+                                            pooling="avg")
+    doc, _, error = convnext_into(tmp_path, model, {}, 224)
+    check_convnext(doc, 18)
+    print(f"\nKeras ConvNeXtTiny -> ConvNextModel: {doc['verify']['sizes']}, in process {error:.2e}")
+    assert error < 1e-5
 
 
 # ---- a conv that pads in its own forward (timm's Conv2dSame) ---------------------------------------------

@@ -1,4 +1,4 @@
-"""`--into` with transformer encoders (issue 24, the rest): a TF1 BERT checkpoint (tests/support/bert.py,
+"""`--into` with transformer encoders: a TF1 BERT checkpoint (tests/support/bert.py,
 written as the original modeling.py) into a module with Hugging Face BertModel's structure and names, and a
 Keras Embedding + MultiHeadAttention + LayerNormalization encoder into the usual PyTorch hand port
 (separate q/k/v nn.Linear). Q, K and V have equal shapes: they pair by where they are used (which side of

@@ -1,4 +1,4 @@
-"""`--into` with transposed convolutions (issue 24, the rest): Keras Conv2DTranspose / Conv3DTranspose and
+"""`--into` with transposed convolutions: Keras Conv2DTranspose / Conv3DTranspose and
 TF1 Conv2DBackpropInput into nn.ConvTranspose2d/3d. The kernel goes (k..., out, in) -> (in, out, k...);
 TF's SAME transposed conv keeps rows [0, 2n) of the full output where the usual hand port
 (padding=1, output_padding=1) keeps [1, 2n + 1): found with per-side crops, fixed exactly by pads.py."""

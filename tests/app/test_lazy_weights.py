@@ -1,4 +1,4 @@
-"""Weights stream from the checkpoint to the output (issue 12): convert/ir/lazy.py, lazy bundle tensors
+"""Weights stream from the checkpoint to the output: convert/ir/lazy.py, lazy bundle tensors
 through the parser and passes, and the writers that read one weight at a time.
 
 The lazy path must change nothing: a conversion with lazy weights writes the same bytes as one whose
@@ -155,7 +155,7 @@ STATE = {
 
 
 def test_state_dict_file_loads_as_torch_saves_it(tmp_path):
-    """Our own zip writer (issue 25): not torch.save's bytes, but the same tensors through torch.load."""
+    """Our own zip writer: not torch.save's bytes, but the same tensors through torch.load."""
     torch = pytest.importorskip("torch")
     from tf_convert.emitters.torch.state_file import save_state_dict
 
@@ -227,7 +227,7 @@ def test_lazy_and_eager_conversions_write_the_same_bytes(request, tmp_path, monk
     source = request.getfixturevalue(model)["ckpt"]
     convert_to = getattr(convert, f"tf2{target}")
     convert_to(source, tmp_path / "out-lazy")  # (test_cli and test_training_graphs verify lazy conversions)
-    with monkeypatch.context() as m:  # every variable read at once, as before issue 12
+    with monkeypatch.context() as m:  # every variable read at once, as before weights were streamed
         m.setattr(Bundle, "lazy", Bundle.read)
         m.setattr(tf_parser, "_FROZEN_CACHE", type(tf_parser._FROZEN_CACHE)())  # parse again
         convert_to(source, tmp_path / "out-eager")
@@ -335,7 +335,7 @@ def test_peak_memory_follows_the_largest_tensor(tmp_path_factory, target):
     code, peak, err = _peak_rss([sys.executable, "-c", "from tf_convert import cli; cli.main()", f"tf2{target}",
                                  str(prefix), "-o", str(out)], root)
     assert code == 0, err
-    # the imports (TF for the graph, torch) take ~0.5 GB; before issue 12 the peak was ~4 GB (8x the model)
+    # the imports (TF for the graph, torch) take ~0.5 GB; before weights were streamed the peak was ~4 GB (8x the model)
     assert peak < 1.2 * 2**30, f"peak RSS {peak / 2**20:.0f} MB for a {model / 2**20:.0f} MB checkpoint"
     shutil.rmtree(out)
 

@@ -1,4 +1,4 @@
-"""app/metric.judge: every tensor judged at its own scale (issue 26)."""
+"""app/metric.judge: every tensor judged at its own scale."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""-o never deletes a file convert did not write (issue 16): convert/outdir.py and the CLI around it."""
+"""-o never deletes a file convert did not write: convert/outdir.py and the CLI around it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 25: TF's reference run in a child process (app/reference_process.py), forced on small models by its
+"""TF's reference run in a child process (app/reference_process.py), forced on small models by its
 threshold variable: the same outputs as in process, the same clean error for a bad source, and an interrupt
 ends the child and leaves no temp directory."""
 
@@ -134,7 +134,7 @@ def test_interrupt_kills_the_child_and_leaves_no_temp(tmp_path, model, sig):
 
 
 def test_a_killed_parents_child_ends_and_removes_its_temp(tmp_path, model):
-    """The CLI spawns the child before it parses, even for a small source (issue 25); a SIGKILLed parent
+    """The CLI spawns the child before it parses, even for a small source; a SIGKILLed parent
     cannot clean up, so the child, waiting for its request or running TF, ends and removes its temp dir."""
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -228,7 +228,7 @@ def test_refused_sets_come_back_per_set(model, child_always):
     assert all(np.array_equal(a, b) for a, b in zip(again, expected))
 
 
-# ---- every input set in one TF run (issue 25) -------------------------------------------------------------
+# ---- every input set in one TF run -------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["pb", "ckpt", "saved_model"])
 def test_one_run_for_all_sets_gives_each_sets_own_outputs(model, kind):
@@ -257,7 +257,7 @@ def test_a_set_tf_refuses_is_told_apart(model):
     assert all(np.array_equal(a, b) for a, b in zip(outcomes[0], parsers.run_reference(model["pb"], graph, inputs)))
 
 
-# ---- the child starts before the emit, held until the model is written (issue 25) ---------------------------
+# ---- the child starts before the emit, held until the model is written ---------------------------
 
 def _live_children() -> list[int]:
     return [p for p in _children(os.getpid()) if Path(f"/proc/{p}").exists()
@@ -331,7 +331,7 @@ def test_reverify_leaves_tensorflow_to_the_child(tmp_path, model, child_always):
     (None, {}, {}),  # a --layers request (tensors of one set)
 ])
 def test_a_child_of_several_sets_runs_them_side_by_side(sets, environ, expected):
-    """Issue 25: several sets' graph copies give TF ops to run at once, one thread each (less CPU on a
+    """Several sets' graph copies give TF ops to run at once, one thread each (less CPU on a
     machine the converting process shares). The child sets them once the request has come, before TF's
     first session reads them."""
     assert reference_process.side_by_side_threads(sets, environ) == expected

@@ -1,4 +1,4 @@
-"""Issue 25: TF's reference outputs kept on disk between runs (app/reference_store.py). A second target of the
+"""TF's reference outputs kept on disk between runs (app/reference_store.py). A second target of the
 same source is checked against the same TF outputs without running TF; anything that could change TF's
 outputs -- the source's bytes (even rewritten in place with its old mtime), TF's version or kernel settings --
 misses; a damaged entry is a miss; a store another user may write is not used."""

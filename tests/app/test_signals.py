@@ -107,7 +107,7 @@ def test_a_later_run_removes_what_a_killed_run_left(model, tmp_path):
     assert out.is_dir() and not _temps(out)
 
 
-# issue 26: 1 of 32 SIGINTs was swallowed during the heavy imports (exit 0), 1 of 32 SIGTERMs hit class
+# 1 of 32 SIGINTs was swallowed during the heavy imports (exit 0), 1 of 32 SIGTERMs hit class
 # creation ("Error calling __set_name__", exit 1): a signal during the imports always ends the run
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_during_the_imports_always_wins(model, tmp_path, sig):

@@ -1,4 +1,4 @@
-"""Only regular files are read (issue 26): a FIFO or a device given as the source, or sitting where a
+"""Only regular files are read: a FIFO or a device given as the source, or sitting where a
 checkpoint's .index / .data / .meta, a SavedModel's saved_model.pb or variables/ files should be, is
 refused at once (exit 2) with what the path is -- it used to block forever or say "no such file"."""
 

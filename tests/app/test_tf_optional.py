@@ -1,4 +1,4 @@
-"""TensorFlow only for checks, torch only to run a tf2torch model (issues 12 and 25).
+"""TensorFlow only for checks, torch only to run a tf2torch model.
 
 The CLI runs in a subprocess whose PYTHONPATH starts with a directory holding `tensorflow` and `torch`
 packages that raise ImportError and log who tried to import them: every conversion, tf2torch's included
@@ -289,7 +289,7 @@ def test_base_install_refuses_in_one_line(sources, tmp_path, args, hint):
 
 
 def test_refused_in_one_line_when_the_reference_runs_in_a_child(sources, tmp_path):
-    """A large source's reference runs in a child (issue 25): the parent no longer imports TensorFlow, the
+    """A large source's reference runs in a child: the parent no longer imports TensorFlow, the
     child checks it, and the refusal is the same one line, exit 2, nothing written."""
     from tf_convert.app import reference_process
 

@@ -1,4 +1,4 @@
-"""Issue 25: the CLI's --verify of a small source runs the target while TensorFlow's reference child runs
+"""The CLI's --verify of a small source runs the target while TensorFlow's reference child runs
 (verify's `target_first`): the target's run starts before the child's outcomes are read, the record is the one
 of the old order, a large source's target still loads only after the child has ended, and TF's own failure
 on the main set is still the error the user sees. The CLI runs in a subprocess (tests.support.verify_order

@@ -1,4 +1,4 @@
-"""Fault injection as a test of the verifier (issue 26): a fault planted in a converted model's own
+"""Fault injection as a test of the verifier: a fault planted in a converted model's own
 files fails `convert verify OUT` (exit 4) at every output scale, and `--layers` names the planted
 node; the unmutated model passes. tests/support/verify_faults.py has the model and the mutators;
 `make verify-faults` runs every kind x target at output scales 1e-6..1e6 and prints the counts.

@@ -1,4 +1,4 @@
-"""--verify's inputs must exercise the model (issue 26): the record says whether each output moves when
+"""--verify's inputs must exercise the model: the record says whether each output moves when
 the input's last row and column change, and an output that does not depend on the input at all is a
 warning (conversion.json and stderr), since a check on it says nothing about the conversion."""
 

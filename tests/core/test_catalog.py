@@ -215,7 +215,7 @@ OLD_POSITIONAL = {"add", "sub", "mul", "div", "maximum", "minimum", "relu", "cli
                   "hard_sigmoid", "tanh", "swish", "hard_swish", "gelu", "exp", "sqrt", "rsqrt", "square", "neg",
                   "identity", "channel_affine"}
 NEW_OPS = {"abs", "lrn", "fake_quant"}  # ops added since the lists went: they follow their flags
-# issue 22 part A: elementwise (positional), and reductions/running ops along axes (positional on the
+# elementwise (positional), and reductions/running ops along axes (positional on the
 # channel axis only, size-free when global or along N/C: the rules reduce_mean and softmax follow)
 ISSUE22_AXES_OPS = {"reduce_sum", "reduce_prod", "reduce_min", "reduce_all", "reduce_any"}
 ISSUE22_AXIS_OPS = {"log_softmax", "cumsum", "cumprod"}
@@ -225,7 +225,7 @@ NEW_OPS |= {"softplus", "softsign", "selu", "erf", "erfc", "floor", "ceil", "rou
             "truncate_mod", "div_no_nan", "atan2", "equal", "not_equal", "less", "less_equal", "greater",
             "greater_equal", "logical_and", "logical_or", "select"}
 NEW_OPS |= {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift", "right_shift"}  # part A (opsa)
-VOLUME_FREE = {"conv3d", "max_pool3d", "avg_pool3d", "repeat", "crop"}  # issue 23 (vol3d): free at every volume size
+VOLUME_FREE = {"conv3d", "max_pool3d", "avg_pool3d", "repeat", "crop"}  # free at every volume size
 
 
 def test_derived_sets_equal_the_old_lists():
@@ -241,12 +241,12 @@ def test_derived_sets_equal_the_old_lists():
     assert set(targets.WINDOW_OPS) == set(border.WINDOW_OPS) == set(inspect.WINDOW_OPS) == window
     assert set(sizes._SIZE_FREE) - NEW_OPS - VOLUME_FREE == window | {"channel_affine", "identity"}
     elementwise_kinds = ops.ops_of_kind("unary") | ops.ops_of_kind("binary")  # the old _ELEMENTWISE_KINDS
-    # identity: size-free, as before; matmul: free along its left operand's rows only (issue 23, 1-D lengths)
+    # identity: size-free, as before; matmul: free along its left operand's rows only (1-D lengths)
     assert set(sizes._BROADCASTING) == elementwise_kinds - {"identity", "matmul"}
     assert set(sizes._GLOBAL_REDUCTIONS) - ISSUE22_AXES_OPS == {"reduce_mean", "reduce_max"}
     assert set(layout._KEEPDIMS_REDUCTIONS) == set(sizes._GLOBAL_REDUCTIONS)
     assert ops.ops_of_size("channel_axis") - ISSUE22_AXIS_OPS == {"concat"}
-    # issue 23 (sequences at every length): softmax over attention's keys, layer norm over features
+    # sequences at every length: softmax over attention's keys, layer norm over features
     assert ops.ops_of_size("own_axes") == {"softmax", "layer_norm"}
     assert ops.ops_of_size("tf_padding") == {"conv_transpose2d", "conv_transpose3d"}
     assert ops.ops_of_size("constant_pad") == {"pad"}

@@ -186,7 +186,7 @@ OTHER_OPS = {
     "space_to_depth": [({"block_size": 2}, {}, [_f32(1, 3, 4, 6)], lambda tf, x: _nhwc(tf.nn.space_to_depth, x, 2))],
     "matmul": [({}, {}, [_f32(2, 3, 4, 5), _f32(2, 3, 5, 6, seed=8)], lambda tf, a, b: tf.linalg.matmul(a, b)),
                ({}, {}, [_f32(4, 5), _f32(5, 3, seed=8)], lambda tf, a, b: tf.linalg.matmul(a, b))],
-    # ---- issue 23 part B: embeddings, token inputs ----
+    # ---- embeddings, token inputs ----
     "gather": [({"axis": 0}, {}, [_f32(7, 5), IDS], lambda tf, t, i: tf.gather(t, i)),
                ({"axis": 1}, {}, [X4, IDS % 3], lambda tf, t, i: tf.gather(t, i, axis=1)),
                ({"axis": 2}, {}, [X4, IDS.astype(np.int64) % 4], lambda tf, t, i: tf.gather(t, i, axis=2))],
@@ -196,7 +196,7 @@ OTHER_OPS = {
                  lambda tf, i: tf.one_hot(i, 4, on_value=2.0, off_value=-1.0, axis=0))],
 }
 
-# ---- issue 22 part A: one row per op, TF's raw op on inputs in the op's domain --------------------------------
+# ---- one row per op, TF's raw op on inputs in the op's domain --------------------------------
 HALVES = (np.round(X4 * 2) / 2).astype(np.float32)  # rounding ties
 UNIT = _f32(2, 3, 4, 5, lo=-0.9, hi=0.9, seed=9)
 ABOVE1 = _f32(2, 3, 4, 5, lo=1.1, hi=4.0, seed=10)
@@ -278,9 +278,16 @@ OTHER_OPS.update({
     "non_max_suppression": [_nms_row("indices"), _nms_row("scores"), _nms_row("count"),
                             _nms_row("indices", limit=20, iou=0.0, score=-1.0)],
     "prefix": [({}, {}, [X4, np.int32(2)], lambda tf, x, c: x[:c])],
+    # ROI crops of an NHWC image: boxes partly off it (extrapolated), flipped, one row or column
+    "crop_and_resize": [
+        ({"size": size, "method": method, "extrapolation_value": fill}, {},
+         [_f32(2, 6, 7, 3, seed=24), _f32(5, 4, lo=-0.3, hi=1.3, seed=25), np.int32([0, 1, 1, 0, 1])],
+         lambda tf, x, b, i, size=size, method=method, fill=fill: tf.image.crop_and_resize(
+             x, b, i, size, method=method, extrapolation_value=fill))
+        for size, method, fill in (((4, 5), "bilinear", 0.0), ((3, 1), "nearest", -2.0), ((1, 2), "bilinear", 1.0))],
 })
 
-# ---- sequence (issue 23 part C): each row against the Keras layer holding the same weights --------
+# ---- sequence: each row against the Keras layer holding the same weights --------
 def _recurrent_row(op: str, seed: int = 0, zero_recurrent_bias: bool = False, **attrs):
     node_attrs, params = sequence_cases.recurrent_node_spec(op, 3, 4, seed=seed, **attrs)
     if zero_recurrent_bias:
@@ -308,7 +315,7 @@ OTHER_OPS.update({
 })
 SPATIAL = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"}  # the padding matrix covers these
 
-# ---- issue 23 (volume): the 3-D ops against TF's own SAME padding (asymmetric at these sizes) -----------------
+# ---- the 3-D ops against TF's own SAME padding (asymmetric at these sizes) -----------------
 X5 = _f32(1, 2, 5, 6, 7)  # NCDHW
 W5 = _f32(3, 2, 3, 2, 3, seed=9)  # conv3d OIDHW; conv_transpose3d reads it as IODHW (in 3, out 2)
 
@@ -342,17 +349,17 @@ OTHER_OPS.update({
                               t, W5.transpose(2, 3, 4, 1, 0), [1, 6, 8, 5, 2], [1, 2, 2, 2, 1], "SAME") + B[:2], x))],
 })
 
-# issue 23 (vol3d): UpSampling3D's repeat, as TF repeats (and Keras UpSampling3D does)
+# UpSampling3D's repeat, as TF repeats (and Keras UpSampling3D does)
 OTHER_OPS["repeat"] = [({"repeats": (1, 2, 1, 3, 1)}, {}, [_f32(2, 3, 4, 2, 3)],
                         lambda tf, x: tf.repeat(tf.repeat(x, 2, axis=1), 3, axis=3)),
                        ({"repeats": (1, 1, 1, 1, 1)}, {}, [_f32(1, 2, 2, 2, 1)], lambda tf, x: x)]
-# issue 23 (vol3d): Cropping3D's crop, as TF slices (Keras Cropping3D)
+# Cropping3D's crop, as TF slices (Keras Cropping3D)
 OTHER_OPS["crop"] = [({"crops": ((0, 0), (1, 0), (0, 2), (1, 1), (0, 0))}, {}, [_f32(2, 4, 5, 6, 3)],
                       lambda tf, x: x[:, 1:, :-2, 1:-1]),
                      ({"crops": ((0, 0),) * 3}, {}, [_f32(1, 2, 3)], lambda tf, x: x)]
 
 
-# ---- issue 22 part B (shapeops) -------------------------------------------------------------------------------
+# ---- shape and indexing ops -------------------------------------------------------------------------------
 _FAKE_QUANT_FN = {"FakeQuantWithMinMaxArgs": "fake_quant_with_min_max_args",
                   "FakeQuantWithMinMaxVars": "fake_quant_with_min_max_vars"}
 
@@ -386,7 +393,7 @@ OTHER_OPS.update({
 })
 
 
-# ---- issue 22 part A (opsa): bitwise ops, int32 and int64 over their whole range, shifts past the width --------
+# ---- bitwise ops, int32 and int64 over their whole range, shifts past the width --------
 def _full_range(dtype, shape, seed):
     info = np.iinfo(dtype)
     return _rng(seed).integers(info.min, info.max, shape, dtype=dtype, endpoint=True)

@@ -493,7 +493,7 @@ def _counted_read(value):
 
 
 def test_duplicate_constants_read_once_and_compared_as_array_equal():
-    """Same-shaped lazy constants are read once per pass, not once per comparison (issue 25: 70 biases were
+    """Same-shaped lazy constants are read once per pass, not once per comparison (70 biases were
     4830 checkpoint reads); -0.0 and 0.0 still count as equal, as np.array_equal counts them."""
     from tf_convert.convert.ir.lazy import LazyArray
 

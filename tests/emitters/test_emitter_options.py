@@ -20,7 +20,8 @@ def test_one_target_list():
 
 @pytest.mark.parametrize("target,expected", [
     ("torch", [("nhwc", bool, False, None, None), ("static_shapes", bool, False, None, None)]),
-    ("caffe", [("caffe_pad", str, "auto", ("auto", "layer", "kernel", "shift", "opencv"), None)]),
+    ("caffe", [("caffe_pad", str, "auto", ("auto", "layer", "kernel", "shift", "opencv"), None),
+               ("caffe_dialect", str, "bvlc", ("bvlc", "opencv"), None)]),
     ("mxnet", []),
     ("onnx", [("opset", int, eo.DEFAULT_OPSET, None, (eo.MIN_OPSET, eo.MAX_OPSET)),
               ("static_shapes", bool, False, None, None)]),
@@ -33,7 +34,7 @@ def test_option_specs(target, expected):
 
 def test_all_option_specs_are_flat_and_unique():
     specs = eo.all_option_specs()
-    assert sorted(specs) == ["caffe_pad", "nhwc", "opset", "static_shapes"]
+    assert sorted(specs) == ["caffe_dialect", "caffe_pad", "nhwc", "opset", "static_shapes"]
     # a name two targets share (static_shapes: torch, onnx) is one option: the same spec everywhere
     for t in eo.TARGETS:
         assert all(specs[s.name] == s for s in eo.option_specs(t))

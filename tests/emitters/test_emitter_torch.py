@@ -469,7 +469,7 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
     z = add("matmul", (1, 4, 18, 18), [z, add("transpose", (1, 4, 16, 18), [z], {"perm": (0, 1, 3, 2)})])
     am = g.add_node("argmax", g.unique_name("chain/argmax/Op"), [z], (1, 18, 18), {"axis": 1, "keepdims": False},
                     out_dtype="int64")
-    # token ids (issue 23 B): casts, one-hot (both value forms), a gather from a table and of an activation
+    # token ids: casts, one-hot (both value forms), a gather from a table and of an activation
     ids = g.add_node("cast", g.unique_name("chain/cast/Op"), [am], (1, 18, 18), {"dtype": "int32"}, out_dtype="int32")
     oh = add("one_hot", (1, 4, 18, 18), [ids], {"depth": 4, "axis": 1, "on": 1.0, "off": 0.0})
     oh2 = add("one_hot", (1, 18, 18, 4), [ids], {"depth": 4, "axis": 3, "on": 2.0, "off": -1.0})
@@ -495,10 +495,10 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
     v = add("conv_transpose3d", (1, 2, 2, 2, 1), [v], {"kernel": (2, 2, 2), "stride": (2, 2, 2), "dilation": (1, 1, 1),
                                                         "groups": 1, "crop": (0, 0, 0), "output_size": (2, 2, 1)},
             {"weight": rand(3, 2, 2, 2, 2), "bias": rand(2)})
-    # issue 23 (vol3d): UpSampling3D's repeat, Cropping3D's crop
+    # UpSampling3D's repeat, Cropping3D's crop
     v = add("repeat", (1, 2, 4, 2, 3), [v], {"repeats": (1, 1, 2, 1, 3)})
     v = add("crop", (1, 1, 2, 1, 2), [v], {"crops": ((0, 0), (0, 1), (1, 1), (0, 1), (1, 0))})
-    # sequence (issue 23 part C): torch's own nn.LSTM, the written-out GRU cell, nn.RNN's last state
+    # sequence: torch's own nn.LSTM, the written-out GRU cell, nn.RNN's last state
     q = add("reshape", (1, 2, 2), [r], {"shape": (1, 2, 2)})
     attrs, params = recurrent_node_spec("lstm", 2, 3, go_backwards=True, sequence_order="input")
     q = add("lstm", (1, 2, 3), [q], attrs, params)
@@ -511,7 +511,7 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
 
 
 def _issue22_chain(g: ir.Graph, add, mp: str) -> str:
-    """Every op of issue 22 part A, on values in each op's domain; one float32 output."""
+    """Every elementwise extra op, on values in each op's domain; one float32 output."""
     shape = (1, 4, 6, 6)
     u = add("sigmoid", shape, [mp])  # (0, 1)
     big = add("reciprocal", shape, [u])  # > 1
@@ -557,7 +557,7 @@ def _issue22_chain(g: ir.Graph, add, mp: str) -> str:
 
 
 def _bitwise_chain(g: ir.Graph) -> str:
-    """The bitwise ops of issue 22 part A on x cast to int32; one float32 output."""
+    """The bitwise ops on x cast to int32; one float32 output."""
     shape = (1, 3, 8, 9)
 
     def node(op, inputs, attrs=None, dtype="int32", params=None):
@@ -648,7 +648,7 @@ def test_generated_same_pad_helper_is_tfs_rule():
 
 
 def test_runner_maps_weights_and_runs_an_older_load(tmp_path: Path) -> None:
-    """The check runs model.py's own load(): memory-mapped where it offers `mmap` (issue 25: no copy of
+    """The check runs model.py's own load(): memory-mapped where it offers `mmap` (no copy of
     the weights), plainly for a model.py written before it did; the same outputs either way."""
     from tf_convert.emitters.torch import runner
 

@@ -1,4 +1,4 @@
-"""model.pt written by our own zip writer, without torch (issue 25): torch.load reads it (also weights_only
+"""model.pt written by our own zip writer, without torch: torch.load reads it (also weights_only
 and mmap), tensor for tensor identical to the state given, every record's data aligned as torch.save aligns
 it, and data.pkl byte for byte what torch.save writes for the same tensors."""
 

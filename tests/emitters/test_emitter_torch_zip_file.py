@@ -1,4 +1,4 @@
-"""model.pt's zip writer (issue 25): byte for byte what Python's zipfile writes for the same stored records,
+"""model.pt's zip writer: byte for byte what Python's zipfile writes for the same stored records,
 headers written once; zip64 sizes, offsets and end records included (their limits lowered here so that
 small archives cross them)."""
 

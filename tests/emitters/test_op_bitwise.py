@@ -1,4 +1,4 @@
-"""Issue 22 part A: the bitwise IR ops (bitwise_and/or/xor/not, left/right_shift) in every target's runtime
+"""The bitwise IR ops (bitwise_and/or/xor/not, left/right_shift) in every target's runtime
 against TF's BitwiseAnd/Or/Xor, Invert, LeftShift and RightShift, on int32 and int64, with values over
 the whole range and shift amounts past the width and negative (TF clamps them). ONNX at opset 17 (the
 bit-by-bit lowering) and 18 (BitwiseAnd/Or/Xor/Not). Caffe refuses them: its blobs are float32."""

@@ -1,4 +1,4 @@
-"""Recurrent IR nodes (issue 23 part C) in every target runtime against the IR reference (itself
+"""Recurrent IR nodes in every target runtime against the IR reference (itself
 checked against Keras in tests/core/test_ir_reference.py), one row per cell variant: the fused
 layers (torch nn.LSTM/GRU/RNN, ONNX LSTM/GRU/RNN, MXNet RNN) and the cells written out where a
 target's own layer is not TF's (MXNet's unrolled cell: GRU reset_after=False, hard_sigmoid, relu,

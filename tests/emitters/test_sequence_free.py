@@ -1,4 +1,4 @@
-"""Issue 23: sequence models converted at one length run at every length and batch in PyTorch and ONNX.
+"""Sequence models converted at one length run at every length and batch in PyTorch and ONNX.
 
 Keras models as users write them (Keras 3 `.keras` and Keras 2 style `.h5`), each saved at the odd length
 11: a BiLSTM tagger with TimeDistributed(Dense), a GRU text classifier, a small transformer encoder block,

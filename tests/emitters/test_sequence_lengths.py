@@ -1,4 +1,4 @@
-"""Issue 23 item 1: a length-free 1-D model converted at one length is exact at every length.
+"""A length-free 1-D model converted at one length is exact at every length.
 
 Each fixture is a small Keras model saved at length 13. Converted once, the PyTorch and ONNX models run
 at lengths 13, 14, 21 and 40 and are compared with Keras run at those lengths (the same layers and

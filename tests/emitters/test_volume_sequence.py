@@ -1,4 +1,4 @@
-"""Issue 23 part A: 1-D and 3-D convolution and pooling, end to end in every target runtime vs Keras.
+"""1-D and 3-D convolution and pooling, end to end in every target runtime vs Keras.
 
 Each fixture is a small Keras model built here at two sequence lengths / volume sizes, saved in the
 Keras 3 (.keras) and Keras 2 (.h5) forms, parsed, run through the default passes, emitted for every

@@ -1,4 +1,4 @@
-"""Issue 23 (vol3d): a size-free 3-D model converted at one volume size is exact at every D/H/W.
+"""A size-free 3-D model converted at one volume size is exact at every D/H/W.
 
 Each fixture is converted once at 7x9x10 (odd and even axes). The PyTorch and ONNX models then run at
 that size and at 8x9x11, 5x6x7 and 9x12x8 (each axis's SAME pads flip parity), at batch 1 and 2, and

@@ -1,4 +1,4 @@
-"""A TF1 BERT fine-tuning checkpoint (and its inference re-save) -> every target, exact (issue 23 B).
+"""A TF1 BERT fine-tuning checkpoint (and its inference re-save) -> every target, exact.
 
 The fixture is written as the original modeling.py writes it (tests/support/bert.py); the reference
 is TF's own inference path (the model rebuilt with training=False, restored from the checkpoint).
@@ -147,7 +147,7 @@ def test_saved_model_embedding_lookup_on_every_target(seq, tmp_path):
 
 
 REFUSED = {  # TF graph -> what the one-line exit-3 message must name
-    # (a plain erf and a cast to bool convert since issue 22 part A: the erf and cast IR ops)
+    # (a plain erf and a cast to bool convert: the erf and cast IR ops)
     "cast_to_float64": (lambda tf, x: tf.identity(tf.cast(tf.cast(x, tf.float64) * 2.0, tf.float32), name="y"),
                         "cast float32 -> float64"),
     "gather_batch_dims": (lambda tf, x: tf.identity(tf.gather(x, tf.zeros([2, 1], tf.int32), batch_dims=1),

@@ -1,4 +1,4 @@
-"""Einsum attention as TF2 writes it (issue 23 B): a tf.function encoder block with tf.einsum
+"""Einsum attention as TF2 writes it: a tf.function encoder block with tf.einsum
 projections (EinsumDense's 'abc,cde->abde'), scores 'aecd,abcd->acbe', context 'acbe,aecd->abcd',
 an ellipsis matmul and a one-operand permutation, and a Keras MultiHeadAttention model exported as a
 SavedModel; each compared with TF in every target runtime at two sequence lengths. Caffe (BVLC) has

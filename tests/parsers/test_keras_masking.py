@@ -1,4 +1,4 @@
-"""Keras masks into recurrent layers (issue 23): `Masking(mask_value)` and `Embedding(mask_zero=True)`
+"""Keras masks into recurrent layers: `Masking(mask_value)` and `Embedding(mask_zero=True)`
 feeding LSTM / GRU / SimpleRNN / Bidirectional (return_sequences, return_state, go_backwards), the
 mask passed on through Dense and stacked recurrent layers, and Masking's own output.
 

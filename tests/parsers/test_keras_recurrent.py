@@ -1,4 +1,4 @@
-"""Keras recurrent models (issue 23 part C): LSTM, GRU (both reset_after modes), SimpleRNN,
+"""Keras recurrent models: LSTM, GRU (both reset_after modes), SimpleRNN,
 Bidirectional, TimeDistributed, RepeatVector, return_sequences / return_state / go_backwards.
 
 Each fixture is built here with random weights, saved as .keras and .h5, parsed without TensorFlow

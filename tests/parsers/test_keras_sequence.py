@@ -1,4 +1,4 @@
-"""Keras token models (issue 23 B): Embedding, MultiHeadAttention, Attention, AdditiveAttention,
+"""Keras token models: Embedding, MultiHeadAttention, Attention, AdditiveAttention,
 LayerNormalization and training-form Dropout, saved as .keras and .h5, and a Keras 2 text CNN (Embedding,
 Conv1D of several widths, ZeroPadding1D((0, k-1)), Maximum, Dense), compared with Keras itself in every
 target runtime at two sequence lengths. Caffe (BVLC) has no gather: it refuses by name."""

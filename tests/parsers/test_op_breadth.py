@@ -1,4 +1,4 @@
-"""Issue 22 part A: every elementwise / comparison / logical / cast / reduction sample (tests/support/
+"""Every elementwise / comparison / logical / cast / reduction sample (tests/support/
 op_samples.py, one TF graph) through the parser and every target's real runtime against TF: each
 sample is exact (max relative error <= 1e-5, integer and bool results equal) or refused by the target with
 a hint. The targets that must take every sample: torch, ONNX, MXNet."""

@@ -1,4 +1,4 @@
-"""Issue 22 part B (opsb): the lowerings with constant indices refuse, naming the op and why, what they
+"""The lowerings with constant indices refuse, naming the op and why, what they
 cannot convert exactly (exit 3, nothing guessed): repeated indices whose winner TF leaves unspecified,
 unsorted segment ids, runtime values that set an output's size."""
 

@@ -1,4 +1,4 @@
-"""TF While loops (issue 23 part C): a loop whose trip count is static at the conversion's input shape
+"""TF While loops: a loop whose trip count is static at the conversion's input shape
 is unrolled and converts (exit 0, checked against TF by --verify); one whose trip count the data
 decides is refused by name (exit 3, naming what its condition reads), never converted silently
 wrong; so is one that would unroll past the size cap.

@@ -1,5 +1,5 @@
-"""The TF reference run reads checkpoint weights with TensorFlow's own reader (RestoreV2), never with ours
-(issue 26): a bug in our bundle reader makes the converted model wrong, and the reference must not share it,
+"""The TF reference run reads checkpoint weights with TensorFlow's own reader (RestoreV2), never with ours:
+a bug in our bundle reader makes the converted model wrong, and the reference must not share it,
 or --verify would say OK to a wrong model."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 22 part B: shape and indexing ops, one small TF graph each, run in every target runtime
+"""Shape and indexing ops, one small TF graph each, run in every target runtime
 against TF. Attributes are drawn at random per case (fixed seeds). Each op is tried on a rank-4
 tensor coming out of a conv (held NCHW in the IR, so every axis goes through the layout
 permutation) and on plain rank-2/3 tensors."""

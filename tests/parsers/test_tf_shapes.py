@@ -167,10 +167,10 @@ SHAPE_CASES = {
                              v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensors(
                                  (np.zeros((2, 3), np.float32), np.zeros(4, np.int64)))).get_next(),
                              tf.no_op()),
-    # issue 23 part B: token ids
+    # token ids
     "one_hot": lambda: (tf.one_hot(_ph([2, 5], tf.int32), 7), tf.one_hot(_ph([3], tf.int64), 4, axis=0),
                         tf.one_hot(_ph([2, None], tf.int32), 3, axis=1)),
-    # issue 22 part B (shapeops)
+
     "patches_einsum": lambda: (tf.image.extract_patches(_ph([2, 9, 8, 3]), [1, 3, 2, 1], [1, 2, 3, 1], [1, 2, 1, 1],
                                                         "SAME"),
                                tf.image.extract_patches(_ph([1, 7, 6, 2]), [1, 2, 2, 1], [1, 1, 2, 1],
@@ -184,7 +184,7 @@ SHAPE_CASES = {
                                tf.quantization.fake_quant_with_min_max_vars(_ph([None, 3]), _ph([]), _ph([])),
                                tf.quantization.fake_quant_with_min_max_vars_per_channel(_ph([2, 3]), _ph([3]),
                                                                                         _ph([3]))),
-    # issue 22 part B (opsb): ids that are placeholders where TF leaves a size unknown (constants give it here)
+    # ids that are placeholders where TF leaves a size unknown (constants give it here)
     "opsb_scatter_segment": lambda: [getattr(tf.raw_ops, n)(tensor=_ph([4, None, 3]), indices=_i([[1], [0]]),
                                                             updates=_ph([2, 5, 3])) for n in (
         "TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin")]
@@ -277,7 +277,7 @@ SHAPE_CASES = {
                                      rhs=_ph([2, 4, 3]))),
 }
 
-# issue 22 part A (opsa): identity-likes, the matrix diagonal / band family, nn extras, bitwise ops
+# identity-likes, the matrix diagonal / band family, nn extras, bitwise ops
 _RAW = tf.raw_ops
 SHAPE_CASES.update({
     "identity_likes": lambda: [_RAW.CheckNumericsV2(tensor=_ph([2, None]), message="x"),
@@ -346,7 +346,9 @@ SHAPE_CASES.update({
         *_RAW.NonMaxSuppressionV4(boxes=_ph([7, 4]), scores=_ph([7]), max_output_size=9, iou_threshold=0.5,
                                   score_threshold=0.1, pad_to_max_output_size=True),
         *_RAW.NonMaxSuppressionV5(boxes=_ph([7, 4]), scores=_ph([7]), max_output_size=3, iou_threshold=0.5,
-                                  score_threshold=0.1, soft_nms_sigma=0.0, pad_to_max_output_size=False)],
+                                  score_threshold=0.1, soft_nms_sigma=0.0, pad_to_max_output_size=False),
+        tf.image.crop_and_resize(_ph([2, 6, 7, 3]), _ph([5, 4]), _ph([5], tf.int32), [4, 3]),
+        tf.image.crop_and_resize(_ph([None, 6, None, 2]), _ph([None, 4]), _ph([None], tf.int32), [1, 5])],
     "spectral": lambda: [
         tf.signal.rfft(_ph([2, 9]), [12]), tf.signal.irfft(tf.signal.rfft(_ph([3, None])), [7]),
         tf.signal.rfft2d(_ph([2, 5, 6])), tf.signal.irfft2d(tf.signal.rfft2d(_ph([5, 6])), [4, 9]),
@@ -498,7 +500,7 @@ FOLD_CASES = {
                     tf.raw_ops.ZerosLike(x=_i([1, 2])), tf.raw_ops.OnesLike(x=_f(2)),
                     tf.raw_ops.Pad(input=_f(2, 3), paddings=_i([[0, 1], [2, 0]])), tf.raw_ops.Inv(x=_f(3)),
                     tf.raw_ops.Rint(x=_f(3) * 3), tf.raw_ops.BiasAddV1(value=_f(2, 3), bias=_f(3))),
-    # issue 22 part B (shapeops): indexing ops with constant inputs fold to static values
+    # indexing ops with constant inputs fold to static values
     "indexing": lambda: (tf.reverse(_f(2, 3, 4), [0, -1]), tf.where(_f(3, 4) > 0.5),
                          tf.gather_nd(_f(3, 4, 2), _i([[0, 1], [2, 3]])), tf.gather_nd(_f(3, 4), _i([[[2], [0]]])),
                          tf.scatter_nd(_i([[1], [3], [1]]), _f(3, 2), _i([5, 2]))),

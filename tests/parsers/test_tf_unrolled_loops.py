@@ -1,4 +1,4 @@
-"""TF While loops with a static trip count, unrolled (issue 23 part C), in every target vs TensorFlow.
+"""TF While loops with a static trip count, unrolled, in every target vs TensorFlow.
 
 Fixtures, built here with random weights at two odd sequence lengths (7 and 13):
 - Keras RNNs exported as SavedModels (`model.export()`): LSTM with return_sequences, GRU (both
@@ -11,7 +11,7 @@ Fixtures, built here with random weights at two odd sequence lengths (7 and 13):
   another while_loop (unrolled on a second round), frozen to .pb files.
 Each is parsed (the loop unrolled, its TensorLists lowered), emitted for every target and run in the
 target's own runtime against TF's output on the same input. Run with `-s` for the table.
-Issue 23: a loop whose body is a known cell (Keras LSTM/GRU/SimpleRNN, dynamic_rnn's LSTM/GRU in TF2's
+A loop whose body is a known cell (Keras LSTM/GRU/SimpleRNN, dynamic_rnn's LSTM/GRU in TF2's
 form) becomes one IR lstm/gru/rnn node instead (RECURRENT_NODES, a note says so); dynamic_rnn cells
 mutated slightly (a peephole, relu6 as the candidate's activation, a scaled new state) and TF 1.x
 frame loops (TensorArrayV3) stay unrolled.
@@ -206,7 +206,7 @@ MODELS = {
     "dynamic_rnn_lstm_relu6": _dynamic_rnn("lstm", mutation="relu6"),
     "dynamic_rnn_gru_scaled": _dynamic_rnn("gru", mutation="scaled"),
 }
-# issue 23: the loops whose body is a known cell become recurrent IR nodes (recurrent_loops.py), this
+# the loops whose body is a known cell become recurrent IR nodes (recurrent_loops.py), this
 # many per model; every other loop (a mutated cell, a plain while_loop) is unrolled
 RECURRENT_NODES = {
     "lstm_sequences": 1, "gru_last": 1, "gru_reset_before": 1, "simple_rnn_backwards": 1,

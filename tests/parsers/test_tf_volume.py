@@ -1,4 +1,4 @@
-"""Issue 23/22: 3-D ops from TF graph sources (frozen .pb and SavedModel), every target vs TensorFlow.
+"""3-D ops from TF graph sources (frozen .pb and SavedModel), every target vs TensorFlow.
 
 The fixture is a tf.compat.v1 graph: Conv3D SAME stride 2 on odd sizes (asymmetric pads), MaxPool3D and
 AvgPool3D SAME, conv3d_transpose SAME stride 2 back to the input size, BiasAdd and Relu on NDHWC. It is

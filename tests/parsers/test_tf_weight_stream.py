@@ -1,4 +1,4 @@
-"""Issue 25: the reference run reads its weights a few at a time (parsers/tensorflow/weight_stream.py): each
+"""The reference run reads its weights a few at a time (parsers/tensorflow/weight_stream.py): each
 read waits for the uses of the weight WINDOW before it, never in a way that could deadlock, and the outputs
 stay bit for bit those of the unordered run."""
 

@@ -35,6 +35,10 @@ class BertConfig:
     classes: int = 3
     gelu: str = "erf"  # or "tanh" (the original modeling.py's approximation)
     one_hot_embeddings: bool = False
+    # BertForPreTraining's heads as the original run_pretraining.py writes them: cls/predictions (transform
+    # dense + LayerNorm, logits against the word embeddings, output_bias) over every position, and
+    # cls/seq_relationship (output_weights/output_bias) on the pooled output
+    pretraining: bool = False
 
 
 def _dense(x, units: int, name: str, activation=None):
@@ -132,7 +136,31 @@ def bert_model(input_ids, input_mask, segment_ids, cfg: BertConfig, training: bo
             first = tf.squeeze(sequence[:, 0:1, :], axis=1)
             pooled = _dense(first, h, "dense", tf.tanh)
     logits = _dense(_dropout(pooled, training), cfg.classes, "output")
+    if cfg.pretraining:
+        _pretraining_heads(sequence, pooled, words, cfg)
     return tf.identity(pooled, name="pooled"), tf.identity(logits, name="logits")
+
+
+def _pretraining_heads(sequence, pooled, words, cfg: BertConfig):
+    """run_pretraining.py's get_masked_lm_output (at every position, not gathered: what
+    BertForPreTraining's prediction_logits holds) and get_next_sentence_output, as logits; the output biases
+    start random (run_pretraining.py's zeros would hide a bias left out)."""
+    import tensorflow as tf
+
+    batch, seq, h = sequence.shape
+    init = tf.compat.v1.truncated_normal_initializer(stddev=0.2)
+    with tf.compat.v1.variable_scope("cls/predictions"):
+        with tf.compat.v1.variable_scope("transform"):
+            x = _dense(tf.reshape(sequence, [batch * seq, h]), h, "dense", _gelu(cfg.gelu))
+            x = _layer_norm(x, "LayerNorm")
+        bias = tf.compat.v1.get_variable("output_bias", [cfg.vocab_size], initializer=init)
+        scores = tf.nn.bias_add(tf.matmul(x, words, transpose_b=True), bias)
+    with tf.compat.v1.variable_scope("cls/seq_relationship"):
+        weights = tf.compat.v1.get_variable("output_weights", [2, h], initializer=init)
+        bias = tf.compat.v1.get_variable("output_bias", [2], initializer=init)
+        relationship = tf.nn.bias_add(tf.matmul(pooled, weights, transpose_b=True), bias)
+    tf.identity(tf.reshape(scores, [batch, seq, cfg.vocab_size]), name="prediction_logits")
+    tf.identity(relationship, name="seq_relationship_logits")
 
 
 def _placeholders(batch: int, seq: int):

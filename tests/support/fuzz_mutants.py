@@ -1,4 +1,4 @@
-"""Corrupt copies of small models of every source form, generated from a fixed seed (issue 16).
+"""Corrupt copies of small models of every source form, generated from a fixed seed.
 
 `Fixtures(root)` builds two small models per form (A and B, different architectures); `mutant(form, i,
 fixtures, dest)` writes mutant number i of that form under `dest` and returns (source path, what was

@@ -254,7 +254,7 @@ def keras_mobilenet_v2(alpha: float = 0.35, classes: int = 10):
     return keras.Model(base.input, keras.layers.Dense(classes, name="predictions")(base.output))
 
 
-# ---- transposed convolutions (issue 24, the rest) ---------------------------------------------------
+# ---- transposed convolutions ---------------------------------------------------
 class Upsampler(nn.Module):
     """The usual hand port of Keras' Conv2DTranspose(k=3, s=2, 'same'): padding=1, output_padding=1 gives
     the right size but keeps the full output's rows [1, 2n+1), TF keeps [0, 2n). The k=4 one is right."""
@@ -319,7 +319,7 @@ def tf1_deconv(x, out_hw: tuple[int, int] = (14, 14), padding: str = "SAME", see
     return tf.identity(tf.nn.bias_add(y, bias), name="y")
 
 
-# ---- a BERT encoder as Hugging Face's BertModel writes it (issue 24, the rest) ------------------------
+# ---- a BERT encoder as Hugging Face's BertModel writes it ------------------------
 class BertEmbeddings(nn.Module):
     def __init__(self, vocab_size, hidden, max_positions, type_vocab, eps):
         super().__init__()

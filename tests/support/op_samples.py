@@ -159,7 +159,7 @@ sample("ApproximateEqual", "ApproximateEqual",
        lambda tf, t: raw(tf, "ApproximateEqual", t["x"], t["xr"], tolerance=0.5))
 sample("Bucketize", "Bucketize", lambda tf, t: raw(tf, "Bucketize", t["x"], boundaries=[-2.0, -0.5, 0.0, 0.5, 2.5]))
 sample("Bucketize", "Bucketize_int32", lambda tf, t: raw(tf, "Bucketize", t["i"], boundaries=[-10.5, 0.0, 3.0]))
-# issue 23 part B's token ops: gathers of constant ids, one-hot of ids with negative and out-of-range ones
+# token ops: gathers of constant ids, one-hot of ids with negative and out-of-range ones
 sample("GatherV2", "GatherV2", lambda tf, t: tf.gather(t["x"], np.array([2, 0, 2], np.int32), axis=1))
 sample("Gather", "Gather", lambda tf, t: raw(tf, "Gather", t["x"], np.array([1, 0], np.int64)))
 sample("OneHot", "OneHot", lambda tf, t: tf.one_hot(t["j"], 4))
@@ -212,7 +212,7 @@ sample("FloorMod", "FloorMod_nhwc", lambda tf, t: raw(tf, "FloorMod", _conv(tf, 
 sample("TopKV2", "TopKV2_nhwc", lambda tf, t: raw(tf, "TopKV2", _conv(tf, t), 2)[0])
 
 
-# ---- the ops converted before issue 22 (for the op x target table) ----------------------------------------
+# ---- the first ops converted (for the op x target table) --------------------------------------------------
 
 def _w(seed: int, *shape: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
@@ -276,7 +276,7 @@ for _op in ("Shape", "Size", "Rank"):  # static: folded into constants
 sample("ShapeN", "ShapeN", lambda tf, t: t["x"] * tf.cast(raw(tf, "ShapeN", [t["x"]])[0][1], tf.float32))
 
 
-# ---- the ops with converters but no sample before (issue 22's table): TF spellings as in
+# ---- the ops with converters but no sample before (the table): TF spellings as in
 # tests/parsers/test_tf_shape_ops.py and test_tf_volume.py -------------------------------------------------
 
 _STRIDE2_3D = [1, 2, 2, 2, 1]  # SAME at stride 2 on D, H, W = 5, 7, 6: TF pads (0, 1), (1, 1), (0, 1)
@@ -416,7 +416,7 @@ def legacy_op(tf: Any, op: str, inputs: list[Any], producer: int = 8, **attrs: A
     return out
 
 
-# ---- issue 22 part A (opsa): identity-likes, the matrix diagonal / band family, nn extras, bitwise -------
+# ---- identity-likes, the matrix diagonal / band family, nn extras, bitwise -------
 
 for _op in ("CheckNumericsV2", "DeepCopy", "Copy", "CopyHost"):
     sample(_op, _op, lambda tf, t, o=_op: raw(tf, o, t["img"], **({"message": "x"} if o == "CheckNumericsV2" else {}))
@@ -568,7 +568,7 @@ sample("PopulationCount", "PopulationCount",
        lambda tf, t: tf.cast(raw(tf, "PopulationCount", t["i"] * t["j"]), "int32"))
 
 
-# ---- issue 22 part A (opsa): ops TF removed from current GraphDefs, in graphs of their era ---------------
+# ---- ops TF removed from current GraphDefs, in graphs of their era ---------------
 
 def _attr(**value: Any) -> Any:
     from tensorflow.core.framework import attr_value_pb2
@@ -609,7 +609,7 @@ legacy_sample("AdjustContrast", "AdjustContrast", lambda tf, t: legacy_op(
                            tf.constant(np.float32(1.5))], producer=1, T=_attr(type=1)))
 
 
-# ---- issue 22 part A (opsa): row ops, order statistics, the last identity-likes ------------------------
+# ---- row ops, order statistics, the last identity-likes ------------------------
 sample("GuaranteeConst", "GuaranteeConst", lambda tf, t: raw(tf, "GuaranteeConst", t["img"]) * 2.0)
 sample("ParallelConcat", "ParallelConcat",
        lambda tf, t: raw(tf, "ParallelConcat", [t["y"][:1], t["z"][2:], t["y"][1:2]], shape=[3, 4, 5]))
@@ -632,7 +632,7 @@ sample("ExtractVolumePatches", "ExtractVolumePatches_valid", lambda tf, t: raw(
     tf, "ExtractVolumePatches", t["vol"], ksizes=[1, 3, 2, 2, 1], strides=[1, 1, 3, 2, 1], padding="VALID"))
 
 
-# ---- issue 22 part B (opsb): scatter/segment ops with constant indices, index and layout ops -------------
+# ---- scatter/segment ops with constant indices, index and layout ops -------------
 
 def _ids(case: str, size: int, low: int, high: int, sort: bool = False) -> np.ndarray:
     ids = _rng(case).integers(low, high, size)
@@ -904,6 +904,17 @@ sample("NonMaxSuppressionV4", "NonMaxSuppressionV4_valid", lambda tf, t: tf.resh
     tf, "NonMaxSuppressionV4", *_nms_in(tf, t), 12, 0.3, 1.0, pad_to_max_output_size=True)[1], [1]))
 sample("NonMaxSuppressionV5", "NonMaxSuppressionV5", lambda tf, t: raw(
     tf, "NonMaxSuppressionV5", *_nms_in(tf, t), 40, 0.5, 0.5, 0.0, pad_to_max_output_size=True)[1])
+
+# ---- CropAndResize: ROI pooling of img, 6 boxes read off u (some partly off the image: extrapolated) ---------
+def _crop_boxes(tf: Any, t: dict[str, Any]) -> Any:
+    return tf.reshape(t["u"], [-1, 4])[:6] * 0.8 + 0.4
+
+
+sample("CropAndResize", "CropAndResize", lambda tf, t: raw(
+    tf, "CropAndResize", t["img"], _crop_boxes(tf, t), np.zeros(6, np.int32), np.int32([4, 3]),
+    extrapolation_value=-1.0))
+sample("CropAndResize", "CropAndResize_nearest", lambda tf, t: raw(
+    tf, "CropAndResize", t["img"], _crop_boxes(tf, t), np.zeros(6, np.int32), np.int32([5, 2]), method="nearest"))
 
 # ---- spectral ops: a complex tensor between them, read back by ComplexAbs / Real / Imag / Angle ---------------
 sample("RFFT", "RFFT", lambda tf, t: tf.abs(raw(tf, "RFFT", t["x"], np.int32([4]))))

@@ -1,4 +1,4 @@
-"""IR recurrent nodes (the `sequence` family, issue 23 part C) with random canonical weights."""
+"""IR recurrent nodes (the `sequence` family) with random canonical weights."""
 
 from __future__ import annotations
 

@@ -371,7 +371,7 @@ def check(out: Path) -> dict:
     first = (doc.get("first_divergence") or {}).get("node")
     head = (doc.get("layers") or [{}])[-1]  # the output, on the check's input
     old_rel = None
-    if head.get("scale") is not None and head.get("max_rel") is not None:  # the metric before issue 26
+    if head.get("scale") is not None and head.get("max_rel") is not None:  # the old metric
         old_rel = head["max_rel"] * head["scale"] / max(1.0, head["scale"])
     return {"exit": code, "error": err.strip(), "layers_exit": layers_code, "first_divergence": first,
             "layers_error": layers_err.strip() if first is None else "", "output_max_rel": head.get("max_rel"),
@@ -425,7 +425,7 @@ def table(rows: list[dict], targets: list[str]) -> str:
     clean = [r for r in rows if r["kind"] == "unmutated"]
     fooled = [r for r in rows if r["kind"] != "unmutated" and r.get("old_metric_passed")]
     lines.append("")
-    lines.append(f"the metric before issue 26 (max|a-b| / max(1, max|ref|) <= 1e-4 at the output) passes "
+    lines.append(f"the old metric (max|a-b| / max(1, max|ref|) <= 1e-4 at the output) passes "
                  f"{len(fooled)} of these mutants")
     lines.append(f"caught/located/run per cell; unmutated models: {sum(not r['false_alarm'] for r in clean)}/"
                  f"{len(clean)} passed (false alarms: {sum(r['false_alarm'] for r in clean)})")

@@ -1,5 +1,5 @@
 """`python -m tests.support.verify_order LOG [--old-order] ARGS...`: the `convert` command with ARGS, with
-the order of the target's runs and of the reads of TF's reference outcomes written to LOG (JSON), issue 25.
+the order of the target's runs and of the reads of TF's reference outcomes written to LOG (JSON).
 
 A thin wrapper around what the pipeline hands verify.verify: the real emitter's run/run_sets and the real
 references callable, each logged and then called; no runtime is replaced. `--old-order` has verify run the

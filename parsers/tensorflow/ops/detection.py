@@ -70,3 +70,24 @@ def non_max_suppression(ctx: Context, op: Any) -> None:
     if not padded:
         for t in op.outputs[:2 if op.type == "NonMaxSuppressionV5" else 1]:
             mark(ctx, t, count, longest, f"{op.type} '{op.name}'")
+
+
+@tf_op("CropAndResize")
+def crop_and_resize(ctx: Context, op: Any) -> None:
+    image, boxes, box_index, size = op.inputs
+    if image.dtype.name != "float32" or boxes.dtype.name != "float32":
+        raise NotConvertible(f"CropAndResize of a {image.dtype.name} image or {boxes.dtype.name} boxes: float32 "
+                             "only (cast the image to float32 first)")
+    if not ctx.is_const(size):
+        raise NotConvertible(f"crop_size ({size.name}) depends on the model input: it must be a constant")
+    ch, cw = (int(v) for v in np.asarray(ctx.const(size)).reshape(-1))
+    shape = ctx.shape(image)
+    if len(shape) != 4 or any(n is None or n < 0 for n in shape[1:]):
+        raise NotConvertible(f"CropAndResize of an image of shape {shape}: H, W and C must be known "
+                             "(--input-shape)")
+    n = ctx.shape(boxes)[0]
+    attrs = {"size": (ch, cw), "method": op.get_attr("method").decode(),
+             "extrapolation_value": _float32(op.get_attr("extrapolation_value"))}
+    out = ctx.emit("crop_and_resize", op.name, [ctx.tf_order(image), ctx.tf_order(boxes), ctx.tf_order(box_index)],
+                   (n, ch, cw, shape[3]), attrs, source_op=op.type)
+    ctx.set(op.outputs[0], out)

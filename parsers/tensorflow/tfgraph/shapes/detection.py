@@ -1,5 +1,5 @@
-"""Shapes of the detection heads' ops: non-max suppression (its selection's length is the data's unless
-it is padded to max_output_size)."""
+"""Shapes of the detection heads' ops: CropAndResize, and non-max suppression (its selection's length is
+the data's unless it is padded to max_output_size)."""
 
 from __future__ import annotations
 
@@ -25,3 +25,11 @@ def _nms(node: Node) -> list:
     if node.op.type == "NonMaxSuppressionV4":
         return [[length], []]
     return [[length]]
+
+
+@shape_fn("CropAndResize")
+def _crop_and_resize(node: Node) -> list:
+    """(boxes, crop height, crop width, channels)."""
+    image, boxes, size = node.dims(0), node.dims(1), node.ints(3)
+    hw = size if size is not None else [None, None]
+    return [[boxes[0] if boxes is not None else None, hw[0], hw[1], image[3] if image is not None else None]]
