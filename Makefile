@@ -42,9 +42,9 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade 'pip>=23'
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,test]'
-# without their declared needs: keras-hub's tensorflow-text would install a second TensorFlow, and
-# ai-edge-litert's backports.strenum serves only its compiler modules, not the interpreter the tests use
-	$(PY) -m pip install -q -c constraints.txt --no-deps keras-hub ai-edge-litert
+# without their declared needs: tf-keras's `tensorflow` and keras-hub's tensorflow-text would install a second
+# TensorFlow beside tensorflow-cpu, and ai-edge-litert's backports.strenum serves only its compiler modules
+	$(PY) -m pip install -q -c constraints.txt --no-deps tf-keras keras-hub ai-edge-litert
 	touch $@
 
 # MXNet 1.9.1 needs numpy<1.24: its own environment, used only to run converted models.
