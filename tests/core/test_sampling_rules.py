@@ -124,7 +124,9 @@ def test_plan_kinds(target):
     for (mode, coordinate), kind in PLAN_KINDS[target].items():
         assert plan_resize(target, mode, coordinate, (5, 7), (13, 9)).kind == kind, (mode, coordinate)
     assert plan_resize(target, "nearest", "half_pixel", (4, 4), (8, 8)).kind in ("native", "repeat")
-    refused = plan_resize(target, "bilinear", "half_pixel", (4, 4), (8, 8))
+    doubled = plan_resize(target, "bilinear", "half_pixel", (4, 4), (8, 8))
+    assert doubled.kind != "unsupported" and (doubled.kind == "deconv") == (target == "caffe")
+    refused = plan_resize(target, "bilinear", "half_pixel", (5, 7), (13, 9))
     assert (refused.kind == "unsupported") == (target == "caffe") and (refused.reason or target != "caffe")
 
 

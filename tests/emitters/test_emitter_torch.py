@@ -582,7 +582,14 @@ def _detection_chain(g: ir.Graph) -> list[str]:
                               out_dtype="float32" if out == "scores" else "int32")
               for out in ("indices", "scores", "count")}
     cut = g.add_node("prefix", g.unique_name("chain/prefix"), [picked["indices"], picked["count"]], (10,))
-    return [picked["scores"], picked["count"], cut]
+    image = g.add_node("reshape", g.unique_name("chain/image"), ["x"], (1, 6, 9, 4), {"shape": (1, 6, 9, 4)})
+    crop_boxes = g.add_node("const", g.unique_name("chain/crop_boxes"), [], (2, 4),
+                            params={"value": np.array([[0.1, 0.2, 0.8, 0.9], [-0.2, 0.5, 0.6, 1.3]], np.float32)})
+    box_index = g.add_node("const", g.unique_name("chain/box_index"), [], (2,),
+                           params={"value": np.zeros(2, np.int32)}, out_dtype="int32")
+    crops = g.add_node("crop_and_resize", g.unique_name("chain/crops"), [image, crop_boxes, box_index], (2, 3, 3, 4),
+                       {"size": (3, 3), "method": "bilinear", "extrapolation_value": 0.0})
+    return [picked["scores"], picked["count"], cut, crops]
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")

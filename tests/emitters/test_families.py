@@ -43,7 +43,10 @@ def test_parser_handlers_live_in_family_modules(parser):
     importlib.import_module(f"tf_convert.parsers.{parser}.ops" if parser == "tensorflow"
                             else "tf_convert.parsers.keras")
     table = importlib.import_module(f"tf_convert.parsers.{parser}.table").TABLE
-    misplaced = {op: _family(table.get(op)) for op in table if _family(table.get(op)) not in FAMILIES}
+    # tf_keras's TF-op layers hand each call to the TF parser's own handler, of whatever family that op is
+    bridges = {"TFOpLambda", "SlicingOpLambda"} if parser == "keras" else set()
+    misplaced = {op: _family(table.get(op)) for op in table
+                 if op not in bridges and _family(table.get(op)) not in FAMILIES}
     assert len(table) > 0 and not misplaced
 
 

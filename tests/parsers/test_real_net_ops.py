@@ -55,7 +55,7 @@ GRAPHS = {
     "matmuls": (_matmuls, {"caffe": ["matmul"]}),
     "argmax": (_argmax, {"caffe": ["argmax"]}),
     "tf2_resize": (_tf2_resize, {"caffe": ["bilinear"]}),
-    "tf1_align_corners": (_tf1_align_corners, {"caffe": ["bilinear"]}),
+    "tf1_align_corners": (_tf1_align_corners, {}),  # 6 -> 11 with align_corners: a factor of 2, Caffe's Deconvolution
 }
 
 
