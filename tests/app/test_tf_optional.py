@@ -17,6 +17,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,10 @@ raise ModuleNotFoundError(f"No module named {NAME!r} (blocked: a machine without
 
 
 class Without:
-    """Runs commands with `names` made unimportable; `attempts()` lists who tried to import them."""
+    """Runs commands with `names` made unimportable; `attempts()` lists who tried to import them.
+
+    The blockers sit in a small virtualenv's site-packages, ahead of this environment's packages: the tool's
+    Python children start isolated (`python -I`, no PYTHONPATH), and must meet the same blockers."""
 
     def __init__(self, root: Path, *names: str):
         self.root = root
@@ -51,17 +55,25 @@ class Without:
         for name in names:
             (root / name).mkdir(parents=True, exist_ok=True)
             (root / name / "__init__.py").write_text(f"NAME = {name!r}\n" + BLOCKER)
+        venv = root / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+        self.executable = str(venv / "bin" / "python")
+        site = subprocess.run([self.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        (Path(site) / "00_blocked.pth").write_text(f"{root}\n")
+        (Path(site) / "zz_tool.pth").write_text(f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
 
     def env(self) -> dict[str, str]:
         return dict(os.environ, PYTHONPATH=os.pathsep.join([str(self.root), str(REPO)]),
                     CONVERT_BLOCKED_LOG=str(self.log))
 
-    def run(self, *args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([CONVERT, *map(str, args)], capture_output=True, text=True, env=self.env(), cwd=cwd,
-                              timeout=300)
+    def run(self, *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess:
+        return subprocess.run([self.executable, "-m", "tf_convert.cli", *map(str, args)], capture_output=True,
+                              text=True, env=env or self.env(), cwd=cwd, timeout=300)
 
     def python(self, code: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=self.env(),
+        return subprocess.run([self.executable, "-c", code], capture_output=True, text=True, env=self.env(),
                               cwd=REPO, timeout=300)
 
     def attempts(self) -> list[str]:
@@ -296,10 +308,7 @@ def test_refused_in_one_line_when_the_reference_runs_in_a_child(sources, tmp_pat
     new = tmp_path / "new-output"
     without = Without(tmp_path / "blocked", "tensorflow")
     env = dict(without.env(), **{reference_process.THRESHOLD_ENV: "0"})
-    # this checkout's tf_convert (a PYTHONPATH the tests run under) after the blocker, before the repo root
-    env["PYTHONPATH"] = os.pathsep.join([str(without.root), *filter(None, [os.environ.get("PYTHONPATH")]), str(REPO)])
-    proc = subprocess.run([CONVERT, "tf2onnx", str(sources["ckpt"]), "--verify", "-o", str(new)],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    proc = without.run("tf2onnx", sources["ckpt"], "--verify", "-o", new, cwd=tmp_path, env=env)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and VERIFY_HINT in proc.stderr and "Traceback" not in proc.stderr
     assert not new.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".new-output")]
