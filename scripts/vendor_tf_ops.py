@@ -3,6 +3,9 @@ parsers/tensorflow/tf_op_attrs.txt: every op's attrs, with the default of each a
 
 Run once per TensorFlow upgrade, from the repository root, with TensorFlow installed:
     .venv/bin/python scripts/vendor_tf_ops.py
+`--check` writes nothing: it exits 1, naming the ops that differ, when the files are not what this TensorFlow
+registers. Run it in a fresh interpreter: importing other modules (TFLite's converter, for one) registers ops of
+their own.
 One line per op, sorted: the op name, then each output argument in OpDef order as `name`,
 `name*number_attr` (a list of N tensors of one type) or `name+type_list_attr` (a list of tensors of
 the types in that attr). tf_op_attrs.txt: one line per op with attrs, `op attr attr=BASE64 ...`: a
@@ -13,6 +16,7 @@ parsers/tensorflow/known_ops.py reads both; the product never needs TensorFlow.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[1] / "parsers" / "tensorflow" / "tf_ops.txt"
@@ -72,7 +76,19 @@ def render_attrs() -> str:
     return "\n".join(header + lines) + "\n"
 
 
+def differing_lines(path: Path, text: str) -> list[str]:
+    """The lines of `text` missing from `path`, then those of `path` missing from `text`, each marked + or -."""
+    have, want = path.read_text().splitlines(), text.splitlines()
+    return [f"+ {line}" for line in sorted(set(want) - set(have))] + [f"- {line}" for line in sorted(set(have) - set(want))]
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--check"]:
+        stale = {path: differing_lines(path, text) for path, text in ((OUT, render()), (ATTRS_OUT, render_attrs()))}
+        for path, lines in stale.items():
+            for line in lines:
+                print(f"{path.name}: {line}")
+        sys.exit(1 if any(stale.values()) else 0)
     OUT.write_text(render())
     ATTRS_OUT.write_text(render_attrs())
     for path in (OUT, ATTRS_OUT):

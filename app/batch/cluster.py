@@ -85,6 +85,7 @@ class Cluster:
         self._restarted = False
         self._logs: Any = None  # local workers' output (a TemporaryDirectory)
         self.local: Any = None
+        self._environ: dict[str, str | None] = {}  # what Dask's nannies overwrite in this process's environment
 
     # ---- start / stop ------------------------------------------------------------------------
 
@@ -108,11 +109,13 @@ class Cluster:
             # no statistical profiler in the workers: sampling every 10 ms slows `import tensorflow` down
             # workers start isolated from the working directory and the user's site-packages (a numpy.py
             # there never runs): the variables are read by the worker's interpreter as it starts
+            spawn_environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **isolated.ISOLATED_ENV}
+            # a nanny writes these into this process's os.environ (its children inherit them): the caller's
+            # environment gets its own values back at close
+            self._environ = {key: os.environ.get(key) for key in [*spawn_environ, "PYTHONHASHSEED", "__DASK_PARENT_PID"]}
             with dask.config.set({"distributed.scheduler.allowed-failures": 0,
                                   "distributed.worker.profile.enabled": False,
-                                  "distributed.nanny.pre-spawn-environ": {
-                                      **dask.config.get("distributed.nanny.pre-spawn-environ", {}),
-                                      **isolated.ISOLATED_ENV}}):
+                                  "distributed.nanny.pre-spawn-environ": spawn_environ}):
                 memory = memory_limit(self.worker_memory, self.jobs)
                 threads = max(1, cores() // self.jobs)
                 self.local = LocalCluster(
@@ -148,6 +151,12 @@ class Cluster:
                 except Exception:  # noqa: BLE001
                     pass
         self.client = self.local = None
+        for key, value in self._environ.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._environ = {}
         if self._logs is not None:
             self._logs.cleanup()
             self._logs = None

@@ -421,11 +421,13 @@ def test_local_cluster_restarts_workers_and_caps_memory_requests():
     tasks = [Task(i, "tests.app.test_batch:sleep_task", {"seconds": 0.01}, label=f"t{i}",
                   memory=1 << 50 if i == 2 else 1 << 20) for i in range(3)]
     results: dict[int, dict] = {}
+    environ = dict(os.environ)
     with Cluster(1, warm=[], max_tasks=2, worker_memory="2GB") as cluster:
         assert cluster.largest_memory() == 2e9
         cluster.run(tasks, on_done=lambda task, result: results.__setitem__(task.id, result))
     assert [results[i]["status"] for i in range(3)] == ["ok"] * 3
     assert results[0]["pid"] == results[1]["pid"] != results[2]["pid"], "restarted after 2 tasks"
+    assert dict(os.environ) == environ, "the nannies' variables (PYTHONSAFEPATH...) leave the caller's environment"
 
 
 def _free_port() -> int:
