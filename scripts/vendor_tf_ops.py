@@ -79,7 +79,8 @@ def render_attrs() -> str:
 def differing_lines(path: Path, text: str) -> list[str]:
     """The lines of `text` missing from `path`, then those of `path` missing from `text`, each marked + or -."""
     have, want = path.read_text().splitlines(), text.splitlines()
-    return [f"+ {line}" for line in sorted(set(want) - set(have))] + [f"- {line}" for line in sorted(set(have) - set(want))]
+    added, removed = sorted(set(want) - set(have)), sorted(set(have) - set(want))
+    return [f"+ {line}" for line in added] + [f"- {line}" for line in removed]
 
 
 def main() -> None:

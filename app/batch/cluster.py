@@ -112,7 +112,8 @@ class Cluster:
             spawn_environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **isolated.ISOLATED_ENV}
             # a nanny writes these into this process's os.environ (its children inherit them): the caller's
             # environment gets its own values back at close
-            self._environ = {key: os.environ.get(key) for key in [*spawn_environ, "PYTHONHASHSEED", "__DASK_PARENT_PID"]}
+            overwritten = [*spawn_environ, "PYTHONHASHSEED", "__DASK_PARENT_PID"]
+            self._environ = {key: os.environ.get(key) for key in overwritten}
             with dask.config.set({"distributed.scheduler.allowed-failures": 0,
                                   "distributed.worker.profile.enabled": False,
                                   "distributed.nanny.pre-spawn-environ": spawn_environ}):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tf_convert.parsers.tensorflow.known_ops import _table, is_known_op, output_args
+from tf_convert.parsers.tensorflow.known_ops import is_known_op, output_args
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_tf = pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None, reason="TF is the reference")
