@@ -637,6 +637,29 @@ OPS: dict[str, OpSpec] = {
         shape=shapes.non_max_suppression,
         refused={"caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression cannot be expressed"},
     ),
+    # TF's CPU kernel of CombinedNonMaxSuppression: hard NMS per (batch, class), then every class's selections
+    # (its slots, unfilled ones at score -1) sorted by score and the first per_batch taken
+    "combined_non_max_suppression": OpSpec(
+        ("max_per_class", "per_batch", "iou_threshold", "score_threshold", "clip_boxes", "output"),
+        (),
+        "TF's CombinedNonMaxSuppression of inputs (boxes (B, N, q, 4) (y1, x1, y2, x2), q 1 or C; scores "
+        "(B, N, C)): for each batch and class, non_max_suppression's greedy pass (score > score_threshold, "
+        "score descending, lower index first on ties, IoU > iou_threshold drops) selects at most "
+        "S = max_per_class boxes into the class's S slots (unfilled slots: score -1, class -1, box 0); the "
+        "C * S slots sorted by score descending (stable), the first min(selected, per_batch) kept, zeros after. "
+        "output 'boxes' (B, per_batch, 4) (clipped to [0, 1] when clip_boxes), 'scores' and 'classes' "
+        "(B, per_batch) float32, 'count' (B,) int32: min(selected, per_batch).",
+        "shape",
+        family="detection",
+        types={"max_per_class": Attr("int"), "per_batch": Attr("int"), "iou_threshold": Attr("float"),
+               "score_threshold": Attr("float"), "clip_boxes": Attr("bool"),
+               "output": Attr("str", REQUIRED, ("boxes", "scores", "classes", "count"))},
+        shape=shapes.combined_non_max_suppression,
+        refused={"mxnet": "combined non-max suppression sorts every class's selections across classes; MXNet's "
+                          "exact NMS lowering is one greedy step per box and has no per-class form with that "
+                          "global sort here (contrib.box_nms is not TF's suppression)",
+                 "caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression cannot be expressed"},
+    ),
     # TF's CPU kernel of CropAndResize (ROI pooling of detection heads): per box, the sample positions
     # in float32 in TF's order of operations, outside the image -> extrapolation_value
     "crop_and_resize": OpSpec(

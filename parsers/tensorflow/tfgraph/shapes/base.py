@@ -88,7 +88,7 @@ _SPARSE_OUTPUTS = {"SparseReorder": "IT", "SparseSlice": "ITI", "SparseConcat": 
                    "SparseSparseMinimum": "IT"}
 # non-max suppression: int32 indices (I), the scores in the boxes' type (T), an int32 count (I)
 _NMS_OUTPUTS = {"NonMaxSuppression": "I", "NonMaxSuppressionV2": "I", "NonMaxSuppressionV3": "I",
-                "NonMaxSuppressionV4": "II", "NonMaxSuppressionV5": "ITI"}
+                "NonMaxSuppressionV4": "II", "NonMaxSuppressionV5": "ITI", "CombinedNonMaxSuppression": "TTTI"}
 _LISTS = ("T", "output_types", "component_types", "Toutputs", "Tout")
 
 
