@@ -156,7 +156,8 @@ def combined_non_max_suppression(ctx: Ctx) -> Emitted:
 
     def scattered(tag: str, fill: float, values: str, tail: list[int]) -> str:
         base = b.const(f"{tag}_fill", np.full([batch * slots, *tail], fill, np.float32))
-        return b.op("Reshape", [b.op("ScatterND", [base, where, values]), b.ints(f"{tag}_shape", [batch, slots, *tail])])
+        filled = b.op("ScatterND", [base, where, values])
+        return b.op("Reshape", [filled, b.ints(f"{tag}_shape", [batch, slots, *tail])])
 
     key = scattered("score", -1.0, b.op("Gather", [flat_scores, at_score], axis=0), [])
     found = scattered("class", -1.0, b.op("Cast", [b.op("Mod", [group, b.const("classes", np.int64(classes),

@@ -133,7 +133,8 @@ def combined_non_max_suppression(ctx: Ctx) -> Lowered:
         f"{v}_rank = torch.full(({batch}, {classes}, {n}), {per_class}, dtype=torch.int64)",
         f"{v}_count = torch.zeros({batch}, {classes}, dtype=torch.int64)",
         f"{v}_bi = torch.arange({batch})[:, None]",
-        f"{v}_qi = " + (f"torch.arange({classes})[None, :]" if q > 1 else f"torch.zeros(1, {classes}, dtype=torch.int64)"),
+        f"{v}_qi = " + (f"torch.arange({classes})[None, :]" if q > 1
+                        else f"torch.zeros(1, {classes}, dtype=torch.int64)"),
         f"for {v}_i in range({n}):",  # every (batch, class)'s next candidate against its selected boxes
         f"    {v}_c = {v}_order[:, :, {v}_i:{v}_i + 1]",
         f"    {v}_row = {v}_over[{v}_bi, {v}_qi, {v}_c[:, :, 0]]",

@@ -372,5 +372,6 @@ def _combined_inputs() -> list[list[np.ndarray]]:
 
 
 def test_combined_nms_overlaps_and_empty_selections_every_target(tmp_path):
-    pb, names = _frozen(tmp_path / "combined_direct.pb", _combined_direct, {"boxes": [2, 12, 1, 4], "scores": [2, 12, 3]})
+    pb, names = _frozen(tmp_path / "combined_direct.pb", _combined_direct,
+                        {"boxes": [2, 12, 1, 4], "scores": [2, 12, 3]})
     _check_combined(_every_target(pb, names, _combined_inputs(), tmp_path), names)
