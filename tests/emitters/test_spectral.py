@@ -104,7 +104,15 @@ def test_inverse_stft_round_trip_and_complex_parts(tmp_path):
                 "fft": tf.abs(tf.signal.ifft(tf.signal.fft(tf.cast(short, tf.complex64)) * tf.complex(short, -short))),
                 "rfft2d": tf.abs(tf.signal.rfft2d(tf.reshape(short, [2, 6, 10]))),
                 "irfft2d": tf.signal.irfft2d(tf.signal.rfft2d(tf.reshape(short, [2, 6, 10]))),
-                "irfft_odd": tf.signal.irfft(tf.signal.rfft(x[:, :63]), [63])}
+                "irfft_odd": tf.signal.irfft(tf.signal.rfft(x[:, :63]), [63]),
+                "fft2d": tf.math.real(tf.signal.ifft2d(tf.signal.fft2d(tf.complex(tf.reshape(short, [2, 6, 10]),
+                                                                                  tf.reshape(-short, [2, 6, 10])))
+                                                       * tf.cast(tf.reshape(short, [2, 6, 10]), tf.complex64))),
+                "fft3d": tf.abs(tf.signal.fft3d(tf.cast(tf.reshape(short, [2, 3, 4, 5]), tf.complex64))),
+                "ifft3d": tf.math.imag(tf.signal.ifft3d(tf.complex(tf.reshape(short, [2, 5, 3, 4]),
+                                                                   tf.reshape(short[::-1], [2, 5, 3, 4])))),
+                "rfft3d": tf.math.angle(tf.signal.rfft3d(tf.reshape(short, [2, 3, 4, 5]), [3, 5, 6])),
+                "irfft3d": tf.signal.irfft3d(tf.signal.rfft3d(tf.reshape(short, [2, 3, 4, 5])), [2, 4, 4])}
 
     pb = tmp_path / "spectral.pb"
     names = _frozen(pb, build, {"signal": [2, 2048]})

@@ -356,7 +356,10 @@ SHAPE_CASES.update({
         tf.signal.rfft2d(_ph([2, 5, 6])), tf.signal.irfft2d(tf.signal.rfft2d(_ph([5, 6])), [4, 9]),
         tf.abs(tf.signal.ifft(tf.signal.fft(tf.complex(_ph([2, 4]), _ph([2, 4]))))),
         tf.math.real(tf.complex(_ph([3]), _ph([3]))), tf.math.imag(tf.signal.rfft(_ph([8]))),
-        tf.math.angle(tf.signal.rfft(_ph([None, 8])))],
+        tf.math.angle(tf.signal.rfft(_ph([None, 8]))),
+        tf.signal.ifft2d(tf.signal.fft2d(tf.complex(_ph([2, 3, 4]), _ph([2, 3, 4])))),
+        tf.signal.ifft3d(tf.signal.fft3d(tf.complex(_ph([2, 3, 4]), _ph([2, 3, 4])))),
+        tf.signal.irfft3d(tf.signal.rfft3d(_ph([2, 3, 4, 5]), [3, 2, 6]), [3, 4, 5])],
 })
 
 
