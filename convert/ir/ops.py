@@ -687,8 +687,9 @@ OPS: dict[str, OpSpec] = {
         "shape",
         family="detection", shape=shapes.first, keeps_values=True, data_dependent=True,
         refused={"mxnet": "MXNet's symbolic executor binds every output at a fixed shape: an output whose "
-                          "length depends on the data (non-max suppression without pad_to_max_output_size) "
-                          "cannot be returned; pad it to max_output_size",
+                          "length depends on the data (non-max suppression without pad_to_max_output_size, "
+                          "top-k of a runtime k, the coordinates of the true elements) cannot be returned; pad "
+                          "it to a fixed size (pad_to_max_output_size=True, a constant k)",
                  "caffe": "Caffe blobs have fixed shapes: an output whose length depends on the data cannot "
                           "be returned"},
     ),

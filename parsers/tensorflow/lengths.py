@@ -46,8 +46,8 @@ def follow(ctx: Context, op: Any) -> None:
         return
     raise NotConvertible(
         f"{op.type} reads '{read[0].name}', whose length depends on the data (the selection of {length.source}); "
-        "only gathers along axis 0 by it and graph outputs can take such a tensor: pad the selection to a "
-        "fixed size (pad_to_max_output_size=True) or make it a graph output")
+        "only gathers along axis 0 by it and graph outputs can take such a tensor: give it a fixed size "
+        "(non-max suppression: pad_to_max_output_size=True; top-k: a constant k) or make it a graph output")
 
 
 def _gather_axis(ctx: Context, op: Any) -> int | None:

@@ -375,3 +375,31 @@ def test_combined_nms_overlaps_and_empty_selections_every_target(tmp_path):
     pb, names = _frozen(tmp_path / "combined_direct.pb", _combined_direct,
                         {"boxes": [2, 12, 1, 4], "scores": [2, 12, 3]})
     _check_combined(_every_target(pb, names, _combined_inputs(), tmp_path), names)
+
+
+# ---- sizes computed from the data: top-k of a runtime k -------------------------------------------------
+def _data_sized(ph) -> dict:
+    """Top-k with k = how many scores pass a threshold (as a head keeps its confident boxes), the boxes
+    gathered by the result."""
+    boxes, scores = ph["boxes"], ph["scores"]
+    k = tf.reduce_sum(tf.cast(scores > 0.5, tf.int32))
+    top = tf.math.top_k(scores, k)
+    return {"topk_values": top.values, "topk_indices": top.indices, "topk_boxes": tf.gather(boxes, top.indices)}
+
+
+def _check_data_sized(found: dict, outputs: list[str]) -> None:
+    print(json.dumps(found, indent=1))
+    cases = {name.split(":")[0] for name in outputs}
+    assert all(set(found[target]) == cases for target in emitters.TARGETS), found
+    for target in ("torch", "onnx"):
+        assert all(isinstance(e, float) and e <= TOLERANCE for e in found[target].values()), found[target]
+    assert all(isinstance(e, str) and "depends on the data" in e for e in found["mxnet"].values()), found["mxnet"]
+    assert all(isinstance(e, str) for e in found["caffe"].values()), found["caffe"]
+
+
+def test_sizes_computed_from_the_data_every_target(tmp_path):
+    pb, names = _frozen(tmp_path / "sized.pb", _data_sized, {"boxes": [12, 4], "scores": [12]})
+    (clusters, distinct), *_ = _hard_inputs()
+    sets = [[clusters, distinct], [clusters, distinct - 0.7], [clusters, np.round(distinct * 4) / 4],
+            [clusters, distinct + 0.5]]  # some, none, ties, every score above 0.5
+    _check_data_sized(_every_target(pb, names, sets, tmp_path), names)
