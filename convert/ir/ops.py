@@ -660,6 +660,20 @@ OPS: dict[str, OpSpec] = {
                           "global sort here (contrib.box_nms is not TF's suppression)",
                  "caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression cannot be expressed"},
     ),
+    # TF's Where of one input (tf.where(cond), what tf.boolean_mask writes): how many rows depends on the data
+    "nonzero": OpSpec(
+        ("output",),
+        (),
+        "The coordinates of the nonzero (true) elements of the input, in row-major order, as numpy.argwhere: "
+        "output 'indices' (int32, (x.size, x.ndim), zeros after the found rows), 'count': how many "
+        "(int32, ()).",
+        "shape",
+        family="detection", types={"output": Attr("str", REQUIRED, ("indices", "count"))},
+        shape=shapes.nonzero,
+        refused={"mxnet": "MXNet binds fixed shapes and has no op listing the coordinates of true elements: "
+                          "Where's row count depends on the data",
+                 "caffe": "Caffe blobs have fixed shapes and no integers: Where's row count depends on the data"},
+    ),
     # TF's CPU kernel of CropAndResize (ROI pooling of detection heads): per box, the sample positions
     # in float32 in TF's order of operations, outside the image -> extrapolation_value
     "crop_and_resize": OpSpec(

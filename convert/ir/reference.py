@@ -822,6 +822,14 @@ def combined_non_max_suppression(node: Node, boxes: np.ndarray, scores: np.ndarr
     return np.where(keep.reshape(*keep.shape, *([1] * (value.ndim - 2))), value, np.float32(0)).astype(np.float32)
 
 
+@reference_op("nonzero")
+def nonzero(node: Node, x: np.ndarray) -> np.ndarray:
+    found = np.argwhere(np.asarray(x) != 0).astype(np.int32)
+    if node.attrs["output"] == "count":
+        return np.asarray(len(found), np.int32)
+    return np.concatenate([found, np.zeros((np.asarray(x).size - len(found), found.shape[1]), np.int32)])
+
+
 @reference_op("prefix")
 def prefix(node: Node, x: np.ndarray, count: np.ndarray) -> np.ndarray:
     return x[: int(np.asarray(count).reshape(()))]

@@ -197,3 +197,24 @@ def combined_non_max_suppression(ctx: Ctx) -> Emitted:
         keep = b.op("Unsqueeze", [keep, b.ints("keep_axis", [2])])
     b.op("Where", [keep, value, b.const("zero", np.float32(0))], b.out)
     return b.done()
+
+
+@TABLE.register("nonzero")
+def nonzero(ctx: Ctx) -> Emitted:
+    """NonZero ((ndim, K), row-major order as TF's Where), transposed to (K, ndim) and padded with zero rows to
+    the most there can be."""
+    from onnx import TensorProto
+
+    b = Builder(ctx, ctx.node)
+    shape = [int(d) for d in ctx.shape(ctx.node.inputs[0])]
+    found = b.op("NonZero", [b.x(0)])  # (ndim, K) int64
+    count = b.op("Gather", [b.op("Shape", [found]), b.const("k_axis", np.int64(1), np.int64)], axis=0)  # ()
+    if ctx.attrs["output"] == "count":
+        b.op("Cast", [count], b.out, to=TensorProto.INT32)
+        return b.done()
+    rows = b.op("Transpose", [found], perm=[1, 0])
+    missing = b.op("Sub", [b.const("size", np.int64(int(np.prod(shape))), np.int64), count])
+    pads = b.op("Concat", [b.ints("front", [0, 0]), b.op("Reshape", [missing, b.ints("one", [1])]),
+                           b.ints("back", [0])], axis=0)
+    b.op("Cast", [b.op("Pad", [rows, pads])], b.out, to=TensorProto.INT32)
+    return b.done()

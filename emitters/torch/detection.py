@@ -3,6 +3,8 @@ its order, a greedy pass over the candidates), and the cut of a data-dependent l
 
 from __future__ import annotations
 
+import math
+
 from .contract import TABLE, Ctx, Lowered, lit
 
 
@@ -176,4 +178,23 @@ def combined_non_max_suppression(ctx: Ctx) -> Lowered:
         lines.append(f"{v}_slot = torch.cat([{v}_slot, torch.zeros({batch}, {length - slots}{tail})], 1)")
     keep = f"(torch.arange({length})[None] < {v}_total[:, None])" + ("[:, :, None]" if tail else "")
     lines.append(f"{v} = torch.where({keep}, {v}_slot[:, :{length}], torch.tensor(0.0))")
+    return Lowered(lines=lines)
+
+
+@TABLE.register("nonzero")
+def nonzero(ctx: Ctx) -> Lowered:
+    """The true elements' flat positions moved to their rank among the true ones (the others past the end),
+    then unravelled: (size, ndim) coordinates, zeros after the count."""
+    v, x = ctx.var, ctx.args[0]
+    shape = [int(d) for d in ctx.in_shapes[0]]
+    size = math.prod(shape)
+    lines = [f"{v}_m = ({x} != 0).reshape(-1)"]
+    if ctx.attrs["output"] == "count":
+        return Lowered(lines=lines + [f"{v} = {v}_m.sum().to(torch.int32)"])
+    strides = [math.prod(shape[k + 1:]) for k in range(len(shape))]
+    lines += [f"{v}_pos = torch.where({v}_m, torch.cumsum({v}_m.long(), 0) - 1, {size})",
+              f"{v}_flat = torch.zeros({size + 1}, dtype=torch.int64).scatter(0, {v}_pos, "
+              f"torch.arange({size}))[:{size}]",
+              # unfilled rows hold position 0: coordinates 0
+              f"{v} = (({v}_flat[:, None] // torch.tensor({strides})) % torch.tensor({shape})).to(torch.int32)"]
     return Lowered(lines=lines)

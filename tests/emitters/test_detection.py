@@ -377,14 +377,21 @@ def test_combined_nms_overlaps_and_empty_selections_every_target(tmp_path):
     _check_combined(_every_target(pb, names, _combined_inputs(), tmp_path), names)
 
 
-# ---- sizes computed from the data: top-k of a runtime k -------------------------------------------------
+# ---- sizes computed from the data: top-k of a runtime k, Where, boolean_mask, gather_nd ------------------
 def _data_sized(ph) -> dict:
     """Top-k with k = how many scores pass a threshold (as a head keeps its confident boxes), the boxes
     gathered by the result."""
     boxes, scores = ph["boxes"], ph["scores"]
     k = tf.reduce_sum(tf.cast(scores > 0.5, tf.int32))
     top = tf.math.top_k(scores, k)
-    return {"topk_values": top.values, "topk_indices": top.indices, "topk_boxes": tf.gather(boxes, top.indices)}
+    confident = scores > 0.5
+    grid = tf.reshape(boxes, [6, 8])
+    return {"topk_values": top.values, "topk_indices": top.indices, "topk_boxes": tf.gather(boxes, top.indices),
+            "where": tf.where(confident), "where_2d": tf.where(grid > 0.4),
+            "boolean_mask": tf.boolean_mask(boxes, confident), "boolean_mask_2d": tf.boolean_mask(grid, grid > 0.4),
+            "gather_nd": tf.gather_nd(grid, tf.where(grid > 0.4)),
+            "gather_nd_rows": tf.gather_nd(boxes, tf.where(confident)),
+            "where_nhwc": tf.where(ph["image"] > 0.3)}
 
 
 def _check_data_sized(found: dict, outputs: list[str]) -> None:
@@ -398,8 +405,9 @@ def _check_data_sized(found: dict, outputs: list[str]) -> None:
 
 
 def test_sizes_computed_from_the_data_every_target(tmp_path):
-    pb, names = _frozen(tmp_path / "sized.pb", _data_sized, {"boxes": [12, 4], "scores": [12]})
+    pb, names = _frozen(tmp_path / "sized.pb", _data_sized, {"boxes": [12, 4], "scores": [12], "image": [1, 3, 4, 2]})
     (clusters, distinct), *_ = _hard_inputs()
-    sets = [[clusters, distinct], [clusters, distinct - 0.7], [clusters, np.round(distinct * 4) / 4],
-            [clusters, distinct + 0.5]]  # some, none, ties, every score above 0.5
+    image = np.random.default_rng(7).uniform(0, 0.6, (1, 2, 3, 4)).astype(np.float32)  # fed NCHW
+    sets = [[clusters, distinct, image], [clusters - 1, distinct - 0.7, image - 1],  # some; none
+            [clusters, np.round(distinct * 4) / 4, image], [clusters + 1, distinct + 0.5, image + 1]]  # ties; all
     _check_data_sized(_every_target(pb, names, sets, tmp_path), names)

@@ -595,7 +595,9 @@ def _detection_chain(g: ir.Graph) -> list[str]:
     best = [g.add_node("combined_non_max_suppression", g.unique_name(f"chain/combined_{out}"), [boxes4, class_scores],
                        {"boxes": (2, 8, 4), "count": (2,)}.get(out, (2, 8)), {**combined, "output": out},
                        out_dtype="int32" if out == "count" else "float32") for out in ("boxes", "classes", "count")]
-    return [picked["scores"], picked["count"], cut, crops, *best]
+    found = [g.add_node("nonzero", g.unique_name(f"chain/nonzero_{out}"), [scores], () if out == "count" else (54, 1),
+                        {"output": out}, out_dtype="int32") for out in ("indices", "count")]
+    return [picked["scores"], picked["count"], cut, crops, *best, *found]
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
