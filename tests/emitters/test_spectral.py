@@ -152,3 +152,22 @@ def test_a_complex_tensor_into_another_op_is_refused_by_name(tmp_path):
     with pytest.raises(UnsupportedError) as err:
         parsers.parse(str(pb), ParseOptions(outputs=names))
     assert err.value.exit_code == 3 and "Exp of a complex tensor" in str(err.value), str(err.value)
+
+
+def test_caffe_names_the_spectral_op_it_refuses_and_takes_a_real_spectrum(tmp_path):
+    """Caffe lacks a part of the lowering (the zero constant of the real bins' imaginary parts, a transpose):
+    the refusal names the TF op and the lowering. A real part alone is one InnerProduct, which it runs."""
+    pb = tmp_path / "m.pb"
+    names = _frozen(pb, lambda ph: {"abs2d": tf.abs(tf.signal.rfft2d(tf.reshape(ph["x"], [2, 4, 4]))),
+                                    "real": tf.math.real(tf.signal.rfft(ph["x"]))}, {"x": [2, 16]})
+    caffe = emitters.get("caffe")
+    graph = passes.run_default_passes(parsers.parse(str(pb), ParseOptions(outputs=names[:1])))
+    problems = caffe.unsupported(graph)
+    assert problems and all(p.op == "RFFT2D" and "cos/sin tables" in p.hint and "Caffe cannot express its" in p.hint
+                            for p in problems), problems
+    graph = passes.run_default_passes(parsers.parse(str(pb), ParseOptions(outputs=names[1:])))
+    assert not caffe.unsupported(graph)
+    inputs = verify.make_inputs(graph)
+    caffe.emit(graph, tmp_path, EmitOptions())
+    (got,), (want,) = caffe.run(tmp_path, inputs), parsers.run_reference(str(pb), graph, inputs)
+    assert verify.metrics(np.asarray(got), want)["max_rel"] <= TOLERANCE

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert.convert.ir.graph import LOWERINGS
+
 from ..complex_values import Pair, is_complex, pair, set_pair
 from ..context import Context, NotConvertible
 from ..lowering import Lowering
@@ -105,6 +107,18 @@ def irfft(low: Lowering, z: Pair, n: int) -> str:
     return _sum(low, "irfft", [(re, a), (im, b)])
 
 
+# how every spectral op is lowered (a target refusing part of it names the op with this)
+_LOWERED = ("converted as products with constant cos/sin tables on the real and imaginary parts held as two "
+            "real tensors (a zero constant for the imaginary part of the real bins, transposes for the axes before "
+            "the last)")
+
+
+def _noted(ctx: Context, op: Any) -> Lowering:
+    """The op's Lowering, its lowering recorded for refusals (graph.metadata[LOWERINGS])."""
+    ctx.graph.metadata.setdefault(LOWERINGS, {})[op.type] = _LOWERED
+    return Lowering(ctx, op)
+
+
 def _lengths(ctx: Context, op: Any, count: int) -> list[int]:
     if not ctx.is_const(op.inputs[1]):
         raise NotConvertible(f"{op.type}'s fft_length depends on the model input: the cos/sin tables need it fixed")
@@ -123,7 +137,7 @@ def _real_input(ctx: Context, op: Any) -> str:
 @tf_op("RFFT")
 def rfft_op(ctx: Context, op: Any) -> None:
     (n,) = _lengths(ctx, op, 1)
-    z = rfft(Lowering(ctx, op), _real_input(ctx, op), n)
+    z = rfft(_noted(ctx, op), _real_input(ctx, op), n)
     set_pair(ctx, op.outputs[0], z.re, z.im)
 
 
@@ -131,7 +145,7 @@ def rfft_op(ctx: Context, op: Any) -> None:
 def rfft_nd_op(ctx: Context, op: Any) -> None:
     """The real transform along the last axis, then complex ones along the axes before it."""
     lengths = _lengths(ctx, op, 2 if op.type == "RFFT2D" else 3)
-    low = Lowering(ctx, op)
+    low = _noted(ctx, op)
     z = rfft(low, _real_input(ctx, op), lengths[-1])
     for axis in range(-2, -len(lengths) - 1, -1):
         z = _along(low, f"axis{-axis}", z, axis, lengths[axis], inverse=False)
@@ -141,14 +155,14 @@ def rfft_nd_op(ctx: Context, op: Any) -> None:
 @tf_op("IRFFT")
 def irfft_op(ctx: Context, op: Any) -> None:
     (n,) = _lengths(ctx, op, 1)
-    ctx.set(op.outputs[0], irfft(Lowering(ctx, op), pair(ctx, op.inputs[0]), n))
+    ctx.set(op.outputs[0], irfft(_noted(ctx, op), pair(ctx, op.inputs[0]), n))
 
 
 @tf_op("IRFFT2D", "IRFFT3D")
 def irfft_nd_op(ctx: Context, op: Any) -> None:
     """The inverse complex transforms along the leading axes, then the real one along the last."""
     lengths = _lengths(ctx, op, 2 if op.type == "IRFFT2D" else 3)
-    low = Lowering(ctx, op)
+    low = _noted(ctx, op)
     z = pair(ctx, op.inputs[0])
     for axis in range(-len(lengths), -1):
         z = _along(low, f"axis{-axis}", z, axis, lengths[axis], inverse=True)
@@ -158,7 +172,7 @@ def irfft_nd_op(ctx: Context, op: Any) -> None:
 @tf_op("FFT", "IFFT", "FFT2D", "IFFT2D", "FFT3D", "IFFT3D")
 def fft_op(ctx: Context, op: Any) -> None:
     """The complex transform along the innermost 1, 2 or 3 axes, each at its full length."""
-    z, low = pair(ctx, op.inputs[0]), Lowering(ctx, op)
+    z, low = pair(ctx, op.inputs[0]), _noted(ctx, op)
     shape = ctx.shape(op.inputs[0])
     rank = int(op.type[-2]) if op.type[-2].isdigit() else 1
     if len(shape) < rank or any(d is None or d < 1 for d in shape[-rank:]):
@@ -171,7 +185,7 @@ def fft_op(ctx: Context, op: Any) -> None:
 
 @tf_op("ComplexAbs")
 def complex_abs(ctx: Context, op: Any) -> None:
-    z, low = pair(ctx, op.inputs[0]), Lowering(ctx, op)
+    z, low = pair(ctx, op.inputs[0]), _noted(ctx, op)
     shape = low.shape(z.re)
     squares = low.binary("add", "norm2", low.node("square", "re2", [z.re], shape), low.node("square", "im2", [z.im],
                                                                                             shape))
@@ -182,7 +196,7 @@ def complex_abs(ctx: Context, op: Any) -> None:
 def part(ctx: Context, op: Any) -> None:
     if not is_complex(op.inputs[0]):  # Real of a real tensor is itself, its Imag zeros
         x = ctx.tf_order(op.inputs[0])
-        ctx.set(op.outputs[0], x if op.type == "Real" else Lowering(ctx, op).const(
+        ctx.set(op.outputs[0], x if op.type == "Real" else _noted(ctx, op).const(
             "zeros", np.zeros(ctx.shape(op.inputs[0]), np.float32)))
         return
     z = pair(ctx, op.inputs[0])
@@ -191,7 +205,7 @@ def part(ctx: Context, op: Any) -> None:
 
 @tf_op("Angle")
 def angle(ctx: Context, op: Any) -> None:
-    z, low = pair(ctx, op.inputs[0]), Lowering(ctx, op)
+    z, low = pair(ctx, op.inputs[0]), _noted(ctx, op)
     ctx.set(op.outputs[0], low.binary("atan2", "", z.im, z.re))
 
 
