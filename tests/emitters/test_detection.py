@@ -411,3 +411,31 @@ def test_sizes_computed_from_the_data_every_target(tmp_path):
     sets = [[clusters, distinct, image], [clusters - 1, distinct - 0.7, image - 1],  # some; none
             [clusters, np.round(distinct * 4) / 4, image], [clusters + 1, distinct + 0.5, image + 1]]  # ties; all
     _check_data_sized(_every_target(pb, names, sets, tmp_path), names)
+
+
+def test_combined_nms_equal_scores_across_classes_every_target(tmp_path):
+    """Equal scores in different classes: TF's sort of the selections (std::sort) leaves their order undefined;
+    the targets take the lower class first. Every class has the same distinct scores, so each class's selection
+    is defined: the counts are TF's, and where every selection is kept, so are the rows, as a set."""
+    pb, names = _frozen(tmp_path / "ties.pb", _combined_direct, {"boxes": [2, 12, 1, 4], "scores": [2, 12, 3]})
+    (boxes, scores), _ = _combined_inputs()
+    tied = [boxes, np.repeat(scores[:, :, :1], 3, axis=2)]
+    graph = passes.run_default_passes(parsers.parse(pb, ParseOptions(outputs=names)))
+    expected = dict(zip(graph.outputs, parsers.run_reference(pb, graph, tied)))
+
+    def rows(found: dict, case: str) -> list:
+        picked = [np.asarray(found[graph.outputs[names.index(f"{case}_{k}:0")]])
+                  for k in ("boxes", "scores", "classes")]
+        table = np.concatenate([picked[0], picked[1][..., None], picked[2][..., None]], -1)
+        return [sorted(map(tuple, image)) for image in table]
+
+    for target in ("torch", "onnx"):
+        out = tmp_path / target
+        out.mkdir()
+        emitters.get(target).emit(graph, out, EmitOptions())
+        got = dict(zip(graph.outputs, emitters.get(target).run(out, tied)))
+        for case, (*_, total, _) in COMBINED.items():
+            valid = graph.outputs[names.index(f"{case}_valid:0")]
+            assert np.array_equal(got[valid], expected[valid]), (target, case)
+            if np.all(expected[valid] < total):  # every selection kept: the same rows
+                assert rows(got, case) == rows(expected, case), (target, case)
