@@ -655,10 +655,7 @@ OPS: dict[str, OpSpec] = {
                "score_threshold": Attr("float"), "clip_boxes": Attr("bool"),
                "output": Attr("str", REQUIRED, ("boxes", "scores", "classes", "count"))},
         shape=shapes.combined_non_max_suppression,
-        refused={"mxnet": "combined non-max suppression sorts every class's selections across classes; MXNet's "
-                          "exact NMS lowering is one greedy step per box and has no per-class form with that "
-                          "global sort here (contrib.box_nms is not TF's suppression)",
-                 "caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression cannot be expressed"},
+        refused={"caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression cannot be expressed"},
     ),
     # TF's Where of one input (tf.where(cond), what tf.boolean_mask writes): how many rows depends on the data
     "nonzero": OpSpec(

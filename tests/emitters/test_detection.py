@@ -328,7 +328,9 @@ def _ssd_classes(ph) -> dict:
     scores = tf.sigmoid(y[..., 4:4 + N_CLASSES] * 2)
     own = shared + tf.reshape(y[..., 4 + N_CLASSES:] * 0.05, [1, N_ANCHORS, N_CLASSES, 4])
     out = {}
-    for case, (pad, clip, per_class, total, score) in COMBINED.items():
+    # every configuration with CONVERT_HEADS_FULL=1 (MXNet's lowering is some hundred nodes per box and output)
+    chosen = COMBINED if os.environ.get("CONVERT_HEADS_FULL") else {"pad_clip": COMBINED["pad_clip"]}
+    for case, (pad, clip, per_class, total, score) in chosen.items():
         for name, boxes in (("shared", shared), ("own", own)):
             out.update({f"{case}_{name}_{k}": t for k, t in _combined(boxes, scores, pad, clip, per_class, total,
                                                                          score).items()})
@@ -339,9 +341,8 @@ def _check_combined(found: dict, outputs: list[str]) -> None:
     print(json.dumps(found, indent=1))
     cases = {name.split(":")[0] for name in outputs}
     assert all(set(found[target]) == cases for target in emitters.TARGETS), found
-    for target in ("torch", "onnx"):
+    for target in ("torch", "onnx", "mxnet"):
         assert all(isinstance(e, float) and e <= TOLERANCE for e in found[target].values()), found[target]
-    assert all(isinstance(e, str) and "global sort" in e for e in found["mxnet"].values()), found["mxnet"]
     assert all(isinstance(e, str) for e in found["caffe"].values()), found["caffe"]  # NMS or an op before it
 
 
@@ -415,8 +416,8 @@ def test_sizes_computed_from_the_data_every_target(tmp_path):
 
 def test_combined_nms_equal_scores_across_classes_every_target(tmp_path):
     """Equal scores in different classes: TF's sort of the selections (std::sort) leaves their order undefined;
-    the targets take the lower class first. Every class has the same distinct scores, so each class's selection
-    is defined: the counts are TF's, and where every selection is kept, so are the rows, as a set."""
+    torch, ONNX and MXNet take the lower class first. Every class has the same distinct scores, so each class's
+    selection is defined: the counts are TF's, and where every selection is kept, so are the rows, as a set."""
     pb, names = _frozen(tmp_path / "ties.pb", _combined_direct, {"boxes": [2, 12, 1, 4], "scores": [2, 12, 3]})
     (boxes, scores), _ = _combined_inputs()
     tied = [boxes, np.repeat(scores[:, :, :1], 3, axis=2)]
@@ -429,7 +430,7 @@ def test_combined_nms_equal_scores_across_classes_every_target(tmp_path):
         table = np.concatenate([picked[0], picked[1][..., None], picked[2][..., None]], -1)
         return [sorted(map(tuple, image)) for image in table]
 
-    for target in ("torch", "onnx"):
+    for target in ("torch", "onnx", "mxnet"):
         out = tmp_path / target
         out.mkdir()
         emitters.get(target).emit(graph, out, EmitOptions())
