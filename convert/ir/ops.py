@@ -621,21 +621,29 @@ OPS: dict[str, OpSpec] = {
     # TF's CPU kernel (NonMaxSuppressionV2-V5, hard suppression): candidates are the boxes whose score is
     # > score_threshold, taken by score, the lower index first among equal scores; a candidate is selected
     # unless its IoU with a selected box is > iou_threshold; at most max_output_size are selected.
+    # soft_nms_sigma > 0 (NonMaxSuppressionV5's soft-NMS): TF's lazy re-queueing pass instead, whose float32
+    # products depend on when each candidate is re-checked (convert.ir.reference.soft_nms_selected).
     "non_max_suppression": OpSpec(
-        ("max_output_size", "iou_threshold", "score_threshold", "output"),
+        ("max_output_size", "iou_threshold", "score_threshold", "soft_nms_sigma", "output"),
         (),
         "Greedy NMS of inputs (boxes (N, 4) as (y1, x1, y2, x2), any two opposite corners; scores (N,)), TF's "
         "order: candidates score > score_threshold, by score descending, lower index first on ties; "
         "IoU = inter / (area_i + area_j - inter) in float32 (0 where either area <= 0); a candidate is dropped "
         "when its IoU with a selected box is > iou_threshold; the first max_output_size selected are kept. "
         "output 'indices': their indices (int32, (max_output_size,), zeros after the selected), 'scores': "
-        "their scores (zeros after), 'count': how many were selected (int32, ()).",
+        "their scores (zeros after), 'count': how many were selected (int32, ()). soft_nms_sigma > 0 is TF's "
+        "soft-NMS: no IoU drops (iou_threshold unused); candidates popped by score (lower index first), each "
+        "one's score multiplied by w = exp((-0.5 / sigma) * IoU * IoU) (float32) of the boxes selected since it "
+        "was last popped, newest first; selected if unchanged, re-queued if still > score_threshold, else "
+        "dropped; 'scores' are the decayed scores.",
         "shape",
         family="detection",
         types={"max_output_size": Attr("int"), "iou_threshold": Attr("float"), "score_threshold": Attr("float"),
+               "soft_nms_sigma": Attr("float", 0.0),
                "output": Attr("str", REQUIRED, ("indices", "scores", "count"))},
         shape=shapes.non_max_suppression,
-        refused={"caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression cannot be expressed"},
+        refused={"caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression (hard or soft-NMS) "
+                          "cannot be expressed"},
     ),
     # TF's CPU kernel of CombinedNonMaxSuppression: hard NMS per (batch, class), then every class's selections
     # (its slots, unfilled ones at score -1) sorted by score and the first per_batch taken

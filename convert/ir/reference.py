@@ -15,6 +15,7 @@ the targets do), float64 feeds in float64 (a tighter reference).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable
@@ -25,6 +26,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tf_convert.convert.registry import OpTable
 from tf_convert.convert.sampling import linear_taps, nearest_indices
 
+from . import libm_expf
 from .graph import Graph, Node
 from .index import GraphIndex
 
@@ -774,14 +776,53 @@ def nms_selected(boxes: np.ndarray, scores: np.ndarray, limit: int, iou_threshol
     return selected
 
 
+def soft_nms_weights(boxes: np.ndarray, sigma: float) -> np.ndarray:
+    """TF's soft-NMS weight of each pair, expf((scale * IoU) * IoU) in float32 with scale = -0.5 / sigma in
+    float32 and glibc's expf (what TF's kernel calls)."""
+    scale = np.float32(-0.5) / np.float32(sigma)
+    iou = iou_matrix(boxes)
+    return libm_expf.expf((scale * iou) * iou)
+
+
+def soft_nms_selected(boxes: np.ndarray, scores: np.ndarray, limit: int, score_threshold: float,
+                      sigma: float) -> tuple[list[int], list[np.float32]]:
+    """TF's soft-NMS (its CPU kernel's lazy pass): the top candidate (score, then lower index) takes the
+    weights of the boxes selected since it was last popped, newest first, in float32; it is selected if its
+    score is unchanged, re-queued if still > score_threshold, else dropped. Returns indices and scores."""
+    weight = soft_nms_weights(boxes, sigma)
+    threshold = np.float32(score_threshold)
+    heap = [(-float(s), i, 0) for i, s in enumerate(np.asarray(scores, np.float32)) if s > threshold]
+    heapq.heapify(heap)
+    picked: list[int] = []
+    kept: list[np.float32] = []
+    while len(picked) < limit and heap:
+        negative, i, begin = heapq.heappop(heap)
+        original = score = np.float32(-negative)
+        for j in range(len(picked) - 1, begin - 1, -1):
+            score = np.float32(score * weight[i, picked[j]])
+            if score <= threshold:
+                break
+        if score == original:
+            picked.append(i)
+            kept.append(score)
+        elif score > threshold:
+            heapq.heappush(heap, (-float(score), i, len(picked)))
+    return picked, kept
+
+
 @reference_op("non_max_suppression")
 def non_max_suppression(node: Node, boxes: np.ndarray, scores: np.ndarray) -> np.ndarray:
     limit = int(node.attrs["max_output_size"])
-    picked = nms_selected(boxes, scores, limit, node.attrs["iou_threshold"], node.attrs["score_threshold"])
+    sigma = float(node.attrs.get("soft_nms_sigma", 0.0))
+    if sigma > 0:
+        picked, kept = soft_nms_selected(boxes, scores, limit, node.attrs["score_threshold"], sigma)
+    else:
+        picked = nms_selected(boxes, scores, limit, node.attrs["iou_threshold"], node.attrs["score_threshold"])
+        kept = list(np.asarray(scores, np.float32)[picked])
     if node.attrs["output"] == "count":
         return np.asarray(len(picked), np.int32)
     if node.attrs["output"] == "scores":
-        return np.pad(np.asarray(scores, np.float32)[picked], (0, limit - len(picked)))
+        return np.pad(np.asarray(kept, np.float32).reshape(-1), (0, limit - len(picked)))
     return np.pad(np.asarray(picked, np.int32), (0, limit - len(picked)))
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tf_convert.emitters.base import NodeContext
+
 from .contract import TABLE, Ctx, Fragment, Ref
 from .elementwise import held_dtype
 
@@ -48,7 +50,15 @@ def _iou_over(f: Fragment, ctx: Ctx, boxes: Ref, n: int) -> Ref:
     return f.op("broadcast_mul", f"{name}_over", [f.op("broadcast_mul", f"{name}_over_i", [over, solid_i]), solid_j])
 
 
-@TABLE.register("non_max_suppression")
+def _hard_only(ctx: NodeContext) -> str | None:
+    if float(ctx.attrs.get("soft_nms_sigma", 0.0)) > 0:
+        return ("soft-NMS (soft_nms_sigma > 0): this lowering unrolls hard NMS's fixed pass; soft-NMS re-queues "
+                "candidates a data-dependent number of times, which a static MXNet symbol cannot unroll exactly; "
+                "convert to PyTorch (exact) or use soft_nms_sigma=0")
+    return None
+
+
+@TABLE.register("non_max_suppression", limit=_hard_only)
 def non_max_suppression(ctx: Ctx) -> Fragment:
     f = Fragment()
     name, (boxes, scores) = ctx.name, ctx.inputs

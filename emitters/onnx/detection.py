@@ -7,10 +7,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from tf_convert.emitters.base import NodeContext
+
 from .contract import TABLE, Builder, Ctx, Emitted
 
 
-@TABLE.register("non_max_suppression")
+def _hard_only(ctx: NodeContext) -> str | None:
+    if float(ctx.attrs.get("soft_nms_sigma", 0.0)) > 0:
+        return ("soft-NMS (soft_nms_sigma > 0): ONNX's NonMaxSuppression only drops boxes, it has no score "
+                "decay; convert to PyTorch (exact) or use soft_nms_sigma=0")
+    return None
+
+
+@TABLE.register("non_max_suppression", limit=_hard_only)
 def non_max_suppression(ctx: Ctx) -> Emitted:
     from onnx import TensorProto
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from tf_convert.convert.ir import libm_expf
+
 from .contract import TABLE, Ctx, Lowered, lit
 
 
@@ -32,10 +36,82 @@ def nms_lines(ctx: Ctx) -> list[str]:
     return lines
 
 
+def _expf_lines(v: str, x: str) -> list[str]:
+    """`{v}_w` = glibc's expf of float32 `x` (TF's std::exp on float), its float64 steps
+    (convert.ir.libm_expf): a correctly rounded exp differs from it in about 1 value of 1500."""
+    table = ", ".join(repr(t) for t in libm_expf.TABLE)
+    c0, c1, c2 = (repr(c) for c in libm_expf.POLY)
+    return [
+        f"{v}_z = {x}.double() * {libm_expf.INV_LN2_N!r}",
+        f"{v}_kd = ({v}_z + {libm_expf.SHIFT!r}) - {libm_expf.SHIFT!r}",  # round to an integer, ties to even
+        f"{v}_r = {v}_z - {v}_kd",
+        f"{v}_k = {v}_kd.long()",
+        f"{v}_s = torch.ldexp(torch.tensor([{table}], dtype=torch.float64)[{v}_k % {libm_expf.N}], "
+        f"torch.div({v}_k, {libm_expf.N}, rounding_mode='floor').double())",
+        f"{v}_y = ({v}_r * {c0} + {c1}) * ({v}_r * {v}_r) + ({v}_r * {c2} + 1.0)",
+        f"{v}_w = torch.where({x} < {libm_expf.UNDERFLOW!r}, torch.zeros(()), ({v}_y * {v}_s).float())",
+    ]
+
+
+def soft_nms_lines(ctx: Ctx) -> list[str]:
+    """`{var}_sel` (python list of indices) and `{var}_kept` (their decayed scores, 0-d float32): TF's
+    soft-NMS, its CPU kernel's lazy pass: the top candidate (score, then lower index) takes the weights of
+    the boxes selected since it was last popped, newest first, in float32; selected if its score is
+    unchanged, re-queued if still > score_threshold, else dropped."""
+    v, s = ctx.var, ctx.args[1]
+    n, limit = int(ctx.in_shapes[1][0]), int(ctx.attrs["max_output_size"])
+    scale = float(np.float32(-0.5) / np.float32(ctx.attrs["soft_nms_sigma"]))
+    threshold = lit(float(ctx.attrs["score_threshold"]))
+    lines = nms_lines(ctx)[:6] + [
+        f"{v}_iou = torch.where(({v}_area[:, None] > 0) & ({v}_area[None, :] > 0), {v}_iou, torch.zeros(()))",
+        f"{v}_x = (torch.tensor({scale!r}) * {v}_iou) * {v}_iou",  # float32, TF's order
+    ]
+    lines += _expf_lines(v, f"{v}_x")
+    lines += [
+        f"{v}_cur = {s}.clone()",
+        f"{v}_alive = {s} > {threshold}",
+        f"{v}_begin = [0] * {n}",
+        f"{v}_sel, {v}_kept = [], []",
+        f"while len({v}_sel) < {limit} and bool({v}_alive.any()):",
+        f"    {v}_t = int(torch.argmax(torch.where({v}_alive, {v}_cur, torch.tensor(float('-inf')))))",  # first max
+        f"    {v}_old = {v}_cur[{v}_t].clone()",
+        f"    {v}_now = {v}_old",
+        f"    for {v}_j in range(len({v}_sel) - 1, {v}_begin[{v}_t] - 1, -1):",
+        f"        {v}_now = {v}_now * {v}_w[{v}_t, {v}_sel[{v}_j]]",
+        f"        if bool({v}_now <= {threshold}):",
+        "            break",
+        f"    {v}_begin[{v}_t] = len({v}_sel)",
+        f"    if bool({v}_now == {v}_old):",
+        f"        {v}_sel.append({v}_t)",
+        f"        {v}_kept.append({v}_now)",
+        f"        {v}_alive[{v}_t] = False",
+        f"    elif bool({v}_now > {threshold}):",
+        f"        {v}_cur[{v}_t] = {v}_now",
+        "    else:",
+        f"        {v}_alive[{v}_t] = False",
+    ]
+    return lines
+
+
+def _soft_nms(ctx: Ctx) -> Lowered:
+    v, limit, output = ctx.var, int(ctx.attrs["max_output_size"]), ctx.attrs["output"]
+    lines = soft_nms_lines(ctx)
+    if output == "count":
+        lines.append(f"{v} = torch.tensor(len({v}_sel), dtype=torch.int32)")
+    elif output == "indices":
+        lines.append(f"{v} = torch.tensor({v}_sel + [0] * ({limit} - len({v}_sel)), dtype=torch.int32)")
+    else:
+        lines.append(f"{v} = torch.stack({v}_kept + [torch.zeros(())] * ({limit} - len({v}_kept)))"
+                     if limit else f"{v} = torch.zeros(0)")
+    return Lowered(lines=lines)
+
+
 @TABLE.register("non_max_suppression")
 def non_max_suppression(ctx: Ctx) -> Lowered:
     v, s = ctx.var, ctx.args[1]
     limit = int(ctx.attrs["max_output_size"])
+    if float(ctx.attrs.get("soft_nms_sigma", 0.0)) > 0:
+        return _soft_nms(ctx)
     lines = nms_lines(ctx)
     lines += [f"{v}_take = {v}_keep & (torch.cumsum({v}_keep.long(), 0) <= {limit})"]
     output = ctx.attrs["output"]

@@ -199,11 +199,52 @@ def test_cli_declares_and_verifies_a_data_dependent_length(tmp_path):
     assert mx.returncode == 3 and "pad_to_max_output_size" in mx.stderr, mx.stderr
 
 
+# ---- soft-NMS (NonMaxSuppressionV5, soft_nms_sigma > 0): PyTorch exact, every other target refuses by name --
+# (sigma, padded, iou_threshold): iou_threshold plays no part in TF's soft-NMS, 0.5 checks that it stays so
+SOFT = [(sigma, pad, iou) for sigma in (0.5, 0.1) for pad in (False, True) for iou in (1.0, 0.5)]
+
+
+def _soft(ph) -> dict:
+    out = {}
+    for sigma, pad, iou in SOFT:
+        indices, scores, valid = tf.raw_ops.NonMaxSuppressionV5(
+            boxes=ph["boxes"], scores=ph["scores"], max_output_size=8, iou_threshold=iou, score_threshold=0.2,
+            soft_nms_sigma=sigma, pad_to_max_output_size=pad)
+        tag = f"soft{sigma}_{'pad' if pad else 'cut'}_iou{iou}".replace(".", "")
+        out.update({f"{tag}_indices": indices, f"{tag}_scores": scores, f"{tag}_valid": valid})
+    return out
+
+
+def _soft_inputs() -> list[list[np.ndarray]]:
+    rng = np.random.default_rng(7)
+    sets = []
+    for k in range(6):
+        base = rng.uniform(0, 0.5, (12, 2)).astype(np.float32)
+        boxes = np.concatenate([base, base + rng.uniform(0.1, 0.4, (12, 2)).astype(np.float32)], 1)
+        boxes[6:] = boxes[:6] + rng.uniform(-0.05, 0.05, (6, 4)).astype(np.float32)  # near-copies overlap
+        scores = rng.uniform(0, 1, 12).astype(np.float32)
+        if k % 2:  # some equal scores: TF takes the lower index first
+            scores = (np.round(scores * 4) / 4).astype(np.float32)
+        sets.append([boxes, scores])
+    return sets
+
+
+def test_soft_nms_exact_on_torch_refused_elsewhere(tmp_path):
+    pb, names = _frozen(tmp_path / "soft.pb", _soft, {"boxes": [12, 4], "scores": [12]})
+    found = _every_target(pb, names, _soft_inputs(), tmp_path)
+    print(json.dumps(found, indent=1))
+    cases = {name.split(":")[0] for name in names}
+    assert set(found["torch"]) == cases and all(e == 0.0 for e in found["torch"].values()), found["torch"]
+    for target in set(emitters.TARGETS) - {"torch"}:
+        assert set(found[target]) == cases, (target, found[target])
+        assert all(isinstance(e, str) and "soft-NMS" in e for e in found[target].values()), (target, found[target])
+
+
 # case -> (build(boxes, scores), words of the parser's refusal): what has no exact form is refused by name
 REFUSALS = {
-    "soft_nms": (lambda b, s: tf.raw_ops.NonMaxSuppressionV5(
-        boxes=b, scores=s, max_output_size=5, iou_threshold=0.5, score_threshold=0.0, soft_nms_sigma=0.5)[0],
-        "soft-NMS"),
+    "negative_soft_nms_sigma": (lambda b, s: tf.raw_ops.NonMaxSuppressionV5(
+        boxes=b, scores=s, max_output_size=5, iou_threshold=0.5, score_threshold=0.0, soft_nms_sigma=-0.5)[0],
+        "soft_nms_sigma -0.5 < 0"),
     "sum_of_a_selection": (lambda b, s: tf.reduce_sum(tf.gather(s, tf.image.non_max_suppression(b, s, 5))),
                            "depends on the data"),
     "runtime_threshold": (lambda b, s: tf.image.non_max_suppression(b, s, 5, iou_threshold=tf.reduce_max(s)),

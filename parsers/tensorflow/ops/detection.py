@@ -1,6 +1,7 @@
 """Detection heads: non-max suppression (NonMaxSuppression, V2-V5) as the IR's non_max_suppression, TF's
-greedy hard suppression with its thresholds and order. A selection TF pads to max_output_size has a fixed
-shape; one it does not pad has the data's length (parsers/tensorflow/lengths.py)."""
+greedy hard suppression with its thresholds and order, or V5's soft-NMS (soft_nms_sigma > 0). A selection
+TF pads to max_output_size has a fixed shape; one it does not pad has the data's length
+(parsers/tensorflow/lengths.py)."""
 
 from __future__ import annotations
 
@@ -45,14 +46,16 @@ def non_max_suppression(ctx: Context, op: Any) -> None:
         raise NotConvertible(f"iou_threshold {iou} outside [0, 1] (TF refuses it at run time)")
     score = _float32(_scalar(ctx, op, 4, "score_threshold")) if op.type in (
         "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5") else _LOWEST
-    if op.type == "NonMaxSuppressionV5" and _scalar(ctx, op, 5, "soft_nms_sigma") != 0:
-        raise NotConvertible("soft-NMS (soft_nms_sigma > 0): its scores decay candidate by candidate and it "
-                             "re-queues them, which no target here expresses exactly; use soft_nms_sigma=0")
+    sigma = _float32(_scalar(ctx, op, 5, "soft_nms_sigma")) if op.type == "NonMaxSuppressionV5" else 0.0
+    if sigma < 0:
+        raise NotConvertible(f"soft_nms_sigma {sigma} < 0 (TF refuses it at run time)")
     padded = op.type in ("NonMaxSuppressionV4", "NonMaxSuppressionV5") and bool(
         op.get_attr("pad_to_max_output_size"))
     longest = limit if padded else min(limit, n)
     inputs = [ctx.tf_order(boxes), ctx.tf_order(scores)]
     attrs = {"max_output_size": longest, "iou_threshold": iou, "score_threshold": score}
+    if sigma > 0:  # soft-NMS (only the PyTorch target and the reference express it)
+        attrs["soft_nms_sigma"] = sigma
 
     def emit(output: str, base: str, dtype: str) -> str:
         shape = () if output == "count" else (longest,)
