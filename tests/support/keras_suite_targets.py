@@ -37,13 +37,14 @@ BATCH = 2  # batch 1 leaves a (1, 1) output as one number, which --verify's metr
 
 @dataclass
 class Cell:
-    verdict: str  # "exact", "refused", "wrong" (exit 0, numbers off), "error N"
+    verdict: str  # "exact", "refused", "wrong" (exit 0, numbers off), "error N", "unloadable" (Keras cannot
+    # load the file it wrote: exit 2 is the truth there)
     detail: str = ""  # the reason line (refused, error) or the comparison
     max_rel: float | None = None  # exact/wrong: the worse of --verify's and the suite's own comparison
 
     @property
     def failed(self) -> bool:
-        return self.verdict not in ("exact", "refused")
+        return self.verdict not in ("exact", "refused", "unloadable")
 
 
 def _perm(source: str | None, target: str | None) -> tuple[int, ...] | None:
@@ -88,6 +89,18 @@ def _own_comparison(target: str, out: Path, doc: dict, feeds: list[np.ndarray], 
     return worst
 
 
+def _keras_loads(path: Path) -> bool:
+    """Whether the library that wrote `path` loads it back (tf_keras for `_tfk.h5` and SavedModels)."""
+    import importlib
+
+    library = "tf_keras" if path.name.endswith(("_tfk.h5", "_sm")) else "keras"
+    try:
+        importlib.import_module(library).models.load_model(str(path), compile=False)
+    except Exception:  # noqa: BLE001 - any failure to load is the answer
+        return False
+    return True
+
+
 def through(target: str, path: Path, c: suite.Case, refs: list[np.ndarray], seed: int, work: Path) -> Cell:
     """`path` (a saved suite layer) through `convert tf2<target> --verify`, judged as the module says."""
     from tests.support.verify_faults import run_cli
@@ -103,6 +116,8 @@ def through(target: str, path: Path, c: suite.Case, refs: list[np.ndarray], seed
     if code != 0:
         line = doc.get("error") or next((ln for ln in stderr.splitlines() if "error" in ln), stderr.strip()[-300:])
         line = line.removeprefix("convert: error: ")
+        if code == 2 and not _keras_loads(path):  # Keras cannot read back what it wrote: no file Keras loads
+            return Cell("unloadable", line[:300])
         return Cell("refused" if code == 3 else "wrong" if code == 4 else f"error {code}", line[:300])
     verified = float(doc["verify"]["max_rel"])
     try:
@@ -151,14 +166,17 @@ def table(cells: dict[tuple[str, str, str], Cell]) -> str:
             here = [c for (_, f, t), c in cells.items() if f == form and t == target]
             exact = [c for c in here if c.verdict == "exact"]
             worst = max((c.max_rel for c in exact if c.max_rel is not None), default=0.0)
+            unloadable = sum(c.verdict == "unloadable" for c in here)
             row.append(f"{len(exact)}/{sum(c.verdict == 'refused' for c in here)}/{sum(c.failed for c in here)}"
-                       f" ({worst:.1e})")
+                       f" ({worst:.1e})" + (f" +{unloadable} unloadable" if unloadable else ""))
         lines.append(f"| {form} | " + " | ".join(row) + " |")
-    lines.append("cells: exact/refused/failed (max relative error of the exact ones)")
+    lines.append("cells: exact/refused/failed (max relative error of the exact ones); unloadable: Keras cannot "
+                 "load the file it wrote")
     reasons: dict[str, list[str]] = defaultdict(list)
     for (name, form, target), c in cells.items():
-        if c.verdict == "refused":  # grouped without the node names, which differ per form
-            reasons[re.sub(r" \(nodes? '[^)]*\)", "", c.detail)].append(f"{name}/{form}/{target}")
+        if c.verdict in ("refused", "unloadable"):  # grouped without node names and counts, which differ per form
+            why = re.sub(r" \(nodes? '[^)]*\)?|^\d+ unsupported node\(s\) for \w+: ", "", c.detail)
+            reasons[f"{c.verdict}: {target}: {why[:110]}"].append(f"{name}/{form}")
     if reasons:
         lines.append("refusals:")
         lines += [f"- {why}\n    {', '.join(where)}" for why, where in sorted(reasons.items())]
