@@ -11,6 +11,10 @@ import numpy as np
 
 from .ops import OPS
 
+# graph.metadata key: source op type -> how the parser lowered it to IR ops (a target refusing one of those
+# nodes names the source op and the lowering, not only the IR op)
+LOWERINGS = "lowerings"
+
 
 @dataclass
 class Tensor:

@@ -640,6 +640,40 @@ OPS: dict[str, OpSpec] = {
         shape=shapes.non_max_suppression,
         refused={"caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression cannot be expressed"},
     ),
+    # TF's CPU kernel of CombinedNonMaxSuppression: hard NMS per (batch, class), then every class's selections
+    # (its slots, unfilled ones at score -1) sorted by score and the first per_batch taken
+    "combined_non_max_suppression": OpSpec(
+        ("max_per_class", "per_batch", "iou_threshold", "score_threshold", "clip_boxes", "output"),
+        (),
+        "TF's CombinedNonMaxSuppression of inputs (boxes (B, N, q, 4) (y1, x1, y2, x2), q 1 or C; scores "
+        "(B, N, C)): for each batch and class, non_max_suppression's greedy pass (score > score_threshold, "
+        "score descending, lower index first on ties, IoU > iou_threshold drops) selects at most "
+        "S = max_per_class boxes into the class's S slots (unfilled slots: score -1, class -1, box 0); the "
+        "C * S slots sorted by score descending (stable), the first min(selected, per_batch) kept, zeros after. "
+        "output 'boxes' (B, per_batch, 4) (clipped to [0, 1] when clip_boxes), 'scores' and 'classes' "
+        "(B, per_batch) float32, 'count' (B,) int32: min(selected, per_batch).",
+        "shape",
+        family="detection",
+        types={"max_per_class": Attr("int"), "per_batch": Attr("int"), "iou_threshold": Attr("float"),
+               "score_threshold": Attr("float"), "clip_boxes": Attr("bool"),
+               "output": Attr("str", REQUIRED, ("boxes", "scores", "classes", "count"))},
+        shape=shapes.combined_non_max_suppression,
+        refused={"caffe": "BVLC Caffe has no sort and no integer blobs: non-max suppression cannot be expressed"},
+    ),
+    # TF's Where of one input (tf.where(cond), what tf.boolean_mask writes): how many rows depends on the data
+    "nonzero": OpSpec(
+        ("output",),
+        (),
+        "The coordinates of the nonzero (true) elements of the input, in row-major order, as numpy.argwhere: "
+        "output 'indices' (int32, (x.size, x.ndim), zeros after the found rows), 'count': how many "
+        "(int32, ()).",
+        "shape",
+        family="detection", types={"output": Attr("str", REQUIRED, ("indices", "count"))},
+        shape=shapes.nonzero,
+        refused={"mxnet": "MXNet binds fixed shapes and has no op listing the coordinates of true elements: "
+                          "Where's row count depends on the data",
+                 "caffe": "Caffe blobs have fixed shapes and no integers: Where's row count depends on the data"},
+    ),
     # TF's CPU kernel of CropAndResize (ROI pooling of detection heads): per box, the sample positions
     # in float32 in TF's order of operations, outside the image -> extrapolation_value
     "crop_and_resize": OpSpec(
@@ -667,8 +701,9 @@ OPS: dict[str, OpSpec] = {
         "shape",
         family="detection", shape=shapes.first, keeps_values=True, data_dependent=True,
         refused={"mxnet": "MXNet's symbolic executor binds every output at a fixed shape: an output whose "
-                          "length depends on the data (non-max suppression without pad_to_max_output_size) "
-                          "cannot be returned; pad it to max_output_size",
+                          "length depends on the data (non-max suppression without pad_to_max_output_size, "
+                          "top-k of a runtime k, the coordinates of the true elements) cannot be returned; pad "
+                          "it to a fixed size (pad_to_max_output_size=True, a constant k)",
                  "caffe": "Caffe blobs have fixed shapes: an output whose length depends on the data cannot "
                           "be returned"},
     ),

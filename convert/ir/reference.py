@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -783,6 +783,51 @@ def non_max_suppression(node: Node, boxes: np.ndarray, scores: np.ndarray) -> np
     if node.attrs["output"] == "scores":
         return np.pad(np.asarray(scores, np.float32)[picked], (0, limit - len(picked)))
     return np.pad(np.asarray(picked, np.int32), (0, limit - len(picked)))
+
+
+def combined_slots(boxes: np.ndarray, scores: np.ndarray, attrs: Mapping[str, Any]) -> tuple[np.ndarray, ...]:
+    """TF's CombinedNonMaxSuppression before the cut to per_batch: per batch, the C * S slots (class-major,
+    each class's selections in order; unfilled: score -1, class -1, box 0) sorted by score (stable), and
+    how many were selected. Returns (boxes (B, C*S, 4), scores, classes (B, C*S), selected (B,))."""
+    boxes, scores = np.asarray(boxes, np.float32), np.asarray(scores, np.float32)
+    b, n, c = scores.shape
+    s = int(attrs["max_per_class"])
+    out_boxes, out_scores = np.zeros((b, c * s, 4), np.float32), np.full((b, c * s), -1, np.float32)
+    out_classes, selected = np.full((b, c * s), -1, np.float32), np.zeros(b, np.int32)
+    for i in range(b):
+        for k in range(c):
+            own = boxes[i, :, k if boxes.shape[2] > 1 else 0]
+            picked = nms_selected(own, scores[i, :, k], s, attrs["iou_threshold"], attrs["score_threshold"])
+            at = slice(k * s, k * s + len(picked))
+            out_boxes[i, at], out_scores[i, at], out_classes[i, at] = own[picked], scores[i, picked, k], k
+            selected[i] += len(picked)
+        order = np.argsort(-out_scores[i], kind="stable")
+        out_boxes[i], out_scores[i], out_classes[i] = out_boxes[i, order], out_scores[i, order], out_classes[i, order]
+    return out_boxes, out_scores, out_classes, selected
+
+
+@reference_op("combined_non_max_suppression")
+def combined_non_max_suppression(node: Node, boxes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    slot_boxes, slot_scores, slot_classes, selected = combined_slots(boxes, scores, node.attrs)
+    length = int(node.attrs["per_batch"])
+    count = np.minimum(selected, length).astype(np.int32)
+    if node.attrs["output"] == "count":
+        return count
+    if node.attrs["clip_boxes"]:
+        slot_boxes = np.clip(slot_boxes, np.float32(0), np.float32(1))
+    value = {"boxes": slot_boxes, "scores": slot_scores, "classes": slot_classes}[node.attrs["output"]]
+    value = np.concatenate([value, np.zeros((value.shape[0], max(length - value.shape[1], 0), *value.shape[2:]),
+                                            np.float32)], 1)[:, :length]
+    keep = np.arange(length)[None] < count[:, None]
+    return np.where(keep.reshape(*keep.shape, *([1] * (value.ndim - 2))), value, np.float32(0)).astype(np.float32)
+
+
+@reference_op("nonzero")
+def nonzero(node: Node, x: np.ndarray) -> np.ndarray:
+    found = np.argwhere(np.asarray(x) != 0).astype(np.int32)
+    if node.attrs["output"] == "count":
+        return np.asarray(len(found), np.int32)
+    return np.concatenate([found, np.zeros((np.asarray(x).size - len(found), found.shape[1]), np.int32)])
 
 
 @reference_op("prefix")

@@ -165,6 +165,18 @@ def non_max_suppression(inputs: Sequence[Shape], attrs: Mapping[str, Any], param
     return () if attrs["output"] == "count" else (int(attrs["max_output_size"]),)
 
 
+def combined_non_max_suppression(inputs: Sequence[Shape], attrs: Mapping[str, Any],
+                                 params: Mapping[str, Shape]) -> Shape:
+    """(B, per_batch, 4) boxes, (B, per_batch) scores and classes, (B,) counts."""
+    batch, length = inputs[1][0], int(attrs["per_batch"])
+    return {"boxes": (batch, length, 4), "count": (batch,)}.get(attrs["output"], (batch, length))
+
+
+def nonzero(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """(x.size, x.ndim) for the coordinates (the most there can be), () for the count."""
+    return () if attrs["output"] == "count" else (math.prod(inputs[0]), len(inputs[0]))
+
+
 def crop_and_resize(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """(boxes, crop height, crop width, channels)."""
     ch, cw = (int(v) for v in attrs["size"])

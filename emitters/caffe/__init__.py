@@ -16,6 +16,7 @@ import numpy as np
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError
+from tf_convert.convert.ir.graph import LOWERINGS
 from tf_convert.convert.progress import SILENT, Progress
 from tf_convert.emitters.base import EmitResult
 from tf_convert.emitters.options import options_for
@@ -51,7 +52,21 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     typed = dtype_problems(graph)
     refused = {p.node for p in typed}
     found = [p for p in TABLE.unsupported(graph, options) if p.node not in refused]  # the catalog says why
-    return _too_big(graph, options) + typed + found
+    return _too_big(graph, options) + _in_lowerings(graph, typed + found)
+
+
+def _in_lowerings(graph: ir.Graph, problems: list[Unsupported]) -> list[Unsupported]:
+    """A refused node that is part of a source op's lowering (a DFT's cos/sin products) is reported under
+    that source op, with what the lowering needs and what Caffe lacks."""
+    notes = graph.metadata.get(LOWERINGS) or {}
+    nodes = {n.name: n for n in graph.nodes}
+    out = []
+    for p in problems:
+        source = nodes[p.node].source_op if p.node in nodes else ""
+        if source in notes:
+            p = Unsupported(source, p.node, f"{notes[source]}; Caffe cannot express its {p.op}: {p.hint}")
+        out.append(p)
+    return out
 
 
 def build(graph: ir.Graph, options=None) -> NetBuilder:

@@ -176,3 +176,145 @@ def crop_and_resize(ctx: Ctx) -> Fragment:
                 scalar=float(ctx.attrs["extrapolation_value"]))
     f.op("where", name, [f.op("broadcast_like", f"{name}_mask_all", [mask, out]), out, fill])
     return f
+
+
+@TABLE.register("combined_non_max_suppression")
+def combined_non_max_suppression(ctx: Ctx) -> Fragment:
+    """TF's CombinedNonMaxSuppression lowered exactly as non_max_suppression is, on every (batch, class)
+    group at once (G = B * C; the IoU matrix (G, N, N)), each group stopping at S selections; a selection's
+    slot is c * S + its rank in the group; the C * S slots (unfilled: score -1, class -1, box 0) ranked by
+    comparisons (score descending, the lower slot first on ties) and written to their positions."""
+    f = Fragment()
+    name, (boxes, scores) = ctx.name, ctx.inputs
+    batch, n, q, _ = (int(d) for d in ctx.in_shape(0))
+    classes = int(ctx.in_shape(1)[2])
+    groups, per_class, length = batch * classes, int(ctx.attrs["max_per_class"]), int(ctx.attrs["per_batch"])
+    slots = classes * per_class
+    s = f.op("Reshape", f"{name}_s", [f.op("transpose", f"{name}_s_t", [scores], axes=(0, 2, 1))], shape=(groups, n))
+    bx = f.op("transpose", f"{name}_bx_t", [boxes], axes=(0, 2, 1, 3))  # (B, q, N, 4)
+    if q == 1:
+        bx = f.op("broadcast_to", f"{name}_bx_c", [bx], shape=(batch, classes, n, 4))
+    bx = f.op("Reshape", f"{name}_bx", [bx], shape=(groups, n, 4))
+    # (G, N, N) 0/1: IoU(i, j) > iou_threshold, both areas > 0 (TF's float32 IoU)
+    lo = f.op("_minimum", f"{name}_lo", [f.op("slice_axis", f"{name}_a", [bx], axis=2, begin=0, end=2),
+                                         f.op("slice_axis", f"{name}_b", [bx], axis=2, begin=2, end=4)])
+    hi = f.op("_maximum", f"{name}_hi", [f.op("slice_axis", f"{name}_a2", [bx], axis=2, begin=0, end=2),
+                                         f.op("slice_axis", f"{name}_b2", [bx], axis=2, begin=2, end=4)])
+    ext = f.op("elemwise_sub", f"{name}_ext", [hi, lo])
+    area = f.op("elemwise_mul", f"{name}_area", [f.op("slice_axis", f"{name}_h", [ext], axis=2, begin=0, end=1),
+                                                   f.op("slice_axis", f"{name}_w", [ext], axis=2, begin=1, end=2)])
+    span = f.op("broadcast_sub", f"{name}_span", [
+        f.op("broadcast_minimum", f"{name}_top", [f.op("Reshape", f"{name}_hi_i", [hi], shape=(groups, n, 1, 2)),
+                                                  f.op("Reshape", f"{name}_hi_j", [hi], shape=(groups, 1, n, 2))]),
+        f.op("broadcast_maximum", f"{name}_bottom", [f.op("Reshape", f"{name}_lo_i", [lo], shape=(groups, n, 1, 2)),
+                                                     f.op("Reshape", f"{name}_lo_j", [lo], shape=(groups, 1, n, 2))])])
+    span = f.op("relu", f"{name}_overlap", [span])
+    inter = f.op("Reshape", f"{name}_inter", [f.op("elemwise_mul", f"{name}_inter4", [
+        f.op("slice_axis", f"{name}_dy", [span], axis=3, begin=0, end=1),
+        f.op("slice_axis", f"{name}_dx", [span], axis=3, begin=1, end=2)])], shape=(groups, n, n))
+    area_i = f.op("Reshape", f"{name}_area_i", [area], shape=(groups, n, 1))
+    area_j = f.op("Reshape", f"{name}_area_j", [area], shape=(groups, 1, n))
+    union = f.op("elemwise_sub", f"{name}_union", [f.op("broadcast_add", f"{name}_areas", [area_i, area_j]), inter])
+    over = f.op("_greater_scalar", f"{name}_over_t", [f.op("elemwise_div", f"{name}_iou", [inter, union])],
+                scalar=float(ctx.attrs["iou_threshold"]))
+    over = f.op("broadcast_mul", f"{name}_over", [f.op("broadcast_mul", f"{name}_over_i", [
+        over, f.op("_greater_scalar", f"{name}_solid_i", [area_i], scalar=0.0)]),
+        f.op("_greater_scalar", f"{name}_solid_j", [area_j], scalar=0.0)])
+    # each group's candidates in TF's order (score descending, the lower index first on ties)
+    valid = f.op("_greater_scalar", f"{name}_valid", [s], scalar=float(ctx.attrs["score_threshold"]))
+    s_i = f.op("Reshape", f"{name}_s_i", [s], shape=(groups, n, 1))
+    s_j = f.op("Reshape", f"{name}_s_j", [s], shape=(groups, 1, n))
+    earlier = f.var(f"{name}_earlier", np.tril(np.ones((1, n, n), np.float32), -1))
+    before = f.op("broadcast_add", f"{name}_before_any", [
+        f.op("broadcast_greater", f"{name}_higher", [s_j, s_i]),
+        f.op("broadcast_mul", f"{name}_tied", [f.op("broadcast_equal", f"{name}_equal", [s_j, s_i]), earlier])])
+    before = f.op("broadcast_mul", f"{name}_before", [before, f.op("Reshape", f"{name}_valid_j", [valid],
+                                                                     shape=(groups, 1, n))])
+    rank = f.op("sum", f"{name}_rank", [before], axis=2)  # (G, N)
+    keep = f.op("zeros_like", f"{name}_keep0", [s])
+    for r in range(n):
+        step = f"{name}_r{r}"
+        at = f.op("elemwise_mul", f"{step}_at", [f.op("_equal_scalar", f"{step}_is", [rank], scalar=float(r)), valid])
+        row = f.op("sum", f"{step}_row", [f.op("broadcast_mul", f"{step}_rows", [
+            f.op("Reshape", f"{step}_col", [at], shape=(groups, n, 1)), over])], axis=1)  # (G, N)
+        hit = f.op("sum", f"{step}_hit", [f.op("elemwise_mul", f"{step}_hits", [row, keep])], axis=1, keepdims=True)
+        room = f.op("_lesser_scalar", f"{step}_room", [f.op("sum", f"{step}_kept", [keep], axis=1, keepdims=True)],
+                    scalar=float(per_class))
+        free = f.op("elemwise_mul", f"{step}_free", [f.op("_equal_scalar", f"{step}_none", [hit], scalar=0.0), room])
+        keep = f.op("elemwise_add", f"{step}_keep", [keep, f.op("broadcast_mul", f"{step}_new", [at, free])])
+    total = f.op("_minimum_scalar", f"{name}_capped", [f.op("sum", f"{name}_total", [
+        f.op("Reshape", f"{name}_keep_b", [keep], shape=(batch, classes * n))], axis=1)], scalar=float(length))
+    if ctx.attrs["output"] == "count":
+        f.op("Cast", name, [total], dtype=held_dtype(ctx))
+        return f
+    # a selection's slot in its batch: c * S + the selections before it in its group
+    first = f.var(f"{name}_first", np.tile(np.arange(classes, dtype=np.float32) * per_class, batch).reshape(groups, 1))
+    slot = f.op("broadcast_add", f"{name}_slot", [f.op("sum", f"{name}_picked_before", [f.op(
+        "broadcast_mul", f"{name}_kept_before", [before, f.op("Reshape", f"{name}_keep_j", [keep],
+                                                                shape=(groups, 1, n))])], axis=2), first])
+    places = f.var(f"{name}_places", np.arange(slots, dtype=np.float32).reshape(1, slots, 1))
+    placed = f.op("broadcast_mul", f"{name}_placed", [  # (B, CS, CN): slot m holds selection k
+        f.op("broadcast_equal", f"{name}_at", [f.op("Reshape", f"{name}_slot_b", [slot], shape=(batch, 1, classes * n)),
+                                               places]),
+        f.op("Reshape", f"{name}_keep_row", [keep], shape=(batch, 1, classes * n))])
+    filled = f.op("sum", f"{name}_filled", [placed], axis=2)  # (B, CS) 0/1
+
+    def gathered(tag: str, values: Ref, fill: float) -> Ref:  # (B, CS): the slot's value, fill where unfilled
+        spread = f.op("where", f"{tag}_spread", [placed, f.op("broadcast_like", f"{tag}_all", [values, placed]),
+                                                 f.op("zeros_like", f"{tag}_zeros", [placed])])
+        found = f.op("sum", f"{tag}_found", [spread], axis=2)
+        return f.op("where", f"{tag}_slots", [filled, found, f.op("_mul_scalar", f"{tag}_fill", [
+            f.op("ones_like", f"{tag}_ones", [found])], scalar=fill)])
+
+    key = gathered(f"{name}_score", f.op("Reshape", f"{name}_s_b", [s], shape=(batch, 1, classes * n)), -1.0)
+    output = ctx.attrs["output"]
+    if output == "scores":
+        value = key
+    elif output == "classes":
+        labels = np.repeat(np.arange(classes, dtype=np.float32), n).reshape(1, 1, classes * n)
+        value = gathered(f"{name}_class", f.var(f"{name}_labels", labels), -1.0)
+    else:
+        wide = (batch, slots, classes * n, 4)
+        coords = f.op("broadcast_to", f"{name}_coords", [f.op("Reshape", f"{name}_bx_b", [bx], shape=(
+            batch, 1, classes * n, 4))], shape=wide)
+        cells = f.op("broadcast_to", f"{name}_cells", [f.op("Reshape", f"{name}_placed4", [placed], shape=(
+            batch, slots, classes * n, 1))], shape=wide)
+        spread = f.op("where", f"{name}_box_spread", [cells, coords, f.op("zeros_like", f"{name}_box0", [coords])])
+        value = f.op("sum", f"{name}_box_slots", [spread], axis=2)  # (B, CS, 4), zeros where unfilled
+        if ctx.attrs["clip_boxes"]:
+            value = f.op("clip", f"{name}_clipped", [value], a_min=0.0, a_max=1.0)
+    # the slots' order: higher scores first, the lower slot first on ties
+    k_i = f.op("Reshape", f"{name}_k_i", [key], shape=(batch, slots, 1))
+    k_j = f.op("Reshape", f"{name}_k_j", [key], shape=(batch, 1, slots))
+    lower = f.var(f"{name}_lower", np.tril(np.ones((1, slots, slots), np.float32), -1))
+    order = f.op("sum", f"{name}_order", [f.op("broadcast_add", f"{name}_ahead", [
+        f.op("broadcast_greater", f"{name}_k_higher", [k_j, k_i]),
+        f.op("broadcast_mul", f"{name}_k_tied", [f.op("broadcast_equal", f"{name}_k_equal", [k_j, k_i]), lower])])],
+        axis=2)  # (B, CS)
+    shown = min(length, slots)
+    positions = f.var(f"{name}_positions", np.arange(shown, dtype=np.float32).reshape(1, shown, 1))
+    moved = f.op("broadcast_equal", f"{name}_moved", [f.op("Reshape", f"{name}_order_b", [order],
+                                                           shape=(batch, 1, slots)), positions])  # (B, P', CS)
+    if output == "boxes":
+        moved4 = f.op("Reshape", f"{name}_moved4", [moved], shape=(batch, shown, slots, 1))
+        full = f.op("broadcast_to", f"{name}_moved_all", [moved4], shape=(batch, shown, slots, 4))
+        values = f.op("broadcast_to", f"{name}_value_all", [f.op("Reshape", f"{name}_value4", [value],
+                                                                 shape=(batch, 1, slots, 4))],
+                      shape=(batch, shown, slots, 4))
+        out = f.op("sum", f"{name}_out", [f.op("where", f"{name}_pick", [
+            full, values, f.op("zeros_like", f"{name}_pick0", [values])])], axis=2)  # (B, P', 4)
+    else:
+        values = f.op("broadcast_to", f"{name}_value_all", [f.op("Reshape", f"{name}_value3", [value],
+                                                                 shape=(batch, 1, slots))], shape=(batch, shown, slots))
+        out = f.op("sum", f"{name}_out", [f.op("where", f"{name}_pick", [
+            moved, values, f.op("zeros_like", f"{name}_pick0", [values])])], axis=2)  # (B, P')
+    tail = (4,) if output == "boxes" else ()
+    if length > shown:
+        out = f.op("Concat", f"{name}_padded", [out, f.var(f"{name}_pad", np.zeros((batch, length - shown, *tail),
+                                                                                np.float32))], dim=1, num_args=2)
+    at = f.var(f"{name}_at_pos", np.arange(length, dtype=np.float32).reshape(1, length, *([1] * len(tail))))
+    keep_pos = f.op("broadcast_lesser", f"{name}_valid_pos", [at, f.op("Reshape", f"{name}_count", [total],
+                                                                      shape=(batch, 1, *([1] * len(tail))))])
+    f.op("where", name, [f.op("broadcast_like", f"{name}_keep_all", [keep_pos, out]), out,
+                         f.op("zeros_like", f"{name}_none", [out])])
+    return f

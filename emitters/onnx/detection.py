@@ -108,3 +108,113 @@ def crop_and_resize(ctx: Ctx) -> Emitted:
     fill = b.const("fill", np.float32(ctx.attrs["extrapolation_value"]))
     b.op("Where", [mask, out, fill], b.out)
     return b.done()
+
+
+@TABLE.register("combined_non_max_suppression")
+def combined_non_max_suppression(ctx: Ctx) -> Emitted:
+    """NonMaxSuppression per (batch, class) (classes folded into the batch where each class has its own boxes),
+    each selection written to its class's slot (ScatterND: slot = g * S + its rank within (batch, class) g), the
+    slots sorted by score with TopK (equal scores: the lower slot first, i.e. the lower class, then the
+    earlier selection), cut or padded to per_batch, zeros past the count."""
+    from onnx import TensorProto
+
+    b = Builder(ctx, ctx.node)
+    batch, n, q, _ = (int(d) for d in ctx.shape(ctx.node.inputs[0]))
+    classes = int(ctx.shape(ctx.node.inputs[1])[2])
+    per_class, length = int(ctx.attrs["max_per_class"]), int(ctx.attrs["per_batch"])
+    slots = classes * per_class
+    scores_t = b.op("Transpose", [b.x(1)], perm=[0, 2, 1])  # (B, C, N)
+    if q == 1:
+        nms_boxes, nms_scores, groups = b.op("Reshape", [b.x(0), b.ints("boxes3", [batch, n, 4])]), scores_t, classes
+        table = b.op("Reshape", [b.x(0), b.ints("table", [batch * n, 4])])
+    else:  # each class its own boxes: (batch, class) pairs as NMS's batch
+        boxes_t = b.op("Transpose", [b.x(0)], perm=[0, 2, 1, 3])  # (B, C, N, 4)
+        nms_boxes = b.op("Reshape", [boxes_t, b.ints("boxes3", [batch * classes, n, 4])])
+        nms_scores = b.op("Reshape", [scores_t, b.ints("scores3", [batch * classes, 1, n])])
+        groups, table = 1, b.op("Reshape", [boxes_t, b.ints("table", [batch * classes * n, 4])])
+    picked = b.op("NonMaxSuppression", [nms_boxes, nms_scores, b.ints("limit", [per_class]),
+                                        b.const("iou", np.float32([ctx.attrs["iou_threshold"]])),
+                                        b.const("score", np.float32([ctx.attrs["score_threshold"]]))],
+                  center_point_box=0)  # (K, 3), grouped by (batch, class), each group in selection order
+
+    def column(k: int) -> str:
+        return b.op("Gather", [picked, b.const(f"col{k}", np.int64(k), np.int64)], axis=1)
+
+    group = b.op("Add", [b.op("Mul", [column(0), b.const("groups", np.int64(groups), np.int64)]), column(1)])
+    box = column(2)
+    size = b.op("Reshape", [b.op("Shape", [group]), b.ints("scalar", [])])
+    row = b.op("Range", [b.const("zero_i", np.int64(0), np.int64), size, b.const("one_i", np.int64(1), np.int64)])
+    earlier = b.op("Less", [b.op("Unsqueeze", [group, b.ints("row_axis", [0])]),
+                            b.op("Unsqueeze", [group, b.ints("col_axis", [1])])])  # [k, j]: group j < group k
+    first = b.op("ReduceSum", [b.op("Cast", [earlier], to=TensorProto.INT64), b.ints("sum_axis", [1])], keepdims=0)
+    slot = b.op("Add", [b.op("Mul", [group, b.const("per_class", np.int64(per_class), np.int64)]),
+                        b.op("Sub", [row, first])])
+    where = b.op("Unsqueeze", [slot, b.ints("slot_axis", [1])])  # (K, 1)
+    n_const = b.const("n", np.int64(n), np.int64)
+    at_score = b.op("Add", [b.op("Mul", [group, n_const]), box])  # (batch, class, box) in (B, C, N)
+    flat_scores = b.op("Reshape", [scores_t, b.ints("flat_scores", [-1])])
+
+    def scattered(tag: str, fill: float, values: str, tail: list[int]) -> str:
+        base = b.const(f"{tag}_fill", np.full([batch * slots, *tail], fill, np.float32))
+        filled = b.op("ScatterND", [base, where, values])
+        return b.op("Reshape", [filled, b.ints(f"{tag}_shape", [batch, slots, *tail])])
+
+    key = scattered("score", -1.0, b.op("Gather", [flat_scores, at_score], axis=0), [])
+    found = scattered("class", -1.0, b.op("Cast", [b.op("Mod", [group, b.const("classes", np.int64(classes),
+                                                                                np.int64)])],
+                                            to=TensorProto.FLOAT), [])
+    count = b.op("ReduceSum", [b.op("Cast", [b.op("Greater", [found, b.const("none", np.float32(-0.5))])],
+                                    to=TensorProto.INT64), b.ints("count_axis", [1])], keepdims=0)
+    count = b.op("Min", [count, b.const("length", np.int64(length), np.int64)])  # (B,)
+    output = ctx.attrs["output"]
+    if output == "count":
+        b.op("Cast", [count], b.out, to=TensorProto.INT32)
+        return b.done()
+    tail: list[int] = []
+    if output == "scores":
+        value = key
+    elif output == "classes":
+        value = found
+    else:
+        tail = [4]
+        at_box = b.op("Add", [b.op("Mul", [b.op("Div", [group, b.const("c", np.int64(classes), np.int64)]), n_const]),
+                              box]) if q == 1 else at_score
+        value = scattered("box", 0.0, b.op("Gather", [table, at_box], axis=0), tail)
+        if ctx.attrs["clip_boxes"]:
+            value = b.op("Clip", [value, b.const("lo", np.float32(0)), b.const("hi", np.float32(1))])
+    by = b.fresh("order")  # the slots in score order
+    b.op_outputs("TopK", [key, b.ints("k", [slots])], [b.fresh("sorted"), by], axis=1, largest=1, sorted=1)
+    if tail:
+        by = b.op("Expand", [b.op("Unsqueeze", [by, b.ints("by_axis", [2])]), b.ints("by_shape", [batch, slots, 4])])
+    value = b.op("GatherElements", [value, by], axis=1)
+    if length > slots:
+        value = b.op("Concat", [value, b.const("pad", np.zeros([batch, length - slots, *tail], np.float32))], axis=1)
+    elif length < slots:
+        value = b.op("Slice", [value, b.ints("start", [0]), b.ints("end", [length]), b.ints("axis", [1])])
+    keep = b.op("Less", [b.const("positions", np.arange(length, dtype=np.int64)[None], np.int64),
+                         b.op("Unsqueeze", [count, b.ints("count_col", [1])])])  # (B, L)
+    if tail:
+        keep = b.op("Unsqueeze", [keep, b.ints("keep_axis", [2])])
+    b.op("Where", [keep, value, b.const("zero", np.float32(0))], b.out)
+    return b.done()
+
+
+@TABLE.register("nonzero")
+def nonzero(ctx: Ctx) -> Emitted:
+    """NonZero ((ndim, K), row-major order as TF's Where), transposed to (K, ndim) and padded with zero rows to
+    the most there can be."""
+    from onnx import TensorProto
+
+    b = Builder(ctx, ctx.node)
+    shape = [int(d) for d in ctx.shape(ctx.node.inputs[0])]
+    found = b.op("NonZero", [b.x(0)])  # (ndim, K) int64
+    count = b.op("Gather", [b.op("Shape", [found]), b.const("k_axis", np.int64(1), np.int64)], axis=0)  # ()
+    if ctx.attrs["output"] == "count":
+        b.op("Cast", [count], b.out, to=TensorProto.INT32)
+        return b.done()
+    rows = b.op("Transpose", [found], perm=[1, 0])
+    missing = b.op("Sub", [b.const("size", np.int64(int(np.prod(shape))), np.int64), count])
+    pads = b.op("Concat", [b.ints("front", [0, 0]), b.op("Reshape", [missing, b.ints("one", [1])]),
+                           b.ints("back", [0])], axis=0)
+    b.op("Cast", [b.op("Pad", [rows, pads])], b.out, to=TensorProto.INT32)
+    return b.done()

@@ -3,6 +3,8 @@ its order, a greedy pass over the candidates), and the cut of a data-dependent l
 
 from __future__ import annotations
 
+import math
+
 from .contract import TABLE, Ctx, Lowered, lit
 
 
@@ -102,4 +104,97 @@ def crop_and_resize(ctx: Ctx) -> Lowered:
                   f"{v}_out = {v}_top + ({v}_bot - {v}_top) * {v}_dy"]
     fill = lit(float(ctx.attrs["extrapolation_value"]))
     lines.append(f"{v} = torch.where({v}_in, {v}_out, torch.tensor({fill}))")
+    return Lowered(lines=lines)
+
+
+@TABLE.register("combined_non_max_suppression")
+def combined_non_max_suppression(ctx: Ctx) -> Lowered:
+    """TF's greedy pass per (batch, class), one candidate of every (batch, class) per step in original box
+    indices (the IoU matrix stays (B, q, N, N)); the selections go to their class's slots, which a stable
+    sort orders by score across classes."""
+    v, (b, s) = ctx.var, ctx.args
+    batch, n, q, _ = (int(d) for d in ctx.in_shapes[0])
+    classes = int(ctx.in_shapes[1][2])
+    per_class, length = int(ctx.attrs["max_per_class"]), int(ctx.attrs["per_batch"])
+    slots = classes * per_class
+    lines = [
+        f"{v}_s = {s}.permute(0, 2, 1)",  # (B, C, N)
+        f"{v}_bx = {b}.permute(0, 2, 1, 3)",  # (B, q, N, 4)
+        f"{v}_lo = torch.minimum({v}_bx[..., 0:2], {v}_bx[..., 2:4])",
+        f"{v}_hi = torch.maximum({v}_bx[..., 0:2], {v}_bx[..., 2:4])",
+        f"{v}_area = ({v}_hi[..., 0] - {v}_lo[..., 0]) * ({v}_hi[..., 1] - {v}_lo[..., 1])",
+        f"{v}_iou = torch.clamp(torch.minimum({v}_hi[:, :, :, None], {v}_hi[:, :, None]) - "
+        f"torch.maximum({v}_lo[:, :, :, None], {v}_lo[:, :, None]), min=0.0)",
+        f"{v}_iou = {v}_iou[..., 0] * {v}_iou[..., 1]",
+        f"{v}_iou = {v}_iou / ({v}_area[:, :, :, None] + {v}_area[:, :, None, :] - {v}_iou)",
+        f"{v}_over = ({v}_iou > {lit(float(ctx.attrs['iou_threshold']))}) & ({v}_area[:, :, :, None] > 0) "
+        f"& ({v}_area[:, :, None, :] > 0)",
+        f"{v}_order = torch.sort({v}_s, dim=2, descending=True, stable=True).indices",
+        f"{v}_valid = {v}_s > {lit(float(ctx.attrs['score_threshold']))}",
+        f"{v}_sel = torch.zeros({batch}, {classes}, {n}, dtype=torch.bool)",
+        f"{v}_rank = torch.full(({batch}, {classes}, {n}), {per_class}, dtype=torch.int64)",
+        f"{v}_count = torch.zeros({batch}, {classes}, dtype=torch.int64)",
+        f"{v}_bi = torch.arange({batch})[:, None]",
+        f"{v}_qi = " + (f"torch.arange({classes})[None, :]" if q > 1
+                        else f"torch.zeros(1, {classes}, dtype=torch.int64)"),
+        f"for {v}_i in range({n}):",  # every (batch, class)'s next candidate against its selected boxes
+        f"    {v}_c = {v}_order[:, :, {v}_i:{v}_i + 1]",
+        f"    {v}_row = {v}_over[{v}_bi, {v}_qi, {v}_c[:, :, 0]]",
+        f"    {v}_ok = {v}_valid.gather(2, {v}_c)[:, :, 0] & ~({v}_row & {v}_sel).any(-1) & ({v}_count < {per_class})",
+        f"    {v}_sel = {v}_sel.scatter(2, {v}_c, {v}_ok[:, :, None])",
+        f"    {v}_rank = {v}_rank.scatter(2, {v}_c, torch.where({v}_ok, {v}_count, {per_class})[:, :, None])",
+        f"    {v}_count = {v}_count + {v}_ok.long()",
+        f"{v}_total = torch.clamp({v}_count.sum(1), max={length}).to(torch.int32)",
+    ]
+    output = ctx.attrs["output"]
+    if output == "count":
+        return Lowered(lines=lines + [f"{v} = {v}_total"])
+    # slot c * S + rank of each selection, the unselected to a slot past the end
+    lines.append(f"{v}_pos = torch.where({v}_sel, torch.arange({classes})[None, :, None] * {per_class} + {v}_rank, "
+                 f"{slots}).reshape({batch}, {classes * n})")
+    tail = ""
+    if output == "scores":
+        lines.append(f"{v}_slot = torch.full(({batch}, {slots + 1}), -1.0).scatter(1, {v}_pos, "
+                     f"{v}_s.reshape({batch}, {classes * n}))[:, :{slots}]")
+    else:
+        lines += [f"{v}_key = torch.full(({batch}, {slots + 1}), -1.0).scatter(1, {v}_pos, "
+                  f"{v}_s.reshape({batch}, {classes * n}))[:, :{slots}]"]
+        if output == "classes":
+            lines.append(f"{v}_slot = torch.full(({batch}, {slots + 1}), -1.0).scatter(1, {v}_pos, "
+                         f"torch.arange({classes}, dtype=torch.float32)[None, :, None].expand({batch}, {classes}, {n})"
+                         f".reshape({batch}, {classes * n}))[:, :{slots}]")
+        else:
+            tail = ", 4"
+            lines.append(f"{v}_slot = torch.zeros({batch}, {slots + 1}, 4).scatter(1, {v}_pos[:, :, None].expand("
+                         f"{batch}, {classes * n}, 4), {v}_bx.expand({batch}, {classes}, {n}, 4).reshape("
+                         f"{batch}, {classes * n}, 4))[:, :{slots}]")
+            if ctx.attrs["clip_boxes"]:
+                lines.append(f"{v}_slot = torch.clamp({v}_slot, 0.0, 1.0)")
+    key = f"{v}_slot" if output == "scores" else f"{v}_key"
+    lines.append(f"{v}_by = torch.sort({key}, dim=1, descending=True, stable=True).indices")
+    lines.append(f"{v}_slot = {v}_slot.gather(1, {v}_by" + (f"[:, :, None].expand({batch}, {slots}, 4))"
+                                                          if tail else ")"))
+    if length > slots:
+        lines.append(f"{v}_slot = torch.cat([{v}_slot, torch.zeros({batch}, {length - slots}{tail})], 1)")
+    keep = f"(torch.arange({length})[None] < {v}_total[:, None])" + ("[:, :, None]" if tail else "")
+    lines.append(f"{v} = torch.where({keep}, {v}_slot[:, :{length}], torch.tensor(0.0))")
+    return Lowered(lines=lines)
+
+
+@TABLE.register("nonzero")
+def nonzero(ctx: Ctx) -> Lowered:
+    """The true elements' flat positions moved to their rank among the true ones (the others past the end),
+    then unravelled: (size, ndim) coordinates, zeros after the count."""
+    v, x = ctx.var, ctx.args[0]
+    shape = [int(d) for d in ctx.in_shapes[0]]
+    size = math.prod(shape)
+    lines = [f"{v}_m = ({x} != 0).reshape(-1)"]
+    if ctx.attrs["output"] == "count":
+        return Lowered(lines=lines + [f"{v} = {v}_m.sum().to(torch.int32)"])
+    strides = [math.prod(shape[k + 1:]) for k in range(len(shape))]
+    lines += [f"{v}_pos = torch.where({v}_m, torch.cumsum({v}_m.long(), 0) - 1, {size})",
+              f"{v}_flat = torch.zeros({size + 1}, dtype=torch.int64).scatter(0, {v}_pos, "
+              f"torch.arange({size}))[:{size}]",
+              # unfilled rows hold position 0: coordinates 0
+              f"{v} = (({v}_flat[:, None] // torch.tensor({strides})) % torch.tensor({shape})).to(torch.int32)"]
     return Lowered(lines=lines)

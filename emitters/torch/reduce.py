@@ -93,8 +93,11 @@ def cumulative(ctx: Ctx) -> Lowered:
 
 @TABLE.register("top_k_values", "top_k_indices")
 def top_k(ctx: Ctx) -> Lowered:
+    # a stable sort, not torch.topk: TF gives the lower index first among equal values, topk does not promise it
     part = ".values" if ctx.node.op == "top_k_values" else ".indices.to(torch.int32)"
-    return Lowered(lines=[f"{ctx.var} = torch.topk({ctx.args[0]}, {int(ctx.attrs['k'])}, -1){part}"])
+    k = int(ctx.attrs["k"])
+    ordered = f"torch.sort({ctx.args[0]}, dim=-1, descending=True, stable=True)"
+    return Lowered(lines=[f"{ctx.var} = {ordered}{part}[..., :{k}]"])
 
 
 @TABLE.register("log_softmax")

@@ -19,7 +19,8 @@ from .table import TABLE
 _PARTWISE = ("Identity", "StopGradient", "Snapshot", "Reshape", "ExpandDims", "Squeeze", "StridedSlice", "Slice",
              "Transpose", "ConcatV2", "Pack", "Tile", "ReverseV2")
 # the spectral handlers, which read the pairs themselves
-READERS = ("IRFFT", "IRFFT2D", "FFT", "IFFT", "ComplexAbs", "Real", "Imag", "Angle")
+READERS = ("IRFFT", "IRFFT2D", "IRFFT3D", "FFT", "IFFT", "FFT2D", "IFFT2D", "FFT3D", "IFFT3D", "ComplexAbs", "Real",
+           "Imag", "Angle")
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def follow(ctx: Context, op: Any) -> bool:
     """Before `op`'s handler: True when `op` was converted here (it moves or combines complex values)."""
     if not any(is_complex(t) for t in list(op.inputs) + list(op.outputs)) or op.type in READERS:
         return False
-    if op.type in ("RFFT", "RFFT2D", "Complex"):
+    if op.type in ("RFFT", "RFFT2D", "RFFT3D", "Complex"):
         return False  # they make a pair from real tensors: their own handlers
     if op.type == "Cast":
         _cast(ctx, op)

@@ -16,8 +16,9 @@ import numpy as np
 
 from .context import Context, NotConvertible
 
-_PASS_THROUGH = ("Identity", "StopGradient", "Snapshot")
+_PASS_THROUGH = ("Identity", "StopGradient", "Snapshot", "Cast")
 _GATHERS = ("GatherV2", "Gather")
+_KEEPING_ROWS = ("Squeeze", "ExpandDims")  # when TF leaves axis 0 unknown, they kept it: row by row
 
 
 @dataclass(frozen=True)
@@ -44,10 +45,17 @@ def follow(ctx: Context, op: Any) -> None:
     if op.type in _GATHERS and read == [op.inputs[1]] and _gather_axis(ctx, op) == 0:
         ctx.lengths[op.outputs[0].name] = length
         return
+    if op.type == "GatherNd" and read == [op.inputs[1]]:  # a row of index tuples, a row of the result
+        ctx.lengths[op.outputs[0].name] = length
+        return
+    dims = op.outputs[0].shape.as_list() if op.outputs[0].shape.rank else None
+    if op.type in _KEEPING_ROWS and read == [op.inputs[0]] and dims and dims[0] is None:
+        ctx.lengths[op.outputs[0].name] = length
+        return
     raise NotConvertible(
         f"{op.type} reads '{read[0].name}', whose length depends on the data (the selection of {length.source}); "
-        "only gathers along axis 0 by it and graph outputs can take such a tensor: pad the selection to a "
-        "fixed size (pad_to_max_output_size=True) or make it a graph output")
+        "only gathers along axis 0 by it and graph outputs can take such a tensor: give it a fixed size "
+        "(non-max suppression: pad_to_max_output_size=True; top-k: a constant k) or make it a graph output")
 
 
 def _gather_axis(ctx: Context, op: Any) -> int | None:

@@ -274,9 +274,29 @@ def _nms_row(output: str, limit: int = 9, iou: float = 0.3, score: float = 0.25)
     return attrs, {}, [_BOXES, _SCORES], reference
 
 
+def _combined_row(output: str, per_class: int, total: int, pad: bool, clip: bool, score: float):
+    boxes = np.stack([_BOXES, _BOXES[::-1] * 1.3 - 0.1])[:, :, None]  # (2, 12, 1, 4), some off [0, 1]
+    scores = (np.random.default_rng(26).permutation(72).reshape(2, 12, 3) / 72).astype(np.float32)  # no ties
+
+    def reference(tf, b, s):
+        out = tf.raw_ops.CombinedNonMaxSuppression(boxes=b, scores=s, max_output_size_per_class=per_class,
+                                                   max_total_size=total, iou_threshold=0.3, score_threshold=score,
+                                                   pad_per_class=pad, clip_boxes=clip)
+        return out[("boxes", "scores", "classes", "count").index(output)]
+
+    attrs = {"max_per_class": min(per_class, 12), "per_batch": min(total, per_class * 3) if pad else total,
+             "iou_threshold": 0.3, "score_threshold": score, "clip_boxes": clip, "output": output}
+    return attrs, {}, [boxes, scores], reference
+
+
 OTHER_OPS.update({
     "non_max_suppression": [_nms_row("indices"), _nms_row("scores"), _nms_row("count"),
                             _nms_row("indices", limit=20, iou=0.0, score=-1.0)],
+    "combined_non_max_suppression": [_combined_row(out, *case) for out in ("boxes", "scores", "classes", "count")
+                                     for case in ((3, 10, True, True, 0.25), (2, 4, False, False, -2.0))],
+    "nonzero": [({"output": "indices"}, {}, [X4 > 0.3], lambda tf, x: tf.pad(
+                    tf.cast(tf.where(x), tf.int32), [[0, X4.size - int(np.count_nonzero(X4 > 0.3))], [0, 0]])),
+                ({"output": "count"}, {}, [X4 - 0.5], lambda tf, x: tf.size(tf.where(x)[:, 0]))],
     "prefix": [({}, {}, [X4, np.int32(2)], lambda tf, x, c: x[:c])],
     # ROI crops of an NHWC image: boxes partly off it (extrapolated), flipped, one row or column
     "crop_and_resize": [

@@ -298,3 +298,145 @@ def test_cli_verify_takes_mxnets_0d_count_as_0d(tmp_path):
     run = run_cli("tf2mxnet", pb, "-o", str(tmp_path / "mx"), "--verify", "--outputs", "selected,valid")
     assert "differs from TensorFlow" not in run.stderr, run.stderr
     assert run.returncode == 0 or "cannot tell" in run.stderr and "valid" in run.stderr, run.stderr
+
+
+# ---- CombinedNonMaxSuppression: per-class NMS, then the best across classes --------------------------
+N_CLASSES = 4
+
+
+def _combined(boxes, scores, pad: bool, clip: bool, per_class: int, total: int, score: float) -> dict:
+    out = tf.image.combined_non_max_suppression(boxes, scores, per_class, total, iou_threshold=0.45,
+                                                score_threshold=score, pad_per_class=pad, clip_boxes=clip)
+    return dict(zip(("boxes", "scores", "classes", "valid"), out))
+
+
+# name -> (pad_per_class, clip_boxes, max_output_size_per_class, max_total_size, score_threshold)
+COMBINED = {"pad_clip": (True, True, 3, 20, 0.3), "nopad_clip": (False, True, 4, 9, 0.3),
+            "pad_noclip": (True, False, 5, 6, float("-inf")), "nopad_long": (False, False, 2, 30, 0.5)}
+
+
+def _ssd_classes(ph) -> dict:
+    """An SSD head with N_CLASSES sigmoid scores per anchor; boxes shared by the classes (q = 1) and one box
+    per class (q = N_CLASSES, as Faster R-CNN's second stage)."""
+    w = np.random.default_rng(2).uniform(-0.5, 0.5, (3, 3, 3, 4 + 5 * N_CLASSES)).astype(np.float32)
+    y = tf.reshape(tf.nn.conv2d(ph["image"], w, 1, "SAME"), [1, N_ANCHORS, -1])
+    a = _anchors()[None]
+    d = y[..., :4] * 0.1
+    yc, xc = d[..., 0] * a[..., 2] + a[..., 0], d[..., 1] * a[..., 3] + a[..., 1]
+    h, wd = tf.exp(d[..., 2]) * a[..., 2], tf.exp(d[..., 3]) * a[..., 3]
+    shared = tf.stack([yc - h, xc - wd, yc + h, xc + wd], -1)[:, :, None]  # wide: they overlap
+    scores = tf.sigmoid(y[..., 4:4 + N_CLASSES] * 2)
+    own = shared + tf.reshape(y[..., 4 + N_CLASSES:] * 0.05, [1, N_ANCHORS, N_CLASSES, 4])
+    out = {}
+    # every configuration with CONVERT_HEADS_FULL=1 (MXNet's lowering is some hundred nodes per box and output)
+    chosen = COMBINED if os.environ.get("CONVERT_HEADS_FULL") else {"pad_clip": COMBINED["pad_clip"]}
+    for case, (pad, clip, per_class, total, score) in chosen.items():
+        for name, boxes in (("shared", shared), ("own", own)):
+            out.update({f"{case}_{name}_{k}": t for k, t in _combined(boxes, scores, pad, clip, per_class, total,
+                                                                         score).items()})
+    return out
+
+
+def _check_combined(found: dict, outputs: list[str]) -> None:
+    print(json.dumps(found, indent=1))
+    cases = {name.split(":")[0] for name in outputs}
+    assert all(set(found[target]) == cases for target in emitters.TARGETS), found
+    for target in ("torch", "onnx", "mxnet"):
+        assert all(isinstance(e, float) and e <= TOLERANCE for e in found[target].values()), found[target]
+    assert all(isinstance(e, str) for e in found["caffe"].values()), found["caffe"]  # NMS or an op before it
+
+
+def test_combined_nms_ssd_head_every_target(tmp_path):
+    pb, names = _frozen(tmp_path / "combined.pb", _ssd_classes, {"image": [1, SIDE, SIDE, 3]})
+    rng = np.random.default_rng(4)
+    images = [rng.standard_normal((1, 3, SIDE, SIDE)).astype(np.float32) for _ in range(2)]
+    _check_combined(_every_target(pb, names, [[x] for x in images], tmp_path), names)
+
+
+def _combined_direct(ph) -> dict:
+    out = {}
+    for case, (pad, clip, per_class, total, score) in COMBINED.items():
+        out.update({f"{case}_{k}": t for k, t in _combined(ph["boxes"], ph["scores"], pad, clip, per_class, total,
+                                                            score).items()})
+    return out
+
+
+def _combined_inputs() -> list[list[np.ndarray]]:
+    """Two images of 12 overlapping boxes, scores distinct across every class and image (TF sorts with
+    std::sort, whose order of equal scores is not defined); one set with every score below the thresholds."""
+    (clusters, distinct), *_ = _hard_inputs()
+    boxes = np.stack([clusters, clusters[::-1] * 1.2 - 0.1])[:, :, None]  # (2, 12, 1, 4), some off [0, 1]
+    scores = (np.random.default_rng(6).permutation(2 * 12 * 3).reshape(2, 12, 3) / 72 + 0.2).astype(np.float32)
+    low = np.full_like(scores, 0.25) - scores / 100  # below 0.3 and 0.5 (not below -inf)
+    boxes = boxes.transpose(0, 3, 1, 2)  # fed in the IR's layout (a 4-D input is NCHW there)
+    return [[boxes, scores], [boxes, low]]
+
+
+def test_combined_nms_overlaps_and_empty_selections_every_target(tmp_path):
+    pb, names = _frozen(tmp_path / "combined_direct.pb", _combined_direct,
+                        {"boxes": [2, 12, 1, 4], "scores": [2, 12, 3]})
+    _check_combined(_every_target(pb, names, _combined_inputs(), tmp_path), names)
+
+
+# ---- sizes computed from the data: top-k of a runtime k, Where, boolean_mask, gather_nd ------------------
+def _data_sized(ph) -> dict:
+    """Top-k with k = how many scores pass a threshold (as a head keeps its confident boxes), the boxes
+    gathered by the result."""
+    boxes, scores = ph["boxes"], ph["scores"]
+    k = tf.reduce_sum(tf.cast(scores > 0.5, tf.int32))
+    top = tf.math.top_k(scores, k)
+    confident = scores > 0.5
+    grid = tf.reshape(boxes, [6, 8])
+    return {"topk_values": top.values, "topk_indices": top.indices, "topk_boxes": tf.gather(boxes, top.indices),
+            "where": tf.where(confident), "where_2d": tf.where(grid > 0.4),
+            "boolean_mask": tf.boolean_mask(boxes, confident), "boolean_mask_2d": tf.boolean_mask(grid, grid > 0.4),
+            "gather_nd": tf.gather_nd(grid, tf.where(grid > 0.4)),
+            "gather_nd_rows": tf.gather_nd(boxes, tf.where(confident)),
+            "where_nhwc": tf.where(ph["image"] > 0.3)}
+
+
+def _check_data_sized(found: dict, outputs: list[str]) -> None:
+    print(json.dumps(found, indent=1))
+    cases = {name.split(":")[0] for name in outputs}
+    assert all(set(found[target]) == cases for target in emitters.TARGETS), found
+    for target in ("torch", "onnx"):
+        assert all(isinstance(e, float) and e <= TOLERANCE for e in found[target].values()), found[target]
+    assert all(isinstance(e, str) and "depends on the data" in e for e in found["mxnet"].values()), found["mxnet"]
+    assert all(isinstance(e, str) for e in found["caffe"].values()), found["caffe"]
+
+
+def test_sizes_computed_from_the_data_every_target(tmp_path):
+    pb, names = _frozen(tmp_path / "sized.pb", _data_sized, {"boxes": [12, 4], "scores": [12], "image": [1, 3, 4, 2]})
+    (clusters, distinct), *_ = _hard_inputs()
+    image = np.random.default_rng(7).uniform(0, 0.6, (1, 2, 3, 4)).astype(np.float32)  # fed NCHW
+    sets = [[clusters, distinct, image], [clusters - 1, distinct - 0.7, image - 1],  # some; none
+            [clusters, np.round(distinct * 4) / 4, image], [clusters + 1, distinct + 0.5, image + 1]]  # ties; all
+    _check_data_sized(_every_target(pb, names, sets, tmp_path), names)
+
+
+def test_combined_nms_equal_scores_across_classes_every_target(tmp_path):
+    """Equal scores in different classes: TF's sort of the selections (std::sort) leaves their order undefined;
+    torch, ONNX and MXNet take the lower class first. Every class has the same distinct scores, so each class's
+    selection is defined: the counts are TF's, and where every selection is kept, so are the rows, as a set."""
+    pb, names = _frozen(tmp_path / "ties.pb", _combined_direct, {"boxes": [2, 12, 1, 4], "scores": [2, 12, 3]})
+    (boxes, scores), _ = _combined_inputs()
+    tied = [boxes, np.repeat(scores[:, :, :1], 3, axis=2)]
+    graph = passes.run_default_passes(parsers.parse(pb, ParseOptions(outputs=names)))
+    expected = dict(zip(graph.outputs, parsers.run_reference(pb, graph, tied)))
+
+    def rows(found: dict, case: str) -> list:
+        picked = [np.asarray(found[graph.outputs[names.index(f"{case}_{k}:0")]])
+                  for k in ("boxes", "scores", "classes")]
+        table = np.concatenate([picked[0], picked[1][..., None], picked[2][..., None]], -1)
+        return [sorted(map(tuple, image)) for image in table]
+
+    for target in ("torch", "onnx", "mxnet"):
+        out = tmp_path / target
+        out.mkdir()
+        emitters.get(target).emit(graph, out, EmitOptions())
+        got = dict(zip(graph.outputs, emitters.get(target).run(out, tied)))
+        for case, (*_, total, _) in COMBINED.items():
+            valid = graph.outputs[names.index(f"{case}_valid:0")]
+            assert np.array_equal(got[valid], expected[valid]), (target, case)
+            if np.all(expected[valid] < total):  # every selection kept: the same rows
+                assert rows(got, case) == rows(expected, case), (target, case)

@@ -589,7 +589,15 @@ def _detection_chain(g: ir.Graph) -> list[str]:
                            params={"value": np.zeros(2, np.int32)}, out_dtype="int32")
     crops = g.add_node("crop_and_resize", g.unique_name("chain/crops"), [image, crop_boxes, box_index], (2, 3, 3, 4),
                        {"size": (3, 3), "method": "bilinear", "extrapolation_value": 0.0})
-    return [picked["scores"], picked["count"], cut, crops]
+    boxes4 = g.add_node("reshape", g.unique_name("chain/boxes4"), [boxes], (2, 27, 1, 4), {"shape": (2, 27, 1, 4)})
+    class_scores = g.add_node("reshape", g.unique_name("chain/class_scores"), ["x"], (2, 27, 4), {"shape": (2, 27, 4)})
+    combined = {"max_per_class": 3, "per_batch": 8, "iou_threshold": 0.4, "score_threshold": 0.0, "clip_boxes": True}
+    best = [g.add_node("combined_non_max_suppression", g.unique_name(f"chain/combined_{out}"), [boxes4, class_scores],
+                       {"boxes": (2, 8, 4), "count": (2,)}.get(out, (2, 8)), {**combined, "output": out},
+                       out_dtype="int32" if out == "count" else "float32") for out in ("boxes", "classes", "count")]
+    found = [g.add_node("nonzero", g.unique_name(f"chain/nonzero_{out}"), [scores], () if out == "count" else (54, 1),
+                        {"output": out}, out_dtype="int32") for out in ("indices", "count")]
+    return [picked["scores"], picked["count"], cut, crops, *best, *found]
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")

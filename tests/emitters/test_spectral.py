@@ -104,7 +104,15 @@ def test_inverse_stft_round_trip_and_complex_parts(tmp_path):
                 "fft": tf.abs(tf.signal.ifft(tf.signal.fft(tf.cast(short, tf.complex64)) * tf.complex(short, -short))),
                 "rfft2d": tf.abs(tf.signal.rfft2d(tf.reshape(short, [2, 6, 10]))),
                 "irfft2d": tf.signal.irfft2d(tf.signal.rfft2d(tf.reshape(short, [2, 6, 10]))),
-                "irfft_odd": tf.signal.irfft(tf.signal.rfft(x[:, :63]), [63])}
+                "irfft_odd": tf.signal.irfft(tf.signal.rfft(x[:, :63]), [63]),
+                "fft2d": tf.math.real(tf.signal.ifft2d(tf.signal.fft2d(tf.complex(tf.reshape(short, [2, 6, 10]),
+                                                                                  tf.reshape(-short, [2, 6, 10])))
+                                                       * tf.cast(tf.reshape(short, [2, 6, 10]), tf.complex64))),
+                "fft3d": tf.abs(tf.signal.fft3d(tf.cast(tf.reshape(short, [2, 3, 4, 5]), tf.complex64))),
+                "ifft3d": tf.math.imag(tf.signal.ifft3d(tf.complex(tf.reshape(short, [2, 5, 3, 4]),
+                                                                   tf.reshape(short[::-1], [2, 5, 3, 4])))),
+                "rfft3d": tf.math.angle(tf.signal.rfft3d(tf.reshape(short, [2, 3, 4, 5]), [3, 5, 6])),
+                "irfft3d": tf.signal.irfft3d(tf.signal.rfft3d(tf.reshape(short, [2, 3, 4, 5])), [2, 4, 4])}
 
     pb = tmp_path / "spectral.pb"
     names = _frozen(pb, build, {"signal": [2, 2048]})
@@ -144,3 +152,22 @@ def test_a_complex_tensor_into_another_op_is_refused_by_name(tmp_path):
     with pytest.raises(UnsupportedError) as err:
         parsers.parse(str(pb), ParseOptions(outputs=names))
     assert err.value.exit_code == 3 and "Exp of a complex tensor" in str(err.value), str(err.value)
+
+
+def test_caffe_names_the_spectral_op_it_refuses_and_takes_a_real_spectrum(tmp_path):
+    """Caffe lacks a part of the lowering (the zero constant of the real bins' imaginary parts, a transpose):
+    the refusal names the TF op and the lowering. A real part alone is one InnerProduct, which it runs."""
+    pb = tmp_path / "m.pb"
+    names = _frozen(pb, lambda ph: {"abs2d": tf.abs(tf.signal.rfft2d(tf.reshape(ph["x"], [2, 4, 4]))),
+                                    "real": tf.math.real(tf.signal.rfft(ph["x"]))}, {"x": [2, 16]})
+    caffe = emitters.get("caffe")
+    graph = passes.run_default_passes(parsers.parse(str(pb), ParseOptions(outputs=names[:1])))
+    problems = caffe.unsupported(graph)
+    assert problems and all(p.op == "RFFT2D" and "cos/sin tables" in p.hint and "Caffe cannot express its" in p.hint
+                            for p in problems), problems
+    graph = passes.run_default_passes(parsers.parse(str(pb), ParseOptions(outputs=names[1:])))
+    assert not caffe.unsupported(graph)
+    inputs = verify.make_inputs(graph)
+    caffe.emit(graph, tmp_path, EmitOptions())
+    (got,), (want,) = caffe.run(tmp_path, inputs), parsers.run_reference(str(pb), graph, inputs)
+    assert verify.metrics(np.asarray(got), want)["max_rel"] <= TOLERANCE

@@ -348,13 +348,18 @@ SHAPE_CASES.update({
         *_RAW.NonMaxSuppressionV5(boxes=_ph([7, 4]), scores=_ph([7]), max_output_size=3, iou_threshold=0.5,
                                   score_threshold=0.1, soft_nms_sigma=0.0, pad_to_max_output_size=False),
         tf.image.crop_and_resize(_ph([2, 6, 7, 3]), _ph([5, 4]), _ph([5], tf.int32), [4, 3]),
-        tf.image.crop_and_resize(_ph([None, 6, None, 2]), _ph([None, 4]), _ph([None], tf.int32), [1, 5])],
+        tf.image.crop_and_resize(_ph([None, 6, None, 2]), _ph([None, 4]), _ph([None], tf.int32), [1, 5]),
+        *tf.image.combined_non_max_suppression(_ph([2, 7, 1, 4]), _ph([2, 7, 3]), 2, 9, pad_per_class=True),
+        *tf.image.combined_non_max_suppression(_ph([None, 7, 3, 4]), _ph([None, 7, 3]), 4, 5)],
     "spectral": lambda: [
         tf.signal.rfft(_ph([2, 9]), [12]), tf.signal.irfft(tf.signal.rfft(_ph([3, None])), [7]),
         tf.signal.rfft2d(_ph([2, 5, 6])), tf.signal.irfft2d(tf.signal.rfft2d(_ph([5, 6])), [4, 9]),
         tf.abs(tf.signal.ifft(tf.signal.fft(tf.complex(_ph([2, 4]), _ph([2, 4]))))),
         tf.math.real(tf.complex(_ph([3]), _ph([3]))), tf.math.imag(tf.signal.rfft(_ph([8]))),
-        tf.math.angle(tf.signal.rfft(_ph([None, 8])))],
+        tf.math.angle(tf.signal.rfft(_ph([None, 8]))),
+        tf.signal.ifft2d(tf.signal.fft2d(tf.complex(_ph([2, 3, 4]), _ph([2, 3, 4])))),
+        tf.signal.ifft3d(tf.signal.fft3d(tf.complex(_ph([2, 3, 4]), _ph([2, 3, 4])))),
+        tf.signal.irfft3d(tf.signal.rfft3d(_ph([2, 3, 4, 5]), [3, 2, 6]), [3, 4, 5])],
 })
 
 

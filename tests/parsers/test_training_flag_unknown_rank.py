@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.support import training_graphs as tg
 from tests.support.verify_faults import run_cli
 from tf_convert.app import pipeline
 from tf_convert.convert import ir
@@ -37,17 +38,7 @@ def _build(directory: Path) -> tuple[Path, np.ndarray, np.ndarray]:
         y = normalization.batch_normalization(y, training=training)  # non-fused: tf.nn.moments
         y = core.dropout(tf.nn.relu(y), rate=0.5, training=training)
         logits = tf.identity(core.dense(y, CLASSES), name="output")
-        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(tf.constant([1, 3], tf.int64), logits)
-        with tf.control_dependencies(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)):
-            train = tf.compat.v1.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
-        with tf.compat.v1.Session() as sess:
-            sess.run(tf.compat.v1.global_variables_initializer())
-            for _ in range(4):
-                sess.run(train, {images: rng.normal(size=(BATCH, HW, HW, 3)).astype(np.float32), training: True})
-            directory.mkdir(parents=True, exist_ok=True)
-            tf.compat.v1.train.Saver().save(sess, str(directory / "model.ckpt"))
-            x = rng.normal(size=(BATCH, HW, HW, 3)).astype(np.float32)
-            return directory / "model.ckpt", x, sess.run(logits, {images: x, training: False})
+        return tg.train_flagged(images, training, logits, directory, rng, BATCH, HW)
 
 
 @pytest.fixture(scope="module")

@@ -74,17 +74,7 @@ def build(directory: Path, net: str, v2: bool) -> tuple[Path, np.ndarray, np.nda
         images = tf.compat.v1.placeholder(tf.float32, [BATCH, HW, HW, 3], name="images")
         training = tf.compat.v1.placeholder(tf.bool, [], name="is_training")
         logits = tf.identity(NETS[net](images, training), name="output")
-        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(tf.constant([1, 3], tf.int64), logits)
-        with tf.control_dependencies(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)):
-            train = tf.compat.v1.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
-        with tf.compat.v1.Session() as sess:
-            sess.run(tf.compat.v1.global_variables_initializer())
-            for _ in range(4):
-                sess.run(train, {images: rng.normal(size=(BATCH, HW, HW, 3)).astype(np.float32), training: True})
-            directory.mkdir(parents=True, exist_ok=True)
-            tf.compat.v1.train.Saver().save(sess, str(directory / "model.ckpt"))
-            x = rng.normal(size=(BATCH, HW, HW, 3)).astype(np.float32)
-            return directory / "model.ckpt", x, sess.run(logits, {images: x, training: False})
+        return tg.train_flagged(images, training, logits, directory, rng, BATCH, HW)
 
 
 @pytest.fixture(scope="module")

@@ -748,8 +748,11 @@ sample("DenseBincount", "DenseBincount_binary", lambda tf, t: raw(
     tf, "DenseBincount", tf.reshape(tf.abs(t["i"]), [6, 20]), np.int32(13), np.float32([]), binary_output=True))
 sample("DenseBincount", "DenseBincount_weights", lambda tf, t: raw(
     tf, "DenseBincount", tf.abs(t["i"][0, 0]), np.int32(9), t["x"][1, 2]))
-# refused by the parser, naming why: the output size depends on runtime values
+# the output size depends on runtime values: Where converts with a data-dependent length, Range is refused
 sample("Where", "Where", lambda tf, t: tf.cast(raw(tf, "Where", t["m"]), tf.float32))
+sample("GatherNd", "GatherNd_where", lambda tf, t: raw(tf, "GatherNd", t["x"], raw(tf, "Where", t["m"])))
+sample("TopKV2", "TopKV2_runtime_k", lambda tf, t: raw(tf, "TopKV2", tf.reshape(t["p"], [-1]), tf.reduce_sum(
+    tf.cast(tf.reshape(t["p"], [-1]) > 2.0, tf.int32)))[0])
 sample("Range", "Range", lambda tf, t: tf.cast(raw(tf, "Range", 0, tf.reduce_max(t["i"]), 1), tf.float32))
 _SPARSE_AT = np.int64([[0, 1, 2], [1, 0, 4], [1, 0, 4], [2, 3, 0]])  # a repeated element: its values add up
 sample("SparseTensorDenseAdd", "SparseTensorDenseAdd", lambda tf, t: raw(
@@ -905,6 +908,12 @@ sample("NonMaxSuppressionV4", "NonMaxSuppressionV4_valid", lambda tf, t: tf.resh
 sample("NonMaxSuppressionV5", "NonMaxSuppressionV5", lambda tf, t: raw(
     tf, "NonMaxSuppressionV5", *_nms_in(tf, t), 40, 0.5, 0.5, 0.0, pad_to_max_output_size=True)[1])
 
+# CombinedNonMaxSuppression: 2 images of 15 boxes read off x, 4 classes of distinct scores read off p
+for _k, _part in enumerate(("boxes", "scores", "classes", "valid")):
+    sample("CombinedNonMaxSuppression", f"CombinedNonMaxSuppression_{_part}", lambda tf, t, k=_k: raw(
+        tf, "CombinedNonMaxSuppression", tf.reshape(t["x"], [2, 15, 1, 4]) * 0.3, tf.reshape(t["p"], [2, 15, 4]),
+        3, 7, 0.4, 1.0, pad_per_class=False, clip_boxes=True)[k])
+
 # ---- CropAndResize: ROI pooling of img, 6 boxes read off u (some partly off the image: extrapolated) ---------
 def _crop_boxes(tf: Any, t: dict[str, Any]) -> Any:
     return tf.reshape(t["u"], [-1, 4])[:6] * 0.8 + 0.4
@@ -929,3 +938,8 @@ sample("Complex", "Complex", lambda tf, t: tf.math.imag(tf.complex(t["x"], t["d"
 sample("Real", "Real", lambda tf, t: tf.math.real(raw(tf, "RFFT", t["x"], np.int32([5]))))
 sample("Imag", "Imag", lambda tf, t: tf.math.imag(raw(tf, "RFFT", t["x"], np.int32([5]))))
 sample("Angle", "Angle", lambda tf, t: tf.math.angle(raw(tf, "FFT", tf.complex(t["d"], t["u"]))))
+for _op in ("FFT2D", "IFFT2D", "FFT3D", "IFFT3D"):
+    sample(_op, _op, lambda tf, t, o=_op: tf.math.imag(raw(tf, o, tf.complex(t["x"], t["d"]))))
+sample("RFFT3D", "RFFT3D", lambda tf, t: tf.abs(raw(tf, "RFFT3D", t["x"], np.int32([3, 4, 4]))))
+sample("IRFFT3D", "IRFFT3D", lambda tf, t: raw(tf, "IRFFT3D", raw(tf, "RFFT3D", t["x"], np.int32([3, 4, 5])),
+                                               np.int32([2, 4, 5])))

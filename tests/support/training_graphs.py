@@ -272,3 +272,21 @@ def build_manual_ref_vars(directory: Path, python_training: bool = False, hw=(13
         prefix = _train_and_save(graph, logits, labels, directory, feed=feed)
     with control_flow(False):
         return prefix, _reference(net, prefix, hw, 3)
+
+
+def train_flagged(images, training, logits, directory: Path, rng, batch: int, hw: int, steps: int = 4):
+    """In the current graph: train `steps` momentum steps feeding training=True (the moving-average updates
+    run), save with Saver, and return (checkpoint prefix, an input, TF's output for it fed training=False)."""
+    import tensorflow as tf
+
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(tf.constant([1, 3], tf.int64), logits)
+    with tf.control_dependencies(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)):
+        train = tf.compat.v1.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
+    with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        for _ in range(steps):
+            sess.run(train, {images: rng.normal(size=(batch, hw, hw, 3)).astype(np.float32), training: True})
+        directory.mkdir(parents=True, exist_ok=True)
+        tf.compat.v1.train.Saver().save(sess, str(directory / "model.ckpt"))
+        x = rng.normal(size=(batch, hw, hw, 3)).astype(np.float32)
+        return directory / "model.ckpt", x, sess.run(logits, {images: x, training: False})

@@ -91,3 +91,38 @@ def crop_and_resize(ctx: Context, op: Any) -> None:
     out = ctx.emit("crop_and_resize", op.name, [ctx.tf_order(image), ctx.tf_order(boxes), ctx.tf_order(box_index)],
                    (n, ch, cw, shape[3]), attrs, source_op=op.type)
     ctx.set(op.outputs[0], out)
+
+
+@tf_op("CombinedNonMaxSuppression")
+def combined_non_max_suppression(ctx: Context, op: Any) -> None:
+    boxes, scores = op.inputs[0], op.inputs[1]
+    for t in (boxes, scores):
+        if t.dtype is None or t.dtype.name != "float32":
+            raise NotConvertible(f"{op.type} of {t.dtype.name if t.dtype else 'unknown'} boxes or scores: "
+                                 "float32 only")
+    b_shape, s_shape = ctx.shape(boxes), ctx.shape(scores)
+    if len(b_shape) != 4 or len(s_shape) != 3 or any(d is None or d < 0 for d in (*b_shape, *s_shape)):
+        raise NotConvertible(f"{op.type} of boxes {b_shape} and scores {s_shape}: every size must be known "
+                             "(--input-shape)")
+    n, classes, q = s_shape[1], s_shape[2], b_shape[2]
+    if q not in (1, classes):
+        raise NotConvertible(f"{op.type} with q = {q} box sets for {classes} classes (TF refuses it at run time)")
+    per_class = int(_scalar(ctx, op, 2, "max_output_size_per_class"))
+    total = int(_scalar(ctx, op, 3, "max_total_size"))
+    if total <= 0 or per_class < 0:
+        raise NotConvertible(f"{op.type} with max_total_size {total}, max_output_size_per_class {per_class} "
+                             "(TF refuses it at run time)")
+    iou = _float32(_scalar(ctx, op, 4, "iou_threshold"))
+    if not 0.0 <= iou <= 1.0:
+        raise NotConvertible(f"iou_threshold {iou} outside [0, 1] (TF refuses it at run time)")
+    # TF's output length: max_total_size, or when pad_per_class at most max_output_size_per_class per class
+    per_batch = min(total, per_class * classes) if op.get_attr("pad_per_class") else total
+    attrs = {"max_per_class": min(per_class, n), "per_batch": per_batch, "iou_threshold": iou,
+             "score_threshold": _float32(_scalar(ctx, op, 5, "score_threshold")),
+             "clip_boxes": bool(op.get_attr("clip_boxes"))}
+    inputs = [ctx.tf_order(boxes), ctx.tf_order(scores)]
+    for t, output in zip(op.outputs, ("boxes", "scores", "classes", "count")):
+        shape = {"boxes": (s_shape[0], per_batch, 4), "count": (s_shape[0],)}.get(output, (s_shape[0], per_batch))
+        ctx.set(t, ctx.emit("combined_non_max_suppression", op.name if output == "boxes" else f"{op.name}/{output}",
+                            inputs, shape, {**attrs, "output": output}, source_op=op.type,
+                            out_dtype="int32" if output == "count" else "float32"))

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..context import Context, NotConvertible, Perm, Val, ir_axis, permute_shape
+from ..lengths import mark
 from ..table import tf_op
 
 
@@ -144,6 +145,9 @@ def log_softmax(ctx: Context, op: Any) -> None:
 @tf_op("TopKV2", "TopK")
 def top_k(ctx: Context, op: Any) -> None:
     """Values and indices along TF's last axis, largest first (TF sorts them whatever `sorted` says)."""
+    if op.type == "TopKV2" and not ctx.is_const(op.inputs[1]):
+        _top_k_of_runtime_k(ctx, op)
+        return
     k = int(np.asarray(ctx.const(op.inputs[1])).reshape(())) if op.type == "TopKV2" else int(op.get_attr("k"))
     x = ctx.tf_order(op.inputs[0])
     shape = ctx.shape(op.outputs[0])
@@ -153,6 +157,27 @@ def top_k(ctx: Context, op: Any) -> None:
     indices = ctx.emit("top_k_indices", f"{op.name}:1", [x], shape, {"k": k}, source_op=op.type, out_dtype="int32")
     ctx.set(op.outputs[0], values)
     ctx.set(op.outputs[1], indices)
+
+
+def _top_k_of_runtime_k(ctx: Context, op: Any) -> None:
+    """k computed from the data: the whole axis sorted (k = n), its first k rows valid. The result's length
+    depends on the data (parsers/tensorflow/lengths.py), which holds along axis 0: a 1-D input only."""
+    shape = ctx.shape(op.inputs[0])
+    if len(shape) != 1 or shape[0] is None or shape[0] < 1:
+        raise NotConvertible(f"TopKV2 with k computed from the data ({op.inputs[1].name}) of a {len(shape)}-D "
+                             "input: its length along the last axis depends on the data, which converts for a 1-D "
+                             "input of known length only; make k a constant")
+    n = shape[0]
+    x = ctx.tf_order(op.inputs[0])
+    k = ctx.tf_order(op.inputs[1])
+    if ctx.graph.tensors[k].dtype != "int32":
+        k = ctx.emit("cast", f"{op.name}/k", [k], (), {"dtype": "int32"}, source_op=op.type, out_dtype="int32")
+    values = ctx.emit("top_k_values", op.name, [x], (n,), {"k": n}, source_op=op.type)
+    indices = ctx.emit("top_k_indices", f"{op.name}:1", [x], (n,), {"k": n}, source_op=op.type, out_dtype="int32")
+    ctx.set(op.outputs[0], values)
+    ctx.set(op.outputs[1], indices)
+    for t in op.outputs:
+        mark(ctx, t, k, n, f"TopKV2 '{op.name}' (k computed from the data)")
 
 
 @tf_op("L2Loss")

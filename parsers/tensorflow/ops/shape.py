@@ -444,6 +444,9 @@ _MAX_GATHERED = 512  # one slice per gathered index tuple
 def gather_nd(ctx: Context, op: Any) -> None:
     """One slice per index tuple (constant indices, e.g. from a Where over a constant mask), stacked
     by a concat and reshaped to indices.shape[:-1] + params.shape[depth:]. Copies only: exact."""
+    if not ctx.is_const(op.inputs[1]):
+        _gather_nd_runtime(ctx, op)
+        return
     indices = np.asarray(ctx.const(op.inputs[1])).astype(np.int64)
     shape = ctx.shape(op.inputs[0])
     depth = indices.shape[-1]
@@ -470,6 +473,35 @@ def gather_nd(ctx: Context, op: Any) -> None:
     if tuple(ctx.graph.shape(stacked)) != out_shape:
         stacked = ctx.emit("reshape", op.name, [stacked], out_shape, {"shape": out_shape}, source_op=op.type)
     ctx.set(op.outputs[0], stacked)
+
+
+def _gather_nd_runtime(ctx: Context, op: Any) -> None:
+    """Index tuples known at run time only (a Where's coordinates): the leading `depth` axes of params
+    flattened, each tuple made one row number (sum of index * stride, int32), a gather of those rows."""
+    shape = ctx.shape(op.inputs[0])
+    index_shape = ctx.shape(op.inputs[1])
+    depth = index_shape[-1]
+    if len(index_shape) != 2 or not 1 <= depth <= len(shape):
+        raise NotConvertible(f"GatherNd of runtime indices shaped {index_shape} into params {shape}: (rows, depth) "
+                             "indices only")
+    rest = tuple(shape[depth:])
+    rows = int(np.prod(shape[:depth]))
+    if rows >= 2 ** 31:
+        raise NotConvertible(f"GatherNd into {rows} rows: int32 row numbers only")
+    flat = ctx.emit("reshape", f"{op.name}/rows", [ctx.tf_order(op.inputs[0])], (rows, *rest), {"shape": (rows, *rest)},
+                    source_op=op.type)
+    at = ctx.tf_order(op.inputs[1])
+    if ctx.graph.tensors[at].dtype != "int32":
+        at = ctx.emit("cast", f"{op.name}/int32", [at], tuple(index_shape), {"dtype": "int32"}, source_op=op.type,
+                      out_dtype="int32")
+    strides = np.int32([int(np.prod(shape[k + 1:depth])) for k in range(depth)])
+    stride = ctx.emit("const", f"{op.name}/strides", [], (depth,), params={"value": strides}, source_op=op.type,
+                      out_dtype="int32")
+    scaled = ctx.emit("mul", f"{op.name}/scaled", [at, stride], tuple(index_shape), source_op=op.type)
+    row = ctx.emit("reduce_sum", f"{op.name}/row", [scaled], (index_shape[0],), {"axes": (1,), "keepdims": False},
+                   source_op=op.type)
+    ctx.set(op.outputs[0], ctx.emit("gather", op.name, [flat, row], (index_shape[0], *rest), {"axis": 0},
+                                    source_op=op.type))
 
 
 # ---- ScatterNd with constant indices -----------------------------------

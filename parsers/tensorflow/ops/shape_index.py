@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..context import Context, NotConvertible, ir_axis
+from ..lengths import mark
 from ..lowering import Lowering
 from ..table import tf_op
 from .shape import concat_along, reverse_axis, transpose
@@ -118,9 +119,18 @@ def range_(ctx: Context, op: Any) -> None:
 
 @tf_op("Where")
 def where(ctx: Context, op: Any) -> None:
-    """Reached only for a runtime condition (a constant one is folded)."""
-    raise NotConvertible("Where (the coordinates of the true elements) of a runtime condition: the number of "
-                         "rows depends on the values, so the output shape is not static")
+    """The coordinates of the true elements of a runtime condition (a constant one is folded): held at the
+    most rows there can be, with their count, the length depending on the data (parsers/tensorflow/lengths.py)."""
+    shape = ctx.shape(op.inputs[0])
+    if not shape:
+        raise NotConvertible("Where of a scalar condition: (count, 0) coordinates; give it at least one axis")
+    cond = ctx.tf_order(op.inputs[0])
+    inputs, longest = [cond], int(np.prod(shape))
+    count = ctx.emit("nonzero", f"{op.name}/count", inputs, (), {"output": "count"}, source_op=op.type,
+                     out_dtype="int32")
+    ctx.set(op.outputs[0], ctx.emit("nonzero", op.name, inputs, (longest, len(shape)), {"output": "indices"},
+                                    source_op=op.type, out_dtype="int32"))
+    mark(ctx, op.outputs[0], count, longest, f"Where '{op.name}'")
 
 
 @tf_op("BroadcastArgs")

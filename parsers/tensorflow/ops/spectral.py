@@ -1,4 +1,4 @@
-"""Spectral ops: RFFT/IRFFT (1-D, 2-D), FFT/IFFT (1-D), ComplexAbs, Real, Imag, Angle, Complex and a cast to
+"""Spectral ops: RFFT/IRFFT and FFT/IFFT (1-D, 2-D, 3-D), ComplexAbs, Real, Imag, Angle, Complex and a cast to
 complex. A complex tensor is held as its real and imaginary parts (parsers/tensorflow/complex_values.py); a
 DFT along an axis is two products with constant cos/sin tables (IR `linear`, float64 tables rounded to float32),
 so every target computes it with the matrix products it has: the same sums as TF's FFT in another order, within
@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from tf_convert.convert.ir.graph import LOWERINGS
 
 from ..complex_values import Pair, is_complex, pair, set_pair
 from ..context import Context, NotConvertible
@@ -47,10 +49,21 @@ def _last(low: Lowering, x: str, n: int) -> str:
     return low.slice("cut", x, len(shape) - 1, 0, n) if shape[-1] > n else x
 
 
-def _swap(low: Lowering, part: str, x: str) -> str:
+def _swap(low: Lowering, part: str, x: str, axis: int = -2) -> str:
+    """x with `axis` (negative: from the end) and the last axis exchanged (its own inverse)."""
     shape = low.shape(x)
-    perm = (*range(len(shape) - 2), len(shape) - 1, len(shape) - 2)
-    return low.node("transpose", part, [x], tuple(shape[p] for p in perm), {"perm": perm})
+    perm = list(range(len(shape)))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    return low.node("transpose", part, [x], tuple(shape[p] for p in perm), {"perm": tuple(perm)})
+
+
+def _along(low: Lowering, part: str, z: Pair, axis: int, n: int, inverse: bool) -> Pair:
+    """The complex DFT of length n along `axis` (negative: from the end)."""
+    if axis == -1:
+        return dft(low, part, z, n, inverse)
+    z = dft(low, part, Pair(_swap(low, f"{part}_re_t", z.re, axis), _swap(low, f"{part}_im_t", z.im, axis)), n,
+            inverse)
+    return Pair(_swap(low, f"{part}_re", z.re, axis), _swap(low, f"{part}_im", z.im, axis))
 
 
 def rfft(low: Lowering, x: str, n: int) -> Pair:
@@ -94,6 +107,18 @@ def irfft(low: Lowering, z: Pair, n: int) -> str:
     return _sum(low, "irfft", [(re, a), (im, b)])
 
 
+# how every spectral op is lowered (a target refusing part of it names the op with this)
+_LOWERED = ("converted as products with constant cos/sin tables on the real and imaginary parts held as two "
+            "real tensors (a zero constant for the imaginary part of the real bins, transposes for the axes before "
+            "the last)")
+
+
+def _noted(ctx: Context, op: Any) -> Lowering:
+    """The op's Lowering, its lowering recorded for refusals (graph.metadata[LOWERINGS])."""
+    ctx.graph.metadata.setdefault(LOWERINGS, {})[op.type] = _LOWERED
+    return Lowering(ctx, op)
+
+
 def _lengths(ctx: Context, op: Any, count: int) -> list[int]:
     if not ctx.is_const(op.inputs[1]):
         raise NotConvertible(f"{op.type}'s fft_length depends on the model input: the cos/sin tables need it fixed")
@@ -112,45 +137,55 @@ def _real_input(ctx: Context, op: Any) -> str:
 @tf_op("RFFT")
 def rfft_op(ctx: Context, op: Any) -> None:
     (n,) = _lengths(ctx, op, 1)
-    z = rfft(Lowering(ctx, op), _real_input(ctx, op), n)
+    z = rfft(_noted(ctx, op), _real_input(ctx, op), n)
     set_pair(ctx, op.outputs[0], z.re, z.im)
 
 
-@tf_op("RFFT2D")
-def rfft2d_op(ctx: Context, op: Any) -> None:
-    n1, n2 = _lengths(ctx, op, 2)
-    low = Lowering(ctx, op)
-    z = rfft(low, _real_input(ctx, op), n2)
-    z = dft(low, "rows", Pair(_swap(low, "re_t", z.re), _swap(low, "im_t", z.im)), n1, inverse=False)
-    set_pair(ctx, op.outputs[0], _swap(low, "re", z.re), _swap(low, "im", z.im))
+@tf_op("RFFT2D", "RFFT3D")
+def rfft_nd_op(ctx: Context, op: Any) -> None:
+    """The real transform along the last axis, then complex ones along the axes before it."""
+    lengths = _lengths(ctx, op, 2 if op.type == "RFFT2D" else 3)
+    low = _noted(ctx, op)
+    z = rfft(low, _real_input(ctx, op), lengths[-1])
+    for axis in range(-2, -len(lengths) - 1, -1):
+        z = _along(low, f"axis{-axis}", z, axis, lengths[axis], inverse=False)
+    set_pair(ctx, op.outputs[0], z.re, z.im)
 
 
 @tf_op("IRFFT")
 def irfft_op(ctx: Context, op: Any) -> None:
     (n,) = _lengths(ctx, op, 1)
-    ctx.set(op.outputs[0], irfft(Lowering(ctx, op), pair(ctx, op.inputs[0]), n))
+    ctx.set(op.outputs[0], irfft(_noted(ctx, op), pair(ctx, op.inputs[0]), n))
 
 
-@tf_op("IRFFT2D")
-def irfft2d_op(ctx: Context, op: Any) -> None:
-    n1, n2 = _lengths(ctx, op, 2)
-    low = Lowering(ctx, op)
+@tf_op("IRFFT2D", "IRFFT3D")
+def irfft_nd_op(ctx: Context, op: Any) -> None:
+    """The inverse complex transforms along the leading axes, then the real one along the last."""
+    lengths = _lengths(ctx, op, 2 if op.type == "IRFFT2D" else 3)
+    low = _noted(ctx, op)
     z = pair(ctx, op.inputs[0])
-    z = dft(low, "rows", Pair(_swap(low, "re_t", z.re), _swap(low, "im_t", z.im)), n1, inverse=True)
-    ctx.set(op.outputs[0], irfft(low, Pair(_swap(low, "re", z.re), _swap(low, "im", z.im)), n2))
+    for axis in range(-len(lengths), -1):
+        z = _along(low, f"axis{-axis}", z, axis, lengths[axis], inverse=True)
+    ctx.set(op.outputs[0], irfft(low, z, lengths[-1]))
 
 
-@tf_op("FFT", "IFFT")
+@tf_op("FFT", "IFFT", "FFT2D", "IFFT2D", "FFT3D", "IFFT3D")
 def fft_op(ctx: Context, op: Any) -> None:
-    z = pair(ctx, op.inputs[0])
-    n = ctx.shape(op.inputs[0])[-1]
-    z = dft(Lowering(ctx, op), "dft", z, n, inverse=op.type == "IFFT")
+    """The complex transform along the innermost 1, 2 or 3 axes, each at its full length."""
+    z, low = pair(ctx, op.inputs[0]), _noted(ctx, op)
+    shape = ctx.shape(op.inputs[0])
+    rank = int(op.type[-2]) if op.type[-2].isdigit() else 1
+    if len(shape) < rank or any(d is None or d < 1 for d in shape[-rank:]):
+        raise NotConvertible(f"{op.type} of a signal of shape {shape}: its last {rank} axes must be known "
+                             "(the cos/sin tables need their lengths)")
+    for axis in range(-1, -rank - 1, -1):
+        z = _along(low, f"axis{-axis}", z, axis, shape[axis], inverse=op.type.startswith("I"))
     set_pair(ctx, op.outputs[0], z.re, z.im)
 
 
 @tf_op("ComplexAbs")
 def complex_abs(ctx: Context, op: Any) -> None:
-    z, low = pair(ctx, op.inputs[0]), Lowering(ctx, op)
+    z, low = pair(ctx, op.inputs[0]), _noted(ctx, op)
     shape = low.shape(z.re)
     squares = low.binary("add", "norm2", low.node("square", "re2", [z.re], shape), low.node("square", "im2", [z.im],
                                                                                             shape))
@@ -161,7 +196,7 @@ def complex_abs(ctx: Context, op: Any) -> None:
 def part(ctx: Context, op: Any) -> None:
     if not is_complex(op.inputs[0]):  # Real of a real tensor is itself, its Imag zeros
         x = ctx.tf_order(op.inputs[0])
-        ctx.set(op.outputs[0], x if op.type == "Real" else Lowering(ctx, op).const(
+        ctx.set(op.outputs[0], x if op.type == "Real" else _noted(ctx, op).const(
             "zeros", np.zeros(ctx.shape(op.inputs[0]), np.float32)))
         return
     z = pair(ctx, op.inputs[0])
@@ -170,7 +205,7 @@ def part(ctx: Context, op: Any) -> None:
 
 @tf_op("Angle")
 def angle(ctx: Context, op: Any) -> None:
-    z, low = pair(ctx, op.inputs[0]), Lowering(ctx, op)
+    z, low = pair(ctx, op.inputs[0]), _noted(ctx, op)
     ctx.set(op.outputs[0], low.binary("atan2", "", z.im, z.re))
 
 

@@ -81,7 +81,8 @@ _DTYPE_ATTRS = {"Shape": ("out_type", _INT32), "ShapeN": ("out_type", _INT32), "
                 "HistogramFixedWidth": ("dtype", _INT32), "SparseMatMul": ("T", 1),  # float32, no type attr
                 # spectral ops: the real or complex type their attrs name (default float32 / complex64)
                 **{op: ("Tout", 1) for op in ("ComplexAbs", "Real", "Imag", "Angle")}, "Complex": ("Tout", 8),
-                **{op: ("Tcomplex", 8) for op in ("RFFT", "RFFT2D", "RFFT3D", "FFT", "IFFT", "FFT2D", "IFFT2D")},
+                **{op: ("Tcomplex", 8) for op in ("RFFT", "RFFT2D", "RFFT3D", "FFT", "IFFT", "FFT2D", "IFFT2D", "FFT3D",
+                                              "IFFT3D")},
                 **{op: ("Treal", 1) for op in ("IRFFT", "IRFFT2D", "IRFFT3D")}}
 _GENERIC = ("T", "dtype", "out_type", "DstT", "output_type", "Tout", "type")
 # SparseTensor outputs -- int64 indices and shapes (I) around the values (T), bools (B)
@@ -90,7 +91,7 @@ _SPARSE_OUTPUTS = {"SparseReorder": "IT", "SparseSlice": "ITI", "SparseConcat": 
                    "SparseSparseMinimum": "IT"}
 # non-max suppression: int32 indices (I), the scores in the boxes' type (T), an int32 count (I)
 _NMS_OUTPUTS = {"NonMaxSuppression": "I", "NonMaxSuppressionV2": "I", "NonMaxSuppressionV3": "I",
-                "NonMaxSuppressionV4": "II", "NonMaxSuppressionV5": "ITI"}
+                "NonMaxSuppressionV4": "II", "NonMaxSuppressionV5": "ITI", "CombinedNonMaxSuppression": "TTTI"}
 _LISTS = ("T", "output_types", "component_types", "Toutputs", "Tout")
 
 

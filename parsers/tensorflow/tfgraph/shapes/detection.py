@@ -33,3 +33,16 @@ def _crop_and_resize(node: Node) -> list:
     image, boxes, size = node.dims(0), node.dims(1), node.ints(3)
     hw = size if size is not None else [None, None]
     return [[boxes[0] if boxes is not None else None, hw[0], hw[1], image[3] if image is not None else None]]
+
+
+@shape_fn("CombinedNonMaxSuppression")
+def _combined_nms(node: Node) -> list:
+    """(boxes (B, L, 4), scores (B, L), classes (B, L), valid (B,)): L is max_total_size, or with pad_per_class
+    at most max_output_size_per_class per class."""
+    scores, per_class, total = node.dims(1), node.ints(2), node.ints(3)
+    batch = scores[0] if scores is not None else None
+    length = total[0] if total is not None else None
+    if node.attr("pad_per_class", False):
+        classes = scores[2] if scores is not None else None
+        length = None if None in (length, per_class, classes) else min(length, per_class[0] * classes)
+    return [[batch, length, 4], [batch, length], [batch, length], [batch]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .base import Node, broadcast, shape_fn
 
 
-@shape_fn("FFT", "IFFT", "ComplexAbs", "Real", "Imag", "Angle")
+@shape_fn("FFT", "IFFT", "FFT2D", "IFFT2D", "FFT3D", "IFFT3D", "ComplexAbs", "Real", "Imag", "Angle")
 def _same(node: Node) -> list:
     return [node.dims(0)]
 
@@ -15,7 +15,7 @@ def _complex(node: Node) -> list:
     return [broadcast(node.dims(0), node.dims(1))]
 
 
-@shape_fn("RFFT", "RFFT2D", "IRFFT", "IRFFT2D")
+@shape_fn("RFFT", "RFFT2D", "RFFT3D", "IRFFT", "IRFFT2D", "IRFFT3D")
 def _fft(node: Node) -> list:
     x, lengths = node.dims(0), node.ints(1)
     if x is None:
