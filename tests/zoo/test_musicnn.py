@@ -2,7 +2,8 @@
 `is_training` is a bool Placeholder of unknown rank steering tf.compat.v1 batch norm (fused and through
 tf.nn.moments) and dropout conds. Each converts with no flags (the flag folds to inference, noted) and
 --verify passes against TF's run of the checkpoint (torch, ONNX, MXNet; Caffe for the VGG variants).
-`make test-real-models` installs the wheel (musicnn==0.1.0 --no-deps) and runs this; MUSICNN_DIR may name an unpacked copy of its package instead."""
+`make test-real-models` installs the wheel (musicnn==0.1.0 --no-deps) and runs this; MUSICNN_DIR may name an
+unpacked copy of its package instead."""
 
 from __future__ import annotations
 
