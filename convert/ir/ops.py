@@ -606,7 +606,6 @@ OPS: dict[str, OpSpec] = {
         "positive whole number per axis). Keras's UpSampling3D is repeat on (N, D, H, W, C) by (1, fd, fh, fw, 1).",
         "shape",
         family="resize", types={"repeats": Attr("ints")}, size="free", shape=shapes.repeat,
-        refused={"caffe": "BVLC Caffe has no layer repeating elements along an axis (UpSampling3D)"},
     ),
     # Cropping3D: fixed amounts off both ends of each axis, so the output follows any size (a slice's
     # absolute ends would bake it)
