@@ -13,13 +13,14 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: test-into-hf verify-faults fuzz install mxnet-env demo test test-full test-memory test-keras-files test-detect-audio test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: test-into-hf verify-faults fuzz install mxnet-env demo test test-full test-memory test-keras-files test-keras-targets test-detect-audio test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
 	@echo "make test       set up, lint (ruff) and run the test suite (about 20 min on 2 cores, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
 	@echo "make test-keras-files  keras-hub backbones traced, every built-in Keras layer in every saved form (slow)"
+	@echo "make test-keras-targets every built-in Keras layer x saved form through torch/ONNX/MXNet/Caffe: counts (slow)"
 	@echo "make test-real-models  musicnn 0.1.0's shipped checkpoints (pip-installs the wheel) against TF (~8 min)"
 	@echo "make test-detect-audio  NMS heads and audio front ends on every target, the slow rows too (~3 min)"
 	@echo "make test-memory  peak RSS of a 0.5 GB checkpoint conversion (torch, onnx, mxnet; ~3 min)"
@@ -78,6 +79,12 @@ test-full: install mxnet-env
 test-keras-files: install mxnet-env
 	CONVERT_KERAS_FILES=1 $(PY) -m pytest -q -p no:xdist tests/parsers/test_parser_keras_traced.py \
 		tests/parsers/test_parser_keras_suite.py -m "slow or not slow"
+
+# The generated layer suite through the CLI to every target runtime (--verify, and the written model run on
+# the suite's input against Keras): prints form x target exact/refused/failed counts and every refusal
+# reason; fails on any exit 1/2/4 or silently wrong cell (~25 min on 2 cores)
+test-keras-targets: install mxnet-env
+	$(PY) -m tests.support.keras_suite_targets --all
 
 # Model files shipped in public packages: musicnn 0.1.0's TF 1.12 checkpoints, from its wheel
 test-real-models: install mxnet-env

@@ -242,7 +242,7 @@ OPS: dict[str, OpSpec] = {
         padded=True, size="constant_pad", shape=shapes.pad,
     ),
     "resize": OpSpec(
-        ("mode", "coordinate", "size"),
+        ("mode", "coordinate", "size", "fixed_size"),
         (),
         "Resize the H, W axes of NCHW x to size=(out_h, out_w). mode in {'nearest', 'bilinear'}; "
         "coordinate in {'asymmetric', 'half_pixel', 'align_corners'} is TF's sampling grid "
@@ -252,7 +252,10 @@ OPS: dict[str, OpSpec] = {
         family="resize",
         types={"mode": Attr("str", choices=("nearest", "bilinear")),
                "coordinate": Attr("str", choices=("asymmetric", "half_pixel", "align_corners")),
-               "size": Attr("ints")},
+               "size": Attr("ints"),
+               # TF's size was a constant of the graph, not computed from the input's shape: TF resizes to
+               # it at any input size, so the model is bound to it (convert.padding.sizes)
+               "fixed_size": Attr("bool", False)},
         size="resample", shape=shapes.resize,
     ),
     "depth_to_space": OpSpec(
@@ -603,7 +606,6 @@ OPS: dict[str, OpSpec] = {
         "positive whole number per axis). Keras's UpSampling3D is repeat on (N, D, H, W, C) by (1, fd, fh, fw, 1).",
         "shape",
         family="resize", types={"repeats": Attr("ints")}, size="free", shape=shapes.repeat,
-        refused={"caffe": "BVLC Caffe has no layer repeating elements along an axis (UpSampling3D)"},
     ),
     # Cropping3D: fixed amounts off both ends of each axis, so the output follows any size (a slice's
     # absolute ends would bake it)

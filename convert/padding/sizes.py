@@ -248,6 +248,8 @@ def _resample_flow(graph: Graph, node: Node, free: dict[str, frozenset[int]]) ->
     """Free where torch and ONNX (the targets whose models follow the runtime size) resize by constant
     factors, TF's in/out exactly at every size (power-of-two upscales); other resizes bake their size."""
     a = node.attrs
+    if a.get("fixed_size"):
+        return "resizes to a size fixed in the source graph (TF's output keeps it at any input size)"
     in_hw = graph.shape(node.inputs[0])[2:]
     if any(plan_resize(t, a["mode"], a["coordinate"], in_hw, a["size"]).size_bound for t in ("torch", "onnx")):
         return "resizes to a fixed size"

@@ -1,4 +1,4 @@
-"""The Caffe handlers of the resize family: resize.
+"""The Caffe handlers of the resize family: resize, repeat.
 
 BVLC: integer nearest upscaling repeats (a Deconvolution of ones); other integer-factor upscalings whose
 TF weights repeat exactly copy the edge rows (TF clamps its taps there), run a fixed-weight Deconvolution
@@ -88,3 +88,18 @@ def _opencv_resize(ctx: Ctx, plan: ResizePlan) -> str:
     top = b.unique(f"{node.name}/resize")
     b.add("Resize", f"{node.name}/resize", [x], [top], [(*b.shape(x)[:2], oh, ow)], resize_param=params)
     return top
+
+
+@TABLE.register("repeat")
+def _repeat(ctx: Ctx) -> str:
+    """numpy.repeat per axis as copies: one Slice into single rows, a Concat taking each row `r` times."""
+    b, node = ctx.builder, ctx.node
+    x = node.inputs[0]
+    for axis, times in enumerate(ctx.attrs["repeats"]):
+        if times == 1:
+            continue
+        size = b.shape(x)[axis]
+        rows = b.slice(f"{node.name}/rows{axis}", x, axis, list(range(1, size))) if size > 1 else [x]
+        x = b.concat(f"{node.name}/repeat{axis}", [row for row in rows for _ in range(times)], axis)
+    return x
+

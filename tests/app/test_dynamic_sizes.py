@@ -414,3 +414,27 @@ def test_a_size_tf_cannot_run_is_reported_not_compared(tmp_path: Path) -> None:
     assert all("Input to reshape" in s["skipped"] and "max_rel" not in s for s in result["sizes"])
     line = report.summary_line({"target": "onnx", "verify": result, "seconds": {}, "pad_layers": []})
     assert "OK" in line and " at 3 sizes" not in line and "(not at " in line and "TensorFlow cannot run" in line
+
+
+# a resize to a size computed from the input's shape follows the input; one to a size of constants alone
+# (tf_keras's bilinear UpSampling2D in a SavedModel: its traced static shape folded to `Const * Const`) is
+# that size in TF at any input size, so the conversion is bound to it
+RESIZE_SIZES = [
+    ("from_shape", lambda x: tf.shape(x)[1:3] * 2, None),
+    ("literal", lambda x: tf.constant([16, 16], tf.int32), "fixed in the source graph"),
+    ("folded_constants", lambda x: tf.constant([8, 8], tf.int32) * tf.constant([2, 2], tf.int32),
+     "fixed in the source graph"),
+]
+
+
+@pytest.mark.parametrize("name, size, bound", RESIZE_SIZES, ids=[c[0] for c in RESIZE_SIZES])
+def test_a_resize_to_a_constant_size_is_bound_to_it(name, size, bound, tmp_path: Path) -> None:
+    from tf_convert import parsers
+    from tf_convert.convert.padding.sizes import size_bound
+    from tf_convert.parsers.base import ParseOptions
+
+    pb = save_frozen(tmp_path / f"{name}.pb", lambda x: tf.identity(
+        tf.compat.v1.image.resize_bilinear(x, size(x), half_pixel_centers=True), name="out"), [None, None, None, 3])
+    graph = parsers.parse(Path(pb), ParseOptions(input_shapes={"": (1, 8, 8, 3)}))
+    found = size_bound(graph)
+    assert (found is None) if bound is None else (bound in found), found

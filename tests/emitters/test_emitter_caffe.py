@@ -338,6 +338,20 @@ def test_concat_slice_reduce_transpose(tmp_path):
     _check("reduce_max+transpose", ys[2], tf.transpose(tf.reduce_max(cat, [2, 3], keepdims=True), (0, 2, 3, 1)).numpy())
 
 
+@pytest.mark.parametrize("shape, repeats", [((2, 5, 6, 4, 3), (1, 2, 3, 1, 1)),  # Keras UpSampling3D
+                                             ((1, 3, 1, 7), (1, 1, 4, 2))])
+def test_repeat_is_numpy_repeat_on_every_axis(shape, repeats, tmp_path):
+    x = _rand(*shape, seed=3)
+    out_shape = tuple(n * r for n, r in zip(shape, repeats))
+    g = _graph({"x": shape})
+    g.outputs = [g.add_node("repeat", "up", ["x"], out_shape, {"repeats": repeats})]
+    (y,), _, _ = _emit_run(g, [x], tmp_path)
+    expected = x
+    for axis, times in enumerate(repeats):
+        expected = np.repeat(expected, times, axis=axis)
+    assert np.array_equal(y, expected)
+
+
 @pytest.mark.parametrize("mode", ["constant", "reflect", "symmetric"])
 def test_pad_node(mode, tmp_path):
     import tensorflow as tf

@@ -13,6 +13,7 @@ import os
 import pytest
 
 from tests.support import keras_layer_suite as suite
+from tests.support import keras_suite_targets as targets
 from tests.support.verify_faults import run_cli
 
 FAST_FORMS = ("keras", "h5_keras3", "h5_tf_keras")
@@ -72,3 +73,18 @@ def test_dot_and_exponential_on_every_target(library, ext, target, tmp_path):
     code, out, err = run_cli(target, path, "-o", tmp_path / "out", "--verify", *shapes)
     assert code == 0, err
     assert "OK" in out + err, out + err
+
+
+# a few suite layers, each in one saved form, through the CLI to every target runtime against Keras
+# (tests/support/keras_suite_targets.py; `make test-keras-targets` sweeps every layer x form x target)
+# (LeakyReLU and bilinear UpSampling2D in a tf_keras SavedModel were exit 1 and a --verify failure at other sizes)
+TARGET_SAMPLE = (("Conv2D", "h5_tf_keras"), ("SeparableConv2D", "keras"), ("BatchNormalization", "h5_keras3"),
+                 ("LeakyReLU", "saved_model_tf_keras"), ("UpSampling2D", "saved_model_tf_keras"))
+
+
+@pytest.mark.parametrize("name,form", TARGET_SAMPLE)
+def test_sampled_layer_on_every_target(name, form, tmp_path):
+    cells = targets.sweep([name], (form,), work=tmp_path)
+    assert set(t for _, _, t in cells) == set(targets.TARGETS)
+    failed = {key: cell for key, cell in cells.items() if cell.failed}
+    assert not failed, targets.table(cells)

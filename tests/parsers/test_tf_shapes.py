@@ -728,3 +728,31 @@ def test_left_out_attrs_take_the_vendored_defaults_as_tf_fills_them(op_type, bui
     for attr in attrs:
         mine, tfs = ours.get_operation_by_name(node.name), theirs.get_operation_by_name(node.name)
         assert mine.get_attr(attr) == tfs.get_attr(attr), attr
+
+
+def _stripped_type_cases():
+    """(op type, builder): ops whose type attr `T` has a default, which a SavedModel leaves out of the node
+    (tf_keras's LeakyReLU in a SavedModel: its output had no dtype, exit 1)."""
+    x4 = lambda: _ph([1, 8, 8, 3])  # noqa: E731
+    return [
+        ("LeakyRelu", lambda: tf.nn.leaky_relu(x4(), 0.2)),
+        ("MaxPool", lambda: tf.nn.max_pool2d(x4(), 3, 2, "SAME")),
+        ("LRN", lambda: tf.nn.local_response_normalization(x4())),
+        ("RGBToHSV", lambda: tf.image.rgb_to_hsv(x4())),
+        ("InvertPermutation", lambda: tf.math.invert_permutation(_i([2, 0, 1]))),
+    ]
+
+
+@pytest.mark.parametrize("op_type, build", _stripped_type_cases(), ids=lambda v: v if isinstance(v, str) else "")
+def test_a_left_out_type_attr_gives_the_output_tfs_default_dtype(op_type, build):
+    graph = tf.Graph()
+    with graph.as_default():
+        build()
+    gd = graph.as_graph_def()
+    node = next(n for n in gd.node if n.op == op_type)
+    del node.attr["T"]
+    mine = Graph(gd).get_tensor_by_name(f"{node.name}:0").dtype  # before TF's import fills the default in gd
+    theirs = tf.Graph()
+    with theirs.as_default():
+        tf.import_graph_def(gd, name="")
+    assert mine is not None and mine.name == theirs.get_tensor_by_name(f"{node.name}:0").dtype.name

@@ -3,8 +3,8 @@ random arguments, as a one-layer model saved in every form its library writes (K
 legacy `.h5`, tf_keras `.h5` and SavedModel). tests/parsers/test_parser_keras_suite.py requires every
 form to convert to Keras's numbers or to be refused with exit 3, never exit 1 or 2.
 
-`python -m tests.support.keras_layer_suite [--all] [--targets]` prints the outcome table (form x layer,
-and per target with --targets).
+`python -m tests.support.keras_layer_suite [--all]` prints the outcome table (form x layer);
+tests/support/keras_suite_targets.py takes the same files through every target runtime.
 """
 
 from __future__ import annotations
@@ -153,20 +153,20 @@ def build(K, c: Case, seed: int):
     return model
 
 
-def feeds(c: Case, seed: int) -> list[np.ndarray]:
+def feeds(c: Case, seed: int, batch: int = 1) -> list[np.ndarray]:
     rng = np.random.default_rng(seed + 2)
-    return [rng.integers(0, 10, (1, *s)).astype("int32") if c.ints else rng.normal(0, 1, (1, *s)).astype("float32")
-            for s in c.inputs]
+    return [rng.integers(0, 10, (batch, *s)).astype("int32") if c.ints
+            else rng.normal(0, 1, (batch, *s)).astype("float32") for s in c.inputs]
 
 
-def save(c: Case, form: str, work: Path, seed: int) -> tuple[Path, list[np.ndarray]]:
-    """The model of `c` saved in `form` and Keras's outputs on `feeds(c)`."""
+def save(c: Case, form: str, work: Path, seed: int, batch: int = 1) -> tuple[Path, list[np.ndarray]]:
+    """The model of `c` saved in `form` and Keras's outputs on `feeds(c, seed, batch)`."""
     if form in ("keras", "h5_keras3"):
         import keras as K
     else:
         import tf_keras as K
     model = build(K, c, seed)
-    x = feeds(c, seed)
+    x = feeds(c, seed, batch)
     refs = model(x if len(x) > 1 else x[0], training=False)
     refs = [np.asarray(r) for r in (refs if isinstance(refs, (list, tuple)) else [refs])]
     path = work / {"keras": f"{c.name}.keras", "h5_keras3": f"{c.name}.h5", "h5_tf_keras": f"{c.name}_tfk.h5",

@@ -22,9 +22,29 @@ def resize(ctx: Context, op: Any) -> None:
         raise NotConvertible(str(e)) from None
     out_shape = nchw_out(ctx, op, "NHWC")
     x_ir = ctx.nchw(op.inputs[0], "NHWC")
-    attrs = {"mode": _MODES[op.type], "coordinate": coordinate, "size": tuple(out_shape[2:])}
+    # a literal size (tf_keras's bilinear UpSampling2D in a SavedModel) stays that size at any input size in TF
+    attrs = {"mode": _MODES[op.type], "coordinate": coordinate, "size": tuple(out_shape[2:]),
+             "fixed_size": _literal(op.inputs[1])}
     out = ctx.emit("resize", op.name, [x_ir], out_shape, attrs, source_op=op.type)
     ctx.set(op.outputs[0], out, fmt_perm("NHWC"))
+
+
+_INPUT_DEPENDENT = frozenset({"Placeholder", "PlaceholderWithDefault", "Shape", "ShapeN", "Size", "Rank"})
+
+
+def _literal(t: Any) -> bool:
+    """Whether `t` is computed from constants alone (tf_keras folds a static shape into `Const * Const` when
+    it traces): TF then resizes to that size at any input size."""
+    seen, todo = set(), [t.op]
+    while todo:
+        op = todo.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if op.type in _INPUT_DEPENDENT or not (op.inputs or op.type == "Const"):
+            return False
+        todo += [i.op for i in op.inputs]
+    return True
 
 
 _REFUSED = {

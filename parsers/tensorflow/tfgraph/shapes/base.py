@@ -4,12 +4,14 @@ inference pass and the shape helpers every family uses."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from tf_convert.convert.registry import OpTable
 
+from ...known_ops import attr_defaults
 from ..fold import FOLDS
 from ..static import DType, ShapeError, TensorShape
 
@@ -93,9 +95,14 @@ _NMS_OUTPUTS = {"NonMaxSuppression": "I", "NonMaxSuppressionV2": "I", "NonMaxSup
 _LISTS = ("T", "output_types", "component_types", "Toutputs", "Tout")
 
 
+_defaults = lru_cache(maxsize=None)(attr_defaults)  # read only: one decoding per op type
+
+
 def out_dtypes(op: Any) -> list[DType | None]:
-    """TF's dtype of each output of `op`, from its attrs (works on a bare NodeDef too)."""
-    attrs = op.node_def.attr
+    """TF's dtype of each output of `op`, from its attrs (works on a bare NodeDef too). An attr the NodeDef
+    leaves out has its default from TF's op definition, as TF's import fills it in: a SavedModel is written
+    with default attrs stripped (tf_keras's LeakyRelu has no `T`)."""
+    attrs = {**_defaults(op.type), **dict(op.node_def.attr)}
     n = len(op.outputs) if hasattr(op, "outputs") else 1
     if op.type in _BOOL_OPS:
         return [DType(_BOOL)] * n
