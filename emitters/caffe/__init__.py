@@ -49,18 +49,10 @@ def _too_big(graph: ir.Graph, options) -> list[Unsupported]:
 
 
 def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
-    # an op Caffe has no handler for is refused for the catalog's reason (the more basic one) where it states one
-    typed = [_catalog_reason(p) for p in dtype_problems(graph)]
+    typed = dtype_problems(graph)
     refused = {p.node for p in typed}
     found = [p for p in TABLE.unsupported(graph, options) if p.node not in refused]  # the catalog says why
     return _too_big(graph, options) + _in_lowerings(graph, typed + found)
-
-
-def _catalog_reason(problem: Unsupported) -> Unsupported:
-    spec = ir.OPS.get(problem.op)
-    if problem.op in TABLE or spec is None or TARGET not in spec.refused:
-        return problem
-    return Unsupported(problem.op, problem.node, spec.refused[TARGET])
 
 
 def _in_lowerings(graph: ir.Graph, problems: list[Unsupported]) -> list[Unsupported]:

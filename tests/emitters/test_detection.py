@@ -237,7 +237,8 @@ def test_soft_nms_exact_on_torch_refused_elsewhere(tmp_path):
     assert set(found["torch"]) == cases and all(e == 0.0 for e in found["torch"].values()), found["torch"]
     for target in set(emitters.TARGETS) - {"torch"}:
         assert set(found[target]) == cases, (target, found[target])
-        assert all(isinstance(e, str) and "soft-NMS" in e for e in found[target].values()), (target, found[target])
+        for e in found[target].values():  # Caffe refuses an int32 output first (no integer blobs)
+            assert isinstance(e, str) and ("soft-NMS" in e or target == "caffe" and "int32" in e), (target, e)
 
 
 # case -> (build(boxes, scores), words of the parser's refusal): what has no exact form is refused by name
