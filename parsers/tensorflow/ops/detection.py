@@ -28,14 +28,19 @@ def _float32(value: float) -> float:
     return float(np.float32(value))
 
 
-@tf_op("NonMaxSuppression", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
-       "NonMaxSuppressionV5")
-def non_max_suppression(ctx: Context, op: Any) -> None:
+def _float32_boxes_and_scores(op: Any) -> tuple[Any, Any]:
     boxes, scores = op.inputs[0], op.inputs[1]
     for t in (boxes, scores):
         if t.dtype is None or t.dtype.name != "float32":
             raise NotConvertible(f"{op.type} of {t.dtype.name if t.dtype else 'unknown'} boxes or scores: "
                                  "float32 only")
+    return boxes, scores
+
+
+@tf_op("NonMaxSuppression", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
+       "NonMaxSuppressionV5")
+def non_max_suppression(ctx: Context, op: Any) -> None:
+    boxes, scores = _float32_boxes_and_scores(op)
     n = ctx.shape(boxes)[0]
     limit = int(_scalar(ctx, op, 2, "max_output_size"))
     if limit < 0:
@@ -98,11 +103,7 @@ def crop_and_resize(ctx: Context, op: Any) -> None:
 
 @tf_op("CombinedNonMaxSuppression")
 def combined_non_max_suppression(ctx: Context, op: Any) -> None:
-    boxes, scores = op.inputs[0], op.inputs[1]
-    for t in (boxes, scores):
-        if t.dtype is None or t.dtype.name != "float32":
-            raise NotConvertible(f"{op.type} of {t.dtype.name if t.dtype else 'unknown'} boxes or scores: "
-                                 "float32 only")
+    boxes, scores = _float32_boxes_and_scores(op)
     b_shape, s_shape = ctx.shape(boxes), ctx.shape(scores)
     if len(b_shape) != 4 or len(s_shape) != 3 or any(d is None or d < 0 for d in (*b_shape, *s_shape)):
         raise NotConvertible(f"{op.type} of boxes {b_shape} and scores {s_shape}: every size must be known "
