@@ -103,10 +103,11 @@ def refusal(path: Path, kind: str, found: list[Foreign], options: ParseOptions) 
             items.append(Unsupported(f.label, f.layer or f.class_name,
                                      f"{where} is not installed: install it (Keras then traces the model) or "
                                      "convert a SavedModel exported where it is (model.export(path))"))
-    if not items and kind != "keras_v3":
+    if not items and kind != "keras_v3":  # a .h5 names no package: only a Lambda's code is in the file
         items = [Unsupported(f.label, f.layer or f.class_name,
                              "a class the .h5 reader does not know; re-save as .keras (model.save('m.keras')) "
-                             "or export a SavedModel (model.export(path)) and convert that") for f in found]
+                             "or export a SavedModel (model.export(path)) and convert that")
+                 for f in found if f.class_name not in UNSAFE_CLASSES]
     return UnsupportedError(items, target="keras parser") if items else None
 
 

@@ -75,3 +75,20 @@ def test_published_style_model_converts_exactly(name, form, tmp_path):
     model, shapes = tf_keras_models.BUILDERS[name]()
     errors = convert_and_compare(model, shapes, tmp_path / f"{name}{form}", tmp_path)
     assert all(e <= RTOL for e in errors.values()), errors
+
+
+def test_lambda_in_h5_converts_with_no_safe_mode_only(tmp_path):
+    """A `.h5` Lambda is refused naming --no-safe-mode, and with it Keras loads and traces the file as for
+    `.keras`; the Lambda's code never runs without the flag."""
+    marker = tmp_path / "MARKER"
+    model, shapes = tf_keras_models.with_lambda(str(marker))
+    path = tmp_path / "lam.h5"
+    model.save(path)
+    marker.unlink()
+    code, _, err = run_cli("tf2onnx", path, "-o", tmp_path / "refused", "--input-shape", "2,6")
+    assert code == 3, err
+    assert "times_three" in err and "--no-safe-mode" in err
+    assert not marker.exists() and not (tmp_path / "refused").exists()
+    model, shapes = tf_keras_models.with_lambda()
+    errors = convert_and_compare(model, shapes, tmp_path / "lam2.h5", tmp_path, ("--no-safe-mode",))
+    assert all(e <= RTOL for e in errors.values()), errors

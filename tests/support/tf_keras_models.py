@@ -83,3 +83,16 @@ BUILDERS: dict[str, Callable[[], tuple[Any, dict]]] = {
     "gan_nested": gan_nested,
     "gan_generator": gan_generator_part,
 }
+
+
+def with_lambda(marker: str | None = None) -> tuple[Any, dict]:
+    """A Dense -> Lambda -> Dense model (the Lambda's Python bytecode is in the file); `marker`: a file the
+    Lambda's code writes whenever it runs."""
+    K = _keras()
+    x = K.Input((6,), name="x")
+    y = K.layers.Dense(4, name="dense_in")(x)
+    if marker is None:
+        y = K.layers.Lambda(lambda t: t * 3.0 + 1.0, name="times_three")(y)
+    else:
+        y = K.layers.Lambda(lambda t: (open(marker, "w").write("ran"), t * 3.0)[1], name="times_three")(y)
+    return K.Model(x, K.layers.Dense(3, name="dense_out")(y), name="with_lambda"), {"x": (2, 6)}
