@@ -13,13 +13,16 @@ import heapq
 
 from tf_convert.convert.errors import InputError
 
-from .schema import ACTIVATIONS, PADDINGS, Model, Operator, Subgraph, Tensor
+from .schema import ACTIVATIONS, OPTION_NAMES, PADDINGS, Model, Operator, Subgraph, Tensor
 
 # Options accessors that count windows and steps: 0 or less is no window (TFLite's kernels divide by them)
 _POSITIVE = ("StrideH", "StrideW", "StrideD", "DilationHFactor", "DilationWFactor", "DilationDFactor",
              "FilterHeight", "FilterWidth", "BlockSize")
 # Options accessors holding a schema enum: the values the schema names
 _ENUMS = {"Padding": PADDINGS, "FusedActivationFunction": ACTIVATIONS}
+# an operator's options table by its name, where the schema names it so (CONV_2D: Conv2DOptions): TFLite
+# reads a table of another type as no options at all; the rest (MAX_POOL_2D: Pool2DOptions) are not checked
+_OWN_OPTIONS = {name.lower().removesuffix("options"): name for name in OPTION_NAMES.values()}
 
 
 def check(model: Model) -> None:
@@ -151,6 +154,10 @@ def _check_options(prefix: str, sub: Subgraph, op: Operator, subgraphs: int) -> 
     options = op.options
     if options is None:
         return
+    own = None if op.custom else _OWN_OPTIONS.get(op.name.replace("_", "").lower())
+    if own is not None and type(options).__name__ != own:
+        raise InputError(f"{prefix}: operator {_op(sub, op)} holds {type(options).__name__}, not its own {own}; "
+                         f"the file is corrupt")
     for name in dir(options):  # WHILE's cond and body, IF's branches, CALL_ONCE's init: other subgraphs
         if name.endswith("SubgraphIndex") and not 0 <= int(getattr(options, name)()) < subgraphs:
             raise InputError(f"{prefix}: operator {_op(sub, op)} has {_snake(name)} {int(getattr(options, name)())}, "

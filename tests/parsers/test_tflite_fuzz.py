@@ -146,6 +146,12 @@ def _no_options(model):
     op.builtinOptionsType, op.builtinOptions = 0, None
 
 
+def _swapped_options(model):
+    """A conv given the depthwise conv's options (with every accessor a conv reads): TFLite ignores them."""
+    conv, depthwise = model.subgraphs[0].operators[0], model.subgraphs[0].operators[2]
+    conv.builtinOptionsType, conv.builtinOptions = depthwise.builtinOptionsType, depthwise.builtinOptions
+
+
 def _signature(model):
     from tensorflow.lite.python import schema_py_generated as schema
 
@@ -195,6 +201,8 @@ BAD = [  # (what, edit, the message names)
     ("two writers", _two_writers, r"operator 1 CONV_2D .*writes tensor 6 .* which operator 0 CONV_2D"),
     ("options deleted", _no_options, r"operator 2 DEPTHWISE_CONV_2D .*builtin options \(none\) have no"),
     ("subgraph index in options", _while_body, r"operator 3 MAX_POOL_2D .*body_subgraph_index 7, the file has 1"),
+    ("options of another type", _swapped_options, r"operator 0 CONV_2D .*holds DepthwiseConv2DOptions, not its "
+                                                  r"own Conv2DOptions"),
     ("signature subgraph", _signature, r"signature 'main' names subgraph 3, the file has 1"),
     ("constant too short", _short_constant, r"tensor 'Conv2D': buffer \d+ holds 107 values for a tensor of shape"),
 ]
