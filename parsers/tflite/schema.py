@@ -159,7 +159,8 @@ def _data(model: Any, raw: bytes, t: Any, shape: tuple[int, ...], type_name: str
         dense = densify(t.Sparsity(), value.astype(dtype), shape)
         return dense
     if value.size != int(np.prod(shape, dtype=np.int64)):
-        raise InputError(f"{where}: buffer {index} holds {value.size} values for a tensor of shape {shape}")
+        raise InputError(f"{where}: buffer {index} holds {value.size} values for a tensor of shape {shape}; "
+                         f"the file is corrupt")
     return value.reshape(shape).astype(dtype)
 
 
