@@ -46,6 +46,7 @@ class Builder:
         self.options = options
         self.signature = signature
         self.subgraph, self.sig_inputs, self.sig_outputs = choose(model, signature)
+        validate.converted(model, self.subgraph, self.sig_outputs)
         self.tensors = self.subgraph.tensors
         stem = model.path.stem
         self.graph = ir.Graph(name=stem if not signature else f"{stem}_{signature}")
