@@ -13,13 +13,14 @@ from tf_convert.parsers.base import ParseOptions
 # importing the handler modules registers them in TABLE (one module per family)
 from . import elementwise, nn, reduce, resize, shape, spatial, weights  # noqa: F401
 from .builder import Builder
-from .reference import run_reference, run_reference_sets
+from .reference import run_reference, run_reference_sets, run_tensors
 from .schema import is_tflite, read
 from .table import FOLD, TABLE
 
 KINDS = ("tflite",)
 
-__all__ = ["FOLD", "KINDS", "TABLE", "is_tflite", "parse", "run_reference", "run_reference_sets"]
+__all__ = ["FOLD", "KINDS", "TABLE", "is_tflite", "parse", "run_reference", "run_reference_sets",
+           "run_tensors"]
 
 
 def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:

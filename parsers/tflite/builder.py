@@ -72,6 +72,7 @@ class Builder:
         self._set_outputs(self._outputs())
         self.graph.prune()
         self.graph.metadata["source_format"] = "tflite"
+        self.graph.metadata["source_tensors"] = self._source_tensors()
         self.graph.validate()
         return self.graph
 
@@ -150,6 +151,25 @@ class Builder:
             self.graph.outputs.append(tensor)
             self.graph.source_names[tensor] = name
             self.graph.source_layouts[tensor] = "NHWC" if len(self.graph.shape(tensor)) == 4 else ""
+
+    def _source_tensors(self) -> dict[str, list]:
+        """TFLite tensor name -> [IR tensor, perm (IR = transpose(TFLite, perm)) or None, IR shape], in the
+        file's operator order: what the per-layer diff (convert verify --layers) fetches from TFLite's
+        interpreter for each IR tensor. Names the subgraph repeats are left out (which one is meant?)."""
+        names = [t.name for t in self.tensors]
+        inputs = set(self.graph.inputs)
+        found = {}
+        for operator in self.subgraph.operators:
+            for index in operator.outputs:
+                out = self.ir.get(index)
+                if out is None or out == POISON or out in inputs or out not in self.graph.tensors:
+                    continue
+                name = self.tensors[index].name
+                if names.count(name) != 1:
+                    continue
+                shape = list(self.graph.shape(out))
+                found[name] = [out, list(layout.TO_NCHW) if len(shape) == 4 else None, shape]
+        return found
 
     # ---- operators -------------------------------------------------------------------------
     def _operator(self, operator) -> None:
