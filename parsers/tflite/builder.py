@@ -49,6 +49,40 @@ class Builder:
         self.values: dict[int, np.ndarray] = {}
         self.errors: list[Unsupported] = []
         self.resized = False  # --input-shape set a size the file does not store: shapes are not checked
+        self.depth = 0  # how many subgraph calls (IF branches) deep this builder is
+
+    def call(self, index: int, inputs: list[str]) -> list[str]:
+        """Subgraph `index` inlined into the same IR graph on the IR tensors `inputs` (an IF's branch): its
+        output tensors. A subgraph that calls itself, directly or not, is refused (TFLite's own recursion)."""
+        if not 0 <= index < len(self.model.subgraphs):
+            raise UnsupportedError([Unsupported("IF", f"subgraph {index}", f"the file has "
+                                                f"{len(self.model.subgraphs)} subgraphs")], target="tflite parser")
+        if self.depth >= 8:
+            raise UnsupportedError([Unsupported("IF", f"subgraph {index}", "subgraph calls nested more than 8 "
+                                                "deep (recursion?)")], target="tflite parser")
+        child = Builder.__new__(Builder)
+        child.__dict__.update(self.__dict__)
+        child.subgraph = self.model.subgraphs[index]
+        child.tensors = child.subgraph.tensors
+        child.ir, child.values, child.errors, child.depth = {}, {}, [], self.depth + 1
+        for t in child.tensors:
+            if t.data is not None:
+                child.values[t.index] = t.data
+        if len(inputs) != len(child.subgraph.inputs):
+            raise UnsupportedError([Unsupported("IF", f"subgraph {index}", f"called with {len(inputs)} inputs, it "
+                                                f"takes {len(child.subgraph.inputs)}")], target="tflite parser")
+        for index_in, tensor in zip(child.subgraph.inputs, inputs):
+            child.ir[index_in] = tensor
+        for operator in child.subgraph.operators:
+            child._operator(operator)
+        if child.errors:
+            raise UnsupportedError(child.errors, target="tflite parser")
+        outs = []
+        for i in child.subgraph.outputs:
+            if i not in child.ir and i in child.values:  # an output the branch computes from constants only
+                Op(self.graph, _holder(i), child.tensors, child.ir, child.values).x(0)
+            outs.append(child.ir[i])
+        return outs
 
     # ---- entry -----------------------------------------------------------------------------
     def build(self) -> ir.Graph:
@@ -177,7 +211,7 @@ class Builder:
         if any(self.ir.get(i) == POISON for i in ins):
             self._poison(operator)
             return
-        op = Op(self.graph, operator, self.tensors, self.ir, self.values)
+        op = Op(self.graph, operator, self.tensors, self.ir, self.values, self.call)
         fold = FOLD.get(operator.name) if not operator.custom else None
         if fold is not None and all(i in self.values for i in ins):
             try:
