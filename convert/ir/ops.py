@@ -107,7 +107,7 @@ class OpSpec:
     # that keeps every axis up to the last free one. None -> from kind.
     size: str | None = None
     # Every output value is one of the input values, unchanged (reshape, slice, concat...): a range an
-    # integer input must keep (token ids below a table size, 0/1 masks) holds through it (app/token_inputs).
+    # integer input must keep (token ids below a table size, 0/1 masks) holds through it (app/verify/token_inputs).
     keeps_values: bool = False
     shape: ShapeRule | None = None  # output shape from input shapes (None -> from kind, if it implies one)
     # its output's length along axis 0 depends on the data (its declared shape is the longest it can be)
@@ -740,7 +740,7 @@ SLIDING_OPS = ops_where(lambda spec: {"kernel", "stride", "pads"} <= {a.rstrip("
 # average pooling: divides by each window's real elements (with SAME pads a size-shaped divisor map)
 AVERAGING_OPS = ops_where(lambda spec: "count_include_pad" in {a.rstrip("?") for a in spec.attrs})
 PADDED_OPS = ops_where(lambda spec: spec.padded)  # every target plans their padding (convert.padding)
-VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/token_inputs, app/mask_inputs
+VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/verify/token_inputs, app/verify/mask_inputs
 DATA_DEPENDENT = ops_where(lambda spec: spec.data_dependent)  # convert.ir.graph.data_dependent_length
 # TF op -> (IR op, attrs) for the TF ops that are one catalog op (the rows' `tf`)
 TF_OPS: dict[str, tuple[str, dict[str, Any]]] = {

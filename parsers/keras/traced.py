@@ -26,6 +26,7 @@ from tf_convert.parsers.base import ParseOptions
 
 from .builder import is_model, layer_name
 from .installed import installed
+from .schema import keras_module
 from .source import KerasSource
 from .table import TABLE, table_key
 
@@ -72,8 +73,8 @@ def _foreign_classes(config: dict[str, Any]) -> list[Foreign]:
     for layer in config["config"]["layers"]:
         if is_model(layer):
             found.extend(_foreign_classes(layer))
-        elif table_key(layer) not in TABLE and layer.get("class_name") != "InputLayer" and (
-                _not_builtin(layer) or layer.get("class_name") in UNSAFE_CLASSES):
+        elif layer.get("class_name") != "InputLayer" and (
+                _not_builtin(layer) or (table_key(layer) not in TABLE and layer.get("class_name") in UNSAFE_CLASSES)):
             found.append(_foreign(layer, layer_name(layer)))
     return found
 
@@ -84,8 +85,8 @@ def _foreign(layer: dict[str, Any], name: str) -> Foreign:
 
 
 def _not_builtin(layer: dict[str, Any]) -> bool:
-    module, registered = str(layer.get("module") or ""), str(layer.get("registered_name") or "")
-    return bool(module and not module.startswith("keras")) or ">" in registered
+    """A class of another package (even one named as a Keras class: its code is its own)."""
+    return not keras_module(layer.get("module")) or ">" in str(layer.get("registered_name") or "")
 
 
 def refusal(path: Path, kind: str, found: list[Foreign], options: ParseOptions) -> UnsupportedError | None:
@@ -102,10 +103,11 @@ def refusal(path: Path, kind: str, found: list[Foreign], options: ParseOptions) 
             items.append(Unsupported(f.label, f.layer or f.class_name,
                                      f"{where} is not installed: install it (Keras then traces the model) or "
                                      "convert a SavedModel exported where it is (model.export(path))"))
-    if not items and kind != "keras_v3":
+    if not items and kind != "keras_v3":  # a .h5 names no package: only a Lambda's code is in the file
         items = [Unsupported(f.label, f.layer or f.class_name,
                              "a class the .h5 reader does not know; re-save as .keras (model.save('m.keras')) "
-                             "or export a SavedModel (model.export(path)) and convert that") for f in found]
+                             "or export a SavedModel (model.export(path)) and convert that")
+                 for f in found if f.class_name not in UNSAFE_CLASSES]
     return UnsupportedError(items, target="keras parser") if items else None
 
 
