@@ -14,7 +14,7 @@ from tf_convert.convert import ir
 from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import layout, reference, validate, weights
+from . import layout, reference, refused, validate, weights
 from .op import Op
 from .schema import NUMPY_TYPES, Model, Operator, Subgraph, Tensor
 from .table import FOLD, TABLE
@@ -230,8 +230,10 @@ class Builder:
             return
         handler = TABLE.get(operator.name) if not operator.custom else None
         if handler is None:
+            why = None if operator.custom else refused.reason(operator.name)
             what = "custom operator" if operator.custom else "builtin operator"
-            self.errors.append(Unsupported(operator.name, op.name, f"{what} with no converter"))
+            self.errors.append(Unsupported(operator.name, op.name, f"{what}: {why}" if why else
+                                           f"{what} with no converter"))
             self._poison(operator)
             return
         try:
