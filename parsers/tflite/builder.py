@@ -17,7 +17,7 @@ from tf_convert.parsers.base import ParseOptions
 from . import layout, reference, refused, validate, weights
 from .op import Op
 from .schema import NUMPY_TYPES, Model, Operator, Subgraph, Tensor
-from .table import FOLD, TABLE
+from .table import CUSTOM, FOLD, TABLE
 
 POISON = "\0unbuilt"  # stands for the outputs of an operator that could not be converted
 _INPUT_TYPES = {"FLOAT32": "float32", "INT32": "int32", "INT64": "int64", "BOOL": "bool"}
@@ -228,7 +228,7 @@ class Builder:
             for index, value in zip(operator.outputs, results):
                 self.values[index] = np.asarray(value)
             return
-        handler = TABLE.get(operator.name) if not operator.custom else None
+        handler = (CUSTOM if operator.custom else TABLE).get(operator.name)
         if handler is None:
             why = None if operator.custom else refused.reason(operator.name)
             what = "custom operator" if operator.custom else "builtin operator"
