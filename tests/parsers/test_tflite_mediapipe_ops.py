@@ -119,3 +119,14 @@ def _error(got: np.ndarray, want: np.ndarray) -> float:
 def test_convolution_2d_transpose_bias_matches_tf(measured, name):
     print(name, {t: f"{e:.2e}" for t, e in measured[name].items()})
     assert set(measured[name]) == set(TARGETS) and all(e < 1e-6 for e in measured[name].values()), measured[name]
+
+
+def test_cli_verify_runs_it_in_tflites_interpreter(tmp_path):
+    """TF's TFLite interpreter resolves this custom operator itself: --verify compares with it."""
+    from click.testing import CliRunner
+
+    from tf_convert import cli
+
+    path = _file(tmp_path / "same_odd.tflite", *CASES["same_odd"])
+    result = CliRunner().invoke(cli.main, ["tf2onnx", str(path), "-o", str(tmp_path / "out"), "--verify"])
+    assert result.exit_code == 0, result.output
