@@ -58,11 +58,11 @@ def operand(op: Op, k: int, rank: int) -> str:
     return keras_reshape(op, x, (1,) * (rank - len(shape)) + tuple(shape))
 
 
-def binary(op: Op, ir_op: str) -> str:
+def binary(op: Op, ir_op: str, out_dtype: str | None = None) -> str:
     rank = max(len(op.source_shape(k)) for k in (0, 1))
     a, b = operand(op, 0, rank), operand(op, 1, rank)
     shape = tuple(np.broadcast_shapes(op.shape(a), op.shape(b)))
-    return op.add(ir_op, [a, b], shape)
+    return op.add(ir_op, [a, b], shape, out_dtype=out_dtype)
 
 
 def _binary(name: str, ir_op: str) -> Callable[[Op], list[str]]:
