@@ -361,7 +361,7 @@ OPS: dict[str, OpSpec] = {
                        foldable=True, size="free", keeps_values=True),
     "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source"),
     # ---- elementwise math, comparisons, logic, casts, reductions ------------------
-    # One row per op; the numpy meaning is in reference.py's ELEMENTWISE table. Bool results are dtype bool.
+    # One row per op; the numpy meaning is in reference/elementwise.py's ELEMENTWISE table. Bool results are dtype bool.
     # Caffe: the refusals say which layer BVLC lacks; Caffe blobs are float32, so every op that makes
     # or reads a bool or integer tensor is refused for that (emitters/caffe/elementwise.dtype_problems).
     "softplus": OpSpec((), (), "log(1 + exp(x)), as TF computes it (x past its float32 thresholds: x, exp(x)).",
@@ -624,7 +624,7 @@ OPS: dict[str, OpSpec] = {
     # > score_threshold, taken by score, the lower index first among equal scores; a candidate is selected
     # unless its IoU with a selected box is > iou_threshold; at most max_output_size are selected.
     # soft_nms_sigma > 0 (NonMaxSuppressionV5's soft-NMS): TF's lazy re-queueing pass instead, whose float32
-    # products depend on when each candidate is re-checked (convert.ir.reference.soft_nms_selected).
+    # products depend on when each candidate is re-checked (convert.ir.reference.detection.soft_nms_selected).
     "non_max_suppression": OpSpec(
         ("max_output_size", "iou_threshold", "score_threshold", "soft_nms_sigma", "output"),
         (),
