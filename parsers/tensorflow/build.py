@@ -74,6 +74,11 @@ def _input_signatures(frozen: Frozen, options: ParseOptions) -> list[tuple[str, 
     """(tensor name, dtype, fixed shape) per input; Placeholders are read from their attrs, other
     tensors from one probe of the whole graph."""
     nodes = {n.name: n for n in frozen.graph_def.node}
+    unread = [t for t in frozen.inputs if node_of(t) not in nodes]  # pruned: no chosen output depends on them
+    if unread:
+        raise UsageError(f"--inputs {', '.join(unread)}: the outputs ({', '.join(frozen.outputs)}) never read "
+                         f"{'it' if len(unread) == 1 else 'them'}; leave {'it' if len(unread) == 1 else 'them'} "
+                         "out of --inputs, or name the outputs that do with --outputs")
     probe = None
     result = []
     for t in frozen.inputs:
