@@ -1,9 +1,14 @@
 """TF graphs that once ended in an internal error (exit 1): an `--inputs` placeholder the chosen outputs never
-read (refused with exit 2 naming it), and a 5-D (NDHWC) fused batch norm, which converts and is verified
-against TF on torch, ONNX and MXNet."""
+read (refused with exit 2 naming it; a serving signature's argument the model ignores is left out with a note),
+a 5-D (NDHWC) fused batch norm, and a Pix2Pix U-Net generator built with tf_keras and saved as a SavedModel
+(`model.save(dir)`, and through a signature that also takes a `training` flag it ignores): each converts and
+is verified against TF."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -67,4 +72,85 @@ MXNET = (Path(emitters.__file__).parents[1] / ".venv-mxnet").exists()
 @pytest.mark.parametrize("graph", ["bn5d", "bn5d_batch_stats"])
 def test_5d_fused_batch_norm_converts_and_verifies(graphs, graph, target, tmp_path):
     code, _, err = run_cli(f"tf2{target}", graphs[graph], "-o", tmp_path / "out", "--verify")
+    assert code == 0, err
+
+
+# The TF tutorial's Pix2Pix generator (downsample: Conv2D stride 2 [+ BatchNorm] + LeakyReLU; upsample:
+# Conv2DTranspose stride 2 + BatchNorm [+ Dropout] + ReLU; concatenated skips; a tanh Conv2DTranspose head),
+# small: 32x32 input, four levels, few filters. Built and saved in a child (tf_keras beside Keras 3).
+_PIX2PIX = """
+import sys
+import numpy as np
+import tensorflow as tf
+import tf_keras as keras
+
+L = keras.layers
+keras.utils.set_random_seed(3)
+
+
+def downsample(filters, batchnorm=True):
+    block = keras.Sequential()
+    block.add(L.Conv2D(filters, 4, strides=2, padding="same", use_bias=False))
+    if batchnorm:
+        block.add(L.BatchNormalization())
+    block.add(L.LeakyReLU())
+    return block
+
+
+def upsample(filters, dropout=False):
+    block = keras.Sequential()
+    block.add(L.Conv2DTranspose(filters, 4, strides=2, padding="same", use_bias=False))
+    block.add(L.BatchNormalization())
+    if dropout:
+        block.add(L.Dropout(0.5))
+    block.add(L.ReLU())
+    return block
+
+
+inputs = L.Input(shape=[32, 32, 3])
+x, skips = inputs, []
+for down in (downsample(4, False), downsample(8), downsample(8), downsample(8)):
+    x = down(x)
+    skips.append(x)
+for up, skip in zip((upsample(8, True), upsample(8), upsample(4)), reversed(skips[:-1])):
+    x = L.Concatenate()([up(x), skip])
+generator = keras.Model(inputs, L.Conv2DTranspose(3, 4, strides=2, padding="same", activation="tanh")(x))
+rng = np.random.default_rng(0)
+for layer in generator.layers:  # batch-norm statistics away from 0/1
+    for inner in getattr(layer, "layers", []):
+        if isinstance(inner, L.BatchNormalization):
+            inner.set_weights([rng.uniform(0.5, 1.5, w.shape).astype("float32") for w in inner.weights])
+generator.save(sys.argv[1])
+
+
+class Served(tf.Module):
+    def __init__(self, model):
+        self.model = model
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 32, 32, 3]), tf.TensorSpec([], tf.bool)])
+    def serve(self, image, training):
+        return {"output": self.model(image, training=False)}
+
+
+served = Served(generator)
+tf.saved_model.save(served, sys.argv[2], signatures=served.serve)
+"""
+
+
+@pytest.fixture(scope="module")
+def pix2pix(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("pix2pix")
+    paths = {"model_save": root / "generator", "with_training_flag": root / "served"}
+    subprocess.run([sys.executable, "-c", _PIX2PIX, str(paths["model_save"]), str(paths["with_training_flag"])],
+                   check=True, capture_output=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    return paths
+
+
+@pytest.mark.parametrize("saved", ["model_save", "with_training_flag"])
+def test_pix2pix_saved_model_inspects_and_converts(pix2pix, saved, tmp_path):
+    code, _, err = run_cli("inspect", pix2pix[saved])
+    assert code == 0, err
+    if saved == "with_training_flag":
+        assert "inputs never read by the outputs, left out: training:0" in err
+    code, _, err = run_cli("tf2onnx", pix2pix[saved], "-o", tmp_path / "out", "--verify")
     assert code == 0, err
