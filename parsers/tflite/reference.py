@@ -96,8 +96,21 @@ def _prepare(path: str) -> int:
     return 0
 
 
+def run_tensors(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray],
+                names: list[str]) -> dict[str, np.ndarray]:
+    """The subgraph's tensors `names` (TFLite layout) on `inputs` (IR layout), the interpreter keeping every
+    intermediate tensor (experimental_preserve_all_tensors, TFLite's own kernels): the per-layer diff.
+    {} for a signature's subgraph (the interpreter exposes the main subgraph's tensors only)."""
+    runner = _Runner(Path(path), graph, preserve=True)
+    if runner.signature:
+        return {}
+    runner.run(inputs)
+    return {name: np.array(runner.interpreter.get_tensor(runner.by_name[name]))
+            for name in names if name in runner.by_name}
+
+
 class _Runner:
-    def __init__(self, path: Path, graph: ir.Graph):
+    def __init__(self, path: Path, graph: ir.Graph, preserve: bool = False):
         self.path = path
         self.graph = graph
         self.signature = (graph.metadata.get("tf_settings") or {}).get("signature")  # parse() records it
@@ -111,7 +124,7 @@ class _Runner:
             self.by_name = {t.name: t.index for t in sub.tensors}
         self.tensors = sub.tensors
         self.outputs = [self.by_name[graph.source_names.get(t, t)] for t in graph.outputs]
-        self.inner = not self.signature and not set(self.outputs) <= set(sub.outputs)
+        self.inner = preserve or (not self.signature and not set(self.outputs) <= set(sub.outputs))
         cls = _interpreter_class()
         try:
             self.interpreter = cls(model_path=str(path), num_threads=1,

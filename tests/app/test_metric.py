@@ -1,4 +1,4 @@
-"""app/metric.judge: every tensor judged at its own scale."""
+"""app/verify/metric.judge: every tensor judged at its own scale."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from tf_convert.app.metric import CANNOT_TELL, EPS32, FAILED, OK, judge, judge_across, snr_floor_db, verdict_of
+from tf_convert.app.verify.metric import CANNOT_TELL, EPS32, FAILED, OK, judge, judge_across, snr_floor_db, verdict_of
 
 SCALES = [1e-6, 1e-5, 1e-3, 1.0, 1e3, 1e6]
 

@@ -9,19 +9,18 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tf_convert.app import reference_process
 from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.convert.ir import Graph
 from tf_convert.convert.padding.sizes import input_free_axes
 
-from . import mask_inputs, token_inputs
+from . import mask_inputs, reference_process, token_inputs
 from .metric import CANNOT_TELL, judge, judge_across, verdict_of
 from .metric import worst as worst_row
 
 
 def make_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
     """The same random inputs for both sides: standard normal (token ids, integer and bool masks, float
-    ids cast to int: whole numbers uniform over their valid range, app.token_inputs), fixed seed, IR layout."""
+    ids cast to int: whole numbers uniform over their valid range, app.verify.token_inputs), fixed seed, IR layout."""
     rng = np.random.default_rng(seed)
     return [_random_input(graph, name, graph.shape(name), rng) for name in graph.inputs]
 
