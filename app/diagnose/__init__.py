@@ -37,9 +37,18 @@ def load_for(out: Path) -> tuple[dict[str, Any], Graph]:
         inputs=[row["source_name"] for row in doc["inputs"]],
         outputs=[row["source_name"] for row in doc["outputs"]],
         input_shapes={k: tuple(v) for k, v in doc.get("pads_computed_for", {}).items()},
+        **_recorded_settings(doc.get("source_settings") or {}),  # the same signature / placeholders as converted
     )
     graph, _, _, _ = load_graph(req)
     return doc, graph
+
+
+def _recorded_settings(recorded: dict[str, Any]) -> dict[str, Any]:
+    """Request fields from conversion.json's source_settings: a TF source's {"set": ..., "use_ema": ...},
+    a .tflite source's {"signature": NAME}."""
+    if "set" in recorded:
+        return {"settings": dict(recorded["set"]), "use_ema": bool(recorded.get("use_ema", False))}
+    return {"settings": dict(recorded)}
 
 
 def diagnose(out: Path, rtol: float | None = None) -> tuple[dict[str, Any], dict[str, Any], Graph]:

@@ -17,14 +17,17 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 from tf_convert.convert.ir.graph import LOWERINGS
+from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.progress import SILENT, Progress
+from tf_convert.convert.registry import import_family_modules
 from tf_convert.emitters.base import EmitResult
 from tf_convert.emitters.options import options_for
 
-from . import elementwise, nn, reduce, resize, shape, spatial  # noqa: F401  (one module per family: fills TABLE)
 from .builder import NetBuilder
 from .contract import TABLE, Ctx
 from .elementwise import dtype_problems
+
+import_family_modules(__name__, FAMILIES)  # the handlers, a module per catalog family: they fill TABLE
 
 TARGET = "caffe"
 PROTOTXT = "deploy.prototxt"

@@ -12,28 +12,16 @@ import numpy as np
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.progress import SILENT, Progress
+from tf_convert.convert.registry import import_family_modules
 from tf_convert.emitters.base import EmitResult
 from tf_convert.emitters.options import options_for, validate
 
-from . import (  # noqa: F401  (one module per family: fills TABLE)
-    detection,
-    elementwise,
-    elementwise_bitwise,
-    elementwise_quant,
-    nn,
-    reduce,
-    resize,
-    resize_repeat,
-    sequence,
-    sequence_recurrent,
-    shape,
-    shape_crop,
-    spatial,
-    spatial_3d,
-)
 from .contract import TABLE
 from .model import EXTERNAL_DATA_THRESHOLD, MODEL_FILE, build, save_checked
+
+import_family_modules(__name__, FAMILIES)  # the handlers, a module per catalog family: they fill TABLE
 
 TARGET = "onnx"
 

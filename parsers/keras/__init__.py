@@ -13,6 +13,7 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.parsers.base import ParseOptions
+from tf_convert.parsers.source import kinds_of
 
 # importing the handler modules registers them in TABLE (schema: the config shape, checked first)
 from . import (  # noqa: F401  (one module per family: fills TABLE)
@@ -34,7 +35,7 @@ from .layout import TO_NCHW, TO_NHWC
 from .source import KerasSource, sniff
 from .table import TABLE, restore_ops_modules
 
-KINDS = ("keras_h5", "keras_v3")
+KINDS = kinds_of("keras")
 
 __all__ = ["KINDS", "TABLE", "parse", "run_reference", "run_reference_sets", "sniff"]
 
@@ -43,6 +44,7 @@ def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
     """Read a Keras model file into an IR graph (NCHW), without importing TensorFlow."""
     options = options or ParseOptions()
     with KerasSource(path) as source:
+        schema.check_origins(source.config, str(path))  # a class Keras cannot locate is no Keras class
         found = traced.foreign_classes(source.config) if isinstance(source.config, dict) else []
         kind = source.kind
     if found:  # classes only their own code can run: Keras loads and traces the model

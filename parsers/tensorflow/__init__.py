@@ -16,7 +16,7 @@ import numpy as np
 
 from tf_convert.convert.errors import InputError
 from tf_convert.parsers.base import ParseOptions
-from tf_convert.parsers.source import Source, open_source
+from tf_convert.parsers.source import Source, kinds_of, open_source
 
 from .build import build_graph
 from .loader import LOADERS
@@ -25,7 +25,7 @@ from .weight_stream import stream_weights
 if TYPE_CHECKING:
     from tf_convert.convert.ir import Graph
 
-KINDS = ("tf_checkpoint", "saved_model", "frozen_pb")
+KINDS = kinds_of("tensorflow")
 
 
 def _quiet() -> None:

@@ -1,20 +1,23 @@
-"""Walk one subgraph of a TFLite model into an IR graph (NCHW): inputs, operators in file order (the
-schema stores them topologically sorted), outputs."""
+"""Walk one subgraph of a TFLite model into an IR graph (NCHW): inputs, operators in an order that runs
+them (file order: the schema stores them topologically sorted; validate.order where a file does not),
+outputs. The model is checked first (validate.check): a corrupt file is one line, exit 2."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+from collections.abc import Iterator
 
 import numpy as np
 
 from tf_convert.convert import ir
-from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import layout, weights
+from . import layout, reference, refused, validate, weights
 from .op import Op
-from .schema import Model, Operator, Subgraph, Tensor
-from .table import FOLD, TABLE
+from .schema import NUMPY_TYPES, Model, Operator, Subgraph, Tensor
+from .table import CUSTOM, FOLD, TABLE
 
 POISON = "\0unbuilt"  # stands for the outputs of an operator that could not be converted
 _INPUT_TYPES = {"FLOAT32": "float32", "INT32": "int32", "INT64": "int64", "BOOL": "bool"}
@@ -38,10 +41,12 @@ def choose(model: Model, signature: str | None) -> tuple[Subgraph, dict[str, int
 
 class Builder:
     def __init__(self, model: Model, options: ParseOptions, signature: str | None = None):
+        validate.check(model)
         self.model = model
         self.options = options
         self.signature = signature
         self.subgraph, self.sig_inputs, self.sig_outputs = choose(model, signature)
+        validate.converted(model, self.subgraph, self.sig_outputs)
         self.tensors = self.subgraph.tensors
         stem = model.path.stem
         self.graph = ir.Graph(name=stem if not signature else f"{stem}_{signature}")
@@ -49,6 +54,40 @@ class Builder:
         self.values: dict[int, np.ndarray] = {}
         self.errors: list[Unsupported] = []
         self.resized = False  # --input-shape set a size the file does not store: shapes are not checked
+        self.depth = 0  # how many subgraph calls (IF branches) deep this builder is
+
+    def call(self, index: int, inputs: list[str]) -> list[str]:
+        """Subgraph `index` inlined into the same IR graph on the IR tensors `inputs` (an IF's branch): its
+        output tensors. A subgraph that calls itself, directly or not, is refused (TFLite's own recursion)."""
+        if not 0 <= index < len(self.model.subgraphs):
+            raise UnsupportedError([Unsupported("IF", f"subgraph {index}", f"the file has "
+                                                f"{len(self.model.subgraphs)} subgraphs")], target="tflite parser")
+        if self.depth >= 8:
+            raise UnsupportedError([Unsupported("IF", f"subgraph {index}", "subgraph calls nested more than 8 "
+                                                "deep (recursion?)")], target="tflite parser")
+        child = Builder.__new__(Builder)
+        child.__dict__.update(self.__dict__)
+        child.subgraph = self.model.subgraphs[index]
+        child.tensors = child.subgraph.tensors
+        child.ir, child.values, child.errors, child.depth = {}, {}, [], self.depth + 1
+        for t in child.tensors:
+            if t.data is not None:
+                child.values[t.index] = t.data
+        if len(inputs) != len(child.subgraph.inputs):
+            raise UnsupportedError([Unsupported("IF", f"subgraph {index}", f"called with {len(inputs)} inputs, it "
+                                                f"takes {len(child.subgraph.inputs)}")], target="tflite parser")
+        for index_in, tensor in zip(child.subgraph.inputs, inputs):
+            child.ir[index_in] = tensor
+        for operator in child.subgraph.operators:
+            child._operator(operator)
+        if child.errors:
+            raise UnsupportedError(child.errors, target="tflite parser")
+        outs = []
+        for i in child.subgraph.outputs:
+            if i not in child.ir and i in child.values:  # an output the branch computes from constants only
+                Op(self.graph, _holder(i), child.tensors, child.ir, child.values).x(0)
+            outs.append(child.ir[i])
+        return outs
 
     # ---- entry -----------------------------------------------------------------------------
     def build(self) -> ir.Graph:
@@ -65,13 +104,14 @@ class Builder:
         for name, index in inputs:
             self._graph_input(name, index)
         weights.record(self, self.options)
-        for operator in self.subgraph.operators:
+        for operator in validate.order(self.subgraph, self.model.path.name):
             self._operator(operator)
         if self.errors:
             raise UnsupportedError(self.errors, target="tflite parser")
         self._set_outputs(self._outputs())
         self.graph.prune()
         self.graph.metadata["source_format"] = "tflite"
+        self.graph.metadata["source_tensors"] = self._source_tensors()
         self.graph.validate()
         return self.graph
 
@@ -151,17 +191,37 @@ class Builder:
             self.graph.source_names[tensor] = name
             self.graph.source_layouts[tensor] = "NHWC" if len(self.graph.shape(tensor)) == 4 else ""
 
+    def _source_tensors(self) -> dict[str, list]:
+        """TFLite tensor name -> [IR tensor, perm (IR = transpose(TFLite, perm)) or None, IR shape], in the
+        file's operator order: what the per-layer diff (convert verify --layers) fetches from TFLite's
+        interpreter for each IR tensor. Names the subgraph repeats are left out (which one is meant?)."""
+        names = [t.name for t in self.tensors]
+        inputs = set(self.graph.inputs)
+        found = {}
+        for operator in self.subgraph.operators:
+            for index in operator.outputs:
+                out = self.ir.get(index)
+                if out is None or out == POISON or out in inputs or out not in self.graph.tensors:
+                    continue
+                name = self.tensors[index].name
+                if names.count(name) != 1:
+                    continue
+                shape = list(self.graph.shape(out))
+                found[name] = [out, list(layout.TO_NCHW) if len(shape) == 4 else None, shape]
+        return found
+
     # ---- operators -------------------------------------------------------------------------
     def _operator(self, operator) -> None:
         ins = [i for i in operator.inputs if i >= 0]
         if any(self.ir.get(i) == POISON for i in ins):
             self._poison(operator)
             return
-        op = Op(self.graph, operator, self.tensors, self.ir, self.values)
+        op = Op(self.graph, operator, self.tensors, self.ir, self.values, self.call)
         fold = FOLD.get(operator.name) if not operator.custom else None
         if fold is not None and all(i in self.values for i in ins):
             try:
-                results = fold(op, [self.values[i] for i in ins])
+                with self._options_read(operator):
+                    results = fold(op, [self.values[i] for i in ins])
             except UnsupportedError as err:
                 self.errors.extend(err.items)
                 self._poison(operator)
@@ -169,37 +229,82 @@ class Builder:
             for index, value in zip(operator.outputs, results):
                 self.values[index] = np.asarray(value)
             return
-        handler = TABLE.get(operator.name) if not operator.custom else None
+        handler = (CUSTOM if operator.custom else TABLE).get(operator.name)
         if handler is None:
+            why = None if operator.custom else refused.reason(operator.name)
             what = "custom operator" if operator.custom else "builtin operator"
-            self.errors.append(Unsupported(operator.name, op.name, f"{what} with no converter"))
+            self.errors.append(Unsupported(operator.name, op.name, f"{what}: {why}" if why else
+                                           f"{what} with no converter"))
             self._poison(operator)
             return
         try:
-            outs = list(handler(op))
+            with self._options_read(operator):
+                outs = list(handler(op))
         except UnsupportedError as err:
             self.errors.extend(err.items)
             self._poison(operator)
             return
         for index, out in zip(operator.outputs, outs):
+            if index < 0:  # an optional output the file leaves out
+                continue
             self.ir[index] = out
             self._check_shape(op, self.tensors[index], out)
+
+    @contextlib.contextmanager
+    def _options_read(self, operator: Operator) -> Iterator[None]:
+        """A handler reading an option its operator's options table does not have: the table is missing or
+        of another operator's type (a corrupt file), one line naming the operator."""
+        try:
+            yield
+        except AttributeError as err:
+            if err.obj is not operator.options:
+                self._refused_by_tflite(operator, err)
+                raise
+            kind = type(operator.options).__name__ if operator.options is not None else "none"
+            raise InputError(f"{self.model.path.name}: subgraph {self.subgraph.index}: operator {operator.index} "
+                             f"{operator.name} ('{Op(self.graph, operator, self.tensors, {}, {}).name}'): its "
+                             f"builtin options ({kind}) have no {err.name}: missing or of another operator's "
+                             f"type; the file is corrupt") from None
+        except (ValueError, IndexError, KeyError, TypeError, ArithmeticError) as err:
+            self._refused_by_tflite(operator, err)
+            raise
+
+    def _refused_by_tflite(self, operator: Operator, err: Exception) -> None:
+        """A handler failed on an operator the checks let through: when TFLite's interpreter refuses the file
+        too, the file is what is wrong (one line, exit 2); else the failure is the converter's own."""
+        why = reference.refusal(self.model.path)
+        if why is not None:
+            raise InputError(f"{self.model.path.name}: subgraph {self.subgraph.index}: operator {operator.index} "
+                             f"{operator.name} cannot be read ({type(err).__name__}: {err}) and TFLite's "
+                             f"interpreter cannot run this file either: {why}") from None
 
     def _poison(self, operator) -> None:
         for index in operator.outputs:
             self.ir[index] = POISON
 
     def _check_shape(self, op: Op, t: Tensor, out: str) -> None:
-        """The IR shape a handler computed must be the one the file stores (at the file's own size): a
-        handler that misreads an option fails here, loudly, instead of writing a wrong model."""
-        if self.resized or not t.shape:
-            return
+        """The IR shape and dtype a handler computed must be those the file stores (the shape at the file's
+        own size): a handler that misreads an option fails here, loudly, instead of writing a wrong model.
+        Where TFLite's interpreter refuses the file too, the file is what is wrong (exit 2)."""
         have = layout.source_shape(self.graph.shape(out))
         known = t.signature if len(t.signature) == len(t.shape) else t.shape  # -1: the file does not store it
-        if len(have) != len(t.shape) or any(k >= 0 and h != d for h, d, k in zip(have, t.shape, known)):
-            raise UnsupportedError([Unsupported(op.op.name, t.name, f"the converted output has shape {have}, the "
-                                                f"file says {t.shape}: the operator's options are not understood")],
-                                   target="tflite parser")
+        if not self.resized and t.shape and (len(have) != len(t.shape) or
+                                             any(k >= 0 and h != d for h, d, k in zip(have, t.shape, known))):
+            self._differs(op, t, f"shape {have}", f"{t.shape}")
+        dtype = self.graph.tensors[out].dtype
+        stored = NUMPY_TYPES.get(t.type)
+        if stored is not None and t.type != "FLOAT16" and np.dtype(stored).name != dtype:
+            self._differs(op, t, f"dtype {dtype}", t.type)
+
+    def _differs(self, op: Op, t: Tensor, have: str, stored: str) -> None:
+        why = reference.refusal(self.model.path)
+        if why is not None:
+            raise InputError(f"{self.model.path.name}: subgraph {self.subgraph.index}: operator {op.op.index} "
+                             f"{op.op.name} computes {have} for tensor {t.index} '{t.name}', the file says {stored}, "
+                             f"and TFLite's interpreter cannot run this file: {why}")
+        raise UnsupportedError([Unsupported(op.op.name, t.name, f"the converted output has {have}, the file says "
+                                            f"{stored}: the operator's options are not understood")],
+                               target="tflite parser")
 
 
 def _holder(index: int):

@@ -3,14 +3,14 @@ helpers to add IR nodes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tf_convert.convert import ir
-from tf_convert.convert.errors import Unsupported, UnsupportedError
+from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError
 
 from . import layout
 from .schema import ACTIVATIONS, PADDINGS, Operator, Tensor
@@ -23,19 +23,31 @@ class Op:
     tensors: list[Tensor]  # the subgraph's tensors
     ir: dict[int, str]  # tensor index -> IR tensor (activations)
     values: dict[int, np.ndarray]  # tensor index -> known value (constants, folded shapes), TFLite layout
+    # another subgraph of the file inlined on IR tensors (its index, its inputs): its outputs (IF, WHILE)
+    call: Callable[[int, list[str]], list[str]] | None = None
 
     # ---- queries ---------------------------------------------------------------------------
     @property
     def name(self) -> str:
         """The IR base name: the operator's first output's name in the file."""
-        return self.tensors[self.op.outputs[0]].name if self.op.outputs else f"op_{self.op.index}"
+        first = self.op.outputs[0] if self.op.outputs else -1
+        return self.tensors[first].name if 0 <= first < len(self.tensors) else f"op_{self.op.index}"
 
     @property
     def options(self) -> Any:
         return self.op.options
 
     def tensor(self, k: int) -> Tensor:
-        return self.tensors[self.op.inputs[k]]
+        return self.tensors[self._input(k)]
+
+    def _input(self, k: int) -> int:
+        """Input k's tensor index; a one-line error when the file leaves out an input the operator needs."""
+        if not self.has(k):
+            given = f"leaves out input {k} (-1)" if k < len(self.op.inputs) else \
+                f"gives it {len(self.op.inputs)} input(s), no input {k}"
+            raise InputError(f"operator {self.op.index} {self.op.name} ('{self.name}'): the file {given}, which "
+                             f"{self.op.name} needs; the file is corrupt")
+        return self.op.inputs[k]
 
     def has(self, k: int) -> bool:
         return k < len(self.op.inputs) and self.op.inputs[k] >= 0
@@ -53,7 +65,7 @@ class Op:
 
     def x(self, k: int = 0) -> str:
         """Input k as an IR tensor (a constant becomes a const node, in IR layout)."""
-        index = self.op.inputs[k]
+        index = self._input(k)
         if index in self.ir:
             return self.ir[index]
         value = self.values[index]
@@ -74,6 +86,9 @@ class Op:
         """Input k's shape as TFLite sees it (NHWC for rank 4)."""
         value = self.value(k)
         return tuple(value.shape) if value is not None else layout.source_shape(self.shape(self.x(k)))
+
+    def dtype(self, tensor: str) -> str:
+        return self.graph.tensors[tensor].dtype
 
     def padding(self) -> str:
         return PADDINGS.get(int(self.options.Padding()), "?")

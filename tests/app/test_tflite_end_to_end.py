@@ -99,7 +99,7 @@ def test_a_free_input_size_converts_at_the_size_given(size, tflite_files, tmp_pa
 
 
 @pytest.mark.parametrize("name,exit_code,named", [
-    ("cumsum", 3, "CUMSUM"),  # a builtin without a converter
+    ("unique", 3, "UNIQUE"),  # a builtin without a converter
     ("dynamic_range", 3, "hybrid (dynamic-range) quantized weights"),
     ("int8", 3, "QUANTIZE"),
 ])
