@@ -81,10 +81,11 @@ test-full: install mxnet-env
 	CONVERT_FULL_MATRIX=1 $(PY) -m pytest -q -n $(JOBS) tests -m "slow or not slow"
 
 # Keras files as people have them: every keras-hub backbone traced, the whole generated
-# layer suite (every built-in layer x .keras / Keras 3 .h5 / tf_keras .h5 / SavedModel x target)
+# layer suite (every built-in layer x .keras / Keras 3 .h5 / tf_keras .h5 / SavedModel x target), and
+# published-style tf_keras models (GAN, DCGAN, CRNN, DeepSpeech, Pix2Pix) as .h5 and .keras
 test-keras-files: install mxnet-env
 	CONVERT_KERAS_FILES=1 $(PY) -m pytest -q -p no:xdist tests/parsers/test_parser_keras_traced.py \
-		tests/parsers/test_parser_keras_suite.py -m "slow or not slow"
+		tests/parsers/test_parser_keras_suite.py tests/parsers/test_parser_keras_published.py -m "slow or not slow"
 
 # The generated layer suite through the CLI to every target runtime (--verify, and the written model run on
 # the suite's input against Keras): prints form x target exact/refused/failed counts and every refusal

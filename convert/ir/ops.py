@@ -689,7 +689,7 @@ OPS: dict[str, OpSpec] = {
         ("output",),
         (),
         "The coordinates of the nonzero (true) elements of the input, in row-major order, as numpy.argwhere: "
-        "output 'indices' (int32, (x.size, x.ndim), zeros after the found rows), 'count': how many "
+        "output 'indices' (int64 as TF's, (x.size, x.ndim), zeros after the found rows), 'count': how many "
         "(int32, ()).",
         "shape",
         family="detection", types={"output": Attr("str", REQUIRED, ("indices", "count"))},

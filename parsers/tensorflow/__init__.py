@@ -18,7 +18,7 @@ from tf_convert.convert.errors import InputError
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.source import Source, kinds_of, open_source
 
-from .build import build_graph
+from .build import build_graph, read_inputs
 from .loader import LOADERS
 from .protos import to_tensorflow
 from .weight_stream import stream_weights
@@ -75,9 +75,10 @@ def parse(path: str | Path | Source, options: ParseOptions | None = None) -> Gra
     options = options or ParseOptions()
     source = open_source(path)
     frozen = load(source, options)
-    _remember(source, frozen, _settings(options))
     options.notes.extend(frozen.notes)
     options.records.extend(frozen.records)
+    frozen = read_inputs(frozen, options)  # a signature's argument the outputs never read is left out
+    _remember(source, frozen, _settings(options))
     graph = build_graph(frozen, options, source.model_name, source.kind)
     graph.metadata["source_path"] = str(source.path)
     graph.metadata["tf_settings"] = _settings(options)
