@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from tf_convert.convert import ir
@@ -221,6 +222,22 @@ def _add_outputs(ctx: Context, names: list[str], tensors: list[Any]) -> None:
         graph.outputs.append(name)
         graph.source_names[name] = src
         graph.source_layouts[name] = ("NHWC" if v.perm == NHWC_TO_NCHW else "NCHW") if rank == 4 else ""
+
+
+def read_inputs(frozen: Frozen, options: ParseOptions) -> Frozen:
+    """`frozen` without the inputs no chosen output reads (the pruning removed them). Named with --inputs,
+    they are refused (exit 2, naming them); taken from a serving signature (an argument the model ignores),
+    they are left out of the converted model's inputs, with a note."""
+    nodes = {n.name for n in frozen.graph_def.node}
+    unread = [t for t in frozen.inputs if node_of(t) not in nodes]
+    if not unread:
+        return frozen
+    them = "it" if len(unread) == 1 else "them"
+    if options.inputs:
+        raise UsageError(f"--inputs {', '.join(unread)}: the outputs ({', '.join(frozen.outputs)}) never read "
+                         f"{them}; leave {them} out of --inputs, or name the outputs that do with --outputs")
+    options.notes.append(f"inputs never read by the outputs, left out: {', '.join(unread)}")
+    return dataclasses.replace(frozen, inputs=[t for t in frozen.inputs if t not in unread])
 
 
 def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> ir.Graph:

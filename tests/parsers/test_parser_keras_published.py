@@ -2,8 +2,8 @@
 file tf_keras loads back converts, and the written torch and ONNX models give tf_keras's numbers.
 
 The GAN shape (a Model holding a Model holding a Sequential, a shared layer, a frozen part) is in the default
-run as `.h5`, where tf_keras writes the Sequential's weights without its name; every builder in both forms
-runs under `make test-keras-files`.
+run as `.h5`, where tf_keras writes the Sequential's weights without its name, and a tf_keras `.keras` (whose
+weights file names no layer) too; every builder in both forms runs under `make test-keras-files`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ RTOL = 1e-4
 TARGETS = ("torch", "onnx")
 SLOW = [pytest.mark.slow, pytest.mark.skipif(not os.environ.get("CONVERT_KERAS_FILES"),
                                              reason="every published-style model: make test-keras-files")]
-DEFAULT = {("gan_nested", ".h5"), ("gan_generator", ".h5")}
+DEFAULT = {("gan_nested", ".h5"), ("gan_generator", ".h5"), ("dcgan", ".keras")}
 CASES = [pytest.param(name, form, marks=() if (name, form) in DEFAULT else SLOW)
          for name in tf_keras_models.BUILDERS for form in (".h5", ".keras")]
 
@@ -36,17 +36,18 @@ def _as_list(value) -> list:
 
 
 def convert_and_compare(model, shapes: dict, path: Path, work: Path, flags: tuple[str, ...] = ()) -> dict:
-    """Save `model` at `path`, check tf_keras reloads it exactly, convert it for each target through the CLI
-    and return target -> max relative error of the written model against tf_keras."""
-    import tf_keras
+    """Save `model` at `path`, check the Keras that built it (tf_keras or Keras 3) reloads it exactly, convert it
+    for each target through the CLI and return target -> max relative error of the written model against Keras."""
+    import importlib
 
     from tests.support.ir_cases import rel_error
     from tf_convert import emitters
 
+    keras = importlib.import_module(type(model).__module__.split(".")[0])
     model.save(path)
     feeds = _feeds(shapes)
     expected = [np.asarray(y) for y in _as_list(model(feeds if len(feeds) > 1 else feeds[0], training=False))]
-    reloaded = tf_keras.models.load_model(path, compile=False, safe_mode="--no-safe-mode" not in flags)
+    reloaded = keras.models.load_model(path, compile=False, safe_mode="--no-safe-mode" not in flags)
     again = [np.asarray(y) for y in _as_list(reloaded(feeds if len(feeds) > 1 else feeds[0], training=False))]
     assert all(np.array_equal(a, b) for a, b in zip(expected, again)), "tf_keras does not reload it exactly"
     shape_flags = [arg for name, shape in shapes.items()

@@ -56,7 +56,7 @@ def fused_batch_norm(ctx: Context, op: Any) -> None:
     out = ctx.emit("channel_affine", op.name, [x_ir], ctx.graph.shape(x_ir), {"axis": 1, "epsilon": eps},
                    {"scale": scale.astype(np.float32), "shift": shift.astype(np.float32),
                     **{k: v.astype(np.float32) for k, v in stats.items()}}, op.type)
-    ctx.set(op.outputs[0], out, fmt_perm(fmt))
+    ctx.set(op.outputs[0], out, fmt_perm(fmt, len(ctx.graph.shape(x_ir))))  # NHWC or NDHWC
 
 
 def _batch_statistics_norm(ctx: Context, op: Any, fmt: str) -> None:
@@ -83,7 +83,7 @@ def _batch_statistics_norm(ctx: Context, op: Any, fmt: str) -> None:
     offset = ctx.emit("const", f"{op.name}/offset", [], kept, params={"value": beta.reshape(kept)}, source_op=op.type)
     scaled = ctx.emit("mul", f"{op.name}/scaled", [normed, scale], shape, source_op=op.type)
     out = ctx.emit("add", op.name, [scaled, offset], shape, source_op=op.type)
-    ctx.set(op.outputs[0], out, fmt_perm(fmt))
+    ctx.set(op.outputs[0], out, fmt_perm(fmt, len(shape)))
 
 
 def _operand(ctx: Context, op: Any, index: int, adjoint: bool) -> str:
