@@ -169,3 +169,60 @@ def test_an_input_of_a_dtype_the_ir_does_not_hold_is_refused_by_name(dtype, tmp_
         parsers.parse(pb, ParseOptions(inputs=["x:0"], outputs=["y:0"]))
     assert caught.value.exit_code == 3
     assert [(i.node, dtype in i.hint) for i in caught.value.items] == [("x", True)]
+
+
+# ---- the cases of the report end to end, through the CLI with --verify ----------------------------------------
+
+# output -> (TF's dtype, TF's shape; Where's: the most rows it can have); built on: ids () int32, mask (3, 4) bool, x (3, 4) float32, flag () bool,
+# a () float32, plus a/b int8 matrices (torch: int8 is outside ONNX's boundary) or two bool vectors (ONNX)
+E2E = {
+    "torch": {"one_hot": ("float32", [5]), "select_scalar": ("float32", []), "indices": ("int64", [12, 2]),
+              "argmax": ("int32", [3]), "matmul": ("int32", [2, 3, 5])},
+    "onnx": {"one_hot": ("float32", [5]), "select_scalar": ("float32", []), "indices": ("int64", [12, 2]),
+             "argmax": ("int32", [3]), "select_bool": ("bool", [4]), "total": ("float32", [])},
+}
+
+
+def _e2e_model(directory: Path, target: str) -> tuple[Path, list[str]]:
+    graph = tf.Graph()
+    with graph.as_default():
+        ph = {n: tf.compat.v1.placeholder(dt, shape, name=n) for n, dt, shape in (
+            ("ids", tf.int32, ()), ("mask", tf.bool, (3, 4)), ("x", tf.float32, (3, 4)), ("flag", tf.bool, ()),
+            ("s", tf.float32, ()))}
+        tf.one_hot(ph["ids"], 5, name="one_hot")
+        tf.where(ph["flag"], ph["s"], -ph["s"], name="select_scalar")
+        tf.identity(tf.where(ph["mask"]), name="indices")  # the coordinates, int64, as many rows as true elements
+        tf.argmax(ph["x"], 1, output_type=tf.int32, name="argmax")
+        if target == "torch":
+            ph["a"] = tf.compat.v1.placeholder(tf.int8, (2, 3, 4), name="a")
+            ph["b"] = tf.compat.v1.placeholder(tf.int8, (2, 4, 5), name="b")
+            tf.raw_ops.BatchMatMulV3(x=ph["a"], y=ph["b"], Tout=tf.int32, name="matmul")
+        else:
+            ph["p"] = tf.compat.v1.placeholder(tf.bool, (4,), name="p")
+            ph["q"] = tf.compat.v1.placeholder(tf.bool, (4,), name="q")
+            tf.where(ph["p"], ph["q"], tf.logical_not(ph["q"]), name="select_bool")
+            tf.reduce_sum(ph["x"], name="total")
+    pb = directory / "model.pb"
+    pb.write_bytes(graph.as_graph_def().SerializeToString())
+    return pb, [f"{n}:0" for n in ph]
+
+
+@pytest.mark.parametrize("target", ["torch", "onnx"])
+def test_reported_cases_verify_with_tf_dtypes_and_shapes(target, tmp_path):
+    """One-hot of a 0-d index is (5,), a select of scalars (), Where's coordinates int64, argmax's output_type
+    int32, an int8 matmul accumulated in int32 (--verify feeds the whole int8 range: an int8 accumulation
+    would wrap), a select of masks loads in onnxruntime, a scalar output passes the ONNX checker."""
+    import json
+
+    from tests.app.test_cli import run_cli
+
+    pb, inputs = _e2e_model(tmp_path, target)
+    out = tmp_path / "out"
+    code, _, stderr = run_cli(f"tf2{target}", pb, "--inputs", ",".join(inputs),
+                              "--outputs", ",".join(f"{o}:0" for o in E2E[target]), "--verify", "-o", out)
+    assert code == 0, stderr
+    doc = json.loads((out / "conversion.json").read_text())
+    assert {r["source_name"].removesuffix(":0"): (r["dtype"], r["shape"]) for r in doc["outputs"]} == E2E[target]
+    assert doc["verify"]["passed"]
+    ranges = {r["source_name"]: r.get("value_range") for r in doc["inputs"]}
+    assert ranges["ids:0"] == [0, 5] and (target != "torch" or ranges["a:0"] == [-128, 128])
