@@ -17,7 +17,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
-	@echo "make test       set up, lint (ruff) and run the test suite (about 20 min on 2 cores, set-up included)"
+	@echo "make test       set up, lint (ruff) and run the test suite (about 25 min on 2 cores from a fresh clone, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
 	@echo "make test-keras-files  keras-hub backbones traced, every built-in Keras layer in every saved form (slow)"
 	@echo "make test-keras-targets every built-in Keras layer x saved form through torch/ONNX/MXNet/Caffe: counts (slow)"

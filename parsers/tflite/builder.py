@@ -78,7 +78,7 @@ class Builder:
                                                 f"takes {len(child.subgraph.inputs)}")], target="tflite parser")
         for index_in, tensor in zip(child.subgraph.inputs, inputs):
             child.ir[index_in] = tensor
-        for operator in child.subgraph.operators:
+        for operator in validate.order(child.subgraph, self.model.path.name):
             child._operator(operator)
         if child.errors:
             raise UnsupportedError(child.errors, target="tflite parser")

@@ -6,7 +6,8 @@ Each must end with exit 2 or 3 (one error line, nothing left behind) or exit 0 w
 torch `model.py` imports and runs, the ONNX file loads and runs in onnxruntime, at the shapes
 `conversion.json` states, giving outputs of those shapes. Never exit 1, never a hang (--timeout: 124), never
 a memory blow-up. A fixed-seed sample runs in the default suite; `make fuzz-tflite` runs them all and
-prints the counts by exit code (CONVERT_FUZZ_TFLITE_FULL=1).
+prints the counts by exit code (CONVERT_FUZZ_TFLITE_FULL=1); there each mutant that converts is converted
+again with --verify: equal to what TFLite's interpreter computes for it, or refused by that interpreter.
 """
 
 from __future__ import annotations
@@ -61,6 +62,15 @@ def _run_converted(target: str, out: Path) -> None:
     assert [tuple(np.shape(y)) for y in outputs] == [tuple(o["shape"]) for o in doc["outputs"]]
 
 
+def _verified(target: str, src: Path, out: Path, label: str) -> None:
+    """A mutant that converts is equal to what TFLite's interpreter computes for that very file, or the
+    interpreter refuses the file (exit 2 naming it); never silently another model."""
+    result = CliRunner().invoke(cli.main, [target, str(src), "-o", str(out), "--verify", "--timeout", str(TIMEOUT_S)])
+    COUNTS[f"{target} --verify"][result.exit_code] += 1
+    refused = result.exit_code == 2 and "TFLite's interpreter cannot run this file" in result.stderr
+    assert result.exit_code == 0 or refused, f"{label} --verify: exit {result.exit_code}: {result.stderr}"
+
+
 def check_mutant(base: Path, index: int, target: str, tmp_path: Path) -> int:
     src, what = mutant(base, index, tmp_path / "src")
     out = tmp_path / "out" / "model"
@@ -80,6 +90,8 @@ def check_mutant(base: Path, index: int, target: str, tmp_path: Path) -> int:
     if result.exit_code == 0:
         assert left == ["model"], f"{label}: {left}"
         _run_converted(target, out)
+        if FULL:
+            _verified(target, src, tmp_path / "verified", label)
     else:
         lines = [line for line in stderr.splitlines() if line.strip()]
         assert result.exit_code in (2, 3), f"{label}: exit {result.exit_code}: {stderr}"
@@ -248,8 +260,8 @@ def test_every_kind_is_sampled():
 
 def counts() -> str:
     """The mutants run so far, by target and exit code."""
-    return "; ".join(f"{t}: " + ", ".join(f"exit {c}: {n}" for c, n in sorted(COUNTS[t].items()))
-                     for t in TARGETS if COUNTS[t])
+    return "; ".join(f"{t}: " + ", ".join(f"exit {c}: {n}" for c, n in sorted(counted.items()))
+                     for t, counted in COUNTS.items() if counted)
 
 
 @pytest.fixture(scope="session", autouse=True)
