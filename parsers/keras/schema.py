@@ -30,6 +30,13 @@ REQUIRED = {
     "SeparableConvolution1D": _CONV, "SimpleRNN": ("units",), "SpatialDropout1D": ("rate",),
     "SpatialDropout2D": ("rate",), "TimeDistributed": ("layer",),
 }
+# every activation name Keras 3 or tf_keras resolves (keras.activations.get): another is a file neither loads
+# (tests/parsers/test_parser_keras_configs.py checks the set against both)
+KERAS_ACTIVATIONS = frozenset({
+    "celu", "elu", "exponential", "gelu", "glu", "hard_shrink", "hard_sigmoid", "hard_silu", "hard_swish",
+    "hard_tanh", "leaky_relu", "linear", "log_sigmoid", "log_softmax", "mish", "relu", "relu6", "selu", "sigmoid",
+    "silu", "soft_shrink", "softmax", "softplus", "softsign", "sparse_plus", "sparse_sigmoid", "sparsemax",
+    "squareplus", "swish", "tanh", "tanh_shrink", "threshold"})
 WRAPPED = ("layer", "backward_layer")  # keys of a wrapper's config that hold a whole layer (Bidirectional)
 ACTIVATIONS = ("activation", "recurrent_activation")
 
@@ -163,6 +170,11 @@ def _arguments(layer: dict, where: str, at: str, depth: int) -> None:
     if missing:
         raise InputError(f"{where}: {at} ({layer['class_name']}) has no {', '.join(repr(k) for k in missing)}, "
                          f"which Keras requires of a {layer['class_name']}; the file is corrupt")
+    for key in ACTIVATIONS:
+        value = conf.get(key)
+        if isinstance(value, str) and value.lower() not in KERAS_ACTIVATIONS:
+            raise InputError(f"{where}: {at} ({layer['class_name']}) has {key}={value[:40]!r}, which is no Keras "
+                             "activation; the file is corrupt")
     for key in WRAPPED:
         inner = conf.get(key)
         if inner is None:
