@@ -7,7 +7,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir import Graph
 from tf_convert.convert.padding.sizes import size_words
 
@@ -130,22 +129,6 @@ def write(doc: dict[str, Any], path: Path) -> None:
 
 def read(path: Path) -> dict[str, Any]:
     return json.loads(Path(path).read_text())
-
-
-def read_recorded(out: Path) -> tuple[dict[str, Any], Path, Path]:
-    """(conversion.json of OUT, its path, the recorded source) for `convert verify`; UsageError when
-    OUT is not a conversion or its source is gone."""
-    doc_path = Path(out) / "conversion.json"
-    if not doc_path.is_file():
-        raise UsageError(f"{doc_path} not found: pass a directory written by `convert tf2<target>`")
-    try:
-        doc = read(doc_path)
-    except (ValueError, UnicodeDecodeError):
-        raise UsageError(f"{doc_path} is not valid JSON: re-run the conversion") from None
-    source = Path(doc["source"]["path"])
-    if not (source.exists() or any(source.parent.glob(source.name + ".*"))):
-        raise UsageError(f"source {source} recorded in {doc_path} no longer exists: re-run the conversion")
-    return doc, doc_path, source
 
 
 def skeleton_graph(doc: dict[str, Any]) -> Graph:

@@ -10,26 +10,12 @@ from pathlib import Path
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError
+from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.progress import SILENT, Progress
+from tf_convert.convert.registry import import_family_modules
 from tf_convert.emitters.base import EmitResult
 from tf_convert.emitters.options import MxnetOptions, options_for
 
-from . import (  # noqa: F401  (one module per family: fills TABLE)
-    detection,
-    elementwise,
-    elementwise_bitwise,
-    elementwise_quant,
-    nn,
-    reduce,
-    resize,
-    resize_repeat,
-    sequence,
-    sequence_recurrent,
-    shape,
-    shape_crop,
-    spatial,
-    spatial_3d,
-)
 from .contract import TABLE, Ctx
 from .runtime import (
     evaluate,
@@ -43,6 +29,8 @@ from .runtime import (
     start_run,
 )
 from .symbol import DTYPE_FLAGS, Fragment, Ref, SymbolGraph, safe_name, symbol_dtype
+
+import_family_modules(__name__, FAMILIES)  # the handlers, a module per catalog family: they fill TABLE
 
 TARGET = "mxnet"
 SYMBOL_FILE = "model-symbol.json"
@@ -59,9 +47,7 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     items = [Unsupported("input", t, f"dtype {graph.tensors[t].dtype}: MXNet models here take "
                          f"{', '.join(BOUNDARY_DTYPES)} tensors")
              for t in graph.inputs + graph.outputs if graph.tensors[t].dtype not in BOUNDARY_DTYPES]
-    # MXNet 1.x shapes read 0 as "unknown" and its arrays have at least one axis
-    items += [Unsupported("output", t, "a rank-0 result: MXNet 1.x arrays have at least one axis")
-              for t in graph.outputs if not graph.tensors[t].shape]
+    # MXNet 1.x shapes read 0 as "unknown"
     items += [Unsupported("empty", t.name, f"an empty tensor {t.shape}: MXNet 1.x shapes read a 0 as an unknown size")
               for t in graph.tensors.values() if 0 in t.shape]
     return items + TABLE.unsupported(graph, options)

@@ -12,7 +12,8 @@ def reshape(ctx: Ctx) -> Fragment:
     shape = list(ctx.out_shape)
     if shape and ctx.in_shape(0) and shape[0] == ctx.in_shape(0)[0]:  # a 0-d input has no batch
         shape[0] = 0  # MXNet: copy the input's batch, so other batch sizes run
-    f.op("Reshape", ctx.name, ctx.inputs, shape=tuple(shape))
+    # MXNet 1.x has no 0-d arrays: a scalar is held as (1,), the shape its runtime returns one in
+    f.op("Reshape", ctx.name, ctx.inputs, shape=tuple(shape) or (1,))
     return f
 
 

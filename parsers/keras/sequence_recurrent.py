@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert.convert.ir.ops import CELL_ACTIVATIONS
+
 from . import sequence_masks, weights
 from .call import Call, TensorRef
 from .elementwise import activation_name
@@ -21,7 +23,6 @@ from .table import TABLE
 
 GATES = {"LSTM": 4, "GRU": 3, "SimpleRNN": 1}
 IR_OP = {"LSTM": "lstm", "GRU": "gru", "SimpleRNN": "rnn"}
-ACTIVATIONS = {"tanh", "sigmoid", "hard_sigmoid", "relu", "linear"}  # convert.ir.reference's table
 
 
 # ---- weight specs (checked by weights.check before a handler runs) ------------------------------
@@ -104,7 +105,7 @@ def _refuse_unsupported(call: Call, class_name: str, cfg: dict) -> None:
     keys = ["activation"] + (["recurrent_activation"] if class_name != "SimpleRNN" else [])
     for key in keys:
         name = activation_name(cfg.get(key, "tanh" if key == "activation" else "sigmoid"))
-        if name not in ACTIVATIONS:
+        if name not in CELL_ACTIVATIONS:
             raise call.unsupported(f"{key}={name!r} in a recurrent layer is not supported")
         if name == "hard_sigmoid" and call.legacy:  # the cell's hard_sigmoid is Keras 3's x/6 + 1/2
             raise call.unsupported(f"{key}='hard_sigmoid' of Keras 2 (clip(0.2 x + 0.5, 0, 1)) in a recurrent "

@@ -9,6 +9,7 @@ from pathlib import Path
 from tf_convert.convert import ir
 from tf_convert.convert.errors import UsageError
 from tf_convert.parsers.base import ParseOptions
+from tf_convert.parsers.source import kinds_of
 
 # importing the handler modules registers them in TABLE (one module per family)
 from . import elementwise, logic, mediapipe, nn, pieces, reduce, resize, shape, spatial, weights  # noqa: F401
@@ -17,7 +18,7 @@ from .reference import run_reference, run_reference_sets, run_tensors
 from .schema import is_tflite, read
 from .table import FOLD, TABLE
 
-KINDS = ("tflite",)
+KINDS = kinds_of("tflite")
 
 __all__ = ["FOLD", "KINDS", "TABLE", "is_tflite", "parse", "run_reference", "run_reference_sets",
            "run_tensors"]

@@ -46,6 +46,7 @@ class Builder:
         self.options = options
         self.signature = signature
         self.subgraph, self.sig_inputs, self.sig_outputs = choose(model, signature)
+        validate.converted(model, self.subgraph, self.sig_outputs)
         self.tensors = self.subgraph.tensors
         stem = model.path.stem
         self.graph = ir.Graph(name=stem if not signature else f"{stem}_{signature}")
@@ -77,7 +78,7 @@ class Builder:
                                                 f"takes {len(child.subgraph.inputs)}")], target="tflite parser")
         for index_in, tensor in zip(child.subgraph.inputs, inputs):
             child.ir[index_in] = tensor
-        for operator in child.subgraph.operators:
+        for operator in validate.order(child.subgraph, self.model.path.name):
             child._operator(operator)
         if child.errors:
             raise UnsupportedError(child.errors, target="tflite parser")

@@ -22,7 +22,7 @@ def base(tmp_path_factory) -> Path:
     import keras
 
     x = keras.Input((6, 4), name="x")
-    y = keras.layers.Bidirectional(keras.layers.LSTM(3, return_sequences=True), name="bi")(x)
+    y = keras.layers.Bidirectional(keras.layers.LSTM(3, return_sequences=True, name="inner"), name="bi")(x)
     y = keras.layers.Dense(5, name="dense")(y)
     y = keras.layers.ReLU(name="relu")(y)
     y = keras.layers.Activation("tanh", name="act")(y)
@@ -60,6 +60,11 @@ def _custom_activation(config: dict) -> None:
         "module": "helpers", "class_name": "function", "config": "relu", "registered_name": "relu"}
 
 
+def _foreign_initializer(config: dict) -> None:
+    _layer(config, "bi")["config"]["layer"]["config"]["kernel_initializer"] = {
+        "module": "helpers", "class_name": "Init", "config": {}, "registered_name": None}
+
+
 def _wrapped_foreign_class(config: dict) -> None:
     _layer(config, "bi")["config"]["layer"].update(module="torch.nn", class_name="LSTM")
 
@@ -70,8 +75,9 @@ BAD = {  # mutation -> (what the error names, the layer it names)
     "Activation without activation": (_no_activation, "has no 'activation'", "act"),
     "Dense without units": (_no_units, "has no 'units'", "dense"),
     "wrapped LSTM without units": (_wrapped_lstm_without_units, "has no 'units'", "bi"),
-    "custom activation": (_custom_activation, "helpers.relu is not a Keras activation", "dense"),
-    "wrapped torch LSTM": (_wrapped_foreign_class, "torch.nn.LSTM is not a Keras class", "bi' (layer) 'forward_lstm"),
+    "custom activation": (_custom_activation, "helpers.relu is not a Keras object", "dense"),
+    "foreign initializer": (_foreign_initializer, "helpers.Init is not a Keras object", "bi' (layer) 'forward_inner"),
+    "wrapped torch LSTM": (_wrapped_foreign_class, "torch.nn.LSTM is not a Keras class", "bi' (layer) 'forward_inner"),
 }
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from tf_convert.convert.ir.lazy import contiguous
 
 from ..context import Context, NotConvertible
+from ..lowering import Lowering
 from ..table import tf_op
 
 _INDEX_TYPES = ("int32", "int64")
@@ -29,9 +30,10 @@ def _indices(ctx: Context, op: Any, t: Any) -> str:
 
 
 def _gather(ctx: Context, op: Any, data: Any, indices: Any, axis: int, batch_dims: int) -> None:
-    if batch_dims != 0:
-        raise NotConvertible(f"{op.type} with batch_dims={batch_dims}: only batch_dims=0 is supported")
     rank = len(ctx.shape(data))
+    if batch_dims:
+        _batched_gather(ctx, op, data, indices, axis % rank, batch_dims % max(len(ctx.shape(indices)), 1))
+        return
     index, shape = _indices(ctx, op, indices), tuple(ctx.shape(op.outputs[0]))
     if not ctx.shape(indices):  # a scalar index (x[:, t] of an unrolled loop) drops the axis: the
         # emitters gather by a 1-D index, so gather one and drop the axis after
@@ -43,6 +45,37 @@ def _gather(ctx: Context, op: Any, data: Any, indices: Any, axis: int, batch_dim
         return ctx.set(op.outputs[0], out)
     out = ctx.emit("gather", op.name, [ctx.tf_order(data), index], shape,
                    {"axis": axis % rank}, source_op=op.type, out_dtype=_dtype(data))
+    ctx.set(op.outputs[0], out)
+
+
+def _batched_gather(ctx: Context, op: Any, data: Any, indices: Any, axis: int, batch_dims: int) -> None:
+    """batch_dims > 0: params (B, M, N, R) gathered along N by indices (B, I), each batch by its own row. N
+    moved next to B and the two flattened into one axis, the indices shifted by the batch's offset into it,
+    one gather (B, I, M, R), and M moved back in front of I. Copies only: exact."""
+    shape, index_shape = tuple(ctx.shape(data)), tuple(ctx.shape(indices))
+    if not batch_dims <= axis or index_shape[:batch_dims] != shape[:batch_dims]:
+        raise NotConvertible(f"{op.type} with batch_dims={batch_dims} and axis={axis}: TF needs axis >= batch_dims "
+                             "and the batch axes of params and indices equal")
+    low = Lowering(ctx, op)
+    batch, middle, n, rest = shape[:batch_dims], shape[batch_dims:axis], shape[axis], shape[axis + 1:]
+    count = math.prod(batch)
+    if count * n >= 2 ** 31:
+        raise NotConvertible(f"{op.type} with batch_dims={batch_dims} over {count * n} rows: int32 row numbers only")
+    x = ctx.tf_order(data)
+    if middle:
+        order = (*range(batch_dims), axis, *range(batch_dims, axis), *range(axis + 1, len(shape)))
+        x = low.node("transpose", "n_first", [x], [shape[a] for a in order], {"perm": order})
+    x = low.reshape("rows", x, (count * n, *middle, *rest))
+    index = _indices(ctx, op, indices)
+    offsets = (np.arange(count) * n).reshape(batch + (1,) * (len(index_shape) - batch_dims))
+    index = low.node("add", "row", [index, low.const("offsets", offsets, low.dtype(index))], index_shape)
+    got = index_shape + middle + rest
+    out = low.node("gather", "" if not middle else "gathered", [x, index], got, {"axis": 0})
+    if middle:
+        k, i = len(index_shape) - batch_dims, len(middle)
+        order = (*range(batch_dims), *range(batch_dims + k, batch_dims + k + i), *range(batch_dims, batch_dims + k),
+                 *range(batch_dims + k + i, len(got)))
+        out = low.node("transpose", "", [out], [got[a] for a in order], {"perm": order})
     ctx.set(op.outputs[0], out)
 
 

@@ -57,6 +57,9 @@ _COMBINE = {"TensorScatterUpdate": None, "TensorScatterAdd": "add", "TensorScatt
 def tensor_scatter(ctx: Context, op: Any) -> None:
     low = Lowering(ctx, op)
     shape = ctx.shape(op.inputs[0])
+    if not ctx.is_const(op.inputs[1]):
+        ctx.set(op.outputs[0], _update_at_run_time(ctx, low, op, shape))
+        return
     indices = np.asarray(ctx.const(op.inputs[1]))
     depth = indices.shape[-1]
     lead, rest = shape[:depth], shape[depth:] or (1,)  # rows of one element stay 2-D (OpenCV's Eltwise)
@@ -69,6 +72,42 @@ def tensor_scatter(ctx: Context, op: Any) -> None:
     updates = low.reshape("updates", ctx.tf_order(op.inputs[2]), (len(flat),) + rest)
     out = scatter_rows(low, n_rows, lambda a, b: low.slice(f"base{a}", x, 0, a, b), updates, flat, combine)
     ctx.set(op.outputs[0], low.reshape("", out, shape))
+
+
+def _update_at_run_time(ctx: Context, low: Lowering, op: Any, shape: tuple[int, ...]) -> str:
+    """TensorScatterUpdate at indices the graph computes: each row of the result picks, from the base rows
+    followed by the update rows, the last update aimed at it (TF's CPU kernel writes them in order), else its
+    own base row -- an index table the converted model works out (equal, max, select), then one gather."""
+    if op.type != "TensorScatterUpdate":
+        raise NotConvertible(
+            f"{op.type} at indices computed at run time: only TensorScatterUpdate (a copy) has a run-time form; "
+            "combining repeated updates would have to follow TF's order of additions")
+    index_shape = tuple(ctx.shape(op.inputs[1]))
+    depth = index_shape[-1]
+    lead, rest = shape[:depth], shape[depth:]
+    n_rows, count = int(np.prod(lead)), int(np.prod(index_shape[:-1]))
+    if not n_rows or not count:
+        raise NotConvertible(f"{op.type} with no rows or no updates at run-time indices: nothing to scatter")
+    indices = low.reshape("indices", ctx.tf_order(op.inputs[1]), (count, depth))
+    dtype = low.dtype(indices)
+    strides = np.asarray([int(np.prod(lead[k + 1:])) for k in range(depth)])
+    scaled = low.node("mul", "scaled", [indices, low.const("strides", strides, dtype)], (count, depth))
+    flat = low.node("reduce_sum", "flat", [scaled], (count, 1), {"axes": (1,), "keepdims": True})
+    aimed = low.node("equal", "aimed", [flat, low.const("rows", np.arange(n_rows)[None], dtype)], (count, n_rows),
+                     dtype="bool")
+    numbered = low.node("mul", "numbered", [low.node("cast", "aimed_int", [aimed], (count, n_rows), {"dtype": dtype},
+                                                     dtype=dtype),
+                                            low.const("update_numbers", np.arange(1, count + 1)[:, None], dtype)],
+                        (count, n_rows))
+    last = low.node("reduce_max", "last", [numbered], (n_rows,), {"axes": (0,), "keepdims": False})
+    updated = low.node("greater", "updated", [last, low.const("zero", [0], dtype)], (n_rows,), dtype="bool")
+    from_updates = low.node("add", "from_updates", [last, low.const("past_base", [n_rows - 1], dtype)], (n_rows,))
+    row = low.node("select", "row", [updated, from_updates, low.const("own_rows", np.arange(n_rows), dtype)],
+                   (n_rows,), dtype=dtype)
+    base = low.reshape("base", ctx.tf_order(op.inputs[0]), (n_rows, *rest))
+    updates = low.reshape("updates", ctx.tf_order(op.inputs[2]), (count, *rest))
+    table = low.concat("table", [base, updates], 0)
+    return low.reshape("", low.node("gather", "picked", [table, row], (n_rows, *rest), {"axis": 0}), shape)
 
 
 @tf_op("SparseToDense")

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..graphio import split_ref
 from ..known_ops import attr_defaults, output_args
+from ..protos import AttrValue, GraphDef
 from .evaluate import Evaluator
 from .shapes import infer
 from .static import DType, ShapeError, TensorShape
@@ -188,7 +189,6 @@ def _canonical(name: str) -> str:
 
 
 def _placeholder_def(name: str, dtype: Any, dims: Sequence | None) -> Any:
-    from ..protos import AttrValue, GraphDef
 
     node = GraphDef().node.add()
     node.name, node.op = name, "Placeholder"

@@ -12,6 +12,7 @@ import numpy as np
 from tf_convert.convert.ir.lazy import is_lazy
 
 from ..graphio import split_ref
+from ..protos import AttrValue, TensorProto
 from ..tensors import dtype_enum, read_const, to_proto
 from ..tfgraph import FOLDS, NodeAttrs
 from ..tfgraph.fold import cast_to
@@ -160,7 +161,6 @@ def make_const(view: GraphView, name: str, value: Any, inputs: list[str] = ()) -
     """Replace (or add) node `name` with a Const holding `value`. A lazy value (convert.ir.lazy) is not
     copied in: the Const gets its dtype and shape only, and the value is kept beside the GraphDef
     (Frozen.weights), so the GraphDef stays small whatever the model's size."""
-    from ..protos import AttrValue, TensorProto
 
     if not is_lazy(value):
         value = np.asarray(value)
