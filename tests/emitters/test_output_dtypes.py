@@ -173,8 +173,9 @@ def test_an_input_of_a_dtype_the_ir_does_not_hold_is_refused_by_name(dtype, tmp_
 
 # ---- the cases of the report end to end, through the CLI with --verify ----------------------------------------
 
-# output -> (TF's dtype, TF's shape; Where's: the most rows it can have); built on: ids () int32, mask (3, 4) bool, x (3, 4) float32, flag () bool,
-# a () float32, plus a/b int8 matrices (torch: int8 is outside ONNX's boundary) or two bool vectors (ONNX)
+# output -> (TF's dtype, TF's shape; Where's: the most rows it can have); built on: ids () int32,
+# mask (3, 4) bool, x (3, 4) float32, flag () bool, a () float32, plus a/b int8 matrices (torch: int8 is outside
+# ONNX's boundary) or two bool vectors (ONNX)
 E2E = {
     "torch": {"one_hot": ("float32", [5]), "select_scalar": ("float32", []), "indices": ("int64", [12, 2]),
               "argmax": ("int32", [3]), "matmul": ("int32", [2, 3, 5])},
