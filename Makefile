@@ -17,7 +17,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
-	@echo "make test       set up, lint (ruff) and run the test suite (about 20 min on 2 cores, set-up included)"
+	@echo "make test       set up, lint (ruff) and run the test suite (about 25 min on 2 cores from a fresh clone, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
 	@echo "make test-keras-files  keras-hub backbones traced, every built-in Keras layer in every saved form (slow)"
 	@echo "make test-keras-targets every built-in Keras layer x saved form through torch/ONNX/MXNet/Caffe: counts (slow)"
@@ -81,10 +81,11 @@ test-full: install mxnet-env
 	CONVERT_FULL_MATRIX=1 $(PY) -m pytest -q -n $(JOBS) tests -m "slow or not slow"
 
 # Keras files as people have them: every keras-hub backbone traced, the whole generated
-# layer suite (every built-in layer x .keras / Keras 3 .h5 / tf_keras .h5 / SavedModel x target)
+# layer suite (every built-in layer x .keras / Keras 3 .h5 / tf_keras .h5 / SavedModel x target), and
+# published-style tf_keras models (GAN, DCGAN, CRNN, DeepSpeech, Pix2Pix) as .h5 and .keras
 test-keras-files: install mxnet-env
 	CONVERT_KERAS_FILES=1 $(PY) -m pytest -q -p no:xdist tests/parsers/test_parser_keras_traced.py \
-		tests/parsers/test_parser_keras_suite.py -m "slow or not slow"
+		tests/parsers/test_parser_keras_suite.py tests/parsers/test_parser_keras_published.py -m "slow or not slow"
 
 # The generated layer suite through the CLI to every target runtime (--verify, and the written model run on
 # the suite's input against Keras): prints form x target exact/refused/failed counts and every refusal

@@ -1,4 +1,4 @@
-"""The `convert` command. Thin: parses options, calls the Python API (convert/api.py), prints one line per result.
+"""The `convert` command. Thin: parses options, calls the Python API (app/api.py), prints one line per result.
 
 Nothing heavy is imported here: TensorFlow, torch and friends load inside the pipeline, so
 `convert --help` stays fast. For the same reason each command imports the app module it runs (app.api,

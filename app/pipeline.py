@@ -220,7 +220,7 @@ def _document(req: Request, source: Any, out: Path, kind: str, sha256: str, grap
     if verified is not None:  # an output the input does not move: the check says nothing there
         doc["warnings"] += verified.pop("warnings", [])
     if emitted is not None:  # per layer, the lowering the padding module chose (`convert inspect` shows the same)
-        doc["lowerings"] = padding.lowerings(graph, options_for(req.target, req.options))
+        doc["lowerings"] = padding.lowerings(graph, options_for(req.target, req.options).plan_options())
     doc["inference_passes"] = graph.metadata.get("inference_passes", [])
     doc["source_settings"] = graph.metadata.get("tf_settings")
     doc["peak_rss_mb"] = peak_rss_mb()

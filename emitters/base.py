@@ -57,7 +57,7 @@ class NodeContext:
 
     def plan(self):
         """The target's padding plan for this node (the one `convert inspect` shows)."""
-        return plan(self.node, self.graph, self.options)
+        return plan(self.node, self.graph, self.options.plan_options())
 
 
 Limit = Callable[[NodeContext], "str | None"]

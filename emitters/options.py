@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from tf_convert.convert.ir.ops import TARGETS
+from tf_convert.convert.padding.plan_type import PlanOptions
 
 MIN_OPSET, MAX_OPSET, DEFAULT_OPSET = 13, 21, 17
 STATIC_SHAPES_HELP = ("Bake the pads for the conversion size; the model then refuses other input sizes "
@@ -35,6 +36,13 @@ class TargetOptions:
     COMMAND_HELP: ClassVar[str] = ""  # what `convert tf2<target>` writes
     # Test hooks not worth a flag ('onnx_external_data_threshold', 'mxnet_affine').
     extra: dict = option({}, "test hooks", cli=False)
+
+    def plan_options(self) -> PlanOptions:
+        """What of these options the padding plans read (convert.padding): the fields both name, the target,
+        and the `conv_lowering` test hook."""
+        shared = {f.name for f in dataclasses.fields(PlanOptions)} & {f.name for f in dataclasses.fields(self)}
+        return PlanOptions(self.TARGET, conv_lowering=self.extra.get("conv_lowering"),
+                           **{name: getattr(self, name) for name in shared})
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,9 @@ class OpSpec:
     elementwise: bool | None = None  # numpy-broadcasting, value by value (None -> from kind)
     window: bool = False  # a sliding window with explicit per-side pads (conv, pooling)
     padded: bool = False  # its lowering involves padding: every target plans it (convert.padding.plan)
+    # What a separate pad layer in front of it fills with so that padded elements never change the result
+    # (-inf: a max never picks them; 0 for the rest, an average then divides by the real elements, AVERAGING_OPS)
+    pad_fill: float = 0.0
     # How the op follows the input's H/W (convert.padding.sizes): "free" (any size), "broadcast"
     # (free unless an operand has a fixed spatial shape), "channel_axis" (free when `axis` is N or
     # C), "global_reduce" (free when it reduces both H and W), "tf_padding" (free when its size
@@ -225,7 +228,7 @@ OPS: dict[str, OpSpec] = {
         (),
         "Max pooling; padded elements are ignored (as if -inf). Output size floor((n+pt+pb-k)/s)+1.",
         "spatial",
-        types=_WINDOW_TYPES, window=True, padded=True, size="free", shape=shapes.window,
+        types=_WINDOW_TYPES, window=True, padded=True, size="free", shape=shapes.window, pad_fill=float("-inf"),
     ),
     "avg_pool2d": OpSpec(
         ("kernel", "stride", "pads", "count_include_pad?", "padding"),
@@ -517,7 +520,7 @@ OPS: dict[str, OpSpec] = {
         "3-D max pooling on NCDHW; padded elements are ignored (as if -inf). pads as conv3d.",
         "spatial",
         types={"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("ints"), "padding": _SPATIAL_PADDING},
-        size="free", shape=shapes.window, refused={"caffe": _NO_POOLING_3D},
+        size="free", shape=shapes.window, refused={"caffe": _NO_POOLING_3D}, pad_fill=float("-inf"),
     ),
     "avg_pool3d": OpSpec(
         ("kernel", "stride", "pads", "count_include_pad", "padding?"),
@@ -686,7 +689,7 @@ OPS: dict[str, OpSpec] = {
         ("output",),
         (),
         "The coordinates of the nonzero (true) elements of the input, in row-major order, as numpy.argwhere: "
-        "output 'indices' (int32, (x.size, x.ndim), zeros after the found rows), 'count': how many "
+        "output 'indices' (int64 as TF's, (x.size, x.ndim), zeros after the found rows), 'count': how many "
         "(int32, ()).",
         "shape",
         family="detection", types={"output": Attr("str", REQUIRED, ("indices", "count"))},

@@ -15,6 +15,8 @@ from tf_convert.convert.errors import ConvertError, InputError, Unsupported, Uns
 from tf_convert.parsers.base import SAFE_MODE, ParseOptions
 from tf_convert.parsers.source import kinds_of
 
+from ..common.layout import TO_NCHW, TO_NHWC
+
 # importing the handler modules registers them in TABLE (schema: the config shape, checked first)
 from . import (  # noqa: F401  (one module per family: fills TABLE)
     elementwise,
@@ -31,7 +33,6 @@ from . import (  # noqa: F401  (one module per family: fills TABLE)
     traced,
 )
 from .builder import Builder
-from .layout import TO_NCHW, TO_NHWC
 from .source import KerasSource, sniff
 from .table import TABLE, restore_ops_modules
 
@@ -44,7 +45,7 @@ def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
     """Read a Keras model file into an IR graph (NCHW), without importing TensorFlow."""
     options = options or ParseOptions()
     with KerasSource(path) as source:
-        schema.check_origins(source.config, str(path))  # a class Keras cannot locate is no Keras class
+        schema.check_origins(source.config, str(path), source.kind)  # a class Keras cannot locate is no Keras class
         found = traced.foreign_classes(source.config) if isinstance(source.config, dict) else []
         kind = source.kind
     if found:  # classes only their own code can run: Keras loads and traces the model
@@ -202,17 +203,18 @@ def _safe_mode_scope(keras, safe_mode: bool):
 
 def _keras_for(path: str | Path):
     """The Keras that wrote `path`, where it is installed: tf_keras for a Keras 2 `.h5` (Keras 3 cannot
-    rebuild its TF-op layers), Keras 3 otherwise."""
-    if sniff(path) == "keras_h5":
-        with KerasSource(path) as source:
-            written_by_keras_2 = source.keras_version.startswith(("1.", "2."))
-        if written_by_keras_2:
-            try:
-                import tf_keras
+    rebuild its TF-op layers), Keras 3 otherwise. Refuses a file naming a module Keras would import
+    (schema.check_origins), whatever path reaches Keras (a reference run of a source never parsed here)."""
+    with KerasSource(path) as source:
+        schema.check_origins(source.config, str(path), source.kind)
+        written_by_keras_2 = source.kind == "keras_h5" and source.keras_version.startswith(("1.", "2."))
+    if written_by_keras_2:
+        try:
+            import tf_keras
 
-                return tf_keras
-            except ImportError:
-                pass
+            return tf_keras
+        except ImportError:
+            pass
     import keras
 
     return keras

@@ -20,6 +20,7 @@ from tf_convert.parsers.source import Source, kinds_of, open_source
 
 from .build import build_graph, read_inputs
 from .loader import LOADERS
+from .protos import to_tensorflow
 from .weight_stream import stream_weights
 
 if TYPE_CHECKING:
@@ -125,7 +126,6 @@ def _session_run(path: str | Path | Source, graph: Graph, inputs: list[np.ndarra
     _quiet()
     import tensorflow as tf
 
-    from .protos import to_tensorflow
 
     src_in = [graph.source_names[n] for n in graph.inputs]
     frozen = _frozen_for(open_source(path), graph)
@@ -183,7 +183,6 @@ def run_reference_sets(path: str | Path | Source, graph: Graph,
     _quiet()
     import tensorflow as tf
 
-    from .protos import to_tensorflow
 
     src_in = [graph.source_names[n] for n in graph.inputs]
     src_out = [graph.source_names[n] for n in graph.outputs]

@@ -69,3 +69,11 @@ def test_layers_refuses_when_nothing_can_be_compared(files, tmp_path):
     refused = _cli("verify", out, "--layers")
     assert refused.exit_code == 2 and "no tensor" in refused.output and "no divergence" not in refused.output, \
         refused.output
+
+
+def test_a_fixed_size_file_claims_only_its_size(files, tmp_path):
+    """The convs alone follow any size, but the file fixes its own: TFLite never ran it at another size."""
+    out = tmp_path / "onnx"
+    assert _cli("tf2onnx", files["convs"], "-o", out, "--verify").exit_code == 0
+    sizes = json.loads((out / "conversion.json").read_text())["input_sizes"]
+    assert sizes["spatial"] == "conversion size only" and ".tflite file was not run" in sizes["why"], sizes

@@ -104,8 +104,19 @@ def activation_matmul(ctx: Context, op: Any, adjoint_a: bool, adjoint_b: bool) -
         # broadcast batch axes made explicit: a matmul over equal batch axes runs in every target
         a = broadcast_ir(ctx, f"{op.name}/a_batch", a, batch + tuple(ctx.graph.shape(a))[-2:], op.type)
         b = broadcast_ir(ctx, f"{op.name}/b_batch", b, batch + tuple(ctx.graph.shape(b))[-2:], op.type)
-    out = ctx.emit("matmul", op.name, [a, b], ctx.shape(op.outputs[0]), source_op=op.type)
+    dtype = op.outputs[0].dtype.name
+    if np.dtype(dtype).kind in "iu":  # integers accumulate in TF's output type (BatchMatMulV3's Tout)
+        a, b = (_as_dtype(ctx, op, x, dtype, side) for x, side in ((a, "a"), (b, "b")))
+    out = ctx.emit("matmul", op.name, [a, b], ctx.shape(op.outputs[0]), source_op=op.type, out_dtype=dtype)
     ctx.set(op.outputs[0], out)
+
+
+def _as_dtype(ctx: Context, op: Any, x: str, dtype: str, side: str) -> str:
+    """Operand `x` cast to `dtype`, unless it has it."""
+    if ctx.graph.tensors[x].dtype == dtype:
+        return x
+    return ctx.emit("cast", f"{op.name}/{side}_to_{dtype}", [x], ctx.graph.shape(x), {"dtype": dtype},
+                    source_op=op.type, out_dtype=dtype)
 
 
 @tf_op("BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
