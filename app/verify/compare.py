@@ -252,9 +252,10 @@ def _one_by_one(run_reference: Callable[[Path, Graph, list[np.ndarray]], list[np
 
 
 def _outputs(outcome: Any) -> list[np.ndarray]:
-    """A set's reference outputs, or what TF raised for it raised here."""
+    """A set's reference outputs, or what TF raised for it raised here (reference_process.refusal: TF refusing
+    the input is exit 2, in process and in a child alike)."""
     if isinstance(outcome, BaseException):
-        raise outcome
+        raise reference_process.refusal(outcome)
     return outcome
 
 
