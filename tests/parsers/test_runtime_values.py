@@ -29,6 +29,12 @@ def _x(rng: np.random.Generator, shape=(3, 5, 4), dtype=np.float32) -> np.ndarra
     return (rng.standard_normal(shape) * 4).astype(dtype)
 
 
+def _conv(x):
+    """A rank-4 NHWC activation the IR holds as NCHW (exact: 1x1, weights 2 * identity)."""
+    c = x.shape[-1]
+    return tf.nn.conv2d(x, (2 * np.eye(c, dtype=np.float32)).reshape(1, 1, c, c), 1, "SAME")
+
+
 # case -> (feeds: name -> value, the op on placeholders named like the feeds). A feed whose name starts with
 # "const_" is baked into the graph as a constant: the same op with the parameter known at conversion.
 Case = tuple[dict[str, np.ndarray], Callable[[dict[str, Any]], Any]]
@@ -38,6 +44,7 @@ def _cases() -> dict[str, Case]:
     rng = np.random.default_rng(43)
     x, v, ints = _x(rng), _x(rng, (6,)), _x(rng, (4, 6), np.int32)
     square = _x(rng, (2, 4, 4))
+    image = _x(rng, (2, 5, 8, 3))
     i32 = np.int32
     cases: dict[str, Case] = {
         "slice_begin": ({"x": x, "b": i32([1, 2, 0])}, lambda p: tf.slice(p["x"], p["b"], [2, 3, 4])),
@@ -86,6 +93,15 @@ def _cases() -> dict[str, Case]:
                                     lambda p: tf.tensor_scatter_nd_update(p["v"], p["i"], p["u"])),
         "scatter_update_const": ({"x": x, "const_i": i32([[2], [0]]), "u": _x(rng, (2, 5, 4))},
                                  lambda p: tf.tensor_scatter_nd_update(p["x"], p["const_i"], p["u"])),
+        # SpaceToBatchND / BatchToSpaceND on their own (constant blocks: the op tail)
+        "space_to_batch": ({"img": image}, lambda p: tf.space_to_batch_nd(p["img"], [2, 3], [[1, 0], [0, 1]])),
+        "space_to_batch_1d": ({"x": x}, lambda p: tf.space_to_batch_nd(p["x"], [3], [[0, 1]])),
+        "space_to_batch_conv": ({"img": image},
+                                lambda p: tf.space_to_batch_nd(_conv(p["img"]), [2, 2], [[1, 0], [0, 0]])),
+        "batch_to_space": ({"img": image}, lambda p: tf.batch_to_space(p["img"], [2, 1], [[1, 0], [0, 2]])),
+        "batch_to_space_1d": ({"x": x}, lambda p: tf.batch_to_space(p["x"], [3], [[1, 1]])),
+        "space_batch_round_trip": ({"img": image}, lambda p: tf.batch_to_space(
+            tf.space_to_batch_nd(p["img"], [2, 2], [[1, 0], [0, 2]]) * 2.0, [2, 2], [[1, 0], [0, 2]])),
     }
     return cases
 
