@@ -13,11 +13,11 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: test-into-hf verify-faults fuzz install mxnet-env demo test test-full test-memory test-keras-files test-keras-targets test-detect-audio test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: test-into-hf verify-faults fuzz fuzz-tflite install mxnet-env demo test test-full test-memory test-keras-files test-keras-targets test-detect-audio test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
-	@echo "make test       set up, lint (ruff) and run the test suite (about 20 min on 2 cores, set-up included)"
+	@echo "make test       set up, lint (ruff) and run the test suite (about 25 min on 2 cores from a fresh clone, set-up included)"
 	@echo "make test-full  the whole padding matrix on every target (slow)"
 	@echo "make test-keras-files  keras-hub backbones traced, every built-in Keras layer in every saved form (slow)"
 	@echo "make test-keras-targets every built-in Keras layer x saved form through torch/ONNX/MXNet/Caffe: counts (slow)"
@@ -26,6 +26,7 @@ help:
 	@echo "make test-memory  peak RSS of a 0.5 GB checkpoint conversion (torch, onnx, mxnet; ~3 min)"
 	@echo "make verify-faults  plant 34 faults in converted models of every target, output scales 1e-6..1e6 (~7 min)"
 	@echo "make fuzz       corrupt-input fuzz: ~450 mutants of every source form (about 2 min)"
+	@echo "make fuzz-tflite  corrupt .tflite files: 560 mutants x torch/ONNX, counts by exit code (about 6 min)"
 	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"
 	@echo "make test-base-install  convert to every target in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
 	@echo "make test-mediapipe  MediaPipe's face_detection_short_range.tflite (from the pinned wheel) to every target, --verify"
@@ -71,14 +72,20 @@ verify-faults: install mxnet-env
 fuzz: install mxnet-env
 	CONVERT_FUZZ_FULL=1 $(PY) -m pytest -q -n $(JOBS) tests/app/test_fuzz_inputs.py -m "slow or not slow"
 
+# corrupt .tflite files: 140 mutants of each of four TFLiteConverter files, to torch and ONNX, in one process
+# (the counts by exit code it prints are collected across the run: no -n)
+fuzz-tflite: install
+	CONVERT_FUZZ_TFLITE_FULL=1 $(PY) -m pytest -q -p no:xdist tests/parsers/test_tflite_fuzz.py -m "slow or not slow"
+
 test-full: install mxnet-env
 	CONVERT_FULL_MATRIX=1 $(PY) -m pytest -q -n $(JOBS) tests -m "slow or not slow"
 
 # Keras files as people have them: every keras-hub backbone traced, the whole generated
-# layer suite (every built-in layer x .keras / Keras 3 .h5 / tf_keras .h5 / SavedModel x target)
+# layer suite (every built-in layer x .keras / Keras 3 .h5 / tf_keras .h5 / SavedModel x target), and
+# published-style tf_keras models (GAN, DCGAN, CRNN, DeepSpeech, Pix2Pix) as .h5 and .keras
 test-keras-files: install mxnet-env
 	CONVERT_KERAS_FILES=1 $(PY) -m pytest -q -p no:xdist tests/parsers/test_parser_keras_traced.py \
-		tests/parsers/test_parser_keras_suite.py -m "slow or not slow"
+		tests/parsers/test_parser_keras_suite.py tests/parsers/test_parser_keras_published.py -m "slow or not slow"
 
 # The generated layer suite through the CLI to every target runtime (--verify, and the written model run on
 # the suite's input against Keras): prints form x target exact/refused/failed counts and every refusal

@@ -1,4 +1,4 @@
-"""The `convert` command. Thin: parses options, calls the Python API (convert/api.py), prints one line per result.
+"""The `convert` command. Thin: parses options, calls the Python API (app/api.py), prints one line per result.
 
 Nothing heavy is imported here: TensorFlow, torch and friends load inside the pipeline, so
 `convert --help` stays fast. For the same reason each command imports the app module it runs (app.api,
@@ -303,14 +303,9 @@ def into_flags(fn: Callable) -> Callable:
 def _into(src: Path, *, into: str, into_kwargs, fix_pads, map_path, into_layers, out, input_shape, inputs, outputs,
           verify, rtol, seed, as_json, force, quiet=False, **_ignored) -> None:
     from tf_convert.app import api
+    from tf_convert.app import into_kwargs as kwargs_json
 
-    try:
-        kwargs = json.loads(into_kwargs) if into_kwargs else {}
-    except ValueError as exc:
-        raise UsageError(f"--into-kwargs {into_kwargs!r} is not JSON ({exc}); "
-                         f"e.g. --into-kwargs '{{\"num_classes\": 10}}'") from None
-    if not isinstance(kwargs, dict):
-        raise UsageError("--into-kwargs must be a JSON object, e.g. '{\"num_classes\": 10}'")
+    kwargs = kwargs_json.parse(into_kwargs) if into_kwargs else {}
     doc = api.into(src, into, out, kwargs=kwargs, fix_pads=fix_pads, map=map_path, verify=verify, rtol=rtol, seed=seed,
                    force=force, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
                    layers=into_layers)
@@ -393,31 +388,40 @@ def inspect_cmd(src: Path, input_shape, inputs, outputs, settings, use_ema: bool
 @click.option("--json", "as_json", is_flag=True, help="With --layers: the per-layer document as JSON.")
 @click.option("--report", "report_path", type=click.Path(path_type=Path),
               help="With --layers: also write one self-contained HTML report (table, pad plans, heat maps).")
+@click.option("--source", "source", type=click.Path(path_type=Path),
+              help="The converted source, if not where conversion.json records it (relative to OUT); "
+                   "its bytes must still be the ones converted.")
+@click.option("--no-safe-mode", "unsafe", is_flag=True,
+              help="Keras's safe_mode=False for the reference: the source's Lambda layers (Python bytecode) "
+                   "load, so their code runs. Only for files you trust; never taken from OUT.")
 @guarded
-def verify_cmd(out: Path, rtol: float | None, layers: bool, as_json: bool, report_path: Path | None) -> None:
-    """Re-run the check recorded in OUT/conversion.json (--layers: find where it diverges)."""
+def verify_cmd(out: Path, rtol: float | None, layers: bool, as_json: bool, report_path: Path | None,
+               source: Path | None, unsafe: bool) -> None:
+    """Re-run the check recorded in OUT/conversion.json (--layers: find where it diverges). OUT is data:
+    the source read is the one recorded relative to OUT (or --source), and its hash must match."""
     from tf_convert.app import api, report
     from tf_convert.app.verify import reference_store
 
     _check_rtol(rtol)
     if layers or report_path:
-        _verify_layers(out, rtol, as_json, report_path)
+        _verify_layers(out, rtol, as_json, report_path, source, not unsafe)
         return
     if as_json:
         raise UsageError("--json needs --layers (the plain check prints one line)")
-    result = api.verify(out, rtol, reference_store=reference_store.location())
+    result = api.verify(out, rtol, reference_store=reference_store.location(), source=source, safe_mode=not unsafe)
     snr = "exact" if result["snr_db"] is None else f"SNR {result['snr_db']:.1f} dB"
     click.echo(f"OK max_rel {report.fmt_error(result['max_rel'])} ({snr}){report.stored_note(result)}")
     for warning in result.get("warnings", []):
         click.echo(f"warning: {warning}", err=True)
 
 
-def _verify_layers(out: Path, rtol: float | None, as_json: bool, report_path: Path | None) -> None:
+def _verify_layers(out: Path, rtol: float | None, as_json: bool, report_path: Path | None, source: Path | None,
+                   safe_mode: bool) -> None:
     from tf_convert.app import diagnose
     from tf_convert.app.diagnose import layers
     from tf_convert.convert.errors import VerifyError
 
-    conversion, doc, graph = diagnose.diagnose(out, rtol)
+    conversion, doc, graph = diagnose.diagnose(out, rtol, source=source, safe_mode=safe_mode)
     if report_path:
         from tf_convert.app.diagnose import html
 

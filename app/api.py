@@ -22,8 +22,8 @@ from tf_convert.convert.errors import UsageError
 from tf_convert.emitters.options import option_specs, options_for, validate
 
 from . import inspect as inspect_mod
+from . import into_kwargs, memory, pipeline
 from . import into_module as into_mod
-from . import memory, pipeline
 from .loading import check_target
 
 Shape = Union[str, Sequence[int]]
@@ -159,9 +159,10 @@ def into(source: str | PathLike, module: str, out: str | PathLike | None = None,
     `fix_pads` OUT/pads.py whose apply(model) makes it pad as TF does. `map` pins module paths to TF nodes
     (a map.toml path or a dict); `layers` (with `verify`) adds the per-layer diff named by module path.
     Raises exit-3 errors for an architecture mismatch, exit-4 for a semantic one."""
+    kwargs = into_kwargs.check(kwargs or {})  # a small mapping, as --into-kwargs's JSON must be
     pins = dict(map) if isinstance(map, Mapping) else into_mod.read_map(Path(map)) if map is not None else {}
     req = into_mod.IntoRequest(source=Path(source), target=str(module), out=Path(out) if out is not None else None,
-                               kwargs=dict(kwargs or {}), fix_pads=fix_pads, pins=pins, verify=verify, rtol=rtol,
+                               kwargs=kwargs, fix_pads=fix_pads, pins=pins, verify=verify, rtol=rtol,
                                seed=seed, force=force, input_shapes=input_shapes(input_shape), inputs=names(inputs),
                                outputs=names(outputs), layers=layers)
     return into_mod.run(req)
@@ -186,11 +187,15 @@ def inspect(source: str | PathLike, *, input_shape: InputShape = None, inputs: N
 
 
 def verify(out: str | PathLike, rtol: float | None = None,
-           reference_store: str | PathLike | None = None) -> dict[str, Any]:
+           reference_store: str | PathLike | None = None, *, source: str | PathLike | None = None,
+           safe_mode: bool = True) -> dict[str, Any]:
     """`convert verify OUT`: run the check recorded in OUT/conversion.json again; the metrics
     (max_abs, max_rel, snr_db, psnr_db, passed). Raises VerifyError beyond tolerance. `reference_store`: as
-    convert()'s (TF's outputs reused where the source's bytes, the inputs and TF are the same)."""
-    return pipeline.reverify(Path(out), rtol, Path(reference_store) if reference_store is not None else None)
+    convert()'s (TF's outputs reused where the source's bytes, the inputs and TF are the same). OUT is data:
+    the source read is the one recorded relative to OUT unless `source` is given, and its bytes must hash as
+    recorded (else UsageError); Keras loads it in safe mode unless `safe_mode=False` (--no-safe-mode)."""
+    return pipeline.reverify(Path(out), rtol, Path(reference_store) if reference_store is not None else None,
+                             source=Path(source) if source is not None else None, safe_mode=safe_mode)
 
 
 __all__ = ["convert", "into", "tf2torch", "tf2caffe", "tf2mxnet", "tf2onnx", "tf2ir", "load", "inspect", "verify",

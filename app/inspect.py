@@ -46,7 +46,7 @@ def rows(graph: Graph, options: Mapping[str, Any] | None = None) -> list[dict[st
             row["pads"] = [p for pair in node.attrs["pads"][2:] for p in pair]
         if node.op in padding.PADDED_OPS:
             for target, opts in per_target.items():
-                plan = padding.plan(node, graph, opts)
+                plan = padding.plan(node, graph, opts.plan_options())
                 row["plan"][target] = plan.summary()
                 row["targets"][target] = plan.as_dict()
         table.append(row)

@@ -12,7 +12,7 @@ from tf_convert import parsers
 from tf_convert.convert.errors import UsageError
 from tf_convert.convert.progress import SILENT, Progress
 from tf_convert.emitters.options import TARGETS
-from tf_convert.parsers.base import ParseOptions
+from tf_convert.parsers.base import SAFE_MODE, ParseOptions
 from tf_convert.parsers.source import Source
 
 from . import mapping, memory
@@ -81,6 +81,7 @@ def load_graph(req: Request, cache: Cache | None = None, progress: Progress = SI
         if key is not None:
             cache.put(key, (graph, list(options.notes), list(options.records)))
     graph.metadata["inference_passes"] = list(options.records)
+    graph.metadata[SAFE_MODE] = req.safe_mode  # the reference loads the source as the user allowed, no more
     t1 = time.perf_counter()
     progress.stage("optimize")
     graph = mapping.run_passes(graph, passes)  # (the default passes) keeping track of each tensor's TF source

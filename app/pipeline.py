@@ -27,8 +27,9 @@ from tf_convert.convert.errors import ConvertError, UnsupportedError, UsageError
 from tf_convert.convert.padding.sizes import size_bound
 from tf_convert.convert.progress import Progress, for_stderr
 from tf_convert.emitters.options import options_for
+from tf_convert.parsers.base import SAFE_MODE
 
-from . import memory, outdir, report, requirements, verify
+from . import memory, outdir, recorded, report, requirements, verify
 from .cache import Cache
 from .diagnose import explain, explain_out
 from .loading import Request, check_target, default_out, load_graph
@@ -140,7 +141,8 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
             emitter, emitted, files = _emit(req, graph, tmp, reference, progress, seconds)
             verified = _verify(req, source, graph, emitter, emitted, tmp, reference, progress, seconds)
             seconds["total"] = round(time.perf_counter() - started, 3)
-            doc = _document(req, source, kind, source_sha256(), graph, emitted, files, verified, seconds, notes)
+            doc = _document(req, source, out, kind, source_sha256(), graph, emitted, files, verified, seconds,
+                            notes)
             doc["warnings"] += reference.warnings
             report.write(doc, tmp / "conversion.json")
             if verified is not None and not verified["passed"]:
@@ -203,12 +205,14 @@ def _verify(req: Request, source: Any, graph: Any, emitter: Any, emitted: Any, t
     return verified
 
 
-def _document(req: Request, source: Any, kind: str, sha256: str, graph: Any, emitted: Any, files: list[str],
-              verified: dict[str, Any] | None, seconds: dict[str, float], notes: list[str]) -> dict[str, Any]:
-    """conversion.json's document."""
+def _document(req: Request, source: Any, out: Path, kind: str, sha256: str, graph: Any, emitted: Any,
+              files: list[str], verified: dict[str, Any] | None, seconds: dict[str, float],
+              notes: list[str]) -> dict[str, Any]:
+    """conversion.json's document. The source's `relative_path` (to OUT) is the one `convert verify OUT` reads."""
     doc = report.conversion_doc(
         tool_version=__version__,
-        source={"path": str(source.path.resolve()), "format": kind, "sha256": sha256},
+        source={"path": str(source.path.resolve()), "relative_path": recorded.relative_path(source.path, out),
+                "format": kind, "sha256": sha256},
         target=req.target, graph=graph, emitted=emitted, files=files + ["conversion.json"], verified=verified,
         seconds=seconds, options={"rtol": req.rtol, "seed": req.seed,
                                   "input_shapes": {k: list(v) for k, v in req.input_shapes.items()}})
@@ -216,17 +220,20 @@ def _document(req: Request, source: Any, kind: str, sha256: str, graph: Any, emi
     if verified is not None:  # an output the input does not move: the check says nothing there
         doc["warnings"] += verified.pop("warnings", [])
     if emitted is not None:  # per layer, the lowering the padding module chose (`convert inspect` shows the same)
-        doc["lowerings"] = padding.lowerings(graph, options_for(req.target, req.options))
+        doc["lowerings"] = padding.lowerings(graph, options_for(req.target, req.options).plan_options())
     doc["inference_passes"] = graph.metadata.get("inference_passes", [])
     doc["source_settings"] = graph.metadata.get("tf_settings")
     doc["peak_rss_mb"] = peak_rss_mb()
     return doc
 
 
-def reverify(out: Path, rtol: float | None = None, reference_store: Path | None = None) -> dict[str, Any]:
+def reverify(out: Path, rtol: float | None = None, reference_store: Path | None = None, *,
+             source: Path | None = None, safe_mode: bool = True) -> dict[str, Any]:
     """`convert verify OUT`: run the check recorded in OUT/conversion.json again (TF's outputs from
-    `reference_store` where it has them: app.verify.reference_store)."""
-    doc, doc_path, source = report.read_recorded(out)
+    `reference_store` where it has them: app.verify.reference_store). OUT is data (app.recorded): the source
+    read is the one recorded relative to OUT (or `source`), its bytes the ones converted; Keras loads it in
+    safe mode unless `safe_mode` is False (what the user says on this very call, never the file)."""
+    doc, doc_path, source = recorded.read(out, source)
     if doc["target"] not in emitters.TARGETS:
         raise UsageError(f"{doc_path} records target {doc['target']!r}, which has no runtime to verify")
     reference = Reference.open(parsers.open_source(source), checks=True, store_root=reference_store)
@@ -236,6 +243,7 @@ def reverify(out: Path, rtol: float | None = None, reference_store: Path | None 
     requirements.check(doc["target"], verify=True, kind=doc["source"].get("format"), write=False,
                        reference=not reference.child and not (reference.store and reference.store.knows()))
     graph = report.skeleton_graph(doc)
+    graph.metadata[SAFE_MODE] = safe_mode
     if doc.get("source_settings"):
         graph.metadata["tf_settings"] = doc["source_settings"]
     tol = rtol if rtol is not None else doc.get("options", {}).get("rtol", 1e-4)
@@ -246,7 +254,7 @@ def reverify(out: Path, rtol: float | None = None, reference_store: Path | None 
         depth=(doc.get("verify") or {}).get("depth") or doc.get("graph", {}).get("nodes")))
     result["warnings"] = result.get("warnings", []) + reference.warnings
     if not result["passed"]:
-        where = explain_out(Path(out), tol)
+        where = explain_out(Path(out), tol, source=source, safe_mode=safe_mode)
         raise VerifyError(
             verify.failure_message(doc["target"], result, tol)
             + (f"; {where} (details: convert verify {out} --layers)" if where else ""))

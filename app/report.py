@@ -7,7 +7,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir import Graph
 from tf_convert.convert.padding.sizes import size_words
 
@@ -37,11 +36,26 @@ def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[d
     return rows
 
 
-def _input_sizes(graph: Graph, emitted: Any) -> dict[str, Any]:
+# A .tflite file bakes its size into its constants in ways the graph's size rules do not see (a broadcast
+# against a constant of the file's size): "any size" is claimed only for a size the check ran at.
+TFLITE_UNCHECKED = ("the .tflite file was not run at another size (its shape signature fixes the size, or "
+                    "--verify was not asked for): its other sizes are not claimed")
+
+
+def _input_sizes(graph: Graph, emitted: Any, verified: dict[str, Any] | None = None,
+                 source_format: str = "") -> dict[str, Any]:
     bound = getattr(emitted, "size_bound", "not emitted")
+    if bound is None and source_format == "tflite" and not _checked_at_another_size(verified):
+        bound = TFLITE_UNCHECKED
     if bound is None:
         return {"spatial": "any", "batch": "any", "free": size_words(graph)}  # free: "H x W" or "length"
     return {"spatial": "conversion size only", "batch": "any", "why": bound}
+
+
+def _checked_at_another_size(verified: dict[str, Any] | None) -> bool:
+    """--verify compared the model with the source at another size, and it passed there."""
+    sizes = (verified or {}).get("sizes", [])
+    return any("skipped" not in s and s.get("passed") for s in sizes)
 
 
 def conversion_doc(
@@ -66,7 +80,7 @@ def conversion_doc(
         # SAME pads with stride > 1 depend on the spatial size: these are the shapes they were baked for
         "pads_computed_for": {graph.source_names.get(n, n): _source_shape(graph, n) for n in graph.inputs},
         # which input sizes the written model runs at: 'any' H/W (batch always free), or only the above
-        "input_sizes": _input_sizes(graph, emitted),
+        "input_sizes": _input_sizes(graph, emitted, verified, source.get("format", "")),
         "pad_layers": list(emitted.pad_layers) if emitted else [],
         "tensors": tensor_map(graph, emitted.tensor_names if emitted else {}),
         "warnings": list(emitted.warnings) if emitted else [],
@@ -115,22 +129,6 @@ def write(doc: dict[str, Any], path: Path) -> None:
 
 def read(path: Path) -> dict[str, Any]:
     return json.loads(Path(path).read_text())
-
-
-def read_recorded(out: Path) -> tuple[dict[str, Any], Path, Path]:
-    """(conversion.json of OUT, its path, the recorded source) for `convert verify`; UsageError when
-    OUT is not a conversion or its source is gone."""
-    doc_path = Path(out) / "conversion.json"
-    if not doc_path.is_file():
-        raise UsageError(f"{doc_path} not found: pass a directory written by `convert tf2<target>`")
-    try:
-        doc = read(doc_path)
-    except (ValueError, UnicodeDecodeError):
-        raise UsageError(f"{doc_path} is not valid JSON: re-run the conversion") from None
-    source = Path(doc["source"]["path"])
-    if not (source.exists() or any(source.parent.glob(source.name + ".*"))):
-        raise UsageError(f"source {source} recorded in {doc_path} no longer exists: re-run the conversion")
-    return doc, doc_path, source
 
 
 def skeleton_graph(doc: dict[str, Any]) -> Graph:

@@ -3,7 +3,10 @@ table of the project is an OpTable (subclassed where a table carries more, as em
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterable, Iterator
+from types import ModuleType
 from typing import Callable, TypeVar
 
 F = TypeVar("F", bound=Callable)
@@ -40,3 +43,14 @@ class OpTable:
 
     def __len__(self) -> int:
         return len(self._handlers)
+
+
+def import_family_modules(package: ModuleType | str, families: Iterable[str]) -> list[ModuleType]:
+    """Import the handler modules of `package` (the module itself, or its name: a package's __init__ passes
+    its own name while it loads): each module named after a family (`spatial`) or a part of one
+    (`spatial_3d`). Importing them fills the package's table; a new family file needs no list of its own."""
+    name = package if isinstance(package, str) else package.__name__
+    path = importlib.import_module(name).__path__
+    wanted = set(families)
+    found = sorted(m.name for m in pkgutil.iter_modules(path) if m.name.split("_")[0] in wanted)
+    return [importlib.import_module(f"{name}.{module}") for module in found]

@@ -16,23 +16,10 @@ from tf_convert.convert.ir import OPS, Graph, GraphIndex, Node
 from tf_convert.convert.padding import plan
 from tf_convert.convert.registry import OpTable
 
-from .options import CaffeOptions, OnnxOptions, TargetOptions, TorchOptions, options_for
+from .options import EmitOptions as EmitOptions  # every target's options in one bag
+from .options import TargetOptions, options_for
 
 F = TypeVar("F", bound=Callable)
-
-
-@dataclass
-class EmitOptions:
-    """Every target's options in one bag (the batch worker builds this); emitters
-    take `options_for(target, ...)` of it. The per-target dataclasses in emitters/options.py are
-    the definition (defaults included)."""
-
-    nhwc: bool = TorchOptions.nhwc
-    static_shapes: bool = TorchOptions.static_shapes
-    caffe_pad: str = CaffeOptions.caffe_pad
-    caffe_dialect: str = CaffeOptions.caffe_dialect
-    opset: int = OnnxOptions.opset
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,7 +57,7 @@ class NodeContext:
 
     def plan(self):
         """The target's padding plan for this node (the one `convert inspect` shows)."""
-        return plan(self.node, self.graph, self.options)
+        return plan(self.node, self.graph, self.options.plan_options())
 
 
 Limit = Callable[[NodeContext], "str | None"]

@@ -13,6 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from tf_convert.convert.ir.ops import TARGETS
+from tf_convert.convert.padding.plan_type import PlanOptions
+
 MIN_OPSET, MAX_OPSET, DEFAULT_OPSET = 13, 21, 17
 STATIC_SHAPES_HELP = ("Bake the pads for the conversion size; the model then refuses other input sizes "
                       "(default: a size-free network computes TF's SAME pads from the runtime size).")
@@ -33,6 +36,13 @@ class TargetOptions:
     COMMAND_HELP: ClassVar[str] = ""  # what `convert tf2<target>` writes
     # Test hooks not worth a flag ('onnx_external_data_threshold', 'mxnet_affine').
     extra: dict = option({}, "test hooks", cli=False)
+
+    def plan_options(self) -> PlanOptions:
+        """What of these options the padding plans read (convert.padding): the fields both name, the target,
+        and the `conv_lowering` test hook."""
+        shared = {f.name for f in dataclasses.fields(PlanOptions)} & {f.name for f in dataclasses.fields(self)}
+        return PlanOptions(self.TARGET, conv_lowering=self.extra.get("conv_lowering"),
+                           **{name: getattr(self, name) for name in shared})
 
 
 @dataclass(frozen=True)
@@ -84,10 +94,26 @@ class OnnxOptions(TargetOptions):
     static_shapes: bool = option(False, STATIC_SHAPES_HELP)
 
 
-OPTIONS: dict[str, type[TargetOptions]] = {
-    cls.TARGET: cls for cls in (TorchOptions, CaffeOptions, MxnetOptions, OnnxOptions)
-}
-TARGETS: tuple[str, ...] = tuple(OPTIONS)  # the one list of targets
+_BY_TARGET = {cls.TARGET: cls for cls in (TorchOptions, CaffeOptions, MxnetOptions, OnnxOptions)}
+OPTIONS: dict[str, type[TargetOptions]] = {target: _BY_TARGET[target] for target in TARGETS}  # the catalog's TARGETS
+
+
+
+def _every_field() -> list[tuple[str, str, Any]]:
+    """(name, type, field) of every target's options, once each (static_shapes is torch's and ONNX's)."""
+    fields: dict[str, dataclasses.Field] = {}
+    for cls in OPTIONS.values():
+        for f in dataclasses.fields(cls):
+            fields.setdefault(f.name, f)
+    fields["extra"] = fields.pop("extra")  # the test hooks last
+    return [(name, f.type, field(default=f.default, default_factory=f.default_factory, metadata=f.metadata))
+            for name, f in fields.items()]
+
+
+# Every target's options in one bag (the batch worker builds this); emitters take `options_for(target, ...)`
+# of it. Made from the per-target dataclasses above, the definition (defaults included).
+EmitOptions = dataclasses.make_dataclass("EmitOptions", _every_field())
+EmitOptions.__module__ = __name__
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,7 @@
 """Source formats: recognise a path by its content and dispatch to the parser for it.
 
-Kinds: 'tf_checkpoint', 'saved_model', 'frozen_pb' (parsers.tensorflow), 'keras_h5', 'keras_v3'
-(parsers.keras) and 'tflite' (parsers.tflite). Heavy frameworks are imported only by the parser that
-needs them.
+Which parser reads which kind of source: `source.KIND_PARSERS`. Heavy frameworks are imported only by the
+parser that needs them.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import numpy as np
 from tf_convert.convert.errors import InputError
 
 from .base import ParseOptions
-from .source import Source, detect, open_source
+from .source import KIND_PARSERS, Source, detect, kinds_of, open_source
 
 __all__ = ["KERAS_KINDS", "KINDS", "TF_KINDS", "ParseOptions", "Source", "detect", "open_source", "parse",
            "run_reference", "run_reference_sets", "run_reference_tensors"]
@@ -25,19 +24,13 @@ __all__ = ["KERAS_KINDS", "KINDS", "TF_KINDS", "ParseOptions", "Source", "detect
 if TYPE_CHECKING:
     from tf_convert.convert.ir import Graph
 
-TF_KINDS = ("tf_checkpoint", "saved_model", "frozen_pb")
-KERAS_KINDS = ("keras_h5", "keras_v3")
-TFLITE_KINDS = ("tflite",)
-KINDS = TF_KINDS + KERAS_KINDS + TFLITE_KINDS
+TF_KINDS, KERAS_KINDS, TFLITE_KINDS = kinds_of("tensorflow"), kinds_of("keras"), kinds_of("tflite")
+KINDS = tuple(KIND_PARSERS)
 
 def _module(kind: str) -> ModuleType:
-    if kind in TF_KINDS:
-        return importlib.import_module("tf_convert.parsers.tensorflow")
-    if kind in KERAS_KINDS:
-        return importlib.import_module("tf_convert.parsers.keras")
-    if kind in TFLITE_KINDS:
-        return importlib.import_module("tf_convert.parsers.tflite")
-    raise InputError(f"unknown source kind {kind!r}")
+    if kind not in KIND_PARSERS:
+        raise InputError(f"unknown source kind {kind!r}")
+    return importlib.import_module(f"tf_convert.parsers.{KIND_PARSERS[kind]}")
 
 
 def parse(path: str | Path | Source, options: ParseOptions | None = None) -> Graph:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# graph.metadata key: whether Keras may load the source's Lambda bytecode when the reference runs it
+# (False only where the user passed --no-safe-mode on that very command); absent means True
+SAFE_MODE = "keras_safe_mode"
+
 
 @dataclass
 class ParseOptions:

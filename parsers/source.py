@@ -22,6 +22,16 @@ CHECKPOINT_FILES = (".meta", ".index")
 SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt", "keras_metadata.pb", "fingerprint.pb")
 SAVED_MODEL_DIRS = ("variables", "assets", "assets.extra")
 _STRIP = (".ckpt", ".pb", ".h5", ".keras", ".tflite", ".meta", ".index")
+# source kind (what `detect` answers) -> the parser package that reads it
+KIND_PARSERS = {"tf_checkpoint": "tensorflow", "saved_model": "tensorflow", "frozen_pb": "tensorflow",
+                "keras_h5": "keras", "keras_v3": "keras", "tflite": "tflite"}
+
+
+def kinds_of(parser: str) -> tuple[str, ...]:
+    """The source kinds one parser package reads."""
+    return tuple(kind for kind, name in KIND_PARSERS.items() if name == parser)
+
+
 TFLITE_IDENTIFIER = b"TFL3"  # a TFLite flatbuffer's file identifier, bytes 4..8 (its schema's file_identifier)
 
 

@@ -20,10 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tf_convert.convert.ir.ops import TARGETS
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "ops.md"
 BEGIN, END = "<!-- op-table:begin (scripts/op_table.py writes this) -->", "<!-- op-table:end -->"
-TARGETS = ("torch", "onnx", "mxnet", "caffe")
 # the table's columns: each target, and Caffe once more in its OpenCV dialect -- column: (target, options)
 COLUMNS = {**{t: (t, None) for t in TARGETS}, "caffe-opencv": ("caffe", {"caffe_dialect": "opencv"})}
 HEADERS = {"torch": "PyTorch", "onnx": "ONNX", "mxnet": "MXNet", "caffe": "Caffe",

@@ -20,6 +20,7 @@ from tf_convert.app import mapping
 from tf_convert.app.report import _clean
 from tf_convert.app.verify import make_inputs, reference_process, unreadable_output
 from tf_convert.app.verify.metric import CANNOT_TELL, FAILED, judge
+from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir import Graph
 
 from . import border
@@ -109,6 +110,10 @@ def run(source: Path, graph: Graph, emitter: ModuleType, out_dir: Path, tensor_n
                 row.pop("heat", None)
         layers.append(row)
     compared = [r for r in layers if r["max_rel"] is not None]
+    if not compared:  # nothing compared is no evidence: never reported as "no divergence"
+        raise UsageError(f"--layers: no tensor of {out_dir} could be compared with the source's own ({len(nodes)} "
+                         f"mappable, the source's runtime exposed {len(reference)} of them); run `convert verify "
+                         f"{out_dir}` without --layers for the outputs' check")
     beyond = [r for r in compared if r["verdict"] == FAILED]
     worst = max(compared, key=lambda r: r["max_rel"], default=None)
     return {"rtol": rtol, "seed": seed, "compared": len(compared), "mappable": len(nodes), "layers": layers,

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 
+from .. import memory
 from . import record
 from .layers import Layer, LayerGraph
 from .mismatch import ArchitectureMismatch
@@ -31,7 +32,7 @@ def build(target: str, kwargs: dict[str, Any] | None, shape) -> Built:
     torch's symbolic-shape machinery: seconds more). A module that cannot be built that way is built for real."""
     model = load_module(target, kwargs, meta=True)
     if is_meta(model):
-        empty = _on_empty_cpu_memory(model)
+        empty = _on_empty_cpu_memory(model, target)
         try:
             return _recorded(empty, shape, False)
         except Exception:  # noqa: BLE001 - any failure on empty memory: build it for real
@@ -61,17 +62,34 @@ def materialize(built: Built, target: str, kwargs: dict[str, Any] | None):
     return built.model if built.initialized else load_module(target, kwargs)
 
 
-def _on_empty_cpu_memory(model):
+def _on_empty_cpu_memory(model, target: str):
     """`model` with each meta parameter and buffer replaced by uninitialized CPU memory of its shape
-    (Module.to_empty would do it, but it imports torch's fake-tensor machinery: seconds)."""
+    (Module.to_empty would do it, but it imports torch's fake-tensor machinery: seconds). A module larger
+    than the memory a conversion may take (memory.default_limit), or that the allocator refuses, is the
+    user's arguments' doing: UsageError (exit 2), before its memory is touched."""
     import torch
 
+    tensors = [*model.parameters(), *model.buffers()]
+    needed = sum(t.numel() * t.element_size() for t in tensors)
+    limit = memory.default_limit()
+    if needed > limit:
+        raise UsageError(f"--into {target!r}: the module's parameters and buffers need {memory.human(needed)}, "
+                         f"more than the {memory.human(limit)} a conversion may use here; check --into-kwargs")
+    try:
+        _fill_empty(model, torch)
+    except (RuntimeError, MemoryError) as exc:  # the allocator refused: not a bug of ours
+        line = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:150]
+        raise UsageError(f"--into {target!r}: the module's {memory.human(needed)} of parameters cannot be "
+                         f"allocated ({line}); check --into-kwargs") from None
+    return model
+
+
+def _fill_empty(model, torch) -> None:
     for m in model.modules():
         for name, p in list(m.named_parameters(recurse=False)):
             setattr(m, name, torch.nn.Parameter(_empty(p), requires_grad=p.requires_grad))
         for name, b in list(m.named_buffers(recurse=False)):
             setattr(m, name, _empty(b))  # an existing buffer keeps its persistence
-    return model
 
 
 def _empty(t):

@@ -221,7 +221,7 @@ def _judge_across_inputs(result: dict[str, Any], graph: Graph, actual: Callable[
             rows = [(np.asarray(actual(x)[i]), np.asarray(e[i])) for x, e in known]
             name = graph.outputs[i]
             a = [_as_declared(r[0], graph.shape(name)) for r in rows]
-            judged = judge_across(a, [r[1] for r in rows], rtol, depth)
+            judged = judge_across(a, [r[1] for r in rows], rtol, depth, same_dtype=True)
             result["outputs"][i] = {**judged, "output": result["outputs"][i]["output"]}
             across[i] = (a, [r[1] for r in rows])
         undecided = [i for i in undecided if result["outputs"][i]["verdict"] == CANNOT_TELL]
@@ -482,7 +482,7 @@ def _verify_at(
 ) -> dict[str, Any]:
     per_output = []
     for name, a, b in zip(graph.outputs, actual(inputs), expected):
-        m = judge(_as_declared(np.asarray(a), graph.shape(name)), np.asarray(b), rtol, depth)
+        m = judge(_as_declared(np.asarray(a), graph.shape(name)), np.asarray(b), rtol, depth, same_dtype=True)
         m["output"] = graph.source_names.get(name, name)
         per_output.append(m)
     return _summary(per_output, rtol, seed)
@@ -495,7 +495,8 @@ def _judge_with(at: dict[str, Any], graph: Graph, actual: list[np.ndarray], expe
         if at["outputs"][i]["verdict"] != CANNOT_TELL:
             continue
         a = _as_declared(np.asarray(actual[i]), graph.shape(graph.outputs[i]))
-        judged = judge_across([*values, a], [*references, np.asarray(expected[i])], rtol, depth)
+        judged = judge_across([*values, a], [*references, np.asarray(expected[i])], rtol, depth,
+                              same_dtype=True)
         at["outputs"][i] = {**judged, "output": at["outputs"][i]["output"]}
     at.update(_summary(at["outputs"], rtol, seed))
 

@@ -53,15 +53,17 @@ def rounding_floor(scale: float, depth: int = 1) -> float:
     return ROUNDING * EPS32 * scale * math.sqrt(max(1, depth))
 
 
-def judge(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-4, depth: int = 1) -> dict[str, Any]:
+def judge(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-4, depth: int = 1,
+          same_dtype: bool = False) -> dict[str, Any]:
     """The metrics and the verdict for one tensor (see the module doc). `passed` is verdict == "ok".
-    Another shape than TF's fails (at another input size a model may follow the size where TF does not).
+    Another shape than TF's fails (at another input size a model may follow the size where TF does not);
+    with `same_dtype` (a model's output against TF's), so does another dtype.
     Non-finite values must sit where TF has the same ones."""
     if actual.shape != expected.shape:
-        return {"max_abs": math.inf, "max_rel": math.inf, "snr_db": -math.inf, "psnr_db": -math.inf,
-                "scale": float(np.max(np.abs(expected), initial=0.0)), "floor": 0.0, "tolerance": 0.0,
-                "snr_floor_db": snr_floor_db(rtol), "verdict": FAILED, "passed": False,
-                "why": f"shape {tuple(actual.shape)} differs from TensorFlow's {tuple(expected.shape)}"}
+        why = f"shape {tuple(actual.shape)} differs from TensorFlow's {tuple(expected.shape)}"
+        return _mismatch(expected, rtol, why)
+    if same_dtype and actual.dtype != expected.dtype:
+        return _mismatch(expected, rtol, f"dtype {actual.dtype} differs from TensorFlow's {expected.dtype}")
     a = np.asarray(actual, np.float64)
     b = np.asarray(expected, np.float64)
     same_special = (a == b) | (np.isnan(a) & np.isnan(b))  # inf == inf; nan where TF has nan
@@ -107,19 +109,27 @@ def judge(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-4, depth: i
 
 
 def judge_across(actuals: list[np.ndarray], expecteds: list[np.ndarray], rtol: float = 1e-4,
-                 depth: int = 1) -> dict[str, Any]:
+                 depth: int = 1, same_dtype: bool = False) -> dict[str, Any]:
     """One tensor judged over several inputs: `actuals[k]` and `expecteds[k]` its values on the k-th input,
     judged as one tensor (judge), so an output that is constant on each input but moves between them (a
     one-element score) is judged at the scale of its values across them. `inputs`: how many."""
     for actual, expected in zip(actuals, expecteds):
-        if actual.shape != expected.shape:
-            return {**judge(actual, expected, rtol, depth), "inputs": len(expecteds)}
+        if actual.shape != expected.shape or (same_dtype and actual.dtype != expected.dtype):
+            return {**judge(actual, expected, rtol, depth, same_dtype), "inputs": len(expecteds)}
     result = judge(np.concatenate([np.ravel(a) for a in actuals]),
                    np.concatenate([np.ravel(e) for e in expecteds]), rtol, depth)
     if result["verdict"] == CANNOT_TELL:
         result["why"] = result["why"].replace("on the check's input", f"on all {len(expecteds)} of the check's inputs")
         result["constant"] = True  # TF's value does not move with the input: no comparison can tell
     return {**result, "inputs": len(expecteds)}
+
+
+def _mismatch(expected: np.ndarray, rtol: float, why: str) -> dict[str, Any]:
+    """The failed row of a tensor that is not TF's at all (another shape or dtype): no value is compared."""
+    scale = float(np.max(np.abs(np.asarray(expected, np.float64)), initial=0.0))
+    return {"max_abs": math.inf, "max_rel": math.inf, "snr_db": -math.inf, "psnr_db": -math.inf, "scale": scale,
+            "floor": 0.0, "tolerance": 0.0, "snr_floor_db": snr_floor_db(rtol), "verdict": FAILED, "passed": False,
+            "why": why}
 
 
 def _why_failed(max_abs: float, tolerance: float, snr: float | None, need_snr: float) -> str:

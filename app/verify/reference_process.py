@@ -49,6 +49,7 @@ from tf_convert import parsers
 from tf_convert.convert import isolated
 from tf_convert.convert.errors import ConvertError
 from tf_convert.convert.ir import Graph
+from tf_convert.parsers.base import SAFE_MODE
 from tf_convert.parsers.source import open_source
 
 from ..interrupts import exit_now
@@ -191,7 +192,8 @@ def skeleton(graph: Graph) -> Graph:
     and the parse settings (no nodes, no weights: the child re-reads the source's graph)."""
     kept = Graph(name=graph.name, inputs=list(graph.inputs), outputs=list(graph.outputs),
                  source_names=dict(graph.source_names), source_layouts=dict(graph.source_layouts),
-                 metadata={k: graph.metadata[k] for k in ("tf_settings", "source_path") if k in graph.metadata})
+                 metadata={k: graph.metadata[k] for k in ("tf_settings", "source_path", SAFE_MODE)
+                           if k in graph.metadata})
     for name in dict.fromkeys(graph.inputs + graph.outputs):
         tensor = graph.tensors[name]
         kept.add_tensor(name, tensor.shape, tensor.dtype)

@@ -1,9 +1,14 @@
 """The valid value range of an integer model input (token ids, segment ids, masks), read off the IR:
 ids that reach a gather must be below its table size, ids that reach a one_hot below its depth;
-any other integer input (an attention mask, a flag) is fed 0/1. A float input that is cast to
-integer ids (a Keras 2 text model fed float ids) gets its ids' range too, as whole numbers."""
+an integer input that only meets integer arithmetic (sums, products, comparisons, a matmul...) is fed
+the whole range of its dtype, where a sum or a product overflows as it may in use (a target computing in
+a narrower type than TF's shows there); any other integer input (an attention mask, a flag) is fed 0/1.
+A float input that is cast to integer ids (a Keras 2 text model fed float ids) gets its ids' range too,
+as whole numbers."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from tf_convert.convert.ir import Graph, GraphIndex
 from tf_convert.convert.ir.ops import VALUE_KEEPING
@@ -12,12 +17,51 @@ MASK_RANGE = (0, 2)
 RANGES = "input_ranges"  # graph.metadata key: ranges recorded in conversion.json (a re-run's skeleton graph)
 
 
+# integer ops any value of the dtype is valid for, in TF and every target (wrapping as TF's), whose output
+# carries the magnitudes on; and those whose output no longer does (a mask, an index)
+_WRAPPING = frozenset({"add", "sub", "mul", "neg", "abs", "square", "sign", "maximum", "minimum", "matmul",
+                       "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "reduce_sum", "reduce_prod",
+                       "reduce_max", "reduce_min", "cumsum", "cumprod"})
+_ENDING = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "argmax", "argmin"})
+
+
 def integer_range(graph: Graph, name: str) -> tuple[int, int]:
-    """[low, high) for integer input `name`: its tightest gather/one_hot bound, else 0/1."""
+    """[low, high) for integer input `name`: its tightest gather/one_hot bound, else its dtype's whole range
+    where only integer arithmetic reads it (_whole_range), else 0/1."""
     if name in graph.metadata.get(RANGES, {}):
         return tuple(graph.metadata[RANGES][name])
     high = _index_bound(graph, name)
-    return (0, high) if high else MASK_RANGE
+    if high:
+        return (0, high)
+    dtype = graph.tensors[name].dtype
+    if dtype != "bool" and _whole_range(graph, name):
+        info = np.iinfo(dtype)
+        return (int(info.min), int(info.max) + 1)
+    return MASK_RANGE
+
+
+def _whole_range(graph: Graph, name: str) -> bool:
+    """Whether every reader of `name`, and of what it computes, takes any integer (_WRAPPING, the values of
+    a select, the data of a reshape/slice..., a cast to another integer type) or ends the magnitudes (_ENDING,
+    a cast to bool), up to the graph's outputs."""
+    index = GraphIndex(graph)
+    stack, seen = [name], set()
+    while stack:
+        tensor = stack.pop()
+        if tensor in seen:
+            continue
+        seen.add(tensor)
+        for node in index.readers(tensor):
+            cast_to = str(node.attrs.get("dtype", "")) if node.op == "cast" else ""
+            if node.op in _ENDING or cast_to == "bool":
+                continue
+            if (node.op in _WRAPPING or cast_to.startswith(("int", "uint"))
+                    or (node.op == "select" and tensor in node.inputs[1:])
+                    or (node.op in VALUE_KEEPING and (node.op == "concat" or tensor == node.inputs[0]))):
+                stack.append(node.output)
+                continue
+            return False
+    return True
 
 
 def value_range(graph: Graph, name: str) -> tuple[int, int] | None:

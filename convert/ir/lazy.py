@@ -293,7 +293,8 @@ def contiguous(value: Any, dtype: Any = None) -> Any:
     """np.ascontiguousarray(value, dtype), lazily for a lazy value (whose results are contiguous)."""
     if isinstance(value, LazyArray):
         return value if dtype is None else value.astype(dtype)
-    return np.ascontiguousarray(value, dtype)
+    array = np.asarray(value, dtype)
+    return np.ascontiguousarray(array).reshape(array.shape)  # ascontiguousarray alone makes a 0-d value 1-d
 
 
 def read_ahead(items: Iterable[tuple[str, Any]], depth: int = 2) -> Iterator[tuple[str, np.ndarray]]:

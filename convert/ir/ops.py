@@ -27,8 +27,9 @@ from .shapes import ShapeRule
 
 REQUIRED = object()  # an Attr default meaning "every node must set it"
 
-# The families emitters and parsers group their handlers by (one file per family).
-FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize", "detection", "spectral")
+# An op's family: the file its reference function and each target's handler live in (`spatial.py`, or a
+# part of it, `spatial_3d.py`); parsers group their handlers by the same names.
+FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize", "detection")
 KINDS = ("spatial", "parametric", "shape", "reduction", "binary", "unary", "source", "sequence")
 TARGETS = ("torch", "onnx", "mxnet", "caffe")
 
@@ -91,6 +92,9 @@ class OpSpec:
     elementwise: bool | None = None  # numpy-broadcasting, value by value (None -> from kind)
     window: bool = False  # a sliding window with explicit per-side pads (conv, pooling)
     padded: bool = False  # its lowering involves padding: every target plans it (convert.padding.plan)
+    # What a separate pad layer in front of it fills with so that padded elements never change the result
+    # (-inf: a max never picks them; 0 for the rest, an average then divides by the real elements, AVERAGING_OPS)
+    pad_fill: float = 0.0
     # How the op follows the input's H/W (convert.padding.sizes): "free" (any size), "broadcast"
     # (free unless an operand has a fixed spatial shape), "channel_axis" (free when `axis` is N or
     # C), "global_reduce" (free when it reduces both H and W), "tf_padding" (free when its size
@@ -118,6 +122,9 @@ class OpSpec:
     tf: Mapping[str, Mapping[str, Any]] | tuple[str, ...] = ()
     # The Keras activation names (`activation="relu"`) that are this op: name -> attrs (or a tuple).
     keras: Mapping[str, Mapping[str, Any]] | tuple[str, ...] = ()
+    # The TFLite builtin operators that are this op, one to one (`tflite=("LOGISTIC",)`): name -> attrs (or a
+    # tuple). The TFLite parser's elementwise table derives from it.
+    tflite: Mapping[str, Mapping[str, Any]] | tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         derived = {
@@ -128,6 +135,7 @@ class OpSpec:
             "shape": _SHAPE_OF_KIND.get(self.kind) if self.shape is None else self.shape,
             "tf": _named(self.tf),
             "keras": _named(self.keras),
+            "tflite": _named(self.tflite),
         }
         for name, value in derived.items():
             object.__setattr__(self, name, value)
@@ -159,11 +167,11 @@ _NO_PERMUTE_5D = "BVLC Caffe has no Permute of 5-D blobs (the NDHWC <-> NCDHW mo
 _NO_POOLING_3D = "BVLC Caffe's Pooling layer is 2-D only"
 
 # typed attrs shared by lstm / gru / rnn, and Caffe's refusal.
-_CELL_ACTIVATIONS = ("tanh", "sigmoid", "hard_sigmoid", "relu", "linear")
+CELL_ACTIVATIONS = ("tanh", "sigmoid", "hard_sigmoid", "relu", "linear")  # a recurrent cell's activations
 _RECURRENT_TYPES = {
     "units": Attr("int"),
-    "activation": Attr("str", REQUIRED, _CELL_ACTIVATIONS),
-    "recurrent_activation": Attr("str", REQUIRED, _CELL_ACTIVATIONS),
+    "activation": Attr("str", REQUIRED, CELL_ACTIVATIONS),
+    "recurrent_activation": Attr("str", REQUIRED, CELL_ACTIVATIONS),
     "go_backwards": Attr("bool"),
     "output": Attr("str", REQUIRED, ("sequence", "last_h")),
     "sequence_order": Attr("str", REQUIRED, ("processed", "input")),
@@ -220,7 +228,7 @@ OPS: dict[str, OpSpec] = {
         (),
         "Max pooling; padded elements are ignored (as if -inf). Output size floor((n+pt+pb-k)/s)+1.",
         "spatial",
-        types=_WINDOW_TYPES, window=True, padded=True, size="free", shape=shapes.window,
+        types=_WINDOW_TYPES, window=True, padded=True, size="free", shape=shapes.window, pad_fill=float("-inf"),
     ),
     "avg_pool2d": OpSpec(
         ("kernel", "stride", "pads", "count_include_pad?", "padding"),
@@ -324,39 +332,46 @@ OPS: dict[str, OpSpec] = {
                       types={"axis": Attr("int")}, positional=channels_only("axis"), size="own_axes",
                       shape=shapes.same),
     # ---- elementwise -------------------------------------------------------------------------
-    "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", foldable=True, tf=("Add", "AddV2")),
-    "sub": OpSpec((), (), "a - b, numpy broadcasting.", "binary", foldable=True, tf=("Sub",)),
-    "mul": OpSpec((), (), "a * b, numpy broadcasting.", "binary", foldable=True),
-    "div": OpSpec((), (), "a / b, numpy broadcasting.", "binary", foldable=True, tf=("RealDiv",)),
-    "maximum": OpSpec((), (), "max(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Maximum",)),
-    "minimum": OpSpec((), (), "min(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Minimum",)),
-    "relu": OpSpec((), (), "max(x, 0).", "unary", foldable=True, tf=("Relu",), keras=("relu",)),
+    "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", foldable=True, tf=("Add", "AddV2"), tflite=("ADD",)),
+    "sub": OpSpec((), (), "a - b, numpy broadcasting.", "binary", foldable=True, tf=("Sub",), tflite=("SUB",)),
+    "mul": OpSpec((), (), "a * b, numpy broadcasting.", "binary", foldable=True, tflite=("MUL",)),
+    "div": OpSpec((), (), "a / b, numpy broadcasting.", "binary", foldable=True, tf=("RealDiv",), tflite=("DIV",)),
+    "maximum": OpSpec((), (), "max(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Maximum",),
+                      tflite=("MAXIMUM",)),
+    "minimum": OpSpec((), (), "min(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Minimum",),
+                      tflite=("MINIMUM",)),
+    "relu": OpSpec((), (), "max(x, 0).", "unary", foldable=True, tf=("Relu",), keras=("relu",), tflite=("RELU",)),
     "clip": OpSpec(("min", "max"), (), "min(max(x, min), max). ReLU6 is clip(0, 6).", "unary",
                    types={"min": Attr("float", None), "max": Attr("float", None)}, foldable=True,
                    tf={"Relu6": {"min": 0.0, "max": 6.0}},
-                   keras={"relu6": {"min": 0.0, "max": 6.0}}),
+                   keras={"relu6": {"min": 0.0, "max": 6.0}},
+                   tflite={"RELU6": {"min": 0.0, "max": 6.0}, "RELU_N1_TO_1": {"min": -1.0, "max": 1.0},
+                           "RELU_0_TO_1": {"min": 0.0, "max": 1.0}}),
     "leaky_relu": OpSpec(("alpha",), (), "x if x >= 0 else alpha * x.", "unary",
                          types={"alpha": Attr("float")}, keras={"leaky_relu": {"alpha": 0.2}}),
     "elu": OpSpec(("alpha",), (), "x if x > 0 else alpha * (exp(x) - 1).", "unary",
-                  types={"alpha": Attr("float", 1.0)}, tf={"Elu": {"alpha": 1.0}}, keras={"elu": {"alpha": 1.0}}),
-    "sigmoid": OpSpec((), (), "1 / (1 + exp(-x)).", "unary", foldable=True, tf=("Sigmoid",), keras=("sigmoid",)),
+                  types={"alpha": Attr("float", 1.0)}, tf={"Elu": {"alpha": 1.0}}, keras={"elu": {"alpha": 1.0}},
+                  tflite={"ELU": {"alpha": 1.0}}),
+    "sigmoid": OpSpec((), (), "1 / (1 + exp(-x)).", "unary", foldable=True, tf=("Sigmoid",), keras=("sigmoid",),
+                      tflite=("LOGISTIC",)),
     "hard_sigmoid": OpSpec(
         ("alpha", "beta"), (), "clip(alpha * x + beta, 0, 1) (Keras 3: alpha=1/6, beta=0.5).", "unary",
         types={"alpha": Attr("float"), "beta": Attr("float")},
         keras={"hard_sigmoid": {"alpha": 1.0 / 6.0, "beta": 0.5}},
     ),
-    "tanh": OpSpec((), (), "tanh(x).", "unary", foldable=True, tf=("Tanh",), keras=("tanh",)),
+    "tanh": OpSpec((), (), "tanh(x).", "unary", foldable=True, tf=("Tanh",), keras=("tanh",), tflite=("TANH",)),
     "swish": OpSpec((), (), "x * sigmoid(x).", "unary", keras=("swish", "silu")),
-    "hard_swish": OpSpec((), (), "x * relu6(x + 3) / 6.", "unary", keras=("hard_swish", "hard_silu")),
+    "hard_swish": OpSpec((), (), "x * relu6(x + 3) / 6.", "unary", keras=("hard_swish", "hard_silu"),
+                         tflite=("HARD_SWISH",)),
     "gelu": OpSpec(("approximate",), (), "GELU; approximate in {'none', 'tanh'}.", "unary",
                    types={"approximate": Attr("str", "none", ("none", "tanh"))},
                    keras={"gelu": {"approximate": "none"}}),  # keras.activations.gelu defaults to exact
-    "exp": OpSpec((), (), "exp(x).", "unary", foldable=True, tf=("Exp",), keras={"exponential": {}}),
-    "sqrt": OpSpec((), (), "sqrt(x).", "unary", foldable=True, tf=("Sqrt",)),
-    "rsqrt": OpSpec((), (), "1 / sqrt(x).", "unary", foldable=True, tf=("Rsqrt",)),
-    "square": OpSpec((), (), "x * x.", "unary", foldable=True, tf=("Square",)),
-    "neg": OpSpec((), (), "-x.", "unary", foldable=True, tf=("Neg",)),
-    "abs": OpSpec((), (), "|x|.", "unary", foldable=True, tf=("Abs",)),
+    "exp": OpSpec((), (), "exp(x).", "unary", foldable=True, tf=("Exp",), keras={"exponential": {}}, tflite=("EXP",)),
+    "sqrt": OpSpec((), (), "sqrt(x).", "unary", foldable=True, tf=("Sqrt",), tflite=("SQRT",)),
+    "rsqrt": OpSpec((), (), "1 / sqrt(x).", "unary", foldable=True, tf=("Rsqrt",), tflite=("RSQRT",)),
+    "square": OpSpec((), (), "x * x.", "unary", foldable=True, tf=("Square",), tflite=("SQUARE",)),
+    "neg": OpSpec((), (), "-x.", "unary", foldable=True, tf=("Neg",), tflite=("NEG",)),
+    "abs": OpSpec((), (), "|x|.", "unary", foldable=True, tf=("Abs",), tflite=("ABS",)),
     "identity": OpSpec((), (), "y = x (kept only where a graph output needs its own name).", "unary",
                        foldable=True, size="free", keeps_values=True),
     "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source"),
@@ -370,17 +385,18 @@ OPS: dict[str, OpSpec] = {
     "selu": OpSpec((), (), "scale * (x if x > 0 else alpha * (exp(x) - 1)), TF's constants.", "unary", tf=("Selu",)),
     "erf": OpSpec((), (), "erf(x).", "unary", refused={"caffe": _NO_CAFFE_LAYER.format("erf")}),
     "erfc": OpSpec((), (), "1 - erf(x).", "unary", refused={"caffe": _NO_CAFFE_LAYER.format("erfc")}),
-    "floor": OpSpec((), (), "floor(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Floor",)),
-    "ceil": OpSpec((), (), "ceil(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Ceil",)),
+    "floor": OpSpec((), (), "floor(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Floor",), tflite=("FLOOR",)),
+    "ceil": OpSpec((), (), "ceil(x).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Ceil",), tflite=("CEIL",)),
     "round": OpSpec((), (), "Round half to even (TF's Round and Rint).", "unary", refused={"caffe": _CAFFE_ROUNDING},
-                    tf=("Round", "Rint")),
-    "sign": OpSpec((), (), "-1, 0 or 1 (0 for 0).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Sign",)),
-    "log": OpSpec((), (), "log(x).", "unary", tf=("Log",)),
+                    tf=("Round", "Rint"), tflite=("ROUND",)),
+    "sign": OpSpec((), (), "-1, 0 or 1 (0 for 0).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Sign",),
+                   tflite=("SIGN",)),
+    "log": OpSpec((), (), "log(x).", "unary", tf=("Log",), tflite=("LOG",)),
     "log1p": OpSpec((), (), "log(1 + x).", "unary", tf=("Log1p",)),
     "expm1": OpSpec((), (), "exp(x) - 1.", "unary", tf=("Expm1",)),
     "reciprocal": OpSpec((), (), "1 / x.", "unary", tf=("Reciprocal", "Inv")),
-    "sin": OpSpec((), (), "sin(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Sin",)),
-    "cos": OpSpec((), (), "cos(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Cos",)),
+    "sin": OpSpec((), (), "sin(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Sin",), tflite=("SIN",)),
+    "cos": OpSpec((), (), "cos(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Cos",), tflite=("COS",)),
     "tan": OpSpec((), (), "tan(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Tan",)),
     "asin": OpSpec((), (), "asin(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Asin",)),
     "acos": OpSpec((), (), "acos(x).", "unary", refused={"caffe": _CAFFE_TRIG}, tf=("Acos",)),
@@ -398,7 +414,8 @@ OPS: dict[str, OpSpec] = {
     "cast": OpSpec(("dtype",), (), "x as `dtype` (float -> int truncates toward 0; -> bool is x != 0).", "unary",
                    types={"dtype": Attr("str")}, refused={"caffe": _CAFFE_TYPED}),
     "pow": OpSpec((), (), "a ** b, numpy broadcasting.", "binary",
-                  refused={"caffe": "Caffe's Power layer takes a constant exponent only; this one is a tensor"}),
+                  refused={"caffe": "Caffe's Power layer takes a constant exponent only; this one is a tensor"},
+                  tflite=("POW",)),
     "floor_div": OpSpec((), (), "floor(a / b) (floats: TF's floor of the rounded quotient; ints: floor division).",
                         "binary", refused={"caffe": _CAFFE_INTEGER}, tf=("FloorDiv",)),
     "floor_mod": OpSpec((), (), "a - floor(a / b) * b with the sign of b (TF FloorMod: fmod, then + b where signs "
@@ -503,7 +520,7 @@ OPS: dict[str, OpSpec] = {
         "3-D max pooling on NCDHW; padded elements are ignored (as if -inf). pads as conv3d.",
         "spatial",
         types={"kernel": Attr("ints"), "stride": Attr("ints"), "pads": Attr("ints"), "padding": _SPATIAL_PADDING},
-        size="free", shape=shapes.window, refused={"caffe": _NO_POOLING_3D},
+        size="free", shape=shapes.window, refused={"caffe": _NO_POOLING_3D}, pad_fill=float("-inf"),
     ),
     "avg_pool3d": OpSpec(
         ("kernel", "stride", "pads", "count_include_pad", "padding?"),
@@ -672,7 +689,7 @@ OPS: dict[str, OpSpec] = {
         ("output",),
         (),
         "The coordinates of the nonzero (true) elements of the input, in row-major order, as numpy.argwhere: "
-        "output 'indices' (int32, (x.size, x.ndim), zeros after the found rows), 'count': how many "
+        "output 'indices' (int64 as TF's, (x.size, x.ndim), zeros after the found rows), 'count': how many "
         "(int32, ()).",
         "shape",
         family="detection", types={"output": Attr("str", REQUIRED, ("indices", "count"))},
@@ -748,3 +765,6 @@ TF_OPS: dict[str, tuple[str, dict[str, Any]]] = {
 # Keras activation name -> (IR op, attrs) (the rows' `keras`)
 KERAS_ACTIVATIONS: dict[str, tuple[str, dict[str, Any]]] = {
     act: (name, attrs) for name, spec in OPS.items() for act, attrs in spec.keras.items()}
+# TFLite builtin -> (IR op, attrs) for the builtins that are one catalog op (the rows' `tflite`)
+TFLITE_BUILTINS: dict[str, tuple[str, dict[str, Any]]] = {
+    builtin: (name, attrs) for name, spec in OPS.items() for builtin, attrs in spec.tflite.items()}

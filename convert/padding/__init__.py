@@ -9,7 +9,7 @@ from .costs import conv_lowering
 from .mxnet import AvgPoolPlan as MXNetAvgPoolPlan
 from .mxnet import plan_avg_pool as mxnet_plan_avg_pool
 from .mxnet import pool_full_hw as mxnet_pool_full_hw
-from .plan_type import PadLayer, PadRecord, Plan
+from .plan_type import PadLayer, PadRecord, Plan, PlanOptions
 from .plans import (
     MXNET,
     ONNX,

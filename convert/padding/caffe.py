@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ir.ops import AVERAGING_OPS, OPS
 from .plans import kernel_extension, window_shift
 from .rules import NO_PADS, Pads, effective_kernel, output_size_1d, transposed_full_size, window_counts_1d
 
@@ -179,12 +180,12 @@ def caffe_plan_pool(
         group += [lead, tail]
         layer_pad.append(p)
         trim += [0, got - want]
-        if op == "avg_pool2d":
+        if op in AVERAGING_OPS:
             caffe_div = caffe_avg_divisor_1d(n + lead + tail, k, s, p, want)
             real = window_counts_1d(n, k, s, before, after, count_include_pad).astype(np.float64)
             divisors.append((caffe_div, real))
     grp = Pads(*group)
-    value = -FLT_MAX if op == "max_pool2d" else 0.0
+    value = max(OPS[op].pad_fill, -FLT_MAX)  # Caffe's blobs hold no -inf: its lowest float does the same
     scale_map = None
     if divisors:
         (dh, rh), (dw, rw) = divisors

@@ -16,7 +16,18 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.ops import AVERAGING_OPS
 from .rules import NO_PADS, Pads
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """What a target's options change in its padding plans (emitters.options: `TargetOptions.plan_options()`)."""
+
+    target: str  # torch, onnx, mxnet or caffe
+    static_shapes: bool = True  # pads baked for the conversion size (False: they follow the runtime size)
+    caffe_pad: str = "auto"  # Caffe's lowering of an asymmetric conv pad (--caffe-pad)
+    conv_lowering: str | None = None  # 'pad' or 'kernel' forces one (bench/lowering.py); None: the measured cheaper
 
 
 @dataclass(frozen=True)
@@ -79,7 +90,7 @@ class Plan:
             parts.append("auto_pad SAME_UPPER")
         elif self.runtime:
             parts.append("runtime pad" + (" (-inf)" if self.pad_layer.value else ""))
-            if self.op == "avg_pool2d":
+            if self.op in AVERAGING_OPS:
                 parts.append("count map")
         elif self.pad_layer is not None:
             name = "pad group" if self.target == "caffe" else "pad layer"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ir.ops import AVERAGING_OPS, OPS
 from .plan_type import PadLayer
 from .rules import NO_PADS, Pads, avg_pool_real_counts, output_hw, output_size_1d, transposed_full_size
 
@@ -125,13 +126,13 @@ def plan_window(
     pads = Pads(*pads)
     if pads.zero:
         return WindowPlan(None, NO_PADS, count_include_pad)
-    if _fits(pads, kernel, op, caps) and (op != "avg_pool2d" or count_include_pad or caps.avg_excludes_pad):
+    if _fits(pads, kernel, op, caps) and (op not in AVERAGING_OPS or count_include_pad or caps.avg_excludes_pad):
         return WindowPlan(None, pads, count_include_pad)
 
     why = "asymmetric pads" if not pads.symmetric else "pad larger than the layer allows"
-    if op == "max_pool2d":
-        return WindowPlan(PadLayer(pads, float("-inf")), NO_PADS, reason=f"{why}; padded with -inf")
-    if op == "avg_pool2d" and not count_include_pad:
+    if OPS[op].pad_fill:
+        return WindowPlan(PadLayer(pads, OPS[op].pad_fill), NO_PADS, reason=f"{why}; padded with {OPS[op].pad_fill}")
+    if op in AVERAGING_OPS and not count_include_pad:
         # Zero-pad, average over the full window, then rescale each output to divide by the
         # number of real elements instead: exact at every border pixel.
         real = avg_pool_real_counts(in_hw, kernel, stride, pads)

@@ -2,22 +2,22 @@
 
 Emitters and `convert inspect` both call `plan`, so what inspect says a target does is what the
 target's emitter writes (tests/app/test_inspect.py checks it against `pad_layers` on the padding
-matrix). The target is the options' `TARGET` (emitters.options); the per-target recipes live in
+matrix). The target is the options' `target` (PlanOptions); the per-target recipes live in
 plans.py (torch/ONNX/MXNet windows and transposed convs), mxnet.py and caffe.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from ..ir.ops import PADDED_OPS, WINDOW_OPS
+from ..ir.ops import AVERAGING_OPS, OPS, PADDED_OPS, WINDOW_OPS
 from .caffe import CaffePlan, caffe_plan_conv, caffe_plan_pool, caffe_plan_transposed
 from .costs import conv_lowering
 from .mxnet import plan_avg_pool, pool_full_hw
-from .plan_type import PadLayer, PadRecord, Plan
+from .plan_type import PadLayer, PadRecord, Plan, PlanOptions
 from .plans import MXNET, ONNX, TORCH, TargetCaps, kernel_extension, plan_transposed, plan_window
 from .rules import Pads
 from .sizes import needs_runtime_pads, size_bound
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # PADDED_OPS: the IR ops whose lowering involves padding (every other op gets an empty plan);
 # WINDOW_OPS: conv and pooling. Both are the catalog's flags (convert/ir/ops.py).
 
-PlanFn = Callable[["Node", "Graph", Any], Plan]
+PlanFn = Callable[["Node", "Graph", PlanOptions], Plan]
 _PLANNERS: dict[str, PlanFn] = {}
 
 
@@ -40,9 +40,11 @@ def _planner(target: str) -> Callable[[PlanFn], PlanFn]:
     return register
 
 
-def plan(node: Node, graph: Graph, options: Any) -> Plan:
-    """How `options.TARGET` lowers `node`'s padding (emitters.options: TorchOptions, CaffeOptions, ...)."""
-    target = options.TARGET
+def plan(node: Node, graph: Graph, options: PlanOptions) -> Plan:
+    """How `options.target` lowers `node`'s padding."""
+    if not isinstance(options, PlanOptions):  # a target's own options: pass their .plan_options()
+        raise TypeError(f"padding.plan takes PlanOptions, not {type(options).__name__}")
+    target = options.target
     if node.op not in PADDED_OPS:
         return Plan(target, node.op)
     result = _PLANNERS[target](node, graph, options)
@@ -52,8 +54,8 @@ def plan(node: Node, graph: Graph, options: Any) -> Plan:
     return result
 
 
-def lowerings(graph: Graph, options: Any) -> dict[str, str]:
-    """Node -> how `options.TARGET` lowers its padding (the plan's summary, e.g. 'kernel taps',
+def lowerings(graph: Graph, options: PlanOptions) -> dict[str, str]:
+    """Node -> how `options.target` lowers its padding (the plan's summary, e.g. 'kernel taps',
     'pad layer', 'in layer'), for every node that has padding to lower: conversion.json's `lowerings`."""
     found = {}
     for node in graph.nodes:
@@ -95,45 +97,45 @@ def _transposed(node: Node, graph: Graph, target: str, record_crop: bool) -> Pla
 KERNEL_REASON = "asymmetric pads; zero taps added to the kernel (measured cheaper than a pad layer)"
 
 
-def _conv_kernel_taps(node: Node, graph: Graph, options: Any) -> Plan | None:
+def _conv_kernel_taps(node: Node, graph: Graph, options: PlanOptions) -> Plan | None:
     """The kernel-extension plan of a conv with static asymmetric pads, where it is exact and the
     measured-cheaper lowering for the target (convert/padding/costs.py); else None (a pad layer).
-    `options.extra['conv_lowering']` ('pad' or 'kernel') forces one, for bench/lowering.py."""
+    `options.conv_lowering` ('pad' or 'kernel') forces one, for bench/lowering.py."""
     a = node.attrs
     pads = Pads(*a["pads"])
     if node.op != "conv2d" or pads.symmetric:
         return None
     in_c = graph.shape(node.inputs[0])[1]
-    choice = (options.extra.get("conv_lowering")
-              or conv_lowering(options.TARGET, a["groups"] == in_c > 1, a["kernel"], in_c))
+    choice = (options.conv_lowering
+              or conv_lowering(options.target, a["groups"] == in_c > 1, a["kernel"], in_c))
     extended = kernel_extension(pads, a.get("dilation", (1, 1))) if choice == "kernel" else None
     if extended is None:
         return None
     taps, layer_pads = extended
-    return Plan(options.TARGET, node.op, layer_pads=layer_pads, kernel_taps=taps, reason=KERNEL_REASON)
+    return Plan(options.target, node.op, layer_pads=layer_pads, kernel_taps=taps, reason=KERNEL_REASON)
 
 
 RUNTIME_REASON = "TF SAME pads computed from the runtime input size (these at the conversion size)"
 
 
-def _runtime(node: Node, graph: Graph, options: Any, in_layer: bool = False) -> Plan | None:
+def _runtime(node: Node, graph: Graph, options: PlanOptions, in_layer: bool = False) -> Plan | None:
     """The plan of a size-free model whose pads follow the runtime size, or None (static pads).
     torch: a pad layer computing TF SAME's pads; ONNX (`in_layer`): the layer's auto_pad SAME_UPPER,
     which is TF's rule for conv and pooling (average pooling: count_include_pad=0 divides by the real
     elements, checked in onnxruntime by tests/app/test_dynamic_sizes.py)."""
-    if getattr(options, "static_shapes", True) or not needs_runtime_pads(node) or size_bound(graph) is not None:
+    if options.static_shapes or not needs_runtime_pads(node) or size_bound(graph) is not None:
         return None
     pads = Pads(*node.attrs["pads"])
     if in_layer:
-        return Plan(options.TARGET, node.op, layer_pads=pads, size_dependent=True, runtime=True, reason=RUNTIME_REASON)
-    value = float("-inf") if node.op == "max_pool2d" else 0.0
-    return Plan(options.TARGET, node.op, pad_layer=PadLayer(pads, value),
+        return Plan(options.target, node.op, layer_pads=pads, size_dependent=True, runtime=True, reason=RUNTIME_REASON)
+    value = OPS[node.op].pad_fill
+    return Plan(options.target, node.op, pad_layer=PadLayer(pads, value),
                 records=(PadRecord(tuple(pads), RUNTIME_REASON),),
                 size_dependent=True, runtime=True, reason=RUNTIME_REASON)
 
 
 @_planner("torch")
-def torch_plan(node: Node, graph: Graph, options: Any) -> Plan:
+def torch_plan(node: Node, graph: Graph, options: PlanOptions) -> Plan:
     if node.op in WINDOW_OPS:
         return _runtime(node, graph, options) or _conv_kernel_taps(node, graph, options) or _window(node, graph, TORCH)
     if node.op == "conv_transpose2d":
@@ -142,7 +144,7 @@ def torch_plan(node: Node, graph: Graph, options: Any) -> Plan:
 
 
 @_planner("onnx")
-def onnx_plan(node: Node, graph: Graph, options: Any) -> Plan:
+def onnx_plan(node: Node, graph: Graph, options: PlanOptions) -> Plan:
     if node.op in WINDOW_OPS:
         return _runtime(node, graph, options, in_layer=True) or _window(node, graph, ONNX)
     if node.op == "conv_transpose2d":
@@ -151,15 +153,15 @@ def onnx_plan(node: Node, graph: Graph, options: Any) -> Plan:
 
 
 @_planner("mxnet")
-def mxnet_plan(node: Node, graph: Graph, options: Any) -> Plan:
+def mxnet_plan(node: Node, graph: Graph, options: PlanOptions) -> Plan:
     a = node.attrs
     if node.op == "conv_transpose2d":
         return _transposed(node, graph, "mxnet", record_crop=True)
     if node.op == "conv2d":
         return _conv_kernel_taps(node, graph, options) or _window(node, graph, MXNET)
-    if node.op == "max_pool2d" or (node.op == "avg_pool2d" and a.get("count_include_pad", False)):
+    if OPS[node.op].pad_fill or (node.op in AVERAGING_OPS and a.get("count_include_pad", False)):
         return _window(node, graph, MXNET)
-    if node.op != "avg_pool2d":
+    if node.op not in AVERAGING_OPS:
         return Plan("mxnet", node.op)
     # Zero-padding first would be counted by the average: aligned symmetric pad, 'full'
     # convention, exclude the pad, then slice (convert/padding/mxnet.py).
@@ -211,7 +213,7 @@ def _from_caffe(node: Node, c: CaffePlan, size_dependent: bool) -> Plan:
 
 
 @_planner("caffe")
-def caffe_plan(node: Node, graph: Graph, options: Any) -> Plan:
+def caffe_plan(node: Node, graph: Graph, options: PlanOptions) -> Plan:
     a = node.attrs
     if node.op == "conv2d":
         depthwise = caffe_depthwise(node, graph)

@@ -1,7 +1,7 @@
 """All resampling decisions: where TF samples each output pixel of a resize (rules.py) and which
 mode of each target reproduces it exactly, or that none does (plans.py)."""
 
-from .plans import TARGETS, ResizePlan, plan_resize
+from .plans import ResizePlan, plan_resize
 from .rules import (
     COORDINATES,
     MODES,

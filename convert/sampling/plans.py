@@ -26,7 +26,6 @@ from .rules import (
     torch_nearest_indices,
 )
 
-TARGETS = ("torch", "onnx", "mxnet", "caffe")
 CAFFE_OPENCV = "caffe-opencv"  # Caffe's OpenCV dialect (--caffe-dialect opencv): OpenCV DNN's Resize layer too
 
 
@@ -174,6 +173,6 @@ _PLANNERS = {"torch": _torch, "onnx": _onnx, "mxnet": _mxnet, "caffe": _caffe, C
 
 
 def plan_resize(target: str, mode: str, coordinate: str, in_hw: Sequence[int], out_hw: Sequence[int]) -> ResizePlan:
-    """How `target` reproduces TF's resize of an (h, w) plane `in_hw` to `out_hw` (`target` is one of TARGETS
-    or CAFFE_OPENCV)."""
+    """How `target` reproduces TF's resize of an (h, w) plane `in_hw` to `out_hw` (`target` is one of the
+    catalog's TARGETS, or CAFFE_OPENCV)."""
     return _PLANNERS[target](mode, coordinate, tuple(in_hw), tuple(out_hw))

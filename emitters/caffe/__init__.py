@@ -17,14 +17,18 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 from tf_convert.convert.ir.graph import LOWERINGS
+from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.progress import SILENT, Progress
+from tf_convert.convert.registry import import_family_modules
 from tf_convert.emitters.base import EmitResult
 from tf_convert.emitters.options import options_for
 
-from . import elementwise, nn, reduce, resize, shape, spatial  # noqa: F401  (one module per family: fills TABLE)
 from .builder import NetBuilder
 from .contract import TABLE, Ctx
 from .elementwise import dtype_problems
+from .proto import OPENCV_ONLY_PARAMS, messages
+
+import_family_modules(__name__, FAMILIES)  # the handlers, a module per catalog family: they fill TABLE
 
 TARGET = "caffe"
 PROTOTXT = "deploy.prototxt"
@@ -128,7 +132,6 @@ def _dialect_note(b: NetBuilder) -> str:
 
 def _binary(net) -> bytes:
     """The caffemodel: the net with its blobs, less the parameters only deploy.prototxt may carry."""
-    from .proto import OPENCV_ONLY_PARAMS
 
     if not any(layer.HasField(p) for layer in net.layer for p in OPENCV_ONLY_PARAMS
                if p in layer.DESCRIPTOR.fields_by_name):
@@ -185,7 +188,6 @@ def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> 
     OpenCV addresses outputs by layer: "<layer>" for its first top, "<layer>.<i>" for the others."""
     from google.protobuf import text_format
 
-    from .proto import messages
 
     out_dir = Path(out_dir)
     structure = text_format.Parse((out_dir / PROTOTXT).read_text(), messages("opencv")["NetParameter"]())

@@ -10,26 +10,12 @@ from pathlib import Path
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError
+from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.progress import SILENT, Progress
+from tf_convert.convert.registry import import_family_modules
 from tf_convert.emitters.base import EmitResult
 from tf_convert.emitters.options import MxnetOptions, options_for
 
-from . import (  # noqa: F401  (one module per family: fills TABLE)
-    detection,
-    elementwise,
-    elementwise_bitwise,
-    elementwise_quant,
-    nn,
-    reduce,
-    resize,
-    resize_repeat,
-    sequence,
-    sequence_recurrent,
-    shape,
-    shape_crop,
-    spatial,
-    spatial_3d,
-)
 from .contract import TABLE, Ctx
 from .runtime import (
     evaluate,
@@ -43,6 +29,8 @@ from .runtime import (
     start_run,
 )
 from .symbol import DTYPE_FLAGS, Fragment, Ref, SymbolGraph, safe_name, symbol_dtype
+
+import_family_modules(__name__, FAMILIES)  # the handlers, a module per catalog family: they fill TABLE
 
 TARGET = "mxnet"
 SYMBOL_FILE = "model-symbol.json"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tf_convert.convert.errors import UsageError
+from tf_convert.convert.errors import UsageError, VerifyError
 
 from . import params
 
@@ -38,6 +38,11 @@ def mxnet_python() -> Path:
 
 class MXNetRunError(RuntimeError):
     """MXNet could not load or run a written model (a bug in the emitter)."""
+
+
+class LoadersDisagree(VerifyError):
+    """`mx.gluon.SymbolBlock.imports` and `mx.mod.Module` give different outputs for one model: the check
+    fails (exit 4), naming both results."""
 
 
 class Runner:
@@ -145,7 +150,8 @@ def run_many(jobs: Iterable[tuple[str | Path, Sequence[np.ndarray]]], mode: str 
 def _as_fed(x: np.ndarray) -> np.ndarray:
     """Integer and bool inputs keep their type (token ids, masks); numbers are float32."""
     x = np.asarray(x)
-    return np.ascontiguousarray(x if x.dtype.kind in "iub" else x.astype(np.float32))
+    fed = x if x.dtype.kind in "iub" else x.astype(np.float32)
+    return np.ascontiguousarray(fed).reshape(fed.shape)  # a 0-d input stays 0-d
 
 
 def run(out_dir: str | Path, inputs: Sequence[np.ndarray], stream: bool | None = None,
@@ -159,9 +165,10 @@ def run(out_dir: str | Path, inputs: Sequence[np.ndarray], stream: bool | None =
     if "error" in result:
         raise MXNetRunError(f"MXNet failed on {out_dir}: {result['error']}")
     gluon, module = result["outputs"]["gluon"], result["outputs"]["module"]
-    for a, b in zip(gluon, module):
+    for k, (a, b) in enumerate(zip(gluon, module)):
         if not _loaders_agree(a, b):
-            raise MXNetRunError(f"{out_dir}: SymbolBlock.imports and mx.mod.Module give different outputs")
+            raise LoadersDisagree(f"MXNet's two loaders disagree on {out_dir}, output {k}: {_both(a, b)}; a model "
+                                  "users load either way must compute the same (a random op, or files edited?)")
     return gluon
 
 
@@ -201,6 +208,19 @@ def _loaders_agree(a: np.ndarray, b: np.ndarray) -> bool:
         return False
     scale = float(np.max(np.abs(a[np.isfinite(a)]), initial=0.0))
     return float(np.max(diff, initial=0.0)) <= 1e-6 * scale
+
+
+def _both(gluon: np.ndarray, module: np.ndarray) -> str:
+    """Both loaders' results, as one line: their shapes, or the first element where they differ."""
+    if gluon.shape != module.shape:
+        return f"SymbolBlock.imports gives shape {gluon.shape}, mx.mod.Module shape {module.shape}"
+    a, b = gluon.astype(np.float64), module.astype(np.float64)
+    differs = ~((a == b) | (np.isnan(a) & np.isnan(b)))
+    where = tuple(int(i) for i in np.argwhere(differs)[0]) if differs.any() else ()
+    with np.errstate(invalid="ignore"):
+        largest = float(np.nanmax(np.abs(a - b), initial=0.0))
+    return (f"SymbolBlock.imports gives {a[where]:.7g}, mx.mod.Module {b[where]:.7g} at index {where} "
+            f"(shape {gluon.shape}; largest difference {largest:.3g})")
 
 
 def run_internals(out_dir: str | Path, inputs: Sequence[np.ndarray], names: Sequence[str]) -> dict[str, np.ndarray]:

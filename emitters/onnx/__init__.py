@@ -12,28 +12,16 @@ import numpy as np
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.progress import SILENT, Progress
+from tf_convert.convert.registry import import_family_modules
 from tf_convert.emitters.base import EmitResult
 from tf_convert.emitters.options import options_for, validate
 
-from . import (  # noqa: F401  (one module per family: fills TABLE)
-    detection,
-    elementwise,
-    elementwise_bitwise,
-    elementwise_quant,
-    nn,
-    reduce,
-    resize,
-    resize_repeat,
-    sequence,
-    sequence_recurrent,
-    shape,
-    shape_crop,
-    spatial,
-    spatial_3d,
-)
 from .contract import TABLE
 from .model import EXTERNAL_DATA_THRESHOLD, MODEL_FILE, build, save_checked
+
+import_family_modules(__name__, FAMILIES)  # the handlers, a module per catalog family: they fill TABLE
 
 TARGET = "onnx"
 
@@ -123,12 +111,18 @@ def run_sets(out_dir: Path, input_sets: list[list[np.ndarray]]) -> list[list[np.
     return [_run_session(session, inputs) for inputs in input_sets]
 
 
+def _fed(x: np.ndarray, onnx_type: str) -> np.ndarray:
+    """`x` as the model's input `onnx_type`, C-contiguous; a 0-d input stays 0-d."""
+    array = np.asarray(x, dtype=_ORT_DTYPES.get(onnx_type, None))
+    return np.ascontiguousarray(array).reshape(array.shape)
+
+
 def _run_session(session, inputs: list[np.ndarray]) -> list[np.ndarray]:
     specs = session.get_inputs()
     if len(specs) != len(inputs):
         raise ValueError(f"the model takes {len(specs)} inputs, got {len(inputs)}")
     feed = {
-        spec.name: np.ascontiguousarray(x, dtype=_ORT_DTYPES.get(spec.type, None)) for spec, x in zip(specs, inputs)
+        spec.name: _fed(x, spec.type) for spec, x in zip(specs, inputs)
     }
     return [np.asarray(y) for y in session.run(None, feed)]
 
@@ -145,6 +139,6 @@ def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> 
     wanted = [n for n in dict.fromkeys(names) if n in produced]
     model.graph.output.extend(onnx.ValueInfoProto(name=n) for n in wanted if n not in present)
     session = ort.InferenceSession(model.SerializeToString(), _as_written(ort), providers=["CPUExecutionProvider"])
-    feed = {spec.name: np.ascontiguousarray(x, dtype=_ORT_DTYPES.get(spec.type, None))
+    feed = {spec.name: _fed(x, spec.type)
             for spec, x in zip(session.get_inputs(), inputs)}
     return dict(zip(wanted, (np.asarray(y) for y in session.run(wanted, feed))))

@@ -225,5 +225,8 @@ def nonzero(ctx: Ctx) -> Emitted:
     missing = b.op("Sub", [b.const("size", np.int64(int(np.prod(shape))), np.int64), count])
     pads = b.op("Concat", [b.ints("front", [0, 0]), b.op("Reshape", [missing, b.ints("one", [1])]),
                            b.ints("back", [0])], axis=0)
-    b.op("Cast", [b.op("Pad", [rows, pads])], b.out, to=TensorProto.INT32)
+    if ctx.dtype(ctx.node.output) == np.int64:  # TF's index type, NonZero's too
+        b.op("Pad", [rows, pads], b.out)
+    else:  # graphs written before the IR's indices were TF's int64
+        b.op("Cast", [b.op("Pad", [rows, pads])], b.out, to=TensorProto.INT32)
     return b.done()

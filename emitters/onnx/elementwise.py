@@ -131,7 +131,7 @@ NATIVE: dict[str, tuple[str, int, dict[str, Any]]] = {
     "pow": ("Pow", 2, {}), "truncate_mod": ("Mod", 2, {"fmod": 1}),
     "equal": ("Equal", 2, {}), "less": ("Less", 2, {}), "less_equal": ("LessOrEqual", 2, {}),
     "greater": ("Greater", 2, {}), "greater_equal": ("GreaterOrEqual", 2, {}),
-    "logical_and": ("And", 2, {}), "logical_or": ("Or", 2, {}), "select": ("Where", 3, {}),
+    "logical_and": ("And", 2, {}), "logical_or": ("Or", 2, {}),
 }
 
 
@@ -146,6 +146,18 @@ def _native(op_type: str, n_inputs: int, attrs: dict[str, Any]) -> Handler:
 
 for _ir, (_onnx, _n, _attrs) in NATIVE.items():
     TABLE.register(_ir)(_native(_onnx, _n, _attrs))
+
+
+@TABLE.register("select")
+def select(ctx: Ctx) -> Emitted:
+    """Where; between two masks (onnxruntime has no bool Where) (c and x) or (not c and y)."""
+    b = Builder(ctx, ctx.node)
+    c, x, y = (b.x(i) for i in range(3))
+    if ctx.dtype(ctx.node.output) != np.bool_:
+        b.op("Where", [c, x, y], b.out)
+    else:
+        b.op("Or", [b.op("And", [c, x]), b.op("And", [b.op("Not", [c]), y])], b.out)
+    return b.done()
 
 
 def _is_float(ctx: Ctx, tensor: str) -> bool:

@@ -66,8 +66,30 @@ def _axes_reduce(b: Builder, op_type: str, x: str, out: str | None) -> str:
 @TABLE.register("reduce_sum", "reduce_prod", "reduce_min")
 def reduce_arith(ctx: Ctx) -> Emitted:
     b = Builder(ctx, ctx.node)
+    if ctx.node.op == "reduce_sum" and ctx.dtype(ctx.node.output).kind in "iu":
+        return _wrapping_sum(b)
     op_type = {"reduce_sum": "ReduceSum", "reduce_prod": "ReduceProd", "reduce_min": "ReduceMin"}[ctx.node.op]
     _axes_reduce(b, op_type, b.x(), b.out)
+    return b.done()
+
+
+def _wrapping_sum(b: Builder) -> Emitted:
+    """An integer sum that wraps around as TF's does: onnxruntime's ReduceSum saturates at the type's
+    bounds. A running sum (CumSum, which wraps) in int64 along each axis, its last element kept, cast back
+    (the low bits of a sum are those of the sum of the low bits)."""
+    from onnx import TensorProto, helper
+
+    ctx = b.ctx
+    x, dtype = b.x(), ctx.dtype(ctx.node.output)
+    if ctx.dtype(ctx.node.inputs[0]) != np.int64:
+        x = b.op("Cast", [x], to=TensorProto.INT64)
+    axes = _axes(ctx)
+    for axis in axes:
+        x = b.op("CumSum", [x, b.const("axis", np.int64(axis), np.int64)])
+        x = b.op("Slice", [x, b.ints("last", [-1]), b.ints("end", [np.iinfo(np.int64).max]), b.ints("at", [axis])])
+    if not ctx.attrs.get("keepdims") and axes:
+        x = b.op("Squeeze", [x, b.ints("axes", axes)])
+    b.op("Cast", [x], b.out, to=helper.np_dtype_to_tensor_dtype(dtype))
     return b.done()
 
 

@@ -11,32 +11,20 @@ import numpy as np
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported
+from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.progress import SILENT, Progress
+from tf_convert.convert.registry import import_family_modules
 
 from ..base import EmitResult
 from ..options import options_for
-from . import (  # noqa: F401  (one module per family: fills TABLE)
-    detection,
-    elementwise,
-    elementwise_bitwise,
-    elementwise_quant,
-    nn,
-    reduce,
-    resize,
-    resize_repeat,
-    sequence,
-    sequence_recurrent,
-    shape,
-    shape_crop,
-    spatial,
-    spatial_3d,
-)
 from .codegen import generate
 from .contract import TABLE
 from .runner import run as _run
 from .runner import run_internals as _run_internals
 from .runner import run_sets as _run_sets
 from .state_file import save_state_dict
+
+import_family_modules(__name__, FAMILIES)  # the handlers, a module per catalog family: they fill TABLE
 
 TARGET = "torch"
 MODEL_FILE = "model.py"

@@ -10,6 +10,7 @@ import numpy as np
 from tf_convert.convert.ir import libm_expf
 
 from .contract import TABLE, Ctx, Lowered, lit
+from .elementwise import ir_dtype
 
 
 def nms_lines(ctx: Ctx) -> list[str]:
@@ -272,5 +273,7 @@ def nonzero(ctx: Ctx) -> Lowered:
               f"{v}_flat = torch.zeros({size + 1}, dtype=torch.int64).scatter(0, {v}_pos, "
               f"torch.arange({size}))[:{size}]",
               # unfilled rows hold position 0: coordinates 0
-              f"{v} = (({v}_flat[:, None] // torch.tensor({strides})) % torch.tensor({shape})).to(torch.int32)"]
+              f"{v} = ({v}_flat[:, None] // torch.tensor({strides})) % torch.tensor({shape})"]
+    if ir_dtype(ctx) != "int64":  # graphs written before the IR's indices were TF's int64
+        lines.append(f"{v} = {v}.to(torch.{ir_dtype(ctx)})")
     return Lowered(lines=lines)

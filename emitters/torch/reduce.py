@@ -35,7 +35,8 @@ def softmax(ctx: Ctx) -> str:
 def argmax(ctx: Ctx) -> Lowered:
     axis = int(ctx.attrs["axis"]) % len(ctx.in_shapes[0])
     keep = ", keepdim=True" if ctx.attrs.get("keepdims") else ""
-    return Lowered(lines=[f"{ctx.var} = torch.argmax({ctx.args[0]}, {axis}{keep})"])
+    to = "" if ir_dtype(ctx) == "int64" else f".to(torch.{ir_dtype(ctx)})"  # TF's output_type
+    return Lowered(lines=[f"{ctx.var} = torch.argmax({ctx.args[0]}, {axis}{keep}){to}"])
 
 
 # ---- sum/prod/min/all/any, argmin, cumsum/cumprod (exclusive, reverse), top-k, log-softmax --

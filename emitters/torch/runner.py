@@ -45,8 +45,8 @@ def _set_threads(torch) -> None:
 def _as_fed(x: np.ndarray) -> np.ndarray:
     """Integer and bool inputs keep their type (token ids, masks); numbers are float32."""
     x = np.asarray(x)
-    # np.require keeps a rank-0 input rank 0 (ascontiguousarray makes it (1,))
-    return np.require(x if x.dtype.kind in "iub" else x.astype(np.float32), requirements="C")
+    fed = x if x.dtype.kind in "iub" else x.astype(np.float32)
+    return np.ascontiguousarray(fed).reshape(fed.shape)  # a 0-d input stays 0-d
 
 
 def run(out_dir: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:

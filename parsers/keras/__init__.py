@@ -11,8 +11,11 @@ from pathlib import Path
 import numpy as np
 
 from tf_convert.convert import ir
-from tf_convert.convert.errors import ConvertError, InputError
-from tf_convert.parsers.base import ParseOptions
+from tf_convert.convert.errors import ConvertError, InputError, Unsupported, UnsupportedError
+from tf_convert.parsers.base import SAFE_MODE, ParseOptions
+from tf_convert.parsers.source import kinds_of
+
+from ..common.layout import TO_NCHW, TO_NHWC
 
 # importing the handler modules registers them in TABLE (schema: the config shape, checked first)
 from . import (  # noqa: F401  (one module per family: fills TABLE)
@@ -30,11 +33,10 @@ from . import (  # noqa: F401  (one module per family: fills TABLE)
     traced,
 )
 from .builder import Builder
-from .layout import TO_NCHW, TO_NHWC
 from .source import KerasSource, sniff
 from .table import TABLE, restore_ops_modules
 
-KINDS = ("keras_h5", "keras_v3")
+KINDS = kinds_of("keras")
 
 __all__ = ["KINDS", "TABLE", "parse", "run_reference", "run_reference_sets", "sniff"]
 
@@ -43,7 +45,7 @@ def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
     """Read a Keras model file into an IR graph (NCHW), without importing TensorFlow."""
     options = options or ParseOptions()
     with KerasSource(path) as source:
-        schema.check_origins(source.config, str(path))  # a class Keras cannot locate is no Keras class
+        schema.check_origins(source.config, str(path), source.kind)  # a class Keras cannot locate is no Keras class
         found = traced.foreign_classes(source.config) if isinstance(source.config, dict) else []
         kind = source.kind
     if found:  # classes only their own code can run: Keras loads and traces the model
@@ -73,7 +75,7 @@ def run_reference_sets(path: str | Path, graph: ir.Graph,
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     try:
-        model, keras = _loaded(path)
+        model, keras = _loaded(path, graph.metadata.get(SAFE_MODE, True))
     except (ConvertError, MemoryError):
         raise
     except Exception as err:  # noqa: BLE001 - Keras refuses the file: so do we, in one line
@@ -125,7 +127,7 @@ def run_tensors(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray], nam
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    model, keras = _loaded(path)
+    model, keras = _loaded(path, graph.metadata.get(SAFE_MODE, True))
     known = {layer.name for layer in model.layers}
     wanted = [n for n in dict.fromkeys(names) if n in known]
     if not wanted:
@@ -167,40 +169,60 @@ def _free_shape(dims: tuple) -> tuple:
     return (None,) * len(dims) if len(dims) == 2 else (None,) * (len(dims) - 1) + dims[-1:]
 
 
-def _loaded(path: str | Path):
+def _loaded(path: str | Path, safe_mode: bool = True):
     """(model, the Keras module that loaded it): tf_keras for a Keras 2 `.h5` where it loads there (a
-    file a Keras 3 wrote with a Keras 2 version stamp does not: Keras 3 then)."""
+    file a Keras 3 wrote with a Keras 2 version stamp does not: Keras 3 then). `safe_mode` is the user's
+    (--no-safe-mode on this very command), never inferred from the file: a Lambda's bytecode loads only
+    when it is False."""
+    lambdas = [f for f in _foreign(path) if f.class_name in traced.UNSAFE_CLASSES]
+    if lambdas and safe_mode:
+        raise UnsupportedError([Unsupported(f.class_name, f.layer, "a Lambda layer is Python bytecode, which Keras "
+                                            "loads only with safe_mode=False; pass --no-safe-mode if you trust "
+                                            "this file (its code then runs)") for f in lambdas],
+                               target="Keras reference")
     keras = _keras_for(path)
     if keras.__name__ == "tf_keras":
         try:
-            return _load(path, keras), keras
+            with _safe_mode_scope(keras, safe_mode):
+                return _load(path, keras, safe_mode), keras
         except Exception:  # noqa: BLE001 - not a file tf_keras reads: Keras 3 rebuilds it
             import keras
-    return _load(path, keras), keras
+    with _safe_mode_scope(keras, safe_mode):
+        return _load(path, keras, safe_mode), keras
+
+
+def _safe_mode_scope(keras, safe_mode: bool):
+    """Keras's own safe-mode scope, so that no load path of either Keras (tf_keras's `.h5` reader has none
+    of its own) deserializes a Lambda's bytecode unless the user allowed it."""
+    if keras.__name__ == "tf_keras":
+        from tf_keras.src.saving.serialization_lib import SafeModeScope
+    else:
+        from keras.src.saving.serialization_lib import SafeModeScope
+    return SafeModeScope(safe_mode)
 
 
 def _keras_for(path: str | Path):
     """The Keras that wrote `path`, where it is installed: tf_keras for a Keras 2 `.h5` (Keras 3 cannot
-    rebuild its TF-op layers), Keras 3 otherwise."""
-    if sniff(path) == "keras_h5":
-        with KerasSource(path) as source:
-            written_by_keras_2 = source.keras_version.startswith(("1.", "2."))
-        if written_by_keras_2:
-            try:
-                import tf_keras
+    rebuild its TF-op layers), Keras 3 otherwise. Refuses a file naming a module Keras would import
+    (schema.check_origins), whatever path reaches Keras (a reference run of a source never parsed here)."""
+    with KerasSource(path) as source:
+        schema.check_origins(source.config, str(path), source.kind)
+        written_by_keras_2 = source.kind == "keras_h5" and source.keras_version.startswith(("1.", "2."))
+    if written_by_keras_2:
+        try:
+            import tf_keras
 
-                return tf_keras
-            except ImportError:
-                pass
+            return tf_keras
+        except ImportError:
+            pass
     import keras
 
     return keras
 
 
-def _load(path: str | Path, keras):
+def _load(path: str | Path, keras, safe_mode: bool = True):
     if traced.is_traced(path):  # the conversion traced it: Keras loads it as that trace did
-        unsafe = any(f.class_name in traced.UNSAFE_CLASSES for f in _foreign(path))
-        return keras.saving.load_model(str(path), compile=False, safe_mode=not unsafe)
+        return keras.saving.load_model(str(path), compile=False, safe_mode=safe_mode)
     if keras.__name__ == "tf_keras":
         return keras.models.load_model(str(path), compile=False)
     if sniff(path) != "keras_h5":

@@ -13,7 +13,8 @@ from tf_convert.convert.errors import ConvertError, InputError, Unsupported, Uns
 from tf_convert.convert.padding.sizes import size_bound
 from tf_convert.parsers.base import ParseOptions
 
-from . import layout, sequence_masks, weights
+from ..common import layout
+from . import sequence_masks, weights
 from .call import Call, TensorRef
 from .source import KerasSource
 from .table import TABLE, table_key
@@ -171,6 +172,7 @@ class Builder:
         self.source = source
         self.options = options
         self._state_keys: dict[int, str] = {}  # id(layer config) -> its .keras state key (_state_keys)
+        self._key_paths: dict[tuple[str, ...], tuple[str, ...]] = {}  # nested model's path -> its state keys
         cfg = source.config
         self.graph = ir.Graph(name=str(cfg.get("config", {}).get("name", source.path.stem)))
         self.errors: list[Unsupported] = []
@@ -375,16 +377,21 @@ class Builder:
                                    source_op="constant", out_dtype=dtype)
 
     # ---- layers ----------------------------------------------------------------------------
+    def _keys(self, path: tuple[str, ...]) -> tuple[str, ...]:
+        """The state keys of the nested models at `path` (names from the top model down)."""
+        return self._key_paths.get(path, ()) if path else ()
+
     def _call_layer(self, layer, k: int, args, kwargs, path, prefix) -> list[str]:
         name = layer_name(layer)
         tag = f"{name}_{k}" if k else name
         inputs = _flat_tensors(args)
         if is_model(layer):
+            self._key_paths[path + (name,)] = self._keys(path) + (self._state_keys.get(id(layer), name),)
             return self._run_model(layer, inputs, path + (name,), f"{prefix}{tag}/")
         handler = TABLE.get(table_key(layer))
         if handler is None:  # already listed by check_classes
             return [POISON] * 8
-        named = self.source.weights.get(path + (name,))
+        named = self.source.weights.get(path + (name,), self._keys(path) + (self._state_keys.get(id(layer), name),))
         if not named and table_key(layer) in COMPOSITE_LAYERS:  # .keras: sublayers under a class-named key
             named = self.source.weights.composite(path + (name,)) or \
                 self.source.weights.composite(path + (self._state_keys.get(id(layer), name),))
@@ -441,11 +448,17 @@ COMPOSITE_LAYERS = {"MultiHeadAttention"}
 
 
 def _state_keys(layers: list[dict[str, Any]]) -> dict[int, str]:
-    """id(layer config) -> the key Keras 3 saves the layer's state under: its class name in snake
-    case, `_1`, `_2`... for later layers of the same class (keras.src.saving.saving_lib)."""
+    """id(layer config) -> the key Keras 3 and tf_keras save the layer's state under: its class name in
+    snake case, `_1`, `_2`... for later layers of the same class (keras.src.saving.saving_lib)."""
     keys, used = {}, {}
     for layer in layers:
-        base = re.sub(r"(?<!^)(?=[A-Z])", "_", layer["class_name"]).lower()
+        base = _snake_case(layer["class_name"])
         used[base] = used.get(base, -1) + 1
         keys[id(layer)] = base if used[base] == 0 else f"{base}_{used[base]}"
     return keys
+
+
+def _snake_case(name: str) -> str:
+    """keras.src.utils.naming.to_snake_case: 'Conv2DTranspose' -> 'conv2d_transpose', 'ReLU' -> 're_lu'."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", re.sub(r"\W+", "", name))
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()

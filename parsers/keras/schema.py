@@ -30,6 +30,13 @@ REQUIRED = {
     "SeparableConvolution1D": _CONV, "SimpleRNN": ("units",), "SpatialDropout1D": ("rate",),
     "SpatialDropout2D": ("rate",), "TimeDistributed": ("layer",),
 }
+# every activation name Keras 3 or tf_keras resolves (keras.activations.get): another is a file neither loads
+# (tests/parsers/test_parser_keras_configs.py checks the set against both)
+KERAS_ACTIVATIONS = frozenset({
+    "celu", "elu", "exponential", "gelu", "glu", "hard_shrink", "hard_sigmoid", "hard_silu", "hard_swish",
+    "hard_tanh", "leaky_relu", "linear", "log_sigmoid", "log_softmax", "mish", "relu", "relu6", "selu", "sigmoid",
+    "silu", "soft_shrink", "softmax", "softplus", "softsign", "sparse_plus", "sparse_sigmoid", "sparsemax",
+    "squareplus", "swish", "tanh", "tanh_shrink", "threshold"})
 WRAPPED = ("layer", "backward_layer")  # keys of a wrapper's config that hold a whole layer (Bidirectional)
 ACTIVATIONS = ("activation", "recurrent_activation")
 
@@ -44,38 +51,53 @@ def _fail(where: str, at: str, what: str) -> InputError:
 
 
 def keras_module(module: Any) -> bool:
-    """Whether a config's `module` is Keras's own (legacy .h5 configs name none: Keras's too)."""
-    return not module or module == "keras" or str(module).startswith("keras.")
+    """Whether a config's `module` is Keras's own, Keras 3's or tf_keras's (legacy .h5 configs name none)."""
+    return not module or str(module).split(".")[0] in ("keras", "tf_keras")
 
 
-def check_origins(config: Any, where: str) -> None:
-    """Raise InputError naming the first layer (nested models and wrapped layers too) whose class or
-    activation Keras cannot locate: an object of another module (`torch.nn.ReLU`) that no package
-    registers with Keras (`registered_name` 'package>name'). Keras refuses such a file unless the code
-    defining the class is passed to it; converting it as Keras's class of that name would be wrong.
-    Tolerant of any shape: `check` says what else is wrong."""
-    _origins(config, where, 0)
+def check_origins(config: Any, where: str, kind: str = "keras_v3") -> None:
+    """Raise InputError naming the first layer whose config holds an object (its class, an activation, an
+    initializer...) of a module outside Keras that no package registers with Keras (`registered_name`
+    'package>name'): Keras cannot locate it without the code that defines it (`torch.nn.ReLU` converted as
+    Keras's ReLU would be wrong). In a `.h5`, tf_keras imports whatever module an object inside a layer names:
+    there only Keras's own objects pass. Tolerant of any shape: `check` says what else is wrong."""
+    _origins(config, where, kind == "keras_h5", "", True, 0)
 
 
-def _origins(obj: Any, where: str, depth: int, outer: str = "") -> None:
-    if not isinstance(obj, dict) or depth > MAX_DEPTH:
+def _origins(value: Any, where: str, h5: bool, at: str, layer_level: bool, depth: int) -> None:
+    if depth > 8 * MAX_DEPTH:  # JSON nested deeper than any model Keras writes: `check` refuses it
         return
-    conf = obj.get("config")
-    conf = conf if isinstance(conf, dict) else {}
-    name = f"{outer}{obj.get('name') or conf.get('name') or obj.get('class_name')}"
-    if "class_name" in obj and not keras_module(obj.get("module")) and ">" not in str(obj.get("registered_name")):
-        raise InputError(f"{where}: layer '{name}': {obj.get('module')}.{obj.get('class_name')} is not a Keras "
-                         "class (no package registers it), so Keras cannot load it; convert a SavedModel "
-                         "exported where its code is")
-    for key in ACTIVATIONS:
-        spec = conf.get(key)
-        if isinstance(spec, dict) and not (keras_module(spec.get("module")) or spec.get("module") == "builtins"):
-            raise InputError(f"{where}: layer '{name}': {key} {spec.get('module')}.{spec.get('config')} is not "
-                             "a Keras activation, so Keras cannot load it without the code that defines it")
-    for child in conf.get("layers") if isinstance(conf.get("layers"), list) else []:
-        _origins(child, where, depth + 1)
-    for key in WRAPPED:
-        _origins(conf.get(key), where, depth + 1, f"{name}' ({key}) '")
+    if isinstance(value, list):
+        for item in value:
+            _origins(item, where, h5, at, False, depth + 1)
+        return
+    if not isinstance(value, dict):
+        return
+    conf = value.get("config") if isinstance(value.get("config"), dict) else {}
+    if layer_level:
+        name = value.get("name") or conf.get("name") or value.get("class_name")
+        at = f"{at}' ({layer_level}) '{name}" if at and isinstance(layer_level, str) else str(name)
+    module = value.get("module")
+    if isinstance(module, str) and "class_name" in value and not (keras_module(module) or module == "builtins"):
+        registered = ">" in str(value.get("registered_name"))
+        if not registered or (h5 and not layer_level):
+            named = value.get("config") if value.get("class_name") == "function" else value.get("class_name")
+            why = "a .h5 may name only Keras objects inside a layer" if registered else "no package registers it"
+            raise InputError(f"{where}: layer '{at}': {module}.{named} is not a Keras "
+                             f"{'class' if layer_level else 'object'} ({why}), so Keras cannot load it safely; "
+                             "convert a SavedModel exported where its code is")
+    for key, item in value.items():
+        if key == "config" and isinstance(item, dict):
+            for inner_key, inner in item.items():
+                if inner_key == "layers" and isinstance(inner, list):
+                    for layer in inner:
+                        _origins(layer, where, h5, "", True, depth + 1)
+                elif inner_key in WRAPPED:
+                    _origins(inner, where, h5, at, inner_key, depth + 1)
+                else:
+                    _origins(inner, where, h5, at, False, depth + 1)
+        elif key != "config":
+            _origins(item, where, h5, at, False, depth + 1)
 
 
 def _model(cfg: Any, where: str, at: str, depth: int) -> None:
@@ -148,6 +170,11 @@ def _arguments(layer: dict, where: str, at: str, depth: int) -> None:
     if missing:
         raise InputError(f"{where}: {at} ({layer['class_name']}) has no {', '.join(repr(k) for k in missing)}, "
                          f"which Keras requires of a {layer['class_name']}; the file is corrupt")
+    for key in ACTIVATIONS:
+        value = conf.get(key)
+        if isinstance(value, str) and value.lower() not in KERAS_ACTIVATIONS:
+            raise InputError(f"{where}: {at} ({layer['class_name']}) has {key}={value[:40]!r}, which is no Keras "
+                             "activation; the file is corrupt")
     for key in WRAPPED:
         inner = conf.get(key)
         if inner is None:

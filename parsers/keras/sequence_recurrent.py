@@ -13,15 +13,16 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert.convert.ir.ops import CELL_ACTIVATIONS
+
+from ..common.layout import nhwc_reshape
 from . import sequence_masks, weights
 from .call import Call, TensorRef
 from .elementwise import activation_name
-from .shape import keras_reshape
 from .table import TABLE
 
 GATES = {"LSTM": 4, "GRU": 3, "SimpleRNN": 1}
 IR_OP = {"LSTM": "lstm", "GRU": "gru", "SimpleRNN": "rnn"}
-ACTIVATIONS = {"tanh", "sigmoid", "hard_sigmoid", "relu", "linear"}  # convert.ir.reference's table
 
 
 # ---- weight specs (checked by weights.check before a handler runs) ------------------------------
@@ -104,7 +105,7 @@ def _refuse_unsupported(call: Call, class_name: str, cfg: dict) -> None:
     keys = ["activation"] + (["recurrent_activation"] if class_name != "SimpleRNN" else [])
     for key in keys:
         name = activation_name(cfg.get(key, "tanh" if key == "activation" else "sigmoid"))
-        if name not in ACTIVATIONS:
+        if name not in CELL_ACTIVATIONS:
             raise call.unsupported(f"{key}={name!r} in a recurrent layer is not supported")
         if name == "hard_sigmoid" and call.legacy:  # the cell's hard_sigmoid is Keras 3's x/6 + 1/2
             raise call.unsupported(f"{key}='hard_sigmoid' of Keras 2 (clip(0.2 x + 0.5, 0, 1)) in a recurrent "
@@ -211,14 +212,14 @@ def time_distributed(call: Call) -> list[str]:
         # a Dense on (N, T, C) acts on the last axis already: no fold, so T (and N) stay free
         return handler(dataclasses.replace(call, class_name="Dense", config=inner["config"]))
     n, length = kshape[0], kshape[1]
-    folded = keras_reshape(call, call.x, (n * length, *kshape[2:]))
+    folded = nhwc_reshape(call, call.x, (n * length, *kshape[2:]))
     sub = Call(graph=call.graph, name=call.graph.unique_name(call.name + "/inner"), layer=call.layer,
                class_name=inner["class_name"], config=inner["config"], inputs=[folded],
                args=[TensorRef(folded)], weights=call.weights)
     outs = []
     for y in handler(sub):
         ky = call.kshape(y)
-        outs.append(keras_reshape(call, y, (n, length, *ky[1:])))
+        outs.append(nhwc_reshape(call, y, (n, length, *ky[1:])))
     return outs
 
 

@@ -30,7 +30,9 @@ Named = list[tuple["str | None", np.ndarray]]  # (name in the file, if it names 
 
 
 class WeightStore(Protocol):
-    def get(self, path: tuple[str, ...]) -> Named: ...
+    def get(self, path: tuple[str, ...], keys: tuple[str, ...] = ()) -> Named:
+        """The weights of the layer at `path` (layer names from the top model down); `keys`: the same path
+        as the keys Keras saves each layer's state under (its class name in snake case, numbered)."""
 
     def composite(self, path: tuple[str, ...]) -> Named:
         """The weights of a layer built from sublayers, named '<sublayer>/<i>' (MultiHeadAttention)."""
@@ -71,7 +73,7 @@ class H5LegacyStore:
     def composite(self, path: tuple[str, ...]) -> Named:
         return []  # .h5 lists a composite layer's weights under the layer itself (get)
 
-    def get(self, path: tuple[str, ...]) -> Named:
+    def get(self, path: tuple[str, ...], keys: tuple[str, ...] = ()) -> Named:
         try:
             return self._get(path)
         except (KeyError, OSError, RuntimeError, ValueError) as err:  # h5py on a damaged object header
@@ -110,14 +112,18 @@ def _is_subsequence(needle: tuple[str, ...], hay: list[str]) -> bool:
 
 class V3Store:
     """Keras 3 `model.weights.h5`: `layers/<key>/vars/<i>`, each `vars` group tagged with the
-    layer's name (Keras 3.15 writes it); nested models repeat the pattern below their key."""
+    layer's name (Keras 3.15 writes it; tf_keras and earlier Keras 3 do not: there the key, the layer's
+    class name in snake case and numbered, is all that tells layers apart); nested models repeat the
+    pattern below their key."""
 
     def __init__(self, h5file):
         self._vars: dict[tuple[str, ...], list[np.ndarray]] = {}
+        self._by_key: dict[tuple[str, ...], list[np.ndarray]] = {}
         self._composites: dict[tuple[str, ...], Named] = {}
-        self._walk(h5file, ())
+        self.tagged = False  # whether the file names its layers (else only the keys tell them apart)
+        self._walk(h5file, (), ())
 
-    def _walk(self, group, prefix: tuple[str, ...]) -> None:
+    def _walk(self, group, prefix: tuple[str, ...], key_prefix: tuple[str, ...]) -> None:
         if "layers" not in group:
             return
         if len(prefix) > 64:  # hard links can make a cycle
@@ -125,8 +131,9 @@ class V3Store:
         for key, child in group["layers"].items():
             name = key
             if "vars" in child:
+                self.tagged = self.tagged or "name" in child["vars"].attrs
                 name = _decode(child["vars"].attrs.get("name", key))
-                self._vars[prefix + (name,)] = _own_vars(child, key)
+                self._vars[prefix + (name,)] = self._by_key[key_prefix + (key,)] = _own_vars(child, key)
             # a layer made of sublayers (MultiHeadAttention): `<key>/<attribute>/vars`, each tagged with its name
             sublayers = [(f"{_decode(sub['vars'].attrs.get('name', attr))}/{i}",
                           read_dataset(sub["vars"][i], f"{key}/{attr}/vars/{i}"))
@@ -135,10 +142,10 @@ class V3Store:
                          for i in sorted(sub["vars"], key=_index)]
             if sublayers:
                 self._composites[prefix + (name,)] = sublayers
-            self._walk(child, prefix + (name,))
+            self._walk(child, prefix + (name,), key_prefix + (key,))
 
-    def get(self, path: tuple[str, ...]) -> Named:
-        return self._vars.get(path, [])
+    def get(self, path: tuple[str, ...], keys: tuple[str, ...] = ()) -> Named:
+        return self._by_key.get(keys, []) if keys and not self.tagged else self._vars.get(path, [])
 
     def composite(self, path: tuple[str, ...]) -> Named:
         return self._composites.get(path, [])

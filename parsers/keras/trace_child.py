@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import sys
 
+from tf_convert.parsers.keras.source import KerasSource
+
 
 def main(argv: list[str]) -> int:
     src, dst, mode = argv
@@ -29,8 +31,6 @@ def main(argv: list[str]) -> int:
 
 
 def _written_by_keras_2(src: str) -> bool:
-    from tf_convert.parsers.keras.source import KerasSource
-
     with KerasSource(src) as source:
         return source.kind == "keras_h5" and source.keras_version.startswith(("1.", "2."))
 

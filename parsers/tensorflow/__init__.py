@@ -16,16 +16,17 @@ import numpy as np
 
 from tf_convert.convert.errors import InputError
 from tf_convert.parsers.base import ParseOptions
-from tf_convert.parsers.source import Source, open_source
+from tf_convert.parsers.source import Source, kinds_of, open_source
 
-from .build import build_graph
+from .build import build_graph, read_inputs
 from .loader import LOADERS
+from .protos import to_tensorflow
 from .weight_stream import stream_weights
 
 if TYPE_CHECKING:
     from tf_convert.convert.ir import Graph
 
-KINDS = ("tf_checkpoint", "saved_model", "frozen_pb")
+KINDS = kinds_of("tensorflow")
 
 
 def _quiet() -> None:
@@ -74,9 +75,10 @@ def parse(path: str | Path | Source, options: ParseOptions | None = None) -> Gra
     options = options or ParseOptions()
     source = open_source(path)
     frozen = load(source, options)
-    _remember(source, frozen, _settings(options))
     options.notes.extend(frozen.notes)
     options.records.extend(frozen.records)
+    frozen = read_inputs(frozen, options)  # a signature's argument the outputs never read is left out
+    _remember(source, frozen, _settings(options))
     graph = build_graph(frozen, options, source.model_name, source.kind)
     graph.metadata["source_path"] = str(source.path)
     graph.metadata["tf_settings"] = _settings(options)
@@ -124,7 +126,6 @@ def _session_run(path: str | Path | Source, graph: Graph, inputs: list[np.ndarra
     _quiet()
     import tensorflow as tf
 
-    from .protos import to_tensorflow
 
     src_in = [graph.source_names[n] for n in graph.inputs]
     frozen = _frozen_for(open_source(path), graph)
@@ -182,7 +183,6 @@ def run_reference_sets(path: str | Path | Source, graph: Graph,
     _quiet()
     import tensorflow as tf
 
-    from .protos import to_tensorflow
 
     src_in = [graph.source_names[n] for n in graph.inputs]
     src_out = [graph.source_names[n] for n in graph.outputs]

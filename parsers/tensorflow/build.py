@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from tf_convert.convert import ir
@@ -21,6 +22,7 @@ from .context import NHWC_TO_NCHW, Context, NotConvertible, Val, show_shape
 from .graphio import node_of
 from .loader import Frozen
 from .loops import loop_hint
+from .ops.elementwise import IR_DTYPES
 from .safety import LOOP_HINT, LOOP_OPS
 from .table import TABLE
 from .tfgraph import SHAPE_OPS, DType, Graph, ShapeError, TensorShape
@@ -156,6 +158,14 @@ def _add_inputs(ctx: Context, signatures: list, placeholders: dict, fmt: str) ->
         ctx.set(ph, ir_name, perm)
 
 
+def _foreign_inputs(signatures: list) -> list[Unsupported]:
+    """Inputs of a dtype the IR does not hold (float64, float16, int16...): its float constants and arithmetic
+    are float32, so a model fed them would not return TF's dtype (nor its values); refused, naming them."""
+    return [Unsupported("Placeholder", node_of(t), f"dtype {dtype.name}: the converted graph holds only "
+                        f"{', '.join(IR_DTYPES)} tensors; export the model with one of those input types")
+            for t, dtype, _ in signatures if dtype.name not in IR_DTYPES]
+
+
 def _convert_ops(ctx: Context, ops_: list[Any], library: dict[str, Any] | None = None,
                  dynamic: set[str] | None = None, names: dict[str, str] | None = None,
                  blockers: list[Unsupported] | None = None, unknown: set[str] | None = None) -> None:
@@ -214,6 +224,22 @@ def _add_outputs(ctx: Context, names: list[str], tensors: list[Any]) -> None:
         graph.source_layouts[name] = ("NHWC" if v.perm == NHWC_TO_NCHW else "NCHW") if rank == 4 else ""
 
 
+def read_inputs(frozen: Frozen, options: ParseOptions) -> Frozen:
+    """`frozen` without the inputs no chosen output reads (the pruning removed them). Named with --inputs,
+    they are refused (exit 2, naming them); taken from a serving signature (an argument the model ignores),
+    they are left out of the converted model's inputs, with a note."""
+    nodes = {n.name for n in frozen.graph_def.node}
+    unread = [t for t in frozen.inputs if node_of(t) not in nodes]
+    if not unread:
+        return frozen
+    them = "it" if len(unread) == 1 else "them"
+    if options.inputs:
+        raise UsageError(f"--inputs {', '.join(unread)}: the outputs ({', '.join(frozen.outputs)}) never read "
+                         f"{them}; leave {them} out of --inputs, or name the outputs that do with --outputs")
+    options.notes.append(f"inputs never read by the outputs, left out: {', '.join(unread)}")
+    return dataclasses.replace(frozen, inputs=[t for t in frozen.inputs if t not in unread])
+
+
 def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> ir.Graph:
     signatures = _input_signatures(frozen, options)
     original = {n.name for n in frozen.graph_def.node}
@@ -231,8 +257,8 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     fmt = _data_format(live_ops)
     _add_inputs(ctx, signatures, placeholders, fmt)
     library = {f.signature.name: f for f in tfg.graph_def.library.function}
-    _convert_ops(ctx, live_ops, library, dynamic, {p.name: t for t, p in placeholders.items()}, blockers,
-                 set(frontier) - set(values))
+    _convert_ops(ctx, live_ops, library, dynamic, {p.name: t for t, p in placeholders.items()},
+                 blockers + _foreign_inputs(signatures), set(frontier) - set(values))
     _add_outputs(ctx, frozen.outputs, out_tensors)
     graph.metadata["source_tensors"] = {t: v for t, v in source_tensors(ctx).items() if node_of(t) in original}
     graph.prune()

@@ -18,8 +18,8 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir.lazy import contiguous, is_lazy
+from tf_convert.parsers.common.layout import TO_NCHW as NHWC_TO_NCHW
 
-NHWC_TO_NCHW = (0, 3, 1, 2)
 NDHWC_TO_NCDHW = (0, 4, 1, 2, 3)
 _CHANNELS_FIRST = {4: NHWC_TO_NCHW, 5: NDHWC_TO_NCDHW}  # rank -> the IR perm of a channels-last tensor
 Perm = tuple[int, ...] | None

@@ -18,6 +18,7 @@ from tf_convert.convert.errors import Unsupported, UnsupportedError
 
 from .graphio import split_ref
 from .known_ops import output_args
+from .protos import GraphDef
 
 _CONTROL = frozenset({"Enter", "Merge", "Switch", "LoopCond", "NextIteration", "Exit"})
 
@@ -149,7 +150,6 @@ def _dtype(nodes: dict[str, Any], node: str, index: int, frame: _Frame) -> int:
 
 def functional_loops(graph_def: Any) -> Any:
     """`graph_def` with each TF1 frame a While node (itself when it has none)."""
-    from .protos import GraphDef
 
     conds = [n for n in graph_def.node if n.op == "LoopCond"]
     if not conds:
@@ -184,7 +184,6 @@ def functional_loops(graph_def: Any) -> Any:
 
 
 def _rewrite(frame: _Frame, nodes: dict[str, Any], library: Any, removed: set[str]) -> list[Any]:
-    from .protos import GraphDef
 
     base = f"{frame.name}/functional_while"
     name = base

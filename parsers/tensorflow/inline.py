@@ -21,6 +21,7 @@ from typing import Any, Callable
 from tf_convert.convert.errors import InputError
 
 from .known_ops import output_args
+from .protos import GraphDef
 
 CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
 _MAX_DEPTH = 32  # nesting of functions (Keras layers in models in signatures: a handful in practice)
@@ -117,7 +118,6 @@ def body_nodes(fdef: Any, library: dict[str, Any], prefix: str, args: dict[str, 
     """Copies of `fdef`'s nodes renamed under `prefix`, their inputs flattened and wired to `args`
     (argument name -> GraphDef tensor), placeholders filled from `attrs`; and the GraphDef tensors
     of its return values, in output order."""
-    from .protos import GraphDef
 
     where = f"function '{fdef.signature.name}'"
     ref = function_refs(fdef, library, prefix, args)

@@ -9,6 +9,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .protos import AttrValue
+
 TABLE_PATH = Path(__file__).with_name("tf_ops.txt")
 ATTRS_PATH = Path(__file__).with_name("tf_op_attrs.txt")
 
@@ -58,7 +60,6 @@ def attr_defaults(name: str) -> dict[str, Any]:
     encoded = {attr: b64 for attr, b64 in _attrs_table().get(name, {}).items() if b64 is not None}
     if not encoded:
         return {}
-    from .protos import AttrValue
 
     return {attr: AttrValue.FromString(base64.b64decode(b64)) for attr, b64 in encoded.items()}
 

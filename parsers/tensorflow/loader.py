@@ -16,6 +16,7 @@ from tf_convert.parsers.source import Source
 
 from .bundle import Bundle, checkpoint_entry
 from .inline import inline_calls
+from .protos import GraphDef, MetaGraphDef, SavedModel
 from .safety import check_graph
 from .saved_model import NotTF2, signature_graph
 from .source import check_checkpoint, check_saved_model, checkpoint_prefix
@@ -160,7 +161,6 @@ def _inference(graph_def: Any, options: ParseOptions, where: Any, reader: Any = 
 
 
 def _read_meta_graph(meta: Path) -> Any:
-    from .protos import MetaGraphDef
 
     proto = MetaGraphDef()
     try:
@@ -186,7 +186,6 @@ def load_checkpoint(source: Source, options: ParseOptions) -> Frozen:
 
 
 def load_frozen_pb(source: Source, options: ParseOptions) -> Frozen:
-    from .protos import GraphDef
 
     path = source.path
     graph_def = GraphDef()
@@ -201,7 +200,6 @@ def load_frozen_pb(source: Source, options: ParseOptions) -> Frozen:
 
 
 def _read_saved_model(directory: Path) -> Any:
-    from .protos import SavedModel
 
     sm = SavedModel()
     try:

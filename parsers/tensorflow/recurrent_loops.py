@@ -29,6 +29,7 @@ import numpy as np
 
 from .graphio import split_ref
 from .inline import body_nodes
+from .protos import GraphDef
 from .tensors import const_node
 from .tfgraph import Graph
 from .tfgraph.shapes.nn_recurrent import RECURRENT_OP
@@ -69,7 +70,6 @@ class _Body:
     constant loop-invariant one), and the numpy value of what is computed from constants only."""
 
     def __init__(self, loop: Any, library: dict[str, Any], graph: Graph):
-        from .protos import GraphDef
 
         self.loop = loop
         bound = {a: f"{_ARG}{i}" for i, a in enumerate(loop.args)}
@@ -119,7 +119,6 @@ def _canonical(ref: str) -> str:
 
 
 def _placeholder(name: str, dtype: int, dims: list | None) -> Any:
-    from .protos import GraphDef
 
     node = GraphDef().node.add(name=name, op="Placeholder")
     node.attr["dtype"].type = dtype
@@ -476,7 +475,6 @@ def _replacement(loop: Any, cell: dict, params: dict, units: int, sequence: str,
                  h: int, states: list[int], last_only: bool) -> Raised:
     """The recurrent node, its weights, and the loop's final values (`last_only`: the output list
     holds the last h alone)."""
-    from .protos import GraphDef
 
     name = loop.node.name
     node = GraphDef().node.add(name=f"{name}/recurrent", op=RECURRENT_OP)
@@ -522,7 +520,6 @@ def _replacement(loop: Any, cell: dict, params: dict, units: int, sequence: str,
 def stack_sequences(nodes: list[Any], lists: set[str]) -> list[Any]:
     """`nodes` with each TensorListStack of a raised loop's output list (`lists`: its node names)
     replaced by an Identity of the recurrent node's sequence (the list holds exactly its rows)."""
-    from .protos import GraphDef
 
     by_name = {n.name: n for n in nodes}
     result = []

@@ -21,6 +21,7 @@ from typing import Any
 from tf_convert.convert.errors import InputError
 
 from .inline import body_nodes, inline_calls
+from .protos import GraphDef, TensorShapeProto, TrackableObjectGraph
 
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 VARIABLE_VALUE = "VARIABLE_VALUE"
@@ -75,7 +76,6 @@ class CheckpointKeys:
     """Object-graph node id -> checkpoint key of the variable's value."""
 
     def __init__(self, reader: Any, saved_nodes: Any, where: Path):
-        from .protos import TrackableObjectGraph
 
         self.where = where
         self.reader = reader
@@ -130,7 +130,6 @@ class CheckpointKeys:
 
 
 def _input_shape(fdef: Any, index: int, signature_def: Any) -> Any:
-    from .protos import TensorShapeProto
 
     attrs = fdef.arg_attr[index].attr if index in fdef.arg_attr else {}
     if "_output_shapes" in attrs and attrs["_output_shapes"].list.shape:
@@ -171,7 +170,6 @@ def _captured(graph_def: Any, arg: Any, node_id: int, meta: Any, keys: Any, wher
 def signature_graph(saved_model: Any, directory: Path, reader: Any) -> Signature:
     """The chosen signature ('serving_default', else the first by name) as a GraphDef with every call
     inlined; its variables are VarHandleOps named by checkpoint key (not yet frozen)."""
-    from .protos import GraphDef
 
     meta = saved_model.meta_graphs[0]
     names = signature_names(meta)

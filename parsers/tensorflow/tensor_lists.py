@@ -20,6 +20,7 @@ import numpy as np
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 
 from .graphio import split_ref
+from .protos import GraphDef
 from .tensors import const_node, numpy_dtype
 from .tfgraph import Graph
 
@@ -48,7 +49,6 @@ class _Refused(Exception):
 
 
 def _node(name: str, op: str, inputs: list[str] = (), **attrs: Any) -> Any:
-    from .protos import GraphDef
 
     node = GraphDef().node.add(name=name, op=op)
     node.input.extend(inputs)
@@ -222,7 +222,6 @@ def lower_tensor_lists(graph_def: Any, input_map: dict[str, tuple[Any, Any]], we
 
 
 def _lower_once(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights: dict[str, Any]) -> Any:
-    from .protos import GraphDef
 
     graph = Graph(graph_def, input_map, weights)
     names = {n.name for n in graph_def.node}

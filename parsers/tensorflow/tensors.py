@@ -14,6 +14,8 @@ import numpy as np
 
 from tf_convert.convert.errors import InputError
 
+from .protos import GraphDef, TensorProto
+
 REF_OFFSET = 100  # DT_FLOAT_REF = DT_FLOAT + 100, and so on
 
 
@@ -172,7 +174,6 @@ def _values(entry: _DType, dt: np.dtype, raw: Any) -> np.ndarray:
 def to_proto(value: Any) -> Any:
     """A TensorProto holding `value` (a numpy array or scalar), written as make_tensor_proto writes
     it: tensor_content for more than one element of a plain numeric type, else the *_val field."""
-    from .protos import TensorProto
 
     array = np.asarray(value)
     if not array.dtype.isnative:  # TF's bytes are little-endian (native on every platform TF runs on)
@@ -208,7 +209,6 @@ def to_proto(value: Any) -> Any:
 def const_node(name: str, value: Any) -> Any:
     """A Const NodeDef named `name` holding `value` (loop variables and weights the converter's graph
     rewrites put in place of the nodes they replace)."""
-    from .protos import GraphDef
 
     node = GraphDef().node.add(name=name, op="Const")
     proto = to_proto(np.asarray(value))

@@ -33,6 +33,7 @@ from .frames import functional_loops
 from .graphio import split_ref
 from .inline import body_nodes, inline_calls, rewire
 from .loops import args_read, input_ancestors, input_dependent, loop_hint, returned_refs
+from .protos import GraphDef
 from .recurrent_loops import raise_loop, stack_sequences
 from .tensor_lists import lower_tensor_lists
 from .tensors import const_node
@@ -108,7 +109,6 @@ def _counter_nodes(loop: _Loop, library: dict[str, Any], indices: list[int]) -> 
 def _evaluate(loop: _Loop, counters: tuple[list[Any], list[str]], state: dict[int, Any]) -> tuple[bool, dict]:
     """(cond's value, the static variables' next values) for static values `state`, by numpy;
     `counters` is _counter_nodes(..., sorted(state))."""
-    from .protos import GraphDef
 
     graph_def = GraphDef()
     graph_def.node.extend(const_node(f"loop_var_{i}", value) for i, value in state.items())
@@ -218,7 +218,6 @@ def _unroll(loop: _Loop, library: dict[str, Any], steps: list[dict], after: dict
 
 def _forwarder(node: Any, finals: list[str]) -> Any:
     """The While node turned into an IdentityN of its final values (its name is an input or output)."""
-    from .protos import GraphDef
 
     copy = GraphDef().node.add(name=node.name, op="IdentityN")
     copy.input.extend(finals)
@@ -252,7 +251,6 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
     tfgraph.Graph takes it) and its TensorLists lowered; `graph_def` itself when it has no loop.
     A loop whose body is a known recurrent cell becomes one recurrent node instead (recurrent_loops.py;
     a line in `notes` says so). Tensors named in `keep` (inputs, outputs) keep their meaning."""
-    from .protos import GraphDef
 
     graph_def = functional_loops(graph_def)  # TF1 frames as While nodes
     if not any(n.op in WHILE_OPS for n in graph_def.node):

@@ -9,17 +9,19 @@ from pathlib import Path
 from tf_convert.convert import ir
 from tf_convert.convert.errors import UsageError
 from tf_convert.parsers.base import ParseOptions
+from tf_convert.parsers.source import kinds_of
 
 # importing the handler modules registers them in TABLE (one module per family)
-from . import elementwise, nn, reduce, resize, shape, spatial, weights  # noqa: F401
+from . import elementwise, logic, mediapipe, nn, pieces, reduce, resize, shape, spatial, weights  # noqa: F401
 from .builder import Builder
-from .reference import run_reference, run_reference_sets
+from .reference import run_reference, run_reference_sets, run_tensors
 from .schema import is_tflite, read
 from .table import FOLD, TABLE
 
-KINDS = ("tflite",)
+KINDS = kinds_of("tflite")
 
-__all__ = ["FOLD", "KINDS", "TABLE", "is_tflite", "parse", "run_reference", "run_reference_sets"]
+__all__ = ["FOLD", "KINDS", "TABLE", "is_tflite", "parse", "run_reference", "run_reference_sets",
+           "run_tensors"]
 
 
 def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:

@@ -14,10 +14,10 @@ from tf_convert.convert import ir
 from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import layout, reference, validate, weights
+from . import layout, reference, refused, validate, weights
 from .op import Op
 from .schema import NUMPY_TYPES, Model, Operator, Subgraph, Tensor
-from .table import FOLD, TABLE
+from .table import CUSTOM, FOLD, TABLE
 
 POISON = "\0unbuilt"  # stands for the outputs of an operator that could not be converted
 _INPUT_TYPES = {"FLOAT32": "float32", "INT32": "int32", "INT64": "int64", "BOOL": "bool"}
@@ -46,6 +46,7 @@ class Builder:
         self.options = options
         self.signature = signature
         self.subgraph, self.sig_inputs, self.sig_outputs = choose(model, signature)
+        validate.converted(model, self.subgraph, self.sig_outputs)
         self.tensors = self.subgraph.tensors
         stem = model.path.stem
         self.graph = ir.Graph(name=stem if not signature else f"{stem}_{signature}")
@@ -53,6 +54,40 @@ class Builder:
         self.values: dict[int, np.ndarray] = {}
         self.errors: list[Unsupported] = []
         self.resized = False  # --input-shape set a size the file does not store: shapes are not checked
+        self.depth = 0  # how many subgraph calls (IF branches) deep this builder is
+
+    def call(self, index: int, inputs: list[str]) -> list[str]:
+        """Subgraph `index` inlined into the same IR graph on the IR tensors `inputs` (an IF's branch): its
+        output tensors. A subgraph that calls itself, directly or not, is refused (TFLite's own recursion)."""
+        if not 0 <= index < len(self.model.subgraphs):
+            raise UnsupportedError([Unsupported("IF", f"subgraph {index}", f"the file has "
+                                                f"{len(self.model.subgraphs)} subgraphs")], target="tflite parser")
+        if self.depth >= 8:
+            raise UnsupportedError([Unsupported("IF", f"subgraph {index}", "subgraph calls nested more than 8 "
+                                                "deep (recursion?)")], target="tflite parser")
+        child = Builder.__new__(Builder)
+        child.__dict__.update(self.__dict__)
+        child.subgraph = self.model.subgraphs[index]
+        child.tensors = child.subgraph.tensors
+        child.ir, child.values, child.errors, child.depth = {}, {}, [], self.depth + 1
+        for t in child.tensors:
+            if t.data is not None:
+                child.values[t.index] = t.data
+        if len(inputs) != len(child.subgraph.inputs):
+            raise UnsupportedError([Unsupported("IF", f"subgraph {index}", f"called with {len(inputs)} inputs, it "
+                                                f"takes {len(child.subgraph.inputs)}")], target="tflite parser")
+        for index_in, tensor in zip(child.subgraph.inputs, inputs):
+            child.ir[index_in] = tensor
+        for operator in validate.order(child.subgraph, self.model.path.name):
+            child._operator(operator)
+        if child.errors:
+            raise UnsupportedError(child.errors, target="tflite parser")
+        outs = []
+        for i in child.subgraph.outputs:
+            if i not in child.ir and i in child.values:  # an output the branch computes from constants only
+                Op(self.graph, _holder(i), child.tensors, child.ir, child.values).x(0)
+            outs.append(child.ir[i])
+        return outs
 
     # ---- entry -----------------------------------------------------------------------------
     def build(self) -> ir.Graph:
@@ -76,6 +111,7 @@ class Builder:
         self._set_outputs(self._outputs())
         self.graph.prune()
         self.graph.metadata["source_format"] = "tflite"
+        self.graph.metadata["source_tensors"] = self._source_tensors()
         self.graph.validate()
         return self.graph
 
@@ -155,13 +191,32 @@ class Builder:
             self.graph.source_names[tensor] = name
             self.graph.source_layouts[tensor] = "NHWC" if len(self.graph.shape(tensor)) == 4 else ""
 
+    def _source_tensors(self) -> dict[str, list]:
+        """TFLite tensor name -> [IR tensor, perm (IR = transpose(TFLite, perm)) or None, IR shape], in the
+        file's operator order: what the per-layer diff (convert verify --layers) fetches from TFLite's
+        interpreter for each IR tensor. Names the subgraph repeats are left out (which one is meant?)."""
+        names = [t.name for t in self.tensors]
+        inputs = set(self.graph.inputs)
+        found = {}
+        for operator in self.subgraph.operators:
+            for index in operator.outputs:
+                out = self.ir.get(index)
+                if out is None or out == POISON or out in inputs or out not in self.graph.tensors:
+                    continue
+                name = self.tensors[index].name
+                if names.count(name) != 1:
+                    continue
+                shape = list(self.graph.shape(out))
+                found[name] = [out, list(layout.TO_NCHW) if len(shape) == 4 else None, shape]
+        return found
+
     # ---- operators -------------------------------------------------------------------------
     def _operator(self, operator) -> None:
         ins = [i for i in operator.inputs if i >= 0]
         if any(self.ir.get(i) == POISON for i in ins):
             self._poison(operator)
             return
-        op = Op(self.graph, operator, self.tensors, self.ir, self.values)
+        op = Op(self.graph, operator, self.tensors, self.ir, self.values, self.call)
         fold = FOLD.get(operator.name) if not operator.custom else None
         if fold is not None and all(i in self.values for i in ins):
             try:
@@ -174,10 +229,12 @@ class Builder:
             for index, value in zip(operator.outputs, results):
                 self.values[index] = np.asarray(value)
             return
-        handler = TABLE.get(operator.name) if not operator.custom else None
+        handler = (CUSTOM if operator.custom else TABLE).get(operator.name)
         if handler is None:
+            why = None if operator.custom else refused.reason(operator.name)
             what = "custom operator" if operator.custom else "builtin operator"
-            self.errors.append(Unsupported(operator.name, op.name, f"{what} with no converter"))
+            self.errors.append(Unsupported(operator.name, op.name, f"{what}: {why}" if why else
+                                           f"{what} with no converter"))
             self._poison(operator)
             return
         try:
@@ -246,7 +303,7 @@ class Builder:
                              f"{op.op.name} computes {have} for tensor {t.index} '{t.name}', the file says {stored}, "
                              f"and TFLite's interpreter cannot run this file: {why}")
         raise UnsupportedError([Unsupported(op.op.name, t.name, f"the converted output has {have}, the file says "
-                                            f"{stored}: the operator's options are not understood")],
+                                            f"{stored}: the operator is not read as the file means it")],
                                target="tflite parser")
 
 

@@ -2,41 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
-from tf_convert.parsers.keras.shape import keras_reshape
+from tf_convert.convert.ir.ops import OPS, TFLITE_BUILTINS
+from tf_convert.parsers.common.layout import nhwc_reshape
 
 from . import layout
 from .op import Op
 from .table import TABLE
 
-# TFLite builtin -> (IR op, attrs)
-_UNARY = {
-    "RELU": ("relu", {}), "RELU6": ("clip", {"min": 0.0, "max": 6.0}),
-    "RELU_N1_TO_1": ("clip", {"min": -1.0, "max": 1.0}), "RELU_0_TO_1": ("clip", {"min": 0.0, "max": 1.0}),
-    "LOGISTIC": ("sigmoid", {}), "TANH": ("tanh", {}), "HARD_SWISH": ("hard_swish", {}), "ELU": ("elu", {"alpha": 1.0}),
-    "EXP": ("exp", {}), "SQRT": ("sqrt", {}), "RSQRT": ("rsqrt", {}), "SQUARE": ("square", {}), "NEG": ("neg", {}),
-    "ABS": ("abs", {}), "LOG": ("log", {}), "SIN": ("sin", {}), "COS": ("cos", {}), "FLOOR": ("floor", {}),
-    "CEIL": ("ceil", {}), "ROUND": ("round", {}), "SIGN": ("sign", {}),
-}
-# TFLite builtin -> IR op; the ones with a fused_activation_function option apply it after
-_BINARY = {"ADD": "add", "SUB": "sub", "MUL": "mul", "DIV": "div", "MAXIMUM": "maximum", "MINIMUM": "minimum",
-           "POW": "pow"}
+# the builtins with a fused_activation_function option apply it after the op
 _FUSED_OPTION = ("ADD", "SUB", "MUL", "DIV")
 
 
-def _unary(name: str):
-    ir_op, attrs = _UNARY[name]
-
+def _unary(ir_op: str, attrs: dict) -> Callable[[Op], list[str]]:
     def handler(op: Op) -> list[str]:
         x = op.x()
         return [op.add(ir_op, [x], op.shape(x), dict(attrs))]
 
     return handler
-
-
-for _name in _UNARY:
-    TABLE.register(_name)(_unary(_name))
 
 
 @TABLE.register("LEAKY_RELU")
@@ -69,19 +55,17 @@ def operand(op: Op, k: int, rank: int) -> str:
     shape = op.source_shape(k)
     if len(shape) >= rank:
         return x
-    return keras_reshape(op, x, (1,) * (rank - len(shape)) + tuple(shape))
+    return nhwc_reshape(op, x, (1,) * (rank - len(shape)) + tuple(shape))
 
 
-def binary(op: Op, ir_op: str) -> str:
+def binary(op: Op, ir_op: str, out_dtype: str | None = None) -> str:
     rank = max(len(op.source_shape(k)) for k in (0, 1))
     a, b = operand(op, 0, rank), operand(op, 1, rank)
     shape = tuple(np.broadcast_shapes(op.shape(a), op.shape(b)))
-    return op.add(ir_op, [a, b], shape)
+    return op.add(ir_op, [a, b], shape, out_dtype=out_dtype)
 
 
-def _binary(name: str):
-    ir_op = _BINARY[name]
-
+def _binary(name: str, ir_op: str) -> Callable[[Op], list[str]]:
     def handler(op: Op) -> list[str]:
         y = binary(op, ir_op)
         return [op.activation(y) if name in _FUSED_OPTION and op.options is not None else y]
@@ -89,8 +73,9 @@ def _binary(name: str):
     return handler
 
 
-for _name in _BINARY:
-    TABLE.register(_name)(_binary(_name))
+# the builtins that are one catalog op (its rows' `tflite`)
+for _name, (_ir_op, _attrs) in TFLITE_BUILTINS.items():
+    TABLE.register(_name)(_binary(_name, _ir_op) if OPS[_ir_op].kind == "binary" else _unary(_ir_op, _attrs))
 
 
 @TABLE.register("SQUARED_DIFFERENCE")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tf_convert.parsers.keras.shape import keras_reshape
+from tf_convert.parsers.common.layout import nhwc_reshape
 
 from . import layout
 from .op import Op
+from .pieces import from_source, source_ordered
 from .table import TABLE
 from .weights import float_weight
 
@@ -36,7 +37,7 @@ def fully_connected(op: Op) -> list[str]:
                    suffix="/nchw")
         return [op.activation(y)]
     if not keep and (len(shape) != 2 or shape[-1] != depth):  # TFLite flattens to (-1, in) in its order
-        x = keras_reshape(op, x, (int(np.prod(shape)) // depth, depth))
+        x = nhwc_reshape(op, x, (int(np.prod(shape)) // depth, depth))
         shape = op.shape(x)
     y = op.add("linear", [x], (*shape[:-1], units), params=params)
     return [op.activation(y)]
@@ -62,16 +63,32 @@ def log_softmax(op: Op) -> list[str]:
 
 @TABLE.register("BATCH_MATMUL")
 def batch_matmul(op: Op) -> list[str]:
-    """x @ y over the last two axes; a constant y shared by every batch is a linear layer."""
-    if op.options is not None and (op.options.AdjX() or op.options.AdjY()):
-        raise op.unsupported("adj_x / adj_y (transposed operands)")
+    """x @ y over the last two axes of TFLite's own layout (adj_x / adj_y: that operand's last two axes
+    swapped first), leading axes broadcast; a constant y shared by every batch is a linear layer."""
+    adjoint = [bool(op.options.AdjX()), bool(op.options.AdjY())] if op.options is not None else [False, False]
     a_shape, b_shape = op.source_shape(0), op.source_shape(1)
-    if len(a_shape) == 4 or len(b_shape) == 4:
-        raise op.unsupported("a batched matmul of rank-4 tensors")
+    if len(a_shape) < 2 or len(b_shape) < 2:
+        raise op.unsupported(f"operands of shapes {a_shape} and {b_shape} (rank 2 or more)")
+    a_rows, a_cols = a_shape[-2:][::-1] if adjoint[0] else a_shape[-2:]
+    b_rows, b_cols = b_shape[-2:][::-1] if adjoint[1] else b_shape[-2:]
+    if a_cols != b_rows:
+        raise op.unsupported(f"operands of shapes {a_shape} and {b_shape} (adj_x={adjoint[0]}, adj_y={adjoint[1]})")
+    out = (*np.broadcast_shapes(a_shape[:-2], b_shape[:-2]), a_rows, b_cols)
     weight = op.value(1)
-    out = (*np.broadcast_shapes(a_shape[:-2], b_shape[:-2]), a_shape[-2], b_shape[-1])
     if weight is not None and weight.dtype.kind == "f" and int(np.prod(weight.shape[:-2])) == 1 \
-            and len(out) == len(a_shape):
-        w = np.ascontiguousarray(weight.reshape(weight.shape[-2:]).T, dtype=np.float32)
+            and len(out) == len(a_shape) and len(a_shape) != 4 and not adjoint[0]:
+        matrix = weight.reshape(weight.shape[-2:])
+        w = np.ascontiguousarray(matrix if adjoint[1] else matrix.T, dtype=np.float32)  # linear: x @ w.T
         return [op.add("linear", [op.x()], out, params={"weight": w})]
-    return [op.add("matmul", [op.x(0), op.x(1)], out)]
+    a, b = (_matrix_operand(op, k, adjoint[k]) for k in (0, 1))
+    return [from_source(op, op.add("matmul", [a, b], out, suffix="/matmul" if len(out) == 4 else ""))]
+
+
+def _matrix_operand(op: Op, k: int, adjoint: bool) -> str:
+    """Operand k in TFLite's element order, its last two axes swapped for an adjoint."""
+    x = source_ordered(op, k)
+    if not adjoint:
+        return x
+    shape = op.shape(x)
+    perm = (*range(len(shape) - 2), len(shape) - 1, len(shape) - 2)
+    return op.add("transpose", [x], tuple(shape[p] for p in perm), {"perm": perm}, suffix=f"/adjoint{k}")

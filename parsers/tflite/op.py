@@ -3,7 +3,7 @@ helpers to add IR nodes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,8 @@ class Op:
     tensors: list[Tensor]  # the subgraph's tensors
     ir: dict[int, str]  # tensor index -> IR tensor (activations)
     values: dict[int, np.ndarray]  # tensor index -> known value (constants, folded shapes), TFLite layout
+    # another subgraph of the file inlined on IR tensors (its index, its inputs): its outputs (IF, WHILE)
+    call: Callable[[int, list[str]], list[str]] | None = None
 
     # ---- queries ---------------------------------------------------------------------------
     @property
@@ -84,6 +86,9 @@ class Op:
         """Input k's shape as TFLite sees it (NHWC for rank 4)."""
         value = self.value(k)
         return tuple(value.shape) if value is not None else layout.source_shape(self.shape(self.x(k)))
+
+    def dtype(self, tensor: str) -> str:
+        return self.graph.tensors[tensor].dtype
 
     def padding(self) -> str:
         return PADDINGS.get(int(self.options.Padding()), "?")

@@ -5,7 +5,7 @@
 The interpreter refusing the file (it cannot load it, or run it at the file's own size) is an InputError
 (exit 2: "TFLite's interpreter cannot run this file: ..."); refusing another size is not (verify skips that
 size). `refusal(path)` asks the interpreter, in a child process (a corrupt file may crash it), whether it
-loads and prepares a file at all: the builder asks when an operator cannot be read, to tell a corrupt
+loads, prepares and runs a file at all: the builder asks when an operator cannot be read, to tell a corrupt
 file from a converter bug.
 """
 
@@ -68,8 +68,8 @@ def cannot_run(path: Path, error: BaseException) -> InputError:
 
 
 def refusal(path: str | Path) -> str | None:
-    """Why TFLite's interpreter refuses to load and prepare `path` at its own size; None when it runs it (or
-    when no interpreter imports: then nobody can tell)."""
+    """Why TFLite's interpreter refuses to load, prepare or run `path` at its own size; None when it runs it
+    (or when no interpreter imports: then nobody can tell)."""
     try:
         done = subprocess.run(isolated.python_module(__name__, str(path)), capture_output=True, text=True,
                               timeout=REFUSAL_TIMEOUT_S)
@@ -83,21 +83,39 @@ def refusal(path: str | Path) -> str | None:
 
 
 def _prepare(path: str) -> int:
-    """The child of refusal(): load and prepare the file; exit _REFUSED with the reason when that fails."""
+    """The child of refusal(): load the file, prepare it and run it once on zeros at its own size; exit
+    _REFUSED with the reason when that fails."""
     try:
         interpreter = _interpreter_class(litert_first=True)
     except ImportError:
         return 0
     try:
-        interpreter(model_path=path, num_threads=1).allocate_tensors()
+        it = interpreter(model_path=path, num_threads=1)
+        it.allocate_tensors()
+        for detail in it.get_input_details():
+            it.set_tensor(detail["index"], np.zeros(detail["shape"], detail["dtype"]))
+        it.invoke()
     except Exception as error:  # noqa: BLE001 - whatever the interpreter raises: it refuses the file
         print(" ".join(str(error).split())[:300] or type(error).__name__)
         return _REFUSED
     return 0
 
 
+def run_tensors(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray],
+                names: list[str]) -> dict[str, np.ndarray]:
+    """The subgraph's tensors `names` (TFLite layout) on `inputs` (IR layout), the interpreter keeping every
+    intermediate tensor (experimental_preserve_all_tensors, TFLite's own kernels): the per-layer diff.
+    {} for a signature's subgraph (the interpreter exposes the main subgraph's tensors only)."""
+    runner = _Runner(Path(path), graph, preserve=True)
+    if runner.signature:
+        return {}
+    runner.run(inputs)
+    return {name: np.array(runner.interpreter.get_tensor(runner.by_name[name]))
+            for name in names if name in runner.by_name}
+
+
 class _Runner:
-    def __init__(self, path: Path, graph: ir.Graph):
+    def __init__(self, path: Path, graph: ir.Graph, preserve: bool = False):
         self.path = path
         self.graph = graph
         self.signature = (graph.metadata.get("tf_settings") or {}).get("signature")  # parse() records it
@@ -111,7 +129,7 @@ class _Runner:
             self.by_name = {t.name: t.index for t in sub.tensors}
         self.tensors = sub.tensors
         self.outputs = [self.by_name[graph.source_names.get(t, t)] for t in graph.outputs]
-        self.inner = not self.signature and not set(self.outputs) <= set(sub.outputs)
+        self.inner = preserve or (not self.signature and not set(self.outputs) <= set(sub.outputs))
         cls = _interpreter_class()
         try:
             self.interpreter = cls(model_path=str(path), num_threads=1,

@@ -65,6 +65,7 @@ class Operator:
     inputs: list[int]  # tensor indices; -1 = an optional input left out
     outputs: list[int]
     options: Any  # the typed options table (tflite.Conv2DOptions, ...) or None
+    custom_options: bytes = b""  # a custom operator's own options (MediaPipe's: a C struct's bytes)
 
 
 @dataclass
@@ -184,7 +185,9 @@ def _subgraph(model: Any, raw: bytes, k: int, path: Path, codes: list[tuple[str,
                              f"{len(codes)}; the file is corrupt")
         name, custom = codes[o.OpcodeIndex()]
         operators.append(Operator(i, name, custom, [int(v) for v in _ints(o.InputsAsNumpy, o.InputsIsNone())],
-                                  [int(v) for v in _ints(o.OutputsAsNumpy, o.OutputsIsNone())], _options(o)))
+                                  [int(v) for v in _ints(o.OutputsAsNumpy, o.OutputsIsNone())], _options(o),
+                                  o.CustomOptionsAsNumpy().tobytes() if custom and not o.CustomOptionsIsNone()
+                                  else b""))
     return Subgraph(k, _text(g.Name()), tensors, operators, list(_ints(g.InputsAsNumpy, g.InputsIsNone())),
                     list(_ints(g.OutputsAsNumpy, g.OutputsIsNone())))
 

@@ -8,3 +8,7 @@ TABLE = OpTable("tflite")
 # Operators folded to numbers while parsing when every input is known (the shape arithmetic a converter
 # writes for a free batch: SHAPE -> STRIDED_SLICE -> PACK): name -> (op, values) -> outputs.
 FOLD = OpTable("tflite folding")
+
+# Custom operators, by their custom code (Convolution2DTransposeBias): a table of their own, so that a custom
+# code never shadows a builtin's name.
+CUSTOM = OpTable("tflite custom")

@@ -9,24 +9,28 @@ reads them; this module checks what the records mean together.
 
 from __future__ import annotations
 
+import functools
 import heapq
 
 from tf_convert.convert.errors import InputError
 
-from .schema import ACTIVATIONS, PADDINGS, Model, Operator, Subgraph, Tensor
+from .schema import ACTIVATIONS, OPTION_NAMES, PADDINGS, Model, Operator, Subgraph, Tensor
 
 # Options accessors that count windows and steps: 0 or less is no window (TFLite's kernels divide by them)
 _POSITIVE = ("StrideH", "StrideW", "StrideD", "DilationHFactor", "DilationWFactor", "DilationDFactor",
              "FilterHeight", "FilterWidth", "BlockSize")
 # Options accessors holding a schema enum: the values the schema names
 _ENUMS = {"Padding": PADDINGS, "FusedActivationFunction": ACTIVATIONS}
+# an operator's options table by its name, where the schema names it so (CONV_2D: Conv2DOptions): TFLite
+# reads a table of another type as no options at all; the rest (MAX_POOL_2D: Pool2DOptions) are not checked
+_OWN_OPTIONS = {name.lower().removesuffix("options"): name for name in OPTION_NAMES.values()}
 
 
 def check(model: Model) -> None:
     """Raise InputError for the first thing in `model` that no TFLite file written by a converter holds."""
     where = model.path.name
     for sub in model.subgraphs:
-        _check_subgraph(where, sub)
+        _check_subgraph(where, sub, len(model.subgraphs))
     for s in model.signatures:
         if not 0 <= s.subgraph < len(model.subgraphs):
             raise InputError(f"{where}: signature '{s.key}' names subgraph {s.subgraph}, the file has "
@@ -37,8 +41,14 @@ def check(model: Model) -> None:
                 if not 0 <= index < len(tensors):
                     raise InputError(f"{where}: signature '{s.key}' {side} '{name}' names tensor {index}, its "
                                      f"subgraph has {len(tensors)}; the file is corrupt")
-        if not s.outputs:
-            raise InputError(f"{where}: signature '{s.key}' has no outputs: nothing to convert")
+
+
+def converted(model: Model, sub: Subgraph, outputs: dict[str, int] | None) -> None:
+    """The subgraph (or signature: its `outputs`) chosen for conversion computes something. Another subgraph
+    may have no outputs (a stateful model's initialization, run once for its variables)."""
+    if not (sub.outputs if outputs is None else outputs):
+        raise InputError(f"{model.path.name}: subgraph {sub.index} has no outputs: nothing to convert (an empty or "
+                         f"truncated subgraph)")
 
 
 def order(sub: Subgraph, where: str = "") -> list[Operator]:
@@ -84,7 +94,7 @@ def _tensor(t: Tensor) -> str:
     return f"tensor {t.index} '{t.name}'"
 
 
-def _check_subgraph(where: str, sub: Subgraph) -> None:
+def _check_subgraph(where: str, sub: Subgraph, subgraphs: int) -> None:
     prefix = f"{where}: subgraph {sub.index}"
     count = len(sub.tensors)
     for t in sub.tensors:
@@ -93,8 +103,6 @@ def _check_subgraph(where: str, sub: Subgraph) -> None:
         for index in getattr(sub, side):
             if not 0 <= index < count:
                 raise InputError(f"{prefix}: its {side} name tensor {index}, it has {count}; the file is corrupt")
-    if not sub.outputs:
-        raise InputError(f"{prefix} has no outputs: nothing to convert (an empty or truncated subgraph)")
     produced: dict[int, Operator] = {}
     for op in sub.operators:
         for side in ("inputs", "outputs"):
@@ -111,7 +119,7 @@ def _check_subgraph(where: str, sub: Subgraph) -> None:
                 raise InputError(f"{prefix}: operator {_op(sub, op)} writes {_tensor(sub.tensors[index])}, which "
                                  f"{what} writes too; the file is corrupt")
             produced[index] = op
-        _check_options(prefix, sub, op)
+        _check_options(prefix, sub, op, subgraphs)
     known = set(produced) | set(sub.inputs)
     for op in sub.operators:
         for index in op.inputs:
@@ -137,16 +145,22 @@ def _check_tensor(prefix: str, t: Tensor) -> None:
     if any(d < 0 for d in t.shape):
         raise InputError(f"{prefix}: {_tensor(t)} has shape {t.shape}: sizes must be 0 or more (-1, a free size, "
                          f"belongs in shape_signature); the file is corrupt")
-    if t.signature != t.shape and (len(t.signature) != len(t.shape) or
-                                   any(s != -1 and s != d for s, d in zip(t.signature, t.shape))):
-        raise InputError(f"{prefix}: {_tensor(t)} has shape {t.shape} and shape signature {t.signature}, which "
-                         f"disagree; the file is corrupt")
+    # a shape signature that disagrees with the shape TFLite runs anyway (it runs at `shape`): the builder
+    # reads one of another rank as none, and one of the same rank only for the sizes it leaves free (-1)
 
 
-def _check_options(prefix: str, sub: Subgraph, op: Operator) -> None:
+def _check_options(prefix: str, sub: Subgraph, op: Operator, subgraphs: int) -> None:
     options = op.options
     if options is None:
         return
+    own = None if op.custom else _OWN_OPTIONS.get(op.name.replace("_", "").lower())
+    if own is not None and type(options).__name__ != own:
+        raise InputError(f"{prefix}: operator {_op(sub, op)} holds {type(options).__name__}, not its own {own}; "
+                         f"the file is corrupt")
+    for name in _subgraph_fields(type(options)):
+        if not 0 <= int(getattr(options, name)()) < subgraphs:
+            raise InputError(f"{prefix}: operator {_op(sub, op)} has {_snake(name)} {int(getattr(options, name)())}, "
+                             f"the file has {subgraphs} subgraph(s); the file is corrupt")
     for name in _POSITIVE:
         if hasattr(options, name) and int(getattr(options, name)()) < 1:
             raise InputError(f"{prefix}: operator {_op(sub, op)} has {_snake(name)} {int(getattr(options, name)())}: "
@@ -155,6 +169,13 @@ def _check_options(prefix: str, sub: Subgraph, op: Operator) -> None:
         if hasattr(options, name) and int(getattr(options, name)()) not in names:
             raise InputError(f"{prefix}: operator {_op(sub, op)} has {_snake(name)} {int(getattr(options, name)())}, "
                              f"which TFLite's schema does not name; the file is corrupt")
+
+
+@functools.cache
+def _subgraph_fields(cls: type) -> tuple[str, ...]:
+    """The accessors of an options class that name another subgraph (WHILE's cond and body, IF's branches,
+    CALL_ONCE's init)."""
+    return tuple(name for name in dir(cls) if name.endswith("SubgraphIndex"))
 
 
 def _snake(name: str) -> str:

@@ -1,4 +1,4 @@
-"""The Python API (convert/api.py): the same conversions as the CLI, typed errors with exit codes."""
+"""The Python API (app/api.py): the same conversions as the CLI, typed errors with exit codes."""
 
 from __future__ import annotations
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from tests.support import verify_faults as vf
 from tests.support.tf_models import save_frozen
 from tf_convert import cli
 
@@ -62,8 +62,7 @@ def converted(tmp_path_factory) -> dict[str, Path]:
 
 
 def _planted(converted, target: str, tmp_path: Path, plant) -> Path:
-    out = tmp_path / target
-    shutil.copytree(converted[target], out)
+    out = vf.copy_out(converted[target], tmp_path / target)
     plant(out)
     return out
 
@@ -304,7 +303,7 @@ def test_explain_gives_the_line_a_failed_verify_adds(converted, tmp_path):
 
     for fault, expected in ((None, None), (mxnet_pad_value_altered, "first divergence: pool/MaxPool (max_pool2d)")):
         out = _planted(converted, "mxnet", tmp_path / str(bool(fault)), fault or (lambda out: None))
-        conversion, graph = diagnose.load_for(out)
+        conversion, _, graph = diagnose.load_for(out)
         line = diagnose.explain(Path(conversion["source"]["path"]), graph, emitters.get("mxnet"), out,
                                 diagnose.tensor_names_of(conversion), RTOL, 0)
         assert line is None if expected is None else line.startswith(expected)

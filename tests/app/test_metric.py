@@ -134,3 +134,14 @@ def test_a_constant_across_every_input_still_cannot_tell():
     assert judged["verdict"] == CANNOT_TELL and judged["constant"]
     assert "constant 0.25 on all 4 of the check's inputs" in judged["why"]
     assert judge_across([np.zeros((2,), np.float32)], [np.ones((3,), np.float32)])["verdict"] == FAILED
+
+
+@pytest.mark.parametrize("actual, expected, why", [
+    (np.arange(6, dtype=np.int32), np.arange(6, dtype=np.int64), "dtype int32 differs from TensorFlow's int64"),
+    (np.ones((1, 5), np.float32), np.ones(5, np.float32), "shape (1, 5) differs from TensorFlow's (5,)"),
+    (np.float32(3.0).reshape(1), np.float32(3.0).reshape(()), "shape (1,) differs from TensorFlow's ()"),
+])
+def test_a_model_output_of_another_dtype_or_shape_fails_naming_both(actual, expected, why):
+    m = judge(actual, expected, same_dtype=True)
+    assert m["verdict"] == "failed" and m["why"] == why
+    assert judge_across([actual, actual], [expected, expected], same_dtype=True)["why"] == why

@@ -99,7 +99,7 @@ def test_a_free_input_size_converts_at_the_size_given(size, tflite_files, tmp_pa
 
 
 @pytest.mark.parametrize("name,exit_code,named", [
-    ("cumsum", 3, "CUMSUM"),  # a builtin without a converter
+    ("unique", 3, "UNIQUE"),  # a builtin without a converter
     ("dynamic_range", 3, "hybrid (dynamic-range) quantized weights"),
     ("int8", 3, "QUANTIZE"),
 ])
@@ -108,3 +108,18 @@ def test_refusals_name_the_operator(name, exit_code, named, tflite_files, tmp_pa
     assert result.exit_code == exit_code, result.output
     assert named in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name,verify,claimed", [
+    ("free_size", False, "conversion size only"),  # free, but not checked at another size
+    ("free_size", True, "any"),  # checked at two more sizes in TFLite's interpreter
+])
+def test_any_size_is_claimed_only_where_it_was_run(name, verify, claimed, tflite_files, tmp_path):
+    out = tmp_path / "out"
+    result = _cli("tf2onnx", tflite_files[name], "-o", out, "--input-shape", "1,11,11,3",
+                  *(["--verify"] if verify else []))
+    assert result.exit_code == 0, result.output
+    sizes = json.loads((out / "conversion.json").read_text())["input_sizes"]
+    assert sizes["spatial"] == claimed, sizes
+    if claimed != "any":
+        assert ".tflite file was not run at another size" in sizes["why"], sizes

@@ -12,7 +12,8 @@ from tf_convert.convert import ir
 
 def _graph(path: str) -> ir.Graph:
     """ids (2, 5) int32 -> [path] ; path: 'gather' (table 11 rows, after a reshape), 'one_hot' (depth 3),
-    'both' (gather of 11 and one_hot of 7: the tighter wins), 'mask' (cast to float only)."""
+    'both' (gather of 11 and one_hot of 7: the tighter wins), 'mask' (cast to float only), 'sum' (integer
+    arithmetic only: a product summed in int32, compared), 'sum_then_float' (the sum cast to float)."""
     g = ir.Graph("tokens")
     g.inputs = [g.add_tensor("ids", (2, 5), "int32")]
     flat = g.add_node("reshape", "flat", ["ids"], (10,), {"shape": (10,)}, out_dtype="int32")
@@ -26,12 +27,18 @@ def _graph(path: str) -> ir.Graph:
                                                                        "off": 0.0}))
     if path == "mask":
         outs.append(g.add_node("cast", "m", ["ids"], (2, 5), {"dtype": "float32"}, out_dtype="float32"))
+    if path in ("sum", "sum_then_float"):
+        square = g.add_node("mul", "square", [flat, flat], (10,), out_dtype="int32")
+        total = g.add_node("reduce_sum", "total", [square], (), {"axes": (0,), "keepdims": False}, out_dtype="int32")
+        outs += [total, g.add_node("greater", "big", [flat, square], (10,), out_dtype="bool")]
+        if path == "sum_then_float":
+            outs.append(g.add_node("cast", "f", [total], (), {"dtype": "float32"}, out_dtype="float32"))
     g.outputs = outs
     return g
 
 
 @pytest.mark.parametrize("path, expected", [("gather", (0, 11)), ("one_hot", (0, 3)), ("both", (0, 7)),
-                                            ("mask", (0, 2))])
+                                            ("mask", (0, 2)), ("sum", (-2**31, 2**31)), ("sum_then_float", (0, 2))])
 def test_integer_range(path, expected):
     g = _graph(path)
     assert token_inputs.integer_range(g, "ids") == expected

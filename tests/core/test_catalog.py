@@ -21,7 +21,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 from tf_convert.convert import ir
 from tf_convert.convert.ir import check, ops
 from tf_convert.convert.ir.ops import OPS, Attr, OpSpec
-from tf_convert.convert.ir.reference import REFERENCE
+from tf_convert.convert.ir.reference import RECURRENT_ACTIVATIONS, REFERENCE
 
 REPO = Path(__file__).resolve().parents[2]
 EMITTERS = {target: f"tf_convert.emitters.{target}" for target in ops.TARGETS}  # the package fills its TABLE
@@ -46,6 +46,10 @@ def _ops_named_in(package: Path) -> set[str]:
 
 def test_every_op_has_a_reference_function():
     assert set(REFERENCE) == set(OPS)
+
+
+def test_every_cell_activation_has_a_reference_function():
+    assert set(RECURRENT_ACTIVATIONS) == set(ops.CELL_ACTIVATIONS)
 
 
 def test_every_op_has_a_shape_rule_a_family_and_typed_attrs_it_declares():
@@ -126,15 +130,17 @@ def test_abs_comes_from_tensorflow_abs():
 
 def test_every_row_s_source_ops_are_registered():
     """A row's `tf` ops have a parser handler, a TF shape function and a constant fold; its `keras` names
-    are activations the Keras parser applies."""
+    are activations the Keras parser applies; its `tflite` builtins have a TFLite parser handler."""
     importlib.import_module("tf_convert.parsers.tensorflow.ops")
     from tf_convert.parsers.keras.elementwise import ACTIVATIONS
     from tf_convert.parsers.tensorflow.table import TABLE
     from tf_convert.parsers.tensorflow.tfgraph import FOLDS, SHAPE_FNS
+    from tf_convert.parsers.tflite import TABLE as TFLITE_TABLE
 
     for tf_op in ops.TF_OPS:
         assert tf_op in TABLE and tf_op in SHAPE_FNS and tf_op in FOLDS, tf_op
     assert set(ops.KERAS_ACTIVATIONS) <= set(ACTIVATIONS)
+    assert set(ops.TFLITE_BUILTINS) <= set(TFLITE_TABLE)
 
 
 # ---- shape rules ----------------------------------------------------------------------------------

@@ -295,7 +295,7 @@ OTHER_OPS.update({
     "combined_non_max_suppression": [_combined_row(out, *case) for out in ("boxes", "scores", "classes", "count")
                                      for case in ((3, 10, True, True, 0.25), (2, 4, False, False, -2.0))],
     "nonzero": [({"output": "indices"}, {}, [X4 > 0.3], lambda tf, x: tf.pad(
-                    tf.cast(tf.where(x), tf.int32), [[0, X4.size - int(np.count_nonzero(X4 > 0.3))], [0, 0]])),
+                    tf.where(x), [[0, X4.size - int(np.count_nonzero(X4 > 0.3))], [0, 0]])),
                 ({"output": "count"}, {}, [X4 - 0.5], lambda tf, x: tf.size(tf.where(x)[:, 0]))],
     "prefix": [({}, {}, [X4, np.int32(2)], lambda tf, x, c: x[:c])],
     # ROI crops of an NHWC image: boxes partly off it (extrapolated), flipped, one row or column

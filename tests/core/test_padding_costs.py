@@ -89,7 +89,7 @@ def _conv_node(groups: int, pads=(0, 1, 0, 1)):
 def test_default_plan_follows_the_table(target, groups):
     node, graph = _conv_node(groups)
     values = {"caffe_pad": "auto"} if target == "caffe" else {}
-    p = plan(node, graph, options_for(target, values))
+    p = plan(node, graph, options_for(target, values).plan_options())
     choice = costs.conv_lowering(target, groups == 4, (3, 3), in_channels=4)
     assert p.summary() == ("kernel taps" if choice == "kernel" else "pad group" if target == "caffe" else "pad layer")
     assert p.separate_pad_layer is (choice == "pad")
@@ -98,10 +98,10 @@ def test_default_plan_follows_the_table(target, groups):
 @pytest.mark.parametrize("target", ["torch", "mxnet"])
 def test_forced_lowerings(target):
     node, graph = _conv_node(4)
-    kernel = plan(node, graph, options_for(target, {"extra": {"conv_lowering": "kernel"}}))
+    kernel = plan(node, graph, options_for(target, {"extra": {"conv_lowering": "kernel"}}).plan_options())
     assert kernel.kernel_taps == Pads(1, 0, 1, 0) and kernel.layer_pads == Pads(1, 1, 1, 1)
     assert kernel.pad_layer is None and not kernel.records and kernel.summary() == "kernel taps"
-    pad = plan(node, graph, options_for(target, {"extra": {"conv_lowering": "pad"}}))
+    pad = plan(node, graph, options_for(target, {"extra": {"conv_lowering": "pad"}}).plan_options())
     assert pad.pad_layer is not None and pad.kernel_taps.zero and pad.summary() == "pad layer"
 
 

@@ -105,7 +105,7 @@ def test_plan_per_target(op, attrs, in_hw, target, values, summary, pad_layer, s
     from tf_convert.emitters.options import options_for
 
     node, graph = _node(op, in_hw, **dict(attrs))
-    p = plan(node, graph, options_for(target, values))
+    p = plan(node, graph, options_for(target, values).plan_options())
     assert isinstance(p, Plan) and p.target == target
     assert p.summary() == summary
     assert p.separate_pad_layer is pad_layer
@@ -121,5 +121,5 @@ def test_ops_without_padding_get_an_empty_plan():
     g = ir.Graph(name="g")
     g.inputs = [g.add_tensor("x", (1, 3))]
     g.outputs = [g.add_node("relu", "r", ["x"], (1, 3))]
-    p = plan(g.nodes[-1], g, TorchOptions())
+    p = plan(g.nodes[-1], g, TorchOptions().plan_options())
     assert p.summary() == "-" and not p.separate_pad_layer

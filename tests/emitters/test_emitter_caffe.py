@@ -31,7 +31,6 @@ import tf_convert.emitters.caffe as caffe  # noqa: E402
 
 TOL = 1e-5
 CONV_OPS = ("conv", "depthwise", "depthwise_m2", "conv_transpose")
-MAX_ERR: dict[str, float] = {}
 
 
 def _emit_run(graph: ir.Graph, inputs: list[np.ndarray], tmp_path, mode: str = "layer"):
@@ -43,7 +42,6 @@ def _emit_run(graph: ir.Graph, inputs: list[np.ndarray], tmp_path, mode: str = "
 
 def _check(family: str, actual: np.ndarray, expected: np.ndarray, tol: float = TOL) -> float:
     err = ir_cases.rel_error(np.asarray(actual), np.asarray(expected, dtype=np.float32))
-    MAX_ERR[family] = max(MAX_ERR.get(family, 0.0), err)
     assert err <= tol, f"{family}: rel error {err:.3g}"
     return err
 
@@ -746,9 +744,3 @@ def test_every_emitted_field_is_bvlc(tmp_path):
     assert ("ConvolutionParameter", "dilation", 18, 13) in seen and ("EltwiseParameter", "coeff", 2, 2) in seen
     (prob, t), = [caffe.run(out, [_rand(*X)])]
     assert prob.shape == (1, 3) and t.shape == (1, 4, 1, 2) and math.isclose(float(prob.sum()), 1.0, rel_tol=1e-5)
-
-
-def test_report_max_errors():
-    """Prints the max relative error per family seen in this session (pytest -s shows it)."""
-    for family, err in sorted(MAX_ERR.items()):
-        print(f"{family:32s} {err:.3g}")

@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from tf_convert import cli
 from tf_convert.convert import ir
+from tf_convert.convert.ir import ops
 from tf_convert.emitters import options as eo
 from tf_convert.emitters.base import EmitOptions, HandlerTable
 
@@ -15,7 +16,7 @@ from tf_convert.emitters.base import EmitOptions, HandlerTable
 def test_one_target_list():
     from tf_convert import emitters
 
-    assert emitters.TARGETS == eo.TARGETS == tuple(eo.OPTIONS) == ("torch", "caffe", "mxnet", "onnx")
+    assert emitters.TARGETS == eo.TARGETS == tuple(eo.OPTIONS) == ops.TARGETS == ("torch", "onnx", "mxnet", "caffe")
 
 
 @pytest.mark.parametrize("target,expected", [

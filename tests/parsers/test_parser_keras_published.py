@@ -2,8 +2,8 @@
 file tf_keras loads back converts, and the written torch and ONNX models give tf_keras's numbers.
 
 The GAN shape (a Model holding a Model holding a Sequential, a shared layer, a frozen part) is in the default
-run as `.h5`, where tf_keras writes the Sequential's weights without its name; every builder in both forms
-runs under `make test-keras-files`.
+run as `.h5`, where tf_keras writes the Sequential's weights without its name, and a tf_keras `.keras` (whose
+weights file names no layer) too; every builder in both forms runs under `make test-keras-files`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ RTOL = 1e-4
 TARGETS = ("torch", "onnx")
 SLOW = [pytest.mark.slow, pytest.mark.skipif(not os.environ.get("CONVERT_KERAS_FILES"),
                                              reason="every published-style model: make test-keras-files")]
-DEFAULT = {("gan_nested", ".h5"), ("gan_generator", ".h5")}
+DEFAULT = {("gan_nested", ".h5"), ("gan_generator", ".h5"), ("dcgan", ".keras")}
+UNLOADABLE = {("siamese", ".keras")}  # tf_keras cannot load this .keras it wrote (a layer called in two models)
 CASES = [pytest.param(name, form, marks=() if (name, form) in DEFAULT else SLOW)
-         for name in tf_keras_models.BUILDERS for form in (".h5", ".keras")]
+         for name in tf_keras_models.BUILDERS for form in (".h5", ".keras") if (name, form) not in UNLOADABLE]
 
 
 def _feeds(shapes: dict, seed: int = 1) -> list[np.ndarray]:
@@ -35,25 +36,27 @@ def _as_list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def convert_and_compare(model, shapes: dict, path: Path, work: Path, flags: tuple[str, ...] = ()) -> dict:
-    """Save `model` at `path`, check tf_keras reloads it exactly, convert it for each target through the CLI
-    and return target -> max relative error of the written model against tf_keras."""
-    import tf_keras
+def convert_and_compare(model, shapes: dict, path: Path, work: Path, flags: tuple[str, ...] = (),
+                        targets: tuple[str, ...] = TARGETS) -> dict:
+    """Save `model` at `path`, check the Keras that built it (tf_keras or Keras 3) reloads it exactly, convert it
+    for each target through the CLI and return target -> max relative error of the written model against Keras."""
+    import importlib
 
     from tests.support.ir_cases import rel_error
     from tf_convert import emitters
 
+    keras = importlib.import_module(type(model).__module__.split(".")[0])
     model.save(path)
     feeds = _feeds(shapes)
     expected = [np.asarray(y) for y in _as_list(model(feeds if len(feeds) > 1 else feeds[0], training=False))]
-    reloaded = tf_keras.models.load_model(path, compile=False, safe_mode="--no-safe-mode" not in flags)
+    reloaded = keras.models.load_model(path, compile=False, safe_mode="--no-safe-mode" not in flags)
     again = [np.asarray(y) for y in _as_list(reloaded(feeds if len(feeds) > 1 else feeds[0], training=False))]
     assert all(np.array_equal(a, b) for a, b in zip(expected, again)), "tf_keras does not reload it exactly"
     shape_flags = [arg for name, shape in shapes.items()
                    for arg in ("--input-shape", f"{name}:{','.join(map(str, shape))}" if len(shapes) > 1
                                else ",".join(map(str, shape)))]
     errors = {}
-    for target in TARGETS:
+    for target in targets:
         out = work / f"{path.stem}{path.suffix.replace('.', '-')}-{target}"
         code, _, err = run_cli(f"tf2{target}", path, "-o", out, *shape_flags, *flags)
         assert code == 0, f"{path.name} -> {target}: exit {code}: {err}"
@@ -90,5 +93,6 @@ def test_lambda_in_h5_converts_with_no_safe_mode_only(tmp_path):
     assert "times_three" in err and "--no-safe-mode" in err
     assert not marker.exists() and not (tmp_path / "refused").exists()
     model, shapes = tf_keras_models.with_lambda()
-    errors = convert_and_compare(model, shapes, tmp_path / "lam2.h5", tmp_path, ("--no-safe-mode",))
+    # each conversion traces the model in a child (TF and tf_keras imported there): one target is enough
+    errors = convert_and_compare(model, shapes, tmp_path / "lam2.h5", tmp_path, ("--no-safe-mode",), ("onnx",))
     assert all(e <= RTOL for e in errors.values()), errors

@@ -90,3 +90,25 @@ def test_a_standard_library_module_is_not_imported(tmp_path):
     assert done.returncode == 3, done.stderr
     assert "package 'this' is not installed" in done.stderr
     assert "Beautiful is better" not in done.stdout + done.stderr
+
+
+def test_h5_naming_a_module_inside_a_layer_is_refused_before_tf_keras_imports_it(tmp_path):
+    """tf_keras's .h5 reader imports any module an initializer or activation names (even a registered
+    'package>name'); the reader refuses such a file, and --verify never hands it to tf_keras."""
+    import tf_keras
+
+    folder = _planted(tmp_path / "model")
+    model = tf_keras.Sequential([tf_keras.Input((4,)), tf_keras.layers.Dense(3, name="dense")])
+    model.save(folder / "m.h5")
+    with h5py.File(folder / "m.h5", "r+") as f:
+        config = json.loads(f.attrs["model_config"])
+        config["config"]["layers"][-1]["config"]["kernel_initializer"] = {
+            "module": "helpers", "class_name": "Init", "config": {}, "registered_name": "helpers>Init"}
+        f.attrs["model_config"] = json.dumps(config)
+    code = ("from tf_convert import app\n"
+            "try:\n    app.tf2onnx('m.h5', 'out', verify=True)\nexcept Exception as err:\n"
+            "    print('EXIT', err.exit_code, err)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=300)
+    assert "EXIT 2" in done.stdout, done.stdout + done.stderr
+    assert "layer 'dense': helpers.Init is not a Keras object" in done.stdout
+    assert not (folder / "MARKER").exists() and not (folder / "out").exists()

@@ -76,7 +76,7 @@ def test_float16_weights_are_taken_as_float32_with_a_note(tflite_files):
 
 
 @pytest.mark.parametrize("name,named", [("dynamic_range", "hybrid (dynamic-range)"), ("int8", "QUANTIZE"),
-                                        ("cumsum", "CUMSUM")])
+                                        ("unique", "UNIQUE")])
 def test_refused_by_name(name, named, tflite_files):
     with pytest.raises(UnsupportedError, match=named.replace("(", r"\(").replace(")", r"\)")):
         _parse(tflite_files[name])
@@ -136,3 +136,17 @@ def test_sparse_weights_are_made_dense_with_a_note(tflite_files):
     linears = [n for n in graph.nodes if n.op == "linear"]
     assert len(linears) == 2 and 0.7 < float((linears[0].params["weight"] == 0).mean()) < 0.9
     assert any(r["stored"] == "sparse" for r in options.records)
+
+
+def test_every_builtin_of_the_schema_has_a_handler_or_a_reason():
+    """The schema's BuiltinOperator enum (the `tflite` package), walked: each builtin converts (TABLE) or is
+    refused with its reason (parsers/tflite/refused.py), never both, never neither."""
+    import tflite
+
+    from tf_convert.parsers.tflite import TABLE, refused
+
+    names = [k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_") and isinstance(v, int)]
+    neither = [n for n in names if n not in TABLE and refused.reason(n) is None]
+    both = [n for n in names if n in TABLE and refused.reason(n) is not None]
+    assert not neither and not both, (neither, both)
+    assert set(refused.REFUSED) <= set(names)  # no reason for a builtin the schema does not have

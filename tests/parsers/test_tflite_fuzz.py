@@ -4,9 +4,11 @@ process per mutant) to torch and ONNX.
 
 Each must end with exit 2 or 3 (one error line, nothing left behind) or exit 0 with a model that runs: the
 torch `model.py` imports and runs, the ONNX file loads and runs in onnxruntime, at the shapes
-`conversion.json` states, giving outputs of those shapes. Never exit 1, never a hang (--timeout: 124), never
-a memory blow-up. A fixed-seed sample runs in the default suite; `make fuzz-tflite` runs them all and
-prints the counts by exit code (CONVERT_FUZZ_TFLITE_FULL=1).
+`conversion.json` states, giving outputs of the shapes and dtypes it states. Never exit 1, never a hang
+(--timeout: 124), never a memory blow-up. A fixed-seed sample runs in the default suite; `make fuzz-tflite`
+runs them all and prints the counts by exit code (CONVERT_FUZZ_TFLITE_FULL=1); there each mutant that
+converts is converted again with --verify: equal to what TFLite's interpreter computes for it, or refused
+by that interpreter.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ PER_BASE = 140 if FULL else 0  # mutants per base in the full run (the first len
 SAMPLE = (0, 1, 3, 8, 9, 13, 19, 23, 25, 27)  # run by default, per base (the kinds KINDS lists at these places)
 TIMEOUT_S = 60  # --timeout: a conversion that hangs ends in exit 124, which fails the mutant
 MAX_GROWTH_MB = 1500  # peak RSS may grow this much over one mutant
+MAX_RUN_ELEMENTS = 1 << 24  # inputs of more elements (a corrupt size): the model is loaded, not run
 TARGETS = ("tf2torch", "tf2onnx")
 COUNTS: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
 
@@ -46,13 +49,27 @@ def _peak_mb() -> float:
 
 
 def _run_converted(target: str, out: Path) -> None:
-    """The written model runs in its runtime at the shapes conversion.json states and gives those shapes."""
+    """The written model runs in its runtime at the shapes conversion.json states and gives outputs of the
+    shapes and dtypes it states (one whose inputs a corrupt size made too large to feed is only loaded)."""
     doc = json.loads((out / "conversion.json").read_text())
+    runtime = emitters.get(target.removeprefix("tf2"))
+    if sum(int(np.prod(i["shape"])) for i in doc["inputs"]) > MAX_RUN_ELEMENTS:
+        runtime.run_sets(out, [])
+        return
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(i["shape"]).astype(i["dtype"]) if i["dtype"].startswith("float")
               else np.ones(i["shape"], i["dtype"]) for i in doc["inputs"]]
-    outputs = emitters.get(target.removeprefix("tf2")).run(out, inputs)
-    assert [tuple(np.shape(y)) for y in outputs] == [tuple(o["shape"]) for o in doc["outputs"]]
+    outputs = [np.asarray(y) for y in runtime.run(out, inputs)]
+    assert [(y.shape, y.dtype.name) for y in outputs] == [(tuple(o["shape"]), o["dtype"]) for o in doc["outputs"]]
+
+
+def _verified(target: str, src: Path, out: Path, label: str) -> None:
+    """A mutant that converts is equal to what TFLite's interpreter computes for that very file, or the
+    interpreter refuses the file (exit 2 naming it); never silently another model."""
+    result = CliRunner().invoke(cli.main, [target, str(src), "-o", str(out), "--verify", "--timeout", str(TIMEOUT_S)])
+    COUNTS[f"{target} --verify"][result.exit_code] += 1
+    refused = result.exit_code == 2 and "TFLite's interpreter cannot run this file" in result.stderr
+    assert result.exit_code == 0 or refused, f"{label} --verify: exit {result.exit_code}: {result.stderr}"
 
 
 def check_mutant(base: Path, index: int, target: str, tmp_path: Path) -> int:
@@ -74,6 +91,8 @@ def check_mutant(base: Path, index: int, target: str, tmp_path: Path) -> int:
     if result.exit_code == 0:
         assert left == ["model"], f"{label}: {left}"
         _run_converted(target, out)
+        if FULL:
+            _verified(target, src, tmp_path / "verified", label)
     else:
         lines = [line for line in stderr.splitlines() if line.strip()]
         assert result.exit_code in (2, 3), f"{label}: exit {result.exit_code}: {stderr}"
@@ -82,7 +101,8 @@ def check_mutant(base: Path, index: int, target: str, tmp_path: Path) -> int:
     return result.exit_code
 
 
-CASES = [(b, i, TARGETS[(i + k) % 2]) for k, b in enumerate(BASES) for i in SAMPLE]
+# the sample, one target per mutant (none in the full run, which holds them all)
+CASES = [] if FULL else [(b, i, TARGETS[(i + k) % 2]) for k, b in enumerate(BASES) for i in SAMPLE]
 
 
 @pytest.mark.parametrize("base,index,target", CASES, ids=[f"{b}-{i}-{t}" for b, i, t in CASES])
@@ -139,12 +159,26 @@ def _no_options(model):
     op.builtinOptionsType, op.builtinOptions = 0, None
 
 
+def _swapped_options(model):
+    """A conv given the depthwise conv's options (with every accessor a conv reads): TFLite ignores them."""
+    conv, depthwise = model.subgraphs[0].operators[0], model.subgraphs[0].operators[2]
+    conv.builtinOptionsType, conv.builtinOptions = depthwise.builtinOptionsType, depthwise.builtinOptions
+
+
 def _signature(model):
     from tensorflow.lite.python import schema_py_generated as schema
 
     sig = schema.SignatureDefT()
     sig.signatureKey, sig.subgraphIndex, sig.inputs, sig.outputs = "main", 3, [], []
     model.signatureDefs = [sig]
+
+
+def _while_body(model):
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    op = model.subgraphs[0].operators[3]
+    op.builtinOptionsType, op.builtinOptions = schema.BuiltinOptions.WhileOptions, schema.WhileOptionsT()
+    op.builtinOptions.condSubgraphIndex, op.builtinOptions.bodySubgraphIndex = 0, 7
 
 
 def _short_constant(model):
@@ -179,6 +213,9 @@ BAD = [  # (what, edit, the message names)
     ("output never computed", _deleted(3), r"output tensor 9 'Identity' is computed by no operator"),
     ("two writers", _two_writers, r"operator 1 CONV_2D .*writes tensor 6 .* which operator 0 CONV_2D"),
     ("options deleted", _no_options, r"operator 2 DEPTHWISE_CONV_2D .*builtin options \(none\) have no"),
+    ("subgraph index in options", _while_body, r"operator 3 MAX_POOL_2D .*body_subgraph_index 7, the file has 1"),
+    ("options of another type", _swapped_options, r"operator 0 CONV_2D .*holds DepthwiseConv2DOptions, not its "
+                                                  r"own Conv2DOptions"),
     ("signature subgraph", _signature, r"signature 'main' names subgraph 3, the file has 1"),
     ("constant too short", _short_constant, r"tensor 'Conv2D': buffer \d+ holds 107 values for a tensor of shape"),
 ]
@@ -222,14 +259,17 @@ def test_every_kind_is_sampled():
     assert {"bitflip", "truncate", "cycle", "reorder", "zero_window"} <= kinds, kinds
 
 
-def pytest_sessionfinish_counts() -> str:
-    """The counts by exit code so far (printed by `make fuzz-tflite`)."""
-    return "; ".join(f"{t}: " + ", ".join(f"exit {c}: {n}" for c, n in sorted(COUNTS[t].items()))
-                     for t in TARGETS if COUNTS[t])
+def counts() -> str:
+    """The mutants run so far, by target and exit code."""
+    return "; ".join(f"{t}: " + ", ".join(f"exit {c}: {n}" for c, n in sorted(counted.items()))
+                     for t, counted in COUNTS.items() if counted)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _print_counts():
+def _print_counts(request):
+    """The counts by exit code, printed past pytest's capture once the session's mutants have run."""
     yield
     if COUNTS:
-        print(f"\n.tflite fuzz, mutants by exit code: {pytest_sessionfinish_counts()}")
+        capture = request.config.pluginmanager.getplugin("capturemanager")
+        with capture.global_and_fixture_disabled():
+            print(f"\n.tflite fuzz, mutants by exit code: {counts()}")

@@ -91,7 +91,7 @@ def build(directory: Path) -> dict[str, Path]:
     files["sparse"] = _sparse(directory)
     files["free_size"] = _free_size(directory)
     files["signatures"] = _two_signatures(directory)
-    files["cumsum"] = _unknown_builtin(directory)
+    files["unique"] = _unknown_builtin(directory)
     return files
 
 
@@ -171,15 +171,15 @@ def _two_signatures(directory: Path) -> Path:
 
 
 def _unknown_builtin(directory: Path) -> Path:
-    """CUMSUM: a builtin with no converter (exit 3 naming it)."""
+    """UNIQUE: a builtin with no converter (its output length is the data's; exit 3 naming it)."""
     import tensorflow as tf
 
     @tf.function(input_signature=[tf.TensorSpec((1, 6), tf.float32)])
     def fn(x):
-        return tf.math.cumsum(x * 2.0, axis=1)
+        return tf.unique(tf.reshape(tf.round(x * 2.0), [-1])).y
 
     return _convert(tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()], fn),
-                    directory / "cumsum.tflite")
+                    directory / "unique.tflite")
 
 
 _BUILT: dict[str, Path] = {}

@@ -355,9 +355,21 @@ def planted(converted: Path, kind: str, target: str, where: Path) -> tuple[Path,
     mutate, node = MUTATIONS[(kind, target)]
     out = where / f"{target}-{kind}"
     shutil.rmtree(out, ignore_errors=True)
-    shutil.copytree(converted, out)
+    copy_out(converted, out)
     mutate(out)
     return out, node
+
+
+def copy_out(converted: Path, out: Path) -> Path:
+    """A copy of the conversion `converted` at `out` that names its source as if converted there: `convert
+    verify` reads only the source recorded relative to OUT (app/recorded.py)."""
+    from tf_convert.app import recorded
+
+    shutil.copytree(converted, out)
+    doc = json.loads((out / "conversion.json").read_text())
+    doc["source"]["relative_path"] = recorded.relative_path(Path(doc["source"]["path"]), out)
+    (out / "conversion.json").write_text(json.dumps(doc, indent=2))
+    return out
 
 
 def check(out: Path) -> dict:

@@ -11,11 +11,15 @@ the targets do), float64 feeds in float64 (a tighter reference).
     evaluate_node(node, [x, ...])     -> array
 """
 
-from . import detection, elementwise, nn, reduce, resize, sequence, shape, spatial  # noqa: F401  (fill REFERENCE)
+from tf_convert.convert.registry import import_family_modules
+
+from ..ops import FAMILIES
 from .detection import combined_slots, crop_positions, iou_matrix, nms_selected, soft_nms_selected
 from .evaluate import evaluate, evaluate_node
 from .sequence import RECURRENT_ACTIVATIONS
 from .table import REFERENCE, EvaluationError, OpFunction, reference_op
+
+import_family_modules(__name__, FAMILIES)  # a module per catalog family: they fill REFERENCE
 
 __all__ = [
     "REFERENCE", "RECURRENT_ACTIVATIONS", "EvaluationError", "OpFunction", "combined_slots", "crop_positions",

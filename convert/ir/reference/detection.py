@@ -133,10 +133,10 @@ def combined_non_max_suppression(node: Node, boxes: np.ndarray, scores: np.ndarr
 
 @reference_op("nonzero")
 def nonzero(node: Node, x: np.ndarray) -> np.ndarray:
-    found = np.argwhere(np.asarray(x) != 0).astype(np.int32)
+    found = np.argwhere(np.asarray(x) != 0).astype(np.int64)
     if node.attrs["output"] == "count":
         return np.asarray(len(found), np.int32)
-    return np.concatenate([found, np.zeros((np.asarray(x).size - len(found), found.shape[1]), np.int32)])
+    return np.concatenate([found, np.zeros((np.asarray(x).size - len(found), found.shape[1]), np.int64)])
 
 
 @reference_op("prefix")

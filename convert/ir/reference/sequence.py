@@ -24,6 +24,7 @@ def one_hot(node: Node, indices: np.ndarray) -> np.ndarray:
     return np.where(hit, np.float32(node.attrs["on"]), np.float32(node.attrs["off"]))
 
 
+# the catalog's CELL_ACTIVATIONS, each as a function (a recurrent cell's hard_sigmoid is Keras 3's x/6 + 1/2)
 RECURRENT_ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
     "sigmoid": sigmoid,

@@ -1,30 +1,9 @@
 """The TF op handlers, one module per catalog family; importing them fills the table."""
 
-from . import (  # noqa: F401
-    detection,
-    elementwise,
-    elementwise_color,
-    elementwise_extra,
-    elementwise_quant,
-    nn,
-    nn_block_rnn,
-    nn_extra,
-    nn_recurrent_loop,
-    nn_tridiagonal,
-    reduce,
-    reduce_running,
-    reduce_segment,
-    resize,
-    sequence,
-    shape,
-    shape_index,
-    shape_matrix,
-    shape_scatter,
-    shape_sparse,
-    shape_volume,
-    spatial,
-    spatial_3d,
-    spatial_conv,
-    spatial_space_batch,
-    spectral,
-)
+from tf_convert.convert.ir.ops import FAMILIES
+from tf_convert.convert.registry import import_family_modules
+
+# the catalog's families, and TF's spectral ops (FFTs), which lower to IR ops of other families
+SOURCE_FAMILIES = (*FAMILIES, "spectral")
+
+import_family_modules(__name__, SOURCE_FAMILIES)

@@ -56,7 +56,7 @@ def fused_batch_norm(ctx: Context, op: Any) -> None:
     out = ctx.emit("channel_affine", op.name, [x_ir], ctx.graph.shape(x_ir), {"axis": 1, "epsilon": eps},
                    {"scale": scale.astype(np.float32), "shift": shift.astype(np.float32),
                     **{k: v.astype(np.float32) for k, v in stats.items()}}, op.type)
-    ctx.set(op.outputs[0], out, fmt_perm(fmt))
+    ctx.set(op.outputs[0], out, fmt_perm(fmt, len(ctx.graph.shape(x_ir))))  # NHWC or NDHWC
 
 
 def _batch_statistics_norm(ctx: Context, op: Any, fmt: str) -> None:
@@ -83,7 +83,7 @@ def _batch_statistics_norm(ctx: Context, op: Any, fmt: str) -> None:
     offset = ctx.emit("const", f"{op.name}/offset", [], kept, params={"value": beta.reshape(kept)}, source_op=op.type)
     scaled = ctx.emit("mul", f"{op.name}/scaled", [normed, scale], shape, source_op=op.type)
     out = ctx.emit("add", op.name, [scaled, offset], shape, source_op=op.type)
-    ctx.set(op.outputs[0], out, fmt_perm(fmt))
+    ctx.set(op.outputs[0], out, fmt_perm(fmt, len(shape)))
 
 
 def _operand(ctx: Context, op: Any, index: int, adjoint: bool) -> str:
@@ -104,8 +104,19 @@ def activation_matmul(ctx: Context, op: Any, adjoint_a: bool, adjoint_b: bool) -
         # broadcast batch axes made explicit: a matmul over equal batch axes runs in every target
         a = broadcast_ir(ctx, f"{op.name}/a_batch", a, batch + tuple(ctx.graph.shape(a))[-2:], op.type)
         b = broadcast_ir(ctx, f"{op.name}/b_batch", b, batch + tuple(ctx.graph.shape(b))[-2:], op.type)
-    out = ctx.emit("matmul", op.name, [a, b], ctx.shape(op.outputs[0]), source_op=op.type)
+    dtype = op.outputs[0].dtype.name
+    if np.dtype(dtype).kind in "iu":  # integers accumulate in TF's output type (BatchMatMulV3's Tout)
+        a, b = (_as_dtype(ctx, op, x, dtype, side) for x, side in ((a, "a"), (b, "b")))
+    out = ctx.emit("matmul", op.name, [a, b], ctx.shape(op.outputs[0]), source_op=op.type, out_dtype=dtype)
     ctx.set(op.outputs[0], out)
+
+
+def _as_dtype(ctx: Context, op: Any, x: str, dtype: str, side: str) -> str:
+    """Operand `x` cast to `dtype`, unless it has it."""
+    if ctx.graph.tensors[x].dtype == dtype:
+        return x
+    return ctx.emit("cast", f"{op.name}/{side}_to_{dtype}", [x], ctx.graph.shape(x), {"dtype": dtype},
+                    source_op=op.type, out_dtype=dtype)
 
 
 @tf_op("BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")

@@ -144,7 +144,7 @@ def where(ctx: Context, op: Any) -> None:
     count = ctx.emit("nonzero", f"{op.name}/count", inputs, (), {"output": "count"}, source_op=op.type,
                      out_dtype="int32")
     ctx.set(op.outputs[0], ctx.emit("nonzero", op.name, inputs, (longest, len(shape)), {"output": "indices"},
-                                    source_op=op.type, out_dtype="int32"))
+                                    source_op=op.type, out_dtype=op.outputs[0].dtype.name))  # int64, as TF's
     mark(ctx, op.outputs[0], count, longest, f"Where '{op.name}'")
 
 

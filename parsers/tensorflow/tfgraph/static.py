@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..protos import TensorShapeProto
 from ..tensors import dtype_name, numpy_dtype
 
 
@@ -55,7 +56,6 @@ class TensorShape:
         return self.dims is not None and all(d is not None for d in self.dims)
 
     def as_proto(self) -> Any:
-        from ..protos import TensorShapeProto
 
         proto = TensorShapeProto()
         if self.dims is None:

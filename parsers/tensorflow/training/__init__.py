@@ -31,6 +31,7 @@ from tf_convert.convert.errors import UsageError
 
 from ..graphio import node_of
 from ..inline import inline_calls
+from ..protos import GraphDef
 from ..tensors import dtype_name
 from . import batchnorm, cond_v1, cond_v2, deprecated, dropout, flags, io, mode_flag, prune, variables
 from .graph import GraphView
@@ -111,7 +112,6 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
             default_inputs: list[str] | None = None, default_outputs: list[str] | None = None,
             check: Any = None) -> Prepared:
     """The inference graph of `graph_def` (a copy): passes 1-9 above."""
-    from ..protos import GraphDef
 
     work = GraphDef()
     work.CopyFrom(graph_def)

@@ -3,13 +3,13 @@ rewritten to their current equivalent, value for value."""
 
 from __future__ import annotations
 
+from ..protos import AttrValue
 from .graph import GraphView
 
 
 def _batch_norm_global(view: GraphView, node) -> None:
     """BatchNormWithGlobalNormalization(t, m, v, beta, gamma) -> FusedBatchNorm (inference):
     (t - m) * rsqrt(v + eps) * (gamma if scale_after_normalization else 1) + beta."""
-    from ..protos import AttrValue
 
     t, mean, var, beta, gamma = list(node.input[:5])
     controls = [r for r in node.input if r.startswith("^")]

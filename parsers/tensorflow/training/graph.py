@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 from tf_convert.convert.ir.lazy import is_lazy
+from tf_convert.parsers.common.order import topological
 
 from ..graphio import split_ref
+from ..protos import AttrValue, TensorProto
 from ..tensors import dtype_enum, read_const, to_proto
 from ..tfgraph import FOLDS, NodeAttrs
 from ..tfgraph.fold import cast_to
@@ -49,21 +51,7 @@ class GraphView:
 
     def order(self) -> list[str]:
         """Names with every input (data and control) first; names of missing nodes skipped."""
-        order: list[str] = []
-        state: dict[str, int] = {}
-        for root in self.nodes:
-            stack = [(root, False)]
-            while stack:
-                name, done = stack.pop()
-                if done:
-                    order.append(name)
-                    continue
-                if state.get(name) or name not in self.nodes:
-                    continue
-                state[name] = 1
-                stack.append((name, True))
-                stack.extend((split_ref(r)[0], False) for r in reversed(self.nodes[name].input))
-        return order
+        return topological(self.nodes, lambda node: [split_ref(r)[0] for r in node.input])
 
     def ancestors(self, names: Iterable[str], stop: set[str] = frozenset(), control: bool = True) -> set[str]:
         seen: set[str] = set()
@@ -160,7 +148,6 @@ def make_const(view: GraphView, name: str, value: Any, inputs: list[str] = ()) -
     """Replace (or add) node `name` with a Const holding `value`. A lazy value (convert.ir.lazy) is not
     copied in: the Const gets its dtype and shape only, and the value is kept beside the GraphDef
     (Frozen.weights), so the GraphDef stays small whatever the model's size."""
-    from ..protos import AttrValue, TensorProto
 
     if not is_lazy(value):
         value = np.asarray(value)

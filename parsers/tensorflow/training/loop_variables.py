@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..graphio import split_ref
+from ..protos import AttrValue
 from .graph import GraphView
 
 WHILE_OPS = ("While", "StatelessWhile")
@@ -105,7 +106,6 @@ def read_before_loops(view: GraphView, variables: set[str]) -> None:
 
 def _rewrite(view: GraphView, node: Any, data: list[str], cond: Any, body: Any, indices: dict[int, str],
              library: dict[str, Any]) -> None:
-    from ..protos import AttrValue
 
     dtypes = {i: view.nodes[v].attr["dtype"].type for i, v in indices.items()}
     positions = [k for k, ref in enumerate(node.input) if not ref.startswith("^")]

@@ -12,13 +12,13 @@ from typing import Any
 
 from tf_convert.convert.errors import UsageError
 
+from ..protos import AttrValue, GraphDef, TensorShapeProto
 from ..tfgraph import Graph, ShapeError
 from .graph import GraphView, split_ref
 
 
 def _signature(view: GraphView, tensor: str) -> tuple[int, Any]:
     """dtype enum and TensorShapeProto of `tensor`, from shape inference on its ancestors."""
-    from ..protos import GraphDef
 
     name = split_ref(tensor)[0]
     sub = GraphDef()
@@ -40,7 +40,6 @@ def _signature(view: GraphView, tensor: str) -> tuple[int, Any]:
 def _queue_shape(view: GraphView, tensor: str) -> Any:
     """A queue's dequeue has no inferred shape; the queue's `shapes` attr has it (plus the batch
     dimension for DequeueMany/UpTo)."""
-    from ..protos import TensorShapeProto
 
     name, index, _ = split_ref(tensor)
     node = view.nodes[name]
@@ -59,7 +58,6 @@ def _queue_shape(view: GraphView, tensor: str) -> Any:
 
 def cut_inputs(view: GraphView, inputs: list[str]) -> list[str]:
     """Turn each non-placeholder input into a Placeholder; returns the inputs' (new) names."""
-    from ..protos import AttrValue
 
     result = []
     for tensor in inputs:

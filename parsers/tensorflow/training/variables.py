@@ -11,6 +11,7 @@ import numpy as np
 from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError, UsageError
 
 from ..loops import input_dependent, loop_hint
+from ..protos import AttrValue, DataType
 from ..safety import LOOP_OPS
 from .graph import GraphView, make_const
 from .loop_variables import read_before_loops
@@ -29,7 +30,6 @@ def freeze(view: GraphView, reader: Any, prefix: str, use_ema: bool, records: li
     """Each variable becomes a Const. With `weights` (a dict to fill), the Const holds dtype and shape
     only and its value, a lazy array read from the checkpoint when it is used, goes into
     weights[node name]; without it, the value is read now and copied into the Const."""
-    from ..protos import AttrValue
 
     names = [n for n, node in view.nodes.items() if node.op in VARIABLES]
     if not names:
@@ -99,7 +99,6 @@ def _check_declared(node: Any, key: str, shape: list[int], stored_dtype: int | N
 
 
 def _dtype_name(code: int) -> str:
-    from ..protos import DataType
 
     try:
         return DataType.Name(code).removeprefix("DT_").lower()
@@ -139,7 +138,6 @@ def _resource_uses(view: GraphView, variables: set[str]) -> dict[str, str]:
 
 def _gather_of_constant(view: GraphView, node: Any) -> None:
     """ResourceGather(handle, indices) -> GatherV2(value, indices, axis 0), as TF's own freezing does."""
-    from ..protos import AttrValue
 
     axis = make_const(view, f"{node.name}/axis", np.int32(0))
     dtype, batch_dims = node.attr["dtype"].type, node.attr["batch_dims"].i if "batch_dims" in node.attr else 0

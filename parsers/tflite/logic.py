@@ -1,0 +1,85 @@
+"""Comparisons and logical operators (bool results), SELECT / SELECT_V2, and IF: a run-time predicate
+chooses a subgraph. An IF whose predicate folds to a number inlines the branch it takes; otherwise both
+branches are inlined and `select` picks each output by the predicate (exact: each branch's values are
+its own, the other's are discarded, never mixed)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tf_convert.parsers.common.layout import nhwc_reshape
+
+from .elementwise import binary, operand
+from .op import Op
+from .table import TABLE
+
+# TFLite builtin -> IR op, each giving a bool tensor
+_COMPARISONS = {"EQUAL": "equal", "NOT_EQUAL": "not_equal", "GREATER": "greater", "GREATER_EQUAL": "greater_equal",
+                "LESS": "less", "LESS_EQUAL": "less_equal", "LOGICAL_AND": "logical_and", "LOGICAL_OR": "logical_or"}
+
+
+def _comparison(ir_op: str):
+    def handler(op: Op) -> list[str]:
+        return [binary(op, ir_op, out_dtype="bool")]
+
+    return handler
+
+
+for _name, _ir_op in _COMPARISONS.items():
+    TABLE.register(_name)(_comparison(_ir_op))
+
+
+@TABLE.register("LOGICAL_NOT")
+def logical_not(op: Op) -> list[str]:
+    x = op.x()
+    return [op.add("logical_not", [x], op.shape(x), out_dtype="bool")]
+
+
+def _select(op: Op, rank_one_rows: bool) -> str:
+    """where(cond, a, b) with numpy broadcasting; SELECT (v1) also takes a rank-1 condition over a higher-rank
+    a/b as one flag per row (TFLite's RankOneSelect)."""
+    shapes = [op.source_shape(k) for k in range(3)]
+    rank = max(len(s) for s in shapes)
+    if rank_one_rows and len(shapes[0]) == 1 and rank > 1:
+        rows = (shapes[0][0],) + (1,) * (rank - 1)
+        value = op.value(0)
+        cond = (op.add("const", [], rows, params={"value": value.reshape(rows)}, suffix="/c0", out_dtype="bool")
+                if value is not None else nhwc_reshape(op, op.x(0), rows))
+    else:
+        cond = operand(op, 0, rank)
+    a, b = operand(op, 1, rank), operand(op, 2, rank)
+    shape = tuple(np.broadcast_shapes(op.shape(cond), op.shape(a), op.shape(b)))
+    return op.add("select", [cond, a, b], shape, out_dtype=op.dtype(a))
+
+
+@TABLE.register("SELECT")
+def select(op: Op) -> list[str]:
+    return [_select(op, rank_one_rows=True)]
+
+
+@TABLE.register("SELECT_V2")
+def select_v2(op: Op) -> list[str]:
+    return [_select(op, rank_one_rows=False)]
+
+
+@TABLE.register("IF")
+def if_(op: Op) -> list[str]:
+    """The branch the predicate takes; both, selected per output, when it is computed at run time."""
+    then_index, else_index = int(op.options.ThenSubgraphIndex()), int(op.options.ElseSubgraphIndex())
+    args = [op.x(k) for k in range(1, len(op.op.inputs))]
+    known = op.value(0)
+    if known is not None:
+        return op.call(then_index if bool(np.asarray(known).reshape(-1)[0]) else else_index, args)
+    if int(np.prod(op.source_shape(0))) != 1:
+        raise op.unsupported(f"a predicate of shape {op.source_shape(0)} (TFLite takes one value)")
+    then_outs, else_outs = op.call(then_index, args), op.call(else_index, args)
+    predicate = op.x(0)
+    outs = []
+    for k, (t, e) in enumerate(zip(then_outs, else_outs)):
+        if op.shape(t) != op.shape(e):
+            raise op.unsupported(f"output {k}: the branches give shapes {op.shape(t)} and {op.shape(e)}")
+        shape = op.shape(t)
+        cond = op.add("reshape", [predicate], (1,) * len(shape), {"shape": (1,) * len(shape)}, suffix=f"/pred{k}",
+                      out_dtype="bool")
+        outs.append(op.add("select", [cond, t, e], shape, suffix=f"/out{k}" if k else "", out_dtype=op.dtype(t)))
+    return outs
