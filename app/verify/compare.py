@@ -216,9 +216,11 @@ def _judge_across_inputs(result: dict[str, Any], graph: Graph, actual: Callable[
         return {}
     known = [(x, _outputs(o() if callable(o) else o)) for x, o in sets if not _is_error(o)]
     across: Across = {}
+    ran: list[list[np.ndarray]] = []  # the target's outputs on known[k], each set run once
     for round_ in range(2):
+        ran += [actual(x) for x, _ in known[len(ran):]]
         for i in undecided:
-            rows = [(np.asarray(actual(x)[i]), np.asarray(e[i])) for x, e in known]
+            rows = [(np.asarray(got[i]), np.asarray(e[i])) for got, (_, e) in zip(ran, known)]
             name = graph.outputs[i]
             a = [_as_declared(r[0], graph.shape(name)) for r in rows]
             judged = judge_across(a, [r[1] for r in rows], rtol, depth, same_dtype=True)
