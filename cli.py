@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import click
 
-from tf_convert.app import __version__
+from tf_convert.app.version import __version__
 from tf_convert.convert.errors import ConvertError, Interrupted, UsageError
 from tf_convert.emitters.options import OPTIONS, TARGETS, option_specs  # light: no framework
 
@@ -219,7 +219,8 @@ def _check_rtol(rtol: float | None) -> None:
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
              as_json, keep_ir, force, quiet=False, timeout=None, max_memory=None, unsafe=False, signature=None,
              input_layout=None, **target_options) -> None:
-    from tf_convert.app import api, reference_store, report
+    from tf_convert.app import api, report
+    from tf_convert.app.verify import reference_store
 
     _check_rtol(rtol)
     settings = _with_signature(settings, signature)
@@ -398,7 +399,8 @@ def inspect_cmd(src: Path, input_shape, inputs, outputs, settings, use_ema: bool
 @guarded
 def verify_cmd(out: Path, rtol: float | None, layers: bool, as_json: bool, report_path: Path | None) -> None:
     """Re-run the check recorded in OUT/conversion.json (--layers: find where it diverges)."""
-    from tf_convert.app import api, reference_store, report
+    from tf_convert.app import api, report
+    from tf_convert.app.verify import reference_store
 
     _check_rtol(rtol)
     if layers or report_path:

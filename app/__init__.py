@@ -8,7 +8,7 @@ Python API (app/api.py), reachable from here:
 modules). They load on first use, so importing this package stays light.
 """
 
-__version__ = "0.1.0"
+from .version import __version__ as __version__
 
 _API = ("convert", "into", "tf2torch", "tf2caffe", "tf2mxnet", "tf2onnx", "tf2ir")
 

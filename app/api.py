@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any, Union
 
 from tf_convert.convert.errors import UsageError
-from tf_convert.emitters.options import TARGETS, option_specs, options_for, validate
+from tf_convert.emitters.options import option_specs, options_for, validate
 
 from . import inspect as inspect_mod
 from . import into_module as into_mod
 from . import memory, pipeline
+from .loading import check_target
 
 Shape = Union[str, Sequence[int]]
 InputShape = Union[None, Shape, Mapping[str, Shape]]
@@ -94,10 +95,9 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
     `reference_child=True` runs --verify's TensorFlow in a child process started at once, for a process that
     converts once (the CLI): TF's import then overlaps the conversion (a loop of conversions: leave it off).
     `reference_store`: a directory where --verify keeps TF's outputs between runs and reuses them for the same
-    source bytes, inputs and TF (app.reference_store; the CLI's is `reference_store.location()`).
+    source bytes, inputs and TF (app.verify.reference_store; the CLI's is `reference_store.location()`).
     Returns the conversion record; raises ConvertError (with `exit_code`)."""
-    if target != "ir" and target not in TARGETS:
-        raise UsageError(f"unknown target {target!r}; choose one of {', '.join(TARGETS + ('ir',))}")
+    check_target(target)
     options = None
     if target != "ir":
         known = {spec.name for spec in option_specs(target)}

@@ -64,7 +64,7 @@ def reference_key(source: str | Path, graph: Graph, inputs: list[np.ndarray]) ->
 
 
 def with_content(key: tuple, sha256: str) -> tuple:
-    """reference_key's key as kept across runs (app.reference_store): the source's stamp (path, sizes, mtimes)
+    """reference_key's key as kept across runs (app.verify.reference_store): the source's stamp (path, sizes, mtimes)
     replaced by its content hash (a file rewritten in place must miss), and without the IR's own tensor
     names (the TF tensors they stand for follow them: `convert verify OUT`'s skeleton names them otherwise)."""
     return (key[0], sha256, *key[3:])

@@ -9,12 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from tf_convert import parsers
+from tf_convert.convert.errors import UsageError
 from tf_convert.convert.progress import SILENT, Progress
+from tf_convert.emitters.options import TARGETS
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.source import Source
 
 from . import mapping, memory
 from .cache import Cache, parse_key
+
+
+def check_target(target: str) -> None:
+    """A usage error (exit 2) unless `target` is an emitter's or "ir" (the IR itself)."""
+    if target != "ir" and target not in TARGETS:
+        raise UsageError(f"unknown target {target!r}; choose one of {', '.join(TARGETS + ('ir',))}")
 
 
 @dataclass
@@ -42,7 +50,7 @@ class Request:
     # that converts once, as the CLI: TF's import then overlaps the parse and the emit); False: a large one's only
     reference_child: bool = False
     # --verify's TF outputs are kept here between runs and reused for the same source, inputs and TF
-    # (app.reference_store); None: TF runs every time
+    # (app.verify.reference_store); None: TF runs every time
     reference_store: Path | None = None
 
 

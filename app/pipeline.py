@@ -3,7 +3,7 @@
 The output directory is built under a temporary name beside OUT and renamed into place only when
 every step succeeded, so a failed run never leaves a half-written OUT behind (app/outdir.py says
 where OUT may be and how it replaces a previous output). TensorFlow's outputs for the check come through
-one door, app/reference.py (in process, a child process, or the store), chosen once per run.
+one door, app/verify/reference.py (in process, a child process, or the store), chosen once per run.
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ from tf_convert.convert.padding.sizes import size_bound
 from tf_convert.convert.progress import Progress, for_stderr
 from tf_convert.emitters.options import options_for
 
-from . import __version__, memory, outdir, report, requirements, verify
+from . import memory, outdir, report, requirements, verify
 from .cache import Cache
 from .diagnose import explain, explain_out
-from .loading import Request, default_out, load_graph
-from .reference import Reference
+from .loading import Request, check_target, default_out, load_graph
+from .verify.reference import Reference
+from .version import __version__
 
 
 def sha256_of(path: Path) -> str:
@@ -121,8 +122,7 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
     req = dataclasses.replace(req, source=source)
     out = Path(req.out) if req.out else default_out(source, req.target)
     outdir.check_out(out, source, force=req.force)
-    if req.target != "ir" and req.target not in emitters.TARGETS:
-        raise UsageError(f"unknown target {req.target!r}; choose one of {', '.join(emitters.TARGETS)}")
+    check_target(req.target)
     progress.stage("imports")
     checks = req.verify and req.target != "ir"
     reference = Reference.open(source, checks=checks, small_too=req.reference_child, store_root=req.reference_store,
@@ -225,7 +225,7 @@ def _document(req: Request, source: Any, kind: str, sha256: str, graph: Any, emi
 
 def reverify(out: Path, rtol: float | None = None, reference_store: Path | None = None) -> dict[str, Any]:
     """`convert verify OUT`: run the check recorded in OUT/conversion.json again (TF's outputs from
-    `reference_store` where it has them: app.reference_store)."""
+    `reference_store` where it has them: app.verify.reference_store)."""
     doc, doc_path, source = report.read_recorded(out)
     if doc["target"] not in emitters.TARGETS:
         raise UsageError(f"{doc_path} records target {doc['target']!r}, which has no runtime to verify")

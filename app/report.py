@@ -11,7 +11,7 @@ from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir import Graph
 from tf_convert.convert.padding.sizes import size_words
 
-from . import token_inputs
+from .verify import token_inputs
 
 
 def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[dict[str, Any]]:
@@ -189,7 +189,7 @@ def summary_line(doc: dict[str, Any]) -> str:
 
 
 def stored_note(v: dict[str, Any]) -> str:
-    """Where the verdict's TF outputs came from, when a reference store was used (app.reference_store):
+    """Where the verdict's TF outputs came from, when a reference store was used (app.verify.reference_store):
     " vs stored TF outputs" (TF did not run), " vs TF now and stored TF outputs", or, for a check that failed
     against the store and was run again, " vs TF now (stored outputs disagreed; replaced)"; "" without a store."""
     reference = v.get("reference") or {}

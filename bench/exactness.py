@@ -5,7 +5,7 @@
 
 Each step is its own process (the caller runs them after the timed conversion), so neither TF's nor the
 target runtime's memory counts in the conversion's figures. `compare` prints {"max_rel": ..., "verdict": ...}: the
-project's one judgement, app.metric.judge (max|a - b| / max|ref|, float32 and SNR floors).
+project's one judgement, app.verify.metric.judge (max|a - b| / max|ref|, float32 and SNR floors).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def compare(out_dir: str, target: str, ref_path: str) -> dict:
     want = ref["y"]
     if y.shape != want.shape:
         return {"max_rel": None, "error": f"shape {y.shape} != TF's {want.shape}"}
-    from tf_convert.app.metric import judge
+    from tf_convert.app.verify.metric import judge
 
     judged = judge(np.asarray(y), want)
     return {"max_rel": judged["max_rel"], "snr_db": judged["snr_db"], "verdict": judged["verdict"]}

@@ -1,4 +1,4 @@
-"""How far float32 itself is from exact arithmetic: the measurement behind app/metric.py's ROUNDING.
+"""How far float32 itself is from exact arithmetic: the measurement behind app/verify/metric.py's ROUNDING.
 
 For each zoo Keras model (`make zoo` builds them), TensorFlow's own float32 output and the converted ONNX
 model's (onnxruntime, rewrites off, as --verify runs it) are compared with the same Keras model rebuilt in
@@ -24,8 +24,8 @@ import numpy as np
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from tf_convert.app import pipeline, verify
-from tf_convert.app.metric import EPS32, ROUNDING
 from tf_convert.app.pipeline import Request
+from tf_convert.app.verify.metric import EPS32, ROUNDING
 
 # a float64 twin this far from TF's float32 result computes something else (e.g. EfficientNet's Normalization
 # layer keeps its statistics in the config): such a model is left out, not measured

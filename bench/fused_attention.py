@@ -2,7 +2,7 @@
 
 Attention as TF1 BERT writes it -- softmax(q k^T * s + (1 - mask) * -10000) v -- computed by TensorFlow
 (the reference), by float64 numpy (the exact value), by the explicit torch ops `model.py` emits today and
-by `torch.nn.functional.scaled_dot_product_attention`. Errors are in app/metric.py's floor units
+by `torch.nn.functional.scaled_dot_product_attention`. Errors are in app/verify/metric.py's floor units
 (eps32 x peak of TF's output; one op deep), so each can be read against ROUNDING.
 
     python -m bench.fused_attention
@@ -16,7 +16,7 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from tf_convert.app.metric import EPS32, ROUNDING
+from tf_convert.app.verify.metric import EPS32, ROUNDING
 
 # (batch, heads, length, head size, input scale, half the keys masked)
 CASES = [(1, 2, 7, 8, 1.0, False), (2, 4, 13, 16, 1.0, False), (2, 12, 128, 64, 1.0, False),

@@ -10,7 +10,7 @@ loader for the source kind + its conversion (the same calls its command line mak
 run in onnxruntime (CPU) on the same random input and are compared with TensorFlow itself.
 
 Reported per converter: ONNX node count, file size (model.onnx plus external data), conversion
-seconds, max relative error vs TF (app.metric.judge: max|a-b| / max|ref|, worst output).
+seconds, max relative error vs TF (app.verify.metric.judge: max|a-b| / max|ref|, worst output).
 tf2onnx is a dev/bench dependency only: `pip install tf2onnx==1.17.0` (installs cleanly with the
 pinned numpy 2.4 / protobuf 7).
 """
@@ -38,7 +38,7 @@ def rel_error(actual: np.ndarray, expected: np.ndarray) -> float:
         return float("inf")
     if not expected.size:
         return 0.0
-    from tf_convert.app.metric import judge
+    from tf_convert.app.verify.metric import judge
 
     return judge(actual, expected)["max_rel"]
 

@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from tf_convert.app import __version__
 from tf_convert.app.pipeline import sha256_of
+from tf_convert.app.version import __version__
 
 from . import manifest as manifest_mod
 from . import report as batch_report

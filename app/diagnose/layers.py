@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from tf_convert.app import mapping, reference_process
-from tf_convert.app.metric import CANNOT_TELL, FAILED, judge
+from tf_convert.app import mapping
 from tf_convert.app.report import _clean
-from tf_convert.app.verify import make_inputs, unreadable_output
+from tf_convert.app.verify import make_inputs, reference_process, unreadable_output
+from tf_convert.app.verify.metric import CANNOT_TELL, FAILED, judge
 from tf_convert.convert.ir import Graph
 
 from . import border

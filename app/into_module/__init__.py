@@ -30,7 +30,9 @@ from tf_convert.convert.passes import DEFAULT_PASSES, fold_affine_into_conv, fol
 from tf_convert.emitters.torch.state_file import save_state_dict
 from tf_convert.parsers.tensorflow.bundle import Bundle
 
-from .. import __version__, outdir, pipeline, report, token_inputs, verify
+from .. import outdir, pipeline, report, verify
+from ..verify import token_inputs
+from ..version import __version__
 from . import fixpads, layerdiff, layers, match, preprocessing, record, semantics, trace, transforms
 from .mismatch import ArchitectureMismatch, SemanticsMismatch
 from .record import flat_outputs

@@ -107,7 +107,7 @@ class OpSpec:
     # that keeps every axis up to the last free one. None -> from kind.
     size: str | None = None
     # Every output value is one of the input values, unchanged (reshape, slice, concat...): a range an
-    # integer input must keep (token ids below a table size, 0/1 masks) holds through it (app/token_inputs).
+    # integer input must keep (token ids below a table size, 0/1 masks) holds through it (app/verify/token_inputs).
     keeps_values: bool = False
     shape: ShapeRule | None = None  # output shape from input shapes (None -> from kind, if it implies one)
     # its output's length along axis 0 depends on the data (its declared shape is the longest it can be)
@@ -361,7 +361,7 @@ OPS: dict[str, OpSpec] = {
                        foldable=True, size="free", keeps_values=True),
     "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source"),
     # ---- elementwise math, comparisons, logic, casts, reductions ------------------
-    # One row per op; the numpy meaning is in reference.py's ELEMENTWISE table. Bool results are dtype bool.
+    # One row per op; the numpy meaning is in reference/elementwise.py's ELEMENTWISE table. Bool results are dtype bool.
     # Caffe: the refusals say which layer BVLC lacks; Caffe blobs are float32, so every op that makes
     # or reads a bool or integer tensor is refused for that (emitters/caffe/elementwise.dtype_problems).
     "softplus": OpSpec((), (), "log(1 + exp(x)), as TF computes it (x past its float32 thresholds: x, exp(x)).",
@@ -624,7 +624,7 @@ OPS: dict[str, OpSpec] = {
     # > score_threshold, taken by score, the lower index first among equal scores; a candidate is selected
     # unless its IoU with a selected box is > iou_threshold; at most max_output_size are selected.
     # soft_nms_sigma > 0 (NonMaxSuppressionV5's soft-NMS): TF's lazy re-queueing pass instead, whose float32
-    # products depend on when each candidate is re-checked (convert.ir.reference.soft_nms_selected).
+    # products depend on when each candidate is re-checked (convert.ir.reference.detection.soft_nms_selected).
     "non_max_suppression": OpSpec(
         ("max_output_size", "iou_threshold", "score_threshold", "soft_nms_sigma", "output"),
         (),
@@ -740,7 +740,7 @@ SLIDING_OPS = ops_where(lambda spec: {"kernel", "stride", "pads"} <= {a.rstrip("
 # average pooling: divides by each window's real elements (with SAME pads a size-shaped divisor map)
 AVERAGING_OPS = ops_where(lambda spec: "count_include_pad" in {a.rstrip("?") for a in spec.attrs})
 PADDED_OPS = ops_where(lambda spec: spec.padded)  # every target plans their padding (convert.padding)
-VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/token_inputs, app/mask_inputs
+VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/verify/token_inputs, app/verify/mask_inputs
 DATA_DEPENDENT = ops_where(lambda spec: spec.data_dependent)  # convert.ir.graph.data_dependent_length
 # TF op -> (IR op, attrs) for the TF ops that are one catalog op (the rows' `tf`)
 TF_OPS: dict[str, tuple[str, dict[str, Any]]] = {

@@ -59,6 +59,11 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     items = [Unsupported("input", t, f"dtype {graph.tensors[t].dtype}: MXNet models here take "
                          f"{', '.join(BOUNDARY_DTYPES)} tensors")
              for t in graph.inputs + graph.outputs if graph.tensors[t].dtype not in BOUNDARY_DTYPES]
+    # MXNet 1.x shapes read 0 as "unknown" and its arrays have at least one axis
+    items += [Unsupported("output", t, "a rank-0 result: MXNet 1.x arrays have at least one axis")
+              for t in graph.outputs if not graph.tensors[t].shape]
+    items += [Unsupported("empty", t.name, f"an empty tensor {t.shape}: MXNet 1.x shapes read a 0 as an unknown size")
+              for t in graph.tensors.values() if 0 in t.shape]
     return items + TABLE.unsupported(graph, options)
 
 

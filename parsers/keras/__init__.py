@@ -43,6 +43,7 @@ def parse(path: str | Path, options: ParseOptions | None = None) -> ir.Graph:
     """Read a Keras model file into an IR graph (NCHW), without importing TensorFlow."""
     options = options or ParseOptions()
     with KerasSource(path) as source:
+        schema.check_origins(source.config, str(path))  # a class Keras cannot locate is no Keras class
         found = traced.foreign_classes(source.config) if isinstance(source.config, dict) else []
         kind = source.kind
     if found:  # classes only their own code can run: Keras loads and traces the model

@@ -14,6 +14,24 @@ MAX_DEPTH = 64  # nested models; a deeper config is not one Keras wrote
 # layer arguments Keras requires to be positive integers (or a tuple of them; None: the default)
 POSITIVE_INTS = ("strides", "kernel_size", "pool_size", "dilation_rate", "filters", "units", "groups",
                  "depth_multiplier", "size")
+# the arguments a layer class takes without a default in Keras 3 and tf_keras alike: a config without one
+# is a file Keras cannot load (tests/parsers/test_parser_keras_configs.py checks this against both Kerases)
+_CONV = ("filters", "kernel_size")
+REQUIRED = {
+    "Activation": ("activation",), "AlphaDropout": ("rate",), "Bidirectional": ("layer",),
+    "Conv1D": _CONV, "Conv1DTranspose": _CONV, "Conv2D": _CONV, "Conv2DTranspose": _CONV, "Conv3D": _CONV,
+    "Conv3DTranspose": _CONV, "Convolution1D": _CONV, "Convolution1DTranspose": _CONV, "Convolution3D": _CONV,
+    "Convolution3DTranspose": _CONV, "Dense": ("units",), "DepthwiseConv1D": ("kernel_size",),
+    "DepthwiseConv2D": ("kernel_size",), "Dot": ("axes",), "Dropout": ("rate",),
+    "Embedding": ("input_dim", "output_dim"), "GRU": ("units",), "GaussianDropout": ("rate",),
+    "GaussianNoise": ("stddev",), "LSTM": ("units",), "MultiHeadAttention": ("num_heads", "key_dim"),
+    "Permute": ("dims",), "RepeatVector": ("n",), "Rescaling": ("scale",), "Reshape": ("target_shape",),
+    "Resizing": ("height", "width"), "SeparableConv1D": _CONV, "SeparableConv2D": _CONV,
+    "SeparableConvolution1D": _CONV, "SimpleRNN": ("units",), "SpatialDropout1D": ("rate",),
+    "SpatialDropout2D": ("rate",), "TimeDistributed": ("layer",),
+}
+WRAPPED = ("layer", "backward_layer")  # keys of a wrapper's config that hold a whole layer (Bidirectional)
+ACTIVATIONS = ("activation", "recurrent_activation")
 
 
 def check(config: Any, where: str) -> None:
@@ -23,6 +41,41 @@ def check(config: Any, where: str) -> None:
 
 def _fail(where: str, at: str, what: str) -> InputError:
     return InputError(f"{where}: malformed Keras model config: {at} {what}; the file is corrupt")
+
+
+def keras_module(module: Any) -> bool:
+    """Whether a config's `module` is Keras's own (legacy .h5 configs name none: Keras's too)."""
+    return not module or module == "keras" or str(module).startswith("keras.")
+
+
+def check_origins(config: Any, where: str) -> None:
+    """Raise InputError naming the first layer (nested models and wrapped layers too) whose class or
+    activation Keras cannot locate: an object of another module (`torch.nn.ReLU`) that no package
+    registers with Keras (`registered_name` 'package>name'). Keras refuses such a file unless the code
+    defining the class is passed to it; converting it as Keras's class of that name would be wrong.
+    Tolerant of any shape: `check` says what else is wrong."""
+    _origins(config, where, 0)
+
+
+def _origins(obj: Any, where: str, depth: int, outer: str = "") -> None:
+    if not isinstance(obj, dict) or depth > MAX_DEPTH:
+        return
+    conf = obj.get("config")
+    conf = conf if isinstance(conf, dict) else {}
+    name = f"{outer}{obj.get('name') or conf.get('name') or obj.get('class_name')}"
+    if "class_name" in obj and not keras_module(obj.get("module")) and ">" not in str(obj.get("registered_name")):
+        raise InputError(f"{where}: layer '{name}': {obj.get('module')}.{obj.get('class_name')} is not a Keras "
+                         "class (no package registers it), so Keras cannot load it; convert a SavedModel "
+                         "exported where its code is")
+    for key in ACTIVATIONS:
+        spec = conf.get(key)
+        if isinstance(spec, dict) and not (keras_module(spec.get("module")) or spec.get("module") == "builtins"):
+            raise InputError(f"{where}: layer '{name}': {key} {spec.get('module')}.{spec.get('config')} is not "
+                             "a Keras activation, so Keras cannot load it without the code that defines it")
+    for child in conf.get("layers") if isinstance(conf.get("layers"), list) else []:
+        _origins(child, where, depth + 1)
+    for key in WRAPPED:
+        _origins(conf.get(key), where, depth + 1, f"{name}' ({key}) '")
 
 
 def _model(cfg: Any, where: str, at: str, depth: int) -> None:
@@ -72,6 +125,7 @@ def _layer(layer: Any, where: str, at: str, depth: int) -> str:
     if not isinstance(name, str):
         raise _fail(where, at, "has no 'name' string")
     at = f"layer '{name}'"
+    _arguments(layer, where, at, depth)
     for key in POSITIVE_INTS:
         value = conf.get(key)
         values = value if isinstance(value, list) else [value]
@@ -85,6 +139,23 @@ def _layer(layer: Any, where: str, at: str, depth: int) -> str:
     if layer["class_name"] in ("Functional", "Model", "Sequential") and "layers" in conf:
         _model(layer, where, f"nested model '{name}'", depth + 1)
     return name
+
+
+def _arguments(layer: dict, where: str, at: str, depth: int) -> None:
+    """The arguments Keras requires of the layer's class, and those of the layers it wraps."""
+    conf = layer["config"]
+    missing = [key for key in REQUIRED.get(layer["class_name"], ()) if key not in conf]
+    if missing:
+        raise InputError(f"{where}: {at} ({layer['class_name']}) has no {', '.join(repr(k) for k in missing)}, "
+                         f"which Keras requires of a {layer['class_name']}; the file is corrupt")
+    for key in WRAPPED:
+        inner = conf.get(key)
+        if inner is None:
+            continue
+        if depth > MAX_DEPTH or not isinstance(inner, dict) or not isinstance(inner.get("class_name"), str) \
+                or not isinstance(inner.get("config"), dict):
+            raise _fail(where, at, f"wraps a '{key}' that is not a layer object")
+        _arguments(inner, where, f"{at} ({key})", depth + 1)
 
 
 def _node(node: Any, where: str, at: str) -> None:

@@ -85,13 +85,22 @@ class H5LegacyStore:
         layer = self._group[path[0]]
         names = [_decode(n) for n in layer.attrs.get("weight_names", [])]
         if len(path) > 1:
-            # nested model: keep the weights whose scope names the inner layers in order
-            names = [n for n in names if _is_subsequence(path[1:], n.split("/")[:-1])]
+            names = _nested(names, path)
         for n in names:
             if n not in layer:
                 raise InputError(f"layer '{'/'.join(path)}': weight '{n}' is listed but not in the file; "
                                  "the file is corrupt")
         return [(n, read_dataset(layer[n], f"{'/'.join(path)}/{n}")) for n in names]
+
+
+def _nested(names: list[str], path: tuple[str, ...]) -> list[str]:
+    """The weights of the layer at `path` inside the nested model `path[0]`, whose group lists every weight
+    of its layers (nested ones too), in `weight_names` order. A weight's scope names the layers it was made
+    in: all of `path[1:]` ('generator/generator_seq/dense/kernel:0'), or only the layer itself where tf_keras
+    built a Sequential on its own before nesting it ('dense/kernel:0'), as its GAN files have it; tf_keras
+    reloads both by position, and layer names are unique within a model, so the layer's name picks its own."""
+    scoped = [n for n in names if _is_subsequence(path[1:], n.split("/")[:-1])]
+    return scoped or [n for n in names if path[-1] in n.split("/")[:-1]]
 
 
 def _is_subsequence(needle: tuple[str, ...], hay: list[str]) -> bool:

@@ -2,14 +2,14 @@
 registers, a `Lambda`): Keras itself loads the file and traces its call into a TF graph, as
 `model.export()` does, in a child process; the TF parser converts that graph.
 
-Where the class's package does not import, the file is refused (exit 3) naming the class, the package
-and the two ways out. `Lambda` layers hold Python bytecode: they load only with Keras's
-safe_mode=False (`--no-safe-mode`), which the user must ask for.
+Where the class's package is not installed (parsers.keras.installed: read from the distributions' metadata,
+nothing imported), the file is refused (exit 3) naming the class, the package and the two ways out.
+`Lambda` layers hold Python bytecode: they load only with Keras's safe_mode=False (`--no-safe-mode`),
+which the user must ask for on that very command.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -25,6 +25,8 @@ from tf_convert.parsers import tensorflow as tf_parser
 from tf_convert.parsers.base import ParseOptions
 
 from .builder import is_model, layer_name
+from .installed import installed
+from .schema import keras_module
 from .source import KerasSource
 from .table import TABLE, table_key
 
@@ -46,7 +48,7 @@ class Foreign:
         if self.module and not self.module.startswith("keras."):
             return self.module.split(".")[0]
         prefix = self.registered_name.partition(">")[0] if ">" in self.registered_name else ""
-        return "" if prefix in ("", "Custom") else prefix
+        return "" if prefix in ("", "Custom") else prefix.split(".")[0]
 
     @property
     def label(self) -> str:
@@ -71,8 +73,8 @@ def _foreign_classes(config: dict[str, Any]) -> list[Foreign]:
     for layer in config["config"]["layers"]:
         if is_model(layer):
             found.extend(_foreign_classes(layer))
-        elif table_key(layer) not in TABLE and layer.get("class_name") != "InputLayer" and (
-                _not_builtin(layer) or layer.get("class_name") in UNSAFE_CLASSES):
+        elif layer.get("class_name") != "InputLayer" and (
+                _not_builtin(layer) or (table_key(layer) not in TABLE and layer.get("class_name") in UNSAFE_CLASSES)):
             found.append(_foreign(layer, layer_name(layer)))
     return found
 
@@ -83,16 +85,8 @@ def _foreign(layer: dict[str, Any], name: str) -> Foreign:
 
 
 def _not_builtin(layer: dict[str, Any]) -> bool:
-    module, registered = str(layer.get("module") or ""), str(layer.get("registered_name") or "")
-    return bool(module and not module.startswith("keras")) or ">" in registered
-
-
-def importable(package: str) -> bool:
-    """Whether `package` is installed (found, not imported: nothing of it runs here)."""
-    try:
-        return bool(package) and importlib.util.find_spec(package) is not None
-    except (ImportError, ValueError):
-        return False
+    """A class of another package (even one named as a Keras class: its code is its own)."""
+    return not keras_module(layer.get("module")) or ">" in str(layer.get("registered_name") or "")
 
 
 def refusal(path: Path, kind: str, found: list[Foreign], options: ParseOptions) -> UnsupportedError | None:
@@ -104,15 +98,16 @@ def refusal(path: Path, kind: str, found: list[Foreign], options: ParseOptions) 
                                      "a Lambda layer is Python bytecode, which Keras loads only with safe_mode=False; "
                                      "pass --no-safe-mode if you trust this file (its code then runs), or export a "
                                      "SavedModel (model.export(path)) and convert that"))
-        elif f.class_name not in UNSAFE_CLASSES and not importable(f.package):
+        elif f.class_name not in UNSAFE_CLASSES and not installed(f.package, beside=path.parent):
             where = f"package '{f.package}'" if f.package else f"module '{f.module or '?'}'"
             items.append(Unsupported(f.label, f.layer or f.class_name,
                                      f"{where} is not installed: install it (Keras then traces the model) or "
                                      "convert a SavedModel exported where it is (model.export(path))"))
-    if not items and kind != "keras_v3":
+    if not items and kind != "keras_v3":  # a .h5 names no package: only a Lambda's code is in the file
         items = [Unsupported(f.label, f.layer or f.class_name,
                              "a class the .h5 reader does not know; re-save as .keras (model.save('m.keras')) "
-                             "or export a SavedModel (model.export(path)) and convert that") for f in found]
+                             "or export a SavedModel (model.export(path)) and convert that")
+                 for f in found if f.class_name not in UNSAFE_CLASSES]
     return UnsupportedError(items, target="keras parser") if items else None
 
 

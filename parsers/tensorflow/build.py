@@ -182,6 +182,7 @@ def _convert_ops(ctx: Context, ops_: list[Any], library: dict[str, Any] | None =
             poisoned.update(t.name for t in op.outputs)
             continue
         try:
+            ctx.current = op
             lengths.follow(ctx, op)
             if not complex_values.follow(ctx, op):
                 handler(ctx, op)
@@ -226,6 +227,8 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     graph = ir.Graph(name=name)
     values, blockers = _evaluate(tfg, frontier)
     ctx = Context(graph, values, input_desc)
+    ctx.input_names = {p.name: t for t, p in placeholders.items()}
+    ctx.sizes_given = all(s is not None and None not in s for _, _, s in signatures)
     fmt = _data_format(live_ops)
     _add_inputs(ctx, signatures, placeholders, fmt, options)
     library = {f.signature.name: f for f in tfg.graph_def.library.function}

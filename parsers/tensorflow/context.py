@@ -86,6 +86,11 @@ class Context:
         self.lengths: dict[str, Any] = {}
         # TF complex tensor name -> its real and imaginary IR tensors (parsers/tensorflow/complex_values.py)
         self.complex: dict[str, Any] = {}
+        # set by the parser: placeholder tensor -> the input's name, whether every input's shape is known (an
+        # unknown size is then one that follows a run-time value), and the op being converted
+        self.input_names: dict[str, str] = {}
+        self.sizes_given = False
+        self.current: Any = None
 
     # ---- lookups ---------------------------------------------------------------------------
     def is_const(self, t: Any) -> bool:
@@ -93,8 +98,24 @@ class Context:
 
     def const(self, t: Any) -> np.ndarray:
         if t.name not in self.consts:
-            raise NotConvertible(f"input {t.name} must be a constant (it depends on the model input)")
+            op = self.current
+            if op is not None and not all(o.shape.is_fully_defined() for o in op.outputs):
+                raise self.shape_follows(op, t, "input")
+            raise NotConvertible(f"its input '{self.shown(t)}' is computed at run time (from the model inputs) and "
+                                 "this op takes it only as a constant: make it one (e.g. --set NAME=VALUE for a "
+                                 "placeholder)")
         return self.consts[t.name]
+
+    def shown(self, t: Any) -> str:
+        """The tensor's name as the user knows it (a model input by its own name)."""
+        return self.input_names.get(t.name, t.name)
+
+    def shape_follows(self, op: Any, t: Any, what: str) -> NotConvertible:
+        """The refusal for an op whose output shape would follow the run-time value of `t` (its `what`)."""
+        return NotConvertible(
+            f"the output shape of {op.type} '{op.name}' follows the run-time value of its {what} '{self.shown(t)}'; "
+            "the converted graph holds static shapes only, which no target can follow: make that value a constant "
+            "(e.g. --set NAME=VALUE for a placeholder)")
 
     def shape(self, t: Any) -> tuple[int, ...]:
         """Static TF shape; unknown dims mean the user must give --input-shape."""
@@ -103,6 +124,11 @@ class Context:
             dims[0] = self.lengths[t.name].longest
         if dims is None or any(d is None for d in dims):
             op = t.op
+            if self.sizes_given:  # no input size is missing: the size follows a value the graph computes
+                late = [i for i in op.inputs if not self.is_const(i)]
+                named = [i for i in late if i.dtype.name.startswith(("int", "uint"))] or late
+                if named:
+                    raise self.shape_follows(op, named[0], "input")
             pad = op.get_attr("padding").decode() if "padding" in op.node_def.attr else ""
             why = f", {pad} padding" if pad else ""
             shown = "of unknown rank" if dims is None else show_shape(dims)

@@ -1,19 +1,22 @@
-"""Walk one subgraph of a TFLite model into an IR graph (NCHW): inputs, operators in file order (the
-schema stores them topologically sorted), outputs."""
+"""Walk one subgraph of a TFLite model into an IR graph (NCHW): inputs, operators in an order that runs
+them (file order: the schema stores them topologically sorted; validate.order where a file does not),
+outputs. The model is checked first (validate.check): a corrupt file is one line, exit 2."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+from collections.abc import Iterator
 
 import numpy as np
 
 from tf_convert.convert import ir
-from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import layout, weights
+from . import layout, reference, validate, weights
 from .op import Op
-from .schema import Model, Operator, Subgraph, Tensor
+from .schema import NUMPY_TYPES, Model, Operator, Subgraph, Tensor
 from .table import FOLD, TABLE
 
 POISON = "\0unbuilt"  # stands for the outputs of an operator that could not be converted
@@ -38,6 +41,7 @@ def choose(model: Model, signature: str | None) -> tuple[Subgraph, dict[str, int
 
 class Builder:
     def __init__(self, model: Model, options: ParseOptions, signature: str | None = None):
+        validate.check(model)
         self.model = model
         self.options = options
         self.signature = signature
@@ -65,7 +69,7 @@ class Builder:
         for name, index in inputs:
             self._graph_input(name, index)
         weights.record(self, self.options)
-        for operator in self.subgraph.operators:
+        for operator in validate.order(self.subgraph, self.model.path.name):
             self._operator(operator)
         if self.errors:
             raise UnsupportedError(self.errors, target="tflite parser")
@@ -161,7 +165,8 @@ class Builder:
         fold = FOLD.get(operator.name) if not operator.custom else None
         if fold is not None and all(i in self.values for i in ins):
             try:
-                results = fold(op, [self.values[i] for i in ins])
+                with self._options_read(operator):
+                    results = fold(op, [self.values[i] for i in ins])
             except UnsupportedError as err:
                 self.errors.extend(err.items)
                 self._poison(operator)
@@ -176,30 +181,73 @@ class Builder:
             self._poison(operator)
             return
         try:
-            outs = list(handler(op))
+            with self._options_read(operator):
+                outs = list(handler(op))
         except UnsupportedError as err:
             self.errors.extend(err.items)
             self._poison(operator)
             return
         for index, out in zip(operator.outputs, outs):
+            if index < 0:  # an optional output the file leaves out
+                continue
             self.ir[index] = out
             self._check_shape(op, self.tensors[index], out)
+
+    @contextlib.contextmanager
+    def _options_read(self, operator: Operator) -> Iterator[None]:
+        """A handler reading an option its operator's options table does not have: the table is missing or
+        of another operator's type (a corrupt file), one line naming the operator."""
+        try:
+            yield
+        except AttributeError as err:
+            if err.obj is not operator.options:
+                self._refused_by_tflite(operator, err)
+                raise
+            kind = type(operator.options).__name__ if operator.options is not None else "none"
+            raise InputError(f"{self.model.path.name}: subgraph {self.subgraph.index}: operator {operator.index} "
+                             f"{operator.name} ('{Op(self.graph, operator, self.tensors, {}, {}).name}'): its "
+                             f"builtin options ({kind}) have no {err.name}: missing or of another operator's "
+                             f"type; the file is corrupt") from None
+        except (ValueError, IndexError, KeyError, TypeError, ArithmeticError) as err:
+            self._refused_by_tflite(operator, err)
+            raise
+
+    def _refused_by_tflite(self, operator: Operator, err: Exception) -> None:
+        """A handler failed on an operator the checks let through: when TFLite's interpreter refuses the file
+        too, the file is what is wrong (one line, exit 2); else the failure is the converter's own."""
+        why = reference.refusal(self.model.path)
+        if why is not None:
+            raise InputError(f"{self.model.path.name}: subgraph {self.subgraph.index}: operator {operator.index} "
+                             f"{operator.name} cannot be read ({type(err).__name__}: {err}) and TFLite's "
+                             f"interpreter cannot run this file either: {why}") from None
 
     def _poison(self, operator) -> None:
         for index in operator.outputs:
             self.ir[index] = POISON
 
     def _check_shape(self, op: Op, t: Tensor, out: str) -> None:
-        """The IR shape a handler computed must be the one the file stores (at the file's own size): a
-        handler that misreads an option fails here, loudly, instead of writing a wrong model."""
-        if self.resized or not t.shape:
-            return
+        """The IR shape and dtype a handler computed must be those the file stores (the shape at the file's
+        own size): a handler that misreads an option fails here, loudly, instead of writing a wrong model.
+        Where TFLite's interpreter refuses the file too, the file is what is wrong (exit 2)."""
         have = layout.source_shape(self.graph.shape(out))
         known = t.signature if len(t.signature) == len(t.shape) else t.shape  # -1: the file does not store it
-        if len(have) != len(t.shape) or any(k >= 0 and h != d for h, d, k in zip(have, t.shape, known)):
-            raise UnsupportedError([Unsupported(op.op.name, t.name, f"the converted output has shape {have}, the "
-                                                f"file says {t.shape}: the operator's options are not understood")],
-                                   target="tflite parser")
+        if not self.resized and t.shape and (len(have) != len(t.shape) or
+                                             any(k >= 0 and h != d for h, d, k in zip(have, t.shape, known))):
+            self._differs(op, t, f"shape {have}", f"{t.shape}")
+        dtype = self.graph.tensors[out].dtype
+        stored = NUMPY_TYPES.get(t.type)
+        if stored is not None and t.type != "FLOAT16" and np.dtype(stored).name != dtype:
+            self._differs(op, t, f"dtype {dtype}", t.type)
+
+    def _differs(self, op: Op, t: Tensor, have: str, stored: str) -> None:
+        why = reference.refusal(self.model.path)
+        if why is not None:
+            raise InputError(f"{self.model.path.name}: subgraph {self.subgraph.index}: operator {op.op.index} "
+                             f"{op.op.name} computes {have} for tensor {t.index} '{t.name}', the file says {stored}, "
+                             f"and TFLite's interpreter cannot run this file: {why}")
+        raise UnsupportedError([Unsupported(op.op.name, t.name, f"the converted output has {have}, the file says "
+                                            f"{stored}: the operator's options are not understood")],
+                               target="tflite parser")
 
 
 def _holder(index: int):

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from tf_convert.convert import ir
-from tf_convert.convert.errors import Unsupported, UnsupportedError
+from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError
 
 from . import layout
 from .schema import ACTIVATIONS, PADDINGS, Operator, Tensor
@@ -28,14 +28,24 @@ class Op:
     @property
     def name(self) -> str:
         """The IR base name: the operator's first output's name in the file."""
-        return self.tensors[self.op.outputs[0]].name if self.op.outputs else f"op_{self.op.index}"
+        first = self.op.outputs[0] if self.op.outputs else -1
+        return self.tensors[first].name if 0 <= first < len(self.tensors) else f"op_{self.op.index}"
 
     @property
     def options(self) -> Any:
         return self.op.options
 
     def tensor(self, k: int) -> Tensor:
-        return self.tensors[self.op.inputs[k]]
+        return self.tensors[self._input(k)]
+
+    def _input(self, k: int) -> int:
+        """Input k's tensor index; a one-line error when the file leaves out an input the operator needs."""
+        if not self.has(k):
+            given = f"leaves out input {k} (-1)" if k < len(self.op.inputs) else \
+                f"gives it {len(self.op.inputs)} input(s), no input {k}"
+            raise InputError(f"operator {self.op.index} {self.op.name} ('{self.name}'): the file {given}, which "
+                             f"{self.op.name} needs; the file is corrupt")
+        return self.op.inputs[k]
 
     def has(self, k: int) -> bool:
         return k < len(self.op.inputs) and self.op.inputs[k] >= 0
@@ -53,7 +63,7 @@ class Op:
 
     def x(self, k: int = 0) -> str:
         """Input k as an IR tensor (a constant becomes a const node, in IR layout)."""
-        index = self.op.inputs[k]
+        index = self._input(k)
         if index in self.ir:
             return self.ir[index]
         value = self.values[index]

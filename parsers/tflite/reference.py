@@ -1,23 +1,42 @@
 """The reference for a `.tflite` source: the file itself in TFLite's interpreter (TensorFlow's
 `tf.lite.Interpreter`, or ai-edge-litert's where TensorFlow does not import), at the file's input size
-(or a size its shape signature leaves free)."""
+(or a size its shape signature leaves free).
+
+The interpreter refusing the file (it cannot load it, or run it at the file's own size) is an InputError
+(exit 2: "TFLite's interpreter cannot run this file: ..."); refusing another size is not (verify skips that
+size). `refusal(path)` asks the interpreter, in a child process (a corrupt file may crash it), whether it
+loads and prepares a file at all: the builder asks when an operator cannot be read, to tell a corrupt
+file from a converter bug.
+"""
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 
-from tf_convert.convert import ir
+from tf_convert.convert import ir, isolated
+from tf_convert.convert.errors import InputError
 
 from . import layout
 from .schema import read
 
 
-def _interpreter_class() -> type:
-    """TensorFlow's interpreter, else LiteRT's (the same runtime, packaged without TensorFlow)."""
+def _interpreter_class(litert_first: bool = False) -> type:
+    """TensorFlow's interpreter, else LiteRT's (the same runtime, packaged without TensorFlow); `litert_first`:
+    LiteRT's where it imports (a child that only prepares the file: seconds less than TensorFlow's import)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if litert_first:
+        try:
+            from ai_edge_litert.interpreter import Interpreter
+        except ImportError:
+            pass
+        else:
+            return Interpreter
     try:
         import tensorflow as tf
     except ImportError:
@@ -38,6 +57,45 @@ def run_reference_sets(path: str | Path, graph: ir.Graph,
     return _Runner(Path(path), graph).run_all(input_sets)
 
 
+REFUSAL_TIMEOUT_S = 300  # the child imports TensorFlow (seconds) and prepares a small file
+_REFUSED = 3  # the child's exit status when the interpreter refuses the file (its message on stdout)
+
+
+def cannot_run(path: Path, error: BaseException) -> InputError:
+    """The one line for a file TFLite's interpreter refuses."""
+    message = " ".join(str(error).split())[:200] or type(error).__name__
+    return InputError(f"{path}: TFLite's interpreter cannot run this file: {message}")
+
+
+def refusal(path: str | Path) -> str | None:
+    """Why TFLite's interpreter refuses to load and prepare `path` at its own size; None when it runs it (or
+    when no interpreter imports: then nobody can tell)."""
+    try:
+        done = subprocess.run(isolated.python_module(__name__, str(path)), capture_output=True, text=True,
+                              timeout=REFUSAL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode == _REFUSED:
+        return done.stdout.strip() or "it refuses the file"
+    if done.returncode < 0:
+        return f"it crashes on the file ({signal.Signals(-done.returncode).name})"
+    return None
+
+
+def _prepare(path: str) -> int:
+    """The child of refusal(): load and prepare the file; exit _REFUSED with the reason when that fails."""
+    try:
+        interpreter = _interpreter_class(litert_first=True)
+    except ImportError:
+        return 0
+    try:
+        interpreter(model_path=path, num_threads=1).allocate_tensors()
+    except Exception as error:  # noqa: BLE001 - whatever the interpreter raises: it refuses the file
+        print(" ".join(str(error).split())[:300] or type(error).__name__)
+        return _REFUSED
+    return 0
+
+
 class _Runner:
     def __init__(self, path: Path, graph: ir.Graph):
         self.path = path
@@ -54,8 +112,12 @@ class _Runner:
         self.tensors = sub.tensors
         self.outputs = [self.by_name[graph.source_names.get(t, t)] for t in graph.outputs]
         self.inner = not self.signature and not set(self.outputs) <= set(sub.outputs)
-        self.interpreter = _interpreter_class()(model_path=str(path), num_threads=1,
-                                                experimental_preserve_all_tensors=self.inner)
+        cls = _interpreter_class()
+        try:
+            self.interpreter = cls(model_path=str(path), num_threads=1,
+                                   experimental_preserve_all_tensors=self.inner)
+        except ValueError as error:  # what the interpreter raises for a file it cannot load
+            raise cannot_run(path, error) from None
         self.shapes: dict[int, tuple[int, ...]] = {}
 
     def run_all(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
@@ -81,6 +143,15 @@ class _Runner:
         feed = self._feed(inputs)
         for name, x in feed.items():
             self._check_size(self.by_name[name], x.shape)
+        own = all(tuple(x.shape) == tuple(self.tensors[self.by_name[n]].shape) for n, x in feed.items())
+        try:
+            return self._run(feed)
+        except RuntimeError as error:  # what allocate_tensors and invoke raise for a node that fails
+            if own:  # at the file's own size: the file, not the size, is what the interpreter refuses
+                raise cannot_run(self.path, error) from None
+            raise
+
+    def _run(self, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
         if self.signature:
             runner = self.interpreter.get_signature_runner(self.signature)
             results = runner(**feed)
@@ -104,3 +175,7 @@ class _Runner:
             nhwc = self.graph.source_layouts.get(name) == "NHWC" and y.ndim == 4
             out.append(np.ascontiguousarray(y.transpose(layout.TO_NCHW)) if nhwc else y)
         return out
+
+
+if __name__ == "__main__":
+    sys.exit(_prepare(sys.argv[1]))

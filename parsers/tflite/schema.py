@@ -54,6 +54,7 @@ class Tensor:
     data: np.ndarray | None  # the constant's value (None: an activation)
     quantization: Quantization | None
     sparse: bool = False
+    variable: bool = False  # is_variable: state an operator keeps between runs (no producer needed)
 
 
 @dataclass
@@ -92,6 +93,15 @@ class Model:
     description: str = ""
 
 
+def _count(table: Any, field: str) -> int:
+    """The length of the vector `field` of a flatbuffer table, once its last element is known to lie inside
+    the file: a corrupt length fails here, before anything iterates over it."""
+    n = int(getattr(table, f"{field}Length")())
+    if n:
+        getattr(table, field)(n - 1)  # an offset past the end of the buffer raises (struct.error)
+    return n
+
+
 def _text(value: bytes | None) -> str:
     return value.decode("utf-8", "replace") if value is not None else ""
 
@@ -124,7 +134,9 @@ def _quantization(t: Any) -> Quantization | None:
 
 def _data(model: Any, raw: bytes, t: Any, shape: tuple[int, ...], type_name: str, where: str) -> np.ndarray | None:
     index = t.Buffer()
-    if index <= 0 or index >= model.BuffersLength():
+    if index >= model.BuffersLength():
+        raise InputError(f"{where}: names buffer {index}, the file has {model.BuffersLength()}; the file is corrupt")
+    if index == 0:
         return None  # buffer 0 is the schema's empty sentinel: an activation
     buffer = model.Buffers(index)
     if buffer.Offset() > 1:  # a model over 2 GB keeps its buffers after the flatbuffer
@@ -139,19 +151,23 @@ def _data(model: Any, raw: bytes, t: Any, shape: tuple[int, ...], type_name: str
     dtype = NUMPY_TYPES.get(type_name)
     if dtype is None:
         return np.frombuffer(blob, np.uint8)  # STRING, RESOURCE...: raw bytes; no handler reads them as numbers
+    if len(blob) % np.dtype(dtype).itemsize:
+        raise InputError(f"{where}: buffer {index} holds {len(blob)} bytes, not a whole number of {type_name} "
+                         f"values; the file is corrupt")
     value = np.frombuffer(blob, np.dtype(dtype).newbyteorder("<"))
     if t.Sparsity() is not None:  # compressed values: made dense as DENSIFY would (None: DENSIFY refuses)
         dense = densify(t.Sparsity(), value.astype(dtype), shape)
         return dense
     if value.size != int(np.prod(shape, dtype=np.int64)):
-        raise InputError(f"{where}: buffer {index} holds {value.size} values for a tensor of shape {shape}")
+        raise InputError(f"{where}: buffer {index} holds {value.size} values for a tensor of shape {shape}; "
+                         f"the file is corrupt")
     return value.reshape(shape).astype(dtype)
 
 
 def _subgraph(model: Any, raw: bytes, k: int, path: Path, codes: list[tuple[str, bool]]) -> Subgraph:
     g = model.Subgraphs(k)
     tensors = []
-    for i in range(g.TensorsLength()):
+    for i in range(_count(g, "Tensors")):
         t = g.Tensors(i)
         shape = _ints(t.ShapeAsNumpy, t.ShapeIsNone())
         signature = _ints(t.ShapeSignatureAsNumpy, t.ShapeSignatureIsNone())
@@ -159,12 +175,13 @@ def _subgraph(model: Any, raw: bytes, k: int, path: Path, codes: list[tuple[str,
         name = _text(t.Name()) or f"tensor_{i}"
         data = _data(model, raw, t, shape, type_name, f"{path}: tensor '{name}'")
         tensors.append(Tensor(i, name, shape, signature or shape, type_name, data, _quantization(t),
-                              t.Sparsity() is not None))
+                              t.Sparsity() is not None, bool(t.IsVariable())))
     operators = []
-    for i in range(g.OperatorsLength()):
+    for i in range(_count(g, "Operators")):
         o = g.Operators(i)
         if o.OpcodeIndex() >= len(codes):
-            raise InputError(f"{path}: operator {i} names opcode {o.OpcodeIndex()}, the file has {len(codes)}")
+            raise InputError(f"{path}: subgraph {k}: operator {i} names opcode {o.OpcodeIndex()}, the file has "
+                             f"{len(codes)}; the file is corrupt")
         name, custom = codes[o.OpcodeIndex()]
         operators.append(Operator(i, name, custom, [int(v) for v in _ints(o.InputsAsNumpy, o.InputsIsNone())],
                                   [int(v) for v in _ints(o.OutputsAsNumpy, o.OutputsIsNone())], _options(o)))
@@ -174,7 +191,7 @@ def _subgraph(model: Any, raw: bytes, k: int, path: Path, codes: list[tuple[str,
 
 def _codes(model: Any) -> list[tuple[str, bool]]:
     codes = []
-    for i in range(model.OperatorCodesLength()):
+    for i in range(_count(model, "OperatorCodes")):
         c = model.OperatorCodes(i)
         # the schema kept the old int8 field for codes < 127: the larger of the two is the real one
         code = max(int(c.BuiltinCode()), int(c.DeprecatedBuiltinCode()))
@@ -194,11 +211,14 @@ def read(path: str | Path) -> Model:
         raise InputError(f"{path}: not a TFLite flatbuffer (no 'TFL3' identifier)")
     try:
         model = tflite.Model.GetRootAsModel(raw, 0)
+        _count(model, "Buffers")
         codes = _codes(model)
-        subgraphs = [_subgraph(model, raw, k, path, codes) for k in range(model.SubgraphsLength())]
+        subgraphs = [_subgraph(model, raw, k, path, codes) for k in range(_count(model, "Subgraphs"))]
         signatures = []
-        for i in range(model.SignatureDefsLength()):
+        for i in range(_count(model, "SignatureDefs")):
             s = model.SignatureDefs(i)
+            _count(s, "Inputs")
+            _count(s, "Outputs")
             signatures.append(Signature(
                 _text(s.SignatureKey()), int(s.SubgraphIndex()),
                 {_text(s.Inputs(j).Name()): int(s.Inputs(j).TensorIndex()) for j in range(s.InputsLength())},

@@ -1,4 +1,4 @@
-"""app/metric.judge: every tensor judged at its own scale."""
+"""app/verify/metric.judge: every tensor judged at its own scale."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from tf_convert.app.metric import CANNOT_TELL, EPS32, FAILED, OK, judge, snr_floor_db, verdict_of
+from tf_convert.app.verify.metric import CANNOT_TELL, EPS32, FAILED, OK, judge, judge_across, snr_floor_db, verdict_of
 
 SCALES = [1e-6, 1e-5, 1e-3, 1.0, 1e3, 1e6]
 
@@ -115,3 +115,22 @@ def test_another_shape_than_tensorflows_fails():
     judged = judge(np.zeros((2, 14, 4), np.float32), np.ones((2, 13, 4), np.float32))
     assert judged["verdict"] == FAILED and not judged["passed"] and math.isinf(judged["max_rel"])
     assert "(2, 14, 4) differs from TensorFlow's (2, 13, 4)" in judged["why"]
+
+
+def test_a_one_element_score_is_judged_across_inputs():
+    """A score has one value per input: constant on each, yet it moves between inputs; judged across them
+    it passes when right and fails when off by a fraction of its own spread."""
+    scores = [np.array([[s]], np.float32) for s in (0.31, 0.62, 0.47)]
+    assert judge(scores[0].copy(), scores[0])["verdict"] == CANNOT_TELL  # one input alone cannot tell
+    right = judge_across([s.copy() for s in scores], scores)
+    assert right["verdict"] == OK and right["inputs"] == 3
+    wrong = judge_across([s + np.float32(1e-3) for s in scores], scores)
+    assert wrong["verdict"] == FAILED
+
+
+def test_a_constant_across_every_input_still_cannot_tell():
+    same = [np.full((1, 1), 0.25, np.float32) for _ in range(4)]
+    judged = judge_across([s.copy() for s in same], same)
+    assert judged["verdict"] == CANNOT_TELL and judged["constant"]
+    assert "constant 0.25 on all 4 of the check's inputs" in judged["why"]
+    assert judge_across([np.zeros((2,), np.float32)], [np.ones((3,), np.float32)])["verdict"] == FAILED

@@ -1,4 +1,4 @@
-"""TF's reference run in a child process (app/reference_process.py), forced on small models by its
+"""TF's reference run in a child process (app/verify/reference_process.py), forced on small models by its
 threshold variable: the same outputs as in process, the same clean error for a bad source, and an interrupt
 ends the child and leaves no temp directory."""
 
@@ -16,8 +16,7 @@ import pytest
 
 from tests.support import tf_models
 from tf_convert import parsers
-from tf_convert.app import reference_process
-from tf_convert.app.verify import make_inputs
+from tf_convert.app.verify import make_inputs, reference_process
 from tf_convert.convert.errors import ConvertError
 from tf_convert.convert.progress import Progress
 

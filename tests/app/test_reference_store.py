@@ -1,4 +1,4 @@
-"""TF's reference outputs kept on disk between runs (app/reference_store.py). A second target of the
+"""TF's reference outputs kept on disk between runs (app/verify/reference_store.py). A second target of the
 same source is checked against the same TF outputs without running TF; anything that could change TF's
 outputs -- the source's bytes (even rewritten in place with its old mtime), TF's version or kernel settings --
 misses; a damaged entry is a miss; a store another user may write is not used."""
@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from tests.support.size_following import run_cli
-from tf_convert.app import api, reference_store
+from tf_convert.app import api
 from tf_convert.app.cache import reference_key, source_stamp
-from tf_convert.app.reference_store import StoredReferences
+from tf_convert.app.verify import reference_store
+from tf_convert.app.verify.reference_store import StoredReferences
 from tf_convert.convert.ir import Graph
 
 

@@ -303,7 +303,7 @@ def test_base_install_refuses_in_one_line(sources, tmp_path, args, hint):
 def test_refused_in_one_line_when_the_reference_runs_in_a_child(sources, tmp_path):
     """A large source's reference runs in a child: the parent no longer imports TensorFlow, the
     child checks it, and the refusal is the same one line, exit 2, nothing written."""
-    from tf_convert.app import reference_process
+    from tf_convert.app.verify import reference_process
 
     new = tmp_path / "new-output"
     without = Without(tmp_path / "blocked", "tensorflow")

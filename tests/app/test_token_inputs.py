@@ -1,11 +1,12 @@
-"""app.token_inputs: the value range --verify feeds an integer input, read off the IR."""
+"""app.verify.token_inputs: the value range --verify feeds an integer input, read off the IR."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tf_convert.app import token_inputs, verify
+from tf_convert.app import verify
+from tf_convert.app.verify import token_inputs
 from tf_convert.convert import ir
 
 

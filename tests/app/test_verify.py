@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tf_convert.app import reference_process
+from tf_convert.app.verify import reference_process
 from tf_convert.convert.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,8 @@ import importlib.util
 import pytest
 
 from tf_convert import emitters
-from tf_convert.convert.ir.ops import FAMILIES
+from tf_convert.convert.ir.ops import FAMILIES, OPS
+from tf_convert.convert.ir.reference import REFERENCE
 from tf_convert.convert.registry import OpTable
 
 
@@ -48,6 +49,11 @@ def test_parser_handlers_live_in_family_modules(parser):
     misplaced = {op: _family(table.get(op)) for op in table
                  if op not in bridges and _family(table.get(op)) not in FAMILIES}
     assert len(table) > 0 and not misplaced
+
+
+def test_reference_functions_live_in_their_catalog_family():
+    misplaced = {op: _family(REFERENCE.get(op)) for op in OPS if _family(REFERENCE.get(op)) != OPS[op].family}
+    assert not misplaced
 
 
 def test_an_op_has_one_family_across_targets():

@@ -40,7 +40,7 @@ def _backbone(name: str):
 
 
 def _feed(graph: ir.Graph, rng) -> list[np.ndarray]:
-    from tf_convert.app import token_inputs
+    from tf_convert.app.verify import token_inputs
 
     feeds = []
     for t in graph.inputs:

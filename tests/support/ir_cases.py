@@ -212,7 +212,7 @@ def build(case: Case, seed: int = 0) -> Built:
 
 def rel_error(actual: np.ndarray, expected: np.ndarray) -> float:
     """max|a-b| / max|ref|: the error against the reference's own scale (never a floor of 1, which would
-    pass anything on small outputs; app/metric.py is the product's full judgement). An all-zero
+    pass anything on small outputs; app/verify/metric.py is the product's full judgement). An all-zero
     reference gives the absolute error."""
     actual, expected = np.asarray(actual), np.asarray(expected)
     if actual.shape != expected.shape:

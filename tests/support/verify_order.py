@@ -30,7 +30,7 @@ def _recorded_emitter(emitter: Any, events: list[dict]) -> SimpleNamespace:
 
 def recording(real: Callable, events: list[dict], old_order: bool) -> Callable:
     """verify.verify, its emitter and references logged into `events`."""
-    from tf_convert.app import reference_process
+    from tf_convert.app.verify import reference_process
 
     def verify(source, graph, emitter, out_dir, *args, run_references=None, target_first=False, **kwargs):
         events.append({"event": "verify", "target_first": target_first})

@@ -15,10 +15,13 @@ from ..context import (
     Perm,
     attr,
     fmt_perm,
+    identity,
     ir_axis,
     permute_shape,
     show_shape,
 )
+from ..lowering import Lowering
+from ..runtime_values import element, gather_run, known_ints
 from ..table import tf_op
 from .spatial import inside_dilated_conv, nchw_out
 
@@ -269,20 +272,62 @@ def _out_perm(in_perm: tuple[int, ...], out_axes: list[int | None]) -> tuple[int
     return tuple(order)
 
 
+def _input_axes(spec: int, rank: int, masks: dict[str, int]) -> dict[int, int]:
+    """Slice spec entry -> the input axis it addresses (entries that add an axis, and the ellipsis, none)."""
+    ellipsis = _first_bit(masks["ellipsis_mask"])
+    used = sum(1 for i in range(spec) if i != ellipsis and not masks["new_axis_mask"] >> i & 1)
+    found, axis = {}, 0
+    for i in range(spec):
+        if i == ellipsis:
+            axis += rank - used
+        elif not masks["new_axis_mask"] >> i & 1:
+            found[i], axis = axis, axis + 1
+    return found
+
+
+def _fixed_at_run_time(ctx: Context, op: Any, i: int, begin: int | None, end: int | None, stride: int | None,
+                       masks: dict[str, int]) -> tuple[int | None, int, int]:
+    """Spec entry `i` with a bound only the run knows: what TF ignores there replaced by a stand-in; the
+    begin of a shrunk axis stays None (a gather takes it). Any other run-time bound sets the output's size."""
+    if masks["new_axis_mask"] >> i & 1 or masks["ellipsis_mask"] >> i & 1:
+        return 0, 1, 1  # TF reads no bound of these
+    if masks["shrink_axis_mask"] >> i & 1:  # x[k]: TF reads begin only
+        return begin, 0, 1
+    if begin is None and not masks["begin_mask"] >> i & 1:
+        raise ctx.shape_follows(op, op.inputs[1], "begin")
+    if end is None and not masks["end_mask"] >> i & 1:
+        raise ctx.shape_follows(op, op.inputs[2], "end")
+    if stride is None:
+        raise ctx.shape_follows(op, op.inputs[3], "strides")
+    return (0 if begin is None else begin), (0 if end is None else end), stride
+
+
 @tf_op("StridedSlice")
 def strided_slice(ctx: Context, op: Any) -> None:
     """Any strides and masks (x[:, 0], x[..., None], x[:, 1:-1], x[::2], x[::-1]): an IR slice of
     the range holding the picked elements, in the input's IR order; every |stride|-th element by a
     reshape and a slice; a negative stride reverses; then a reshape drops the shrunk axes and
     inserts the new ones."""
-    shape = ctx.shape(op.inputs[0])
-    begin, end, strides = (ctx.const(t).astype(int).tolist() for t in op.inputs[1:4])
+    shape = list(ctx.shape(op.inputs[0]))
+    begin, end, strides = (known_ints(ctx, t) for t in op.inputs[1:4])
     masks = {m: int(op.get_attr(m)) for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
                                                "shrink_axis_mask")}
-    ranges, out_axes = _dense_slice(shape, begin, end, strides, masks)
     v = ctx.val(op.inputs[0])
     in_perm = v.perm if v.perm is not None else tuple(range(len(shape)))
     x = v.ir
+    late = [i for i, bounds in enumerate(zip(begin, end, strides)) if None in bounds]
+    if late:  # x[i] with i computed: that element taken by a gather, then the axis is an axis of size 1
+        low = Lowering(ctx, op)
+        axes = _input_axes(len(begin), len(shape), masks)
+        for i in late:
+            begin[i], end[i], strides[i] = _fixed_at_run_time(ctx, op, i, begin[i], end[i], strides[i], masks)
+            if begin[i] is None:
+                start = element(ctx, low, op.inputs[1], i, f"begin{i}")
+                a = axes[i]
+                x = gather_run(ctx, low, x, in_perm.index(a), start, 1, shape[a], f"at{i}")
+                shape[a], begin[i] = 1, 0
+    shape = tuple(shape)
+    ranges, out_axes = _dense_slice(shape, begin, end, strides, masks)
     bounds = [_bounds(*r) for r in ranges]
     if any((lo, hi) != (0, n) for (lo, hi), n in zip(bounds, shape)):
         sliced = tuple(hi - lo for lo, hi in bounds)
@@ -305,11 +350,32 @@ def strided_slice(ctx: Context, op: Any) -> None:
 
 @tf_op("Slice")
 def slice_(ctx: Context, op: Any) -> None:
+    """A static slice; a start the graph computes (with a constant size) takes `size` elements by a gather
+    from it, on that axis."""
     shape = ctx.shape(op.inputs[0])
-    begin = ctx.const(op.inputs[1]).astype(int).tolist()
-    size = ctx.const(op.inputs[2]).astype(int).tolist()
-    end = [n if s == -1 else b + s for b, s, n in zip(begin, size, shape)]
-    _slice(ctx, op, begin, end)
+    begin = known_ints(ctx, op.inputs[1])
+    size = known_ints(ctx, op.inputs[2])
+    if None in size:
+        raise ctx.shape_follows(op, op.inputs[2], "size")
+    late = [a for a, b in enumerate(begin) if b is None]
+    if not late:
+        end = [n if s == -1 else b + s for b, s, n in zip(begin, size, shape)]
+        _slice(ctx, op, begin, end)
+        return
+    if any(size[a] == -1 for a in late):
+        raise ctx.shape_follows(op, op.inputs[1], "begin (with size -1)")
+    low = Lowering(ctx, op)
+    v = ctx.val(op.inputs[0])
+    perm = identity(v.perm, len(shape))
+    x = v.ir
+    for a in range(len(shape)):
+        axis = perm.index(a)
+        if a in late:
+            start = element(ctx, low, op.inputs[1], a, f"begin{a}")
+            x = gather_run(ctx, low, x, axis, start, size[a], None, f"at{a}")
+        else:
+            x = low.slice(f"slice{a}", x, axis, begin[a], shape[a] if size[a] == -1 else begin[a] + size[a])
+    ctx.set(op.outputs[0], x, v.perm)
 
 
 _BLOCK_OPS = {"DepthToSpace": "depth_to_space", "SpaceToDepth": "space_to_depth"}

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..context import Context, NotConvertible
+from ..lowering import Lowering
 from ..table import tf_op
 
 _MAX_TABLE = 1 << 20  # entries of one index table (a constant of the converted model)
@@ -102,12 +103,35 @@ def matrix_band_part(ctx: Context, op: Any) -> None:
     """Keep (r, c) where r - c <= num_lower and c - r <= num_upper (negative: no bound), zeros elsewhere."""
     shape = tuple(ctx.shape(op.inputs[0]))
     batch, (m, n) = shape[:-2], shape[-2:]
+    if not all(ctx.is_const(t) for t in op.inputs[1:3]):
+        ctx.set(op.outputs[0], _band_at_run_time(ctx, op, shape))
+        return
     lower, upper = (_ints(ctx, t)[0] for t in op.inputs[1:3])
     r, c = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
     keep = ((lower < 0) | (r - c <= lower)) & ((upper < 0) | (c - r <= upper))
     table = np.where(keep, r * n + c, m * n)
     out = _gather_table(ctx, op, [(ctx.tf_order(op.inputs[0]), m * n)], batch, table, shape, pad=0)
     ctx.set(op.outputs[0], out)
+
+
+def _band_at_run_time(ctx: Context, op: Any, shape: tuple[int, ...]) -> str:
+    """Widths the graph computes: the mask (r - c <= lower or lower < 0) and (c - r <= upper or upper < 0)
+    worked out by the converted model, then zeros where it is False."""
+    low = Lowering(ctx, op)
+    m, n = shape[-2:]
+    r, c = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
+    x = ctx.tf_order(op.inputs[0])
+    keep = None
+    for side, (t, offsets) in enumerate(zip(op.inputs[1:3], (r - c, c - r))):
+        width = ctx.tf_order(t)
+        dtype = low.dtype(width)
+        unbounded = low.node("less", f"unbounded{side}", [width, low.const(f"zero{side}", 0, dtype)], (), dtype="bool")
+        inside = low.node("less_equal", f"inside{side}", [low.const(f"offsets{side}", offsets, dtype), width], (m, n),
+                          dtype="bool")
+        kept = low.node("logical_or", f"kept{side}", [unbounded, inside], (m, n), dtype="bool")
+        keep = kept if keep is None else low.node("logical_and", "keep", [keep, kept], (m, n), dtype="bool")
+    zero = low.const("zero", 0, low.dtype(x))
+    return low.node("select", "", [keep, x, zero], shape, dtype=low.dtype(x))
 
 
 @tf_op("MatrixDiagPart", "MatrixDiagPartV2", "MatrixDiagPartV3", "BatchMatrixDiagPart")

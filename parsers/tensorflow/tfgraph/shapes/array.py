@@ -158,7 +158,8 @@ def _split_v(node: Node) -> list:
 
 @shape_fn("Slice")
 def _slice(node: Node) -> list:
-    x, begin, size = node.dims(0), node.ints(1), node.ints(2)
+    """A bound the graph computes leaves only the sizes it sets unknown."""
+    x, begin, size = node.dims(0), node.partial_ints(1), node.partial_ints(2)
     if begin is None or size is None:
         return [None if x is None else [None] * len(x)]
     if x is None:
@@ -166,16 +167,17 @@ def _slice(node: Node) -> list:
     out = []
     for n, b, s in zip(x, begin, size):
         if s == -1:
-            out.append(None if n is None else n - b)
+            out.append(None if n is None or b is None else n - b)
         else:
-            if n is not None and (b < 0 or b + s > n):
+            if n is not None and b is not None and s is not None and (b < 0 or b + s > n):
                 raise ShapeError(f"Slice: begin {begin} size {size} out of bounds for {show(x)}")
             out.append(s)
     return [out]
 
 
-def _strided_axis(n: int | None, b: int, e: int, s: int, begin_all: bool, end_all: bool) -> int | None:
-    if n is None:
+def _strided_axis(n: int | None, b: int | None, e: int | None, s: int | None, begin_all: bool,
+                  end_all: bool) -> int | None:
+    if n is None or s is None or (b is None and not begin_all) or (e is None and not end_all):
         return None
     if s == 0:
         raise ShapeError("StridedSlice: a stride of 0")
@@ -184,7 +186,8 @@ def _strided_axis(n: int | None, b: int, e: int, s: int, begin_all: bool, end_al
 
 @shape_fn("StridedSlice")
 def _strided_slice(node: Node) -> list:
-    x, begin, end, strides = node.dims(0), node.ints(1), node.ints(2), node.ints(3)
+    """Bounds the graph computes (x[i] with i fed at run time) leave only the sizes they set unknown."""
+    x, begin, end, strides = node.dims(0), node.partial_ints(1), node.partial_ints(2), node.partial_ints(3)
     if x is None or begin is None or end is None or strides is None:
         return [None]
     masks = {m: int(node.attr(m, 0)) for m in STRIDED_MASKS}
@@ -204,7 +207,7 @@ def _strided_slice(node: Node) -> list:
             raise ShapeError(f"StridedSlice: the slice spec indexes more than the {len(x)} axes of {show(x)}")
         elif masks["shrink_axis_mask"] >> i & 1:
             n = x[axis]
-            if n is not None and not -n <= begin[i] < n:
+            if n is not None and begin[i] is not None and not -n <= begin[i] < n:
                 raise ShapeError(f"StridedSlice: index {begin[i]} out of range for an axis of size {n}")
             axis += 1
         else:

@@ -43,6 +43,19 @@ class Node:
         v = self.value(i)
         return None if v is None else [int(x) for x in v.reshape(-1)]
 
+    def partial_ints(self, i: int) -> list[int | None] | None:
+        """Input i's integer elements where the graph fixes them (a constant; the constant scalars of a Pack),
+        None for each one only the run computes; None when not even its length is known."""
+        full = self.ints(i)
+        if full is not None:
+            return full
+        t = self.op.inputs[i]
+        if t.op.type == "Pack" and all(p.shape.rank == 0 for p in t.op.inputs):
+            values = [self._evaluator.value(p) for p in t.op.inputs]
+            return [None if v is None else int(np.asarray(v).reshape(-1)[0]) for v in values]
+        dims = t.shape.dims
+        return [None] * dims[0] if dims is not None and len(dims) == 1 and dims[0] is not None else None
+
     def attr(self, name: str, default: Any = None) -> Any:
         """The attr (TF's default where the NodeDef leaves it out), else `default`; strings decoded."""
         try:

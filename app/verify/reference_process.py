@@ -51,8 +51,8 @@ from tf_convert.convert.errors import ConvertError
 from tf_convert.convert.ir import Graph
 from tf_convert.parsers.source import open_source
 
-from .interrupts import exit_now
-from .requirements import check_reference
+from ..interrupts import exit_now
+from ..requirements import check_reference
 
 # Above this many bytes of source files the reference runs in a child (or above a quarter of the memory
 # available now, when that is less): below it TF's import costs more than its memory is worth.
@@ -300,7 +300,7 @@ def _start_child(work: Path, log) -> subprocess.Popen:
     main = threading.current_thread() is threading.main_thread()
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING) if main else None
     try:
-        return subprocess.Popen(isolated.python_module("tf_convert.app.reference_process", str(work),
+        return subprocess.Popen(isolated.python_module("tf_convert.app.verify.reference_process", str(work),
                                                        str(os.getpid())),
                                 stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True)
     finally:

@@ -13,6 +13,10 @@ the same scrutiny as one of size 1e3.
 verdict: "ok" (within tolerance and above the SNR floor), "failed", or "cannot tell" -- the reference
 is all zeros or one constant value, so the comparison cannot distinguish a right model from a wrong
 one; that is reported, never counted as OK.
+
+An output that is one constant on one input (a score: one element) may still move with the input:
+`judge_across` judges it over all of the check's inputs at once, its values on every input as one tensor
+(the scale and spread are those across inputs), and "cannot tell" then means constant on all of them.
 """
 
 from __future__ import annotations
@@ -100,6 +104,22 @@ def judge(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-4, depth: i
         "why": why,
         "passed": verdict == OK,
     }
+
+
+def judge_across(actuals: list[np.ndarray], expecteds: list[np.ndarray], rtol: float = 1e-4,
+                 depth: int = 1) -> dict[str, Any]:
+    """One tensor judged over several inputs: `actuals[k]` and `expecteds[k]` its values on the k-th input,
+    judged as one tensor (judge), so an output that is constant on each input but moves between them (a
+    one-element score) is judged at the scale of its values across them. `inputs`: how many."""
+    for actual, expected in zip(actuals, expecteds):
+        if actual.shape != expected.shape:
+            return {**judge(actual, expected, rtol, depth), "inputs": len(expecteds)}
+    result = judge(np.concatenate([np.ravel(a) for a in actuals]),
+                   np.concatenate([np.ravel(e) for e in expecteds]), rtol, depth)
+    if result["verdict"] == CANNOT_TELL:
+        result["why"] = result["why"].replace("on the check's input", f"on all {len(expecteds)} of the check's inputs")
+        result["constant"] = True  # TF's value does not move with the input: no comparison can tell
+    return {**result, "inputs": len(expecteds)}
 
 
 def _why_failed(max_abs: float, tolerance: float, snr: float | None, need_snr: float) -> str:

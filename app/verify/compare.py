@@ -9,19 +9,18 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tf_convert.app import reference_process
 from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.convert.ir import Graph
 from tf_convert.convert.padding.sizes import input_free_axes
 
-from . import mask_inputs, token_inputs
-from .metric import judge, verdict_of
+from . import mask_inputs, reference_process, token_inputs
+from .metric import CANNOT_TELL, judge, judge_across, verdict_of
 from .metric import worst as worst_row
 
 
 def make_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
     """The same random inputs for both sides: standard normal (token ids, integer and bool masks, float
-    ids cast to int: whole numbers uniform over their valid range, app.token_inputs), fixed seed, IR layout."""
+    ids cast to int: whole numbers uniform over their valid range, app.verify.token_inputs), fixed seed, IR layout."""
     rng = np.random.default_rng(seed)
     return [_random_input(graph, name, graph.shape(name), rng) for name in graph.inputs]
 
@@ -115,14 +114,19 @@ def _compared(source: Path, graph: Graph, emitter: Any, out_dir: Path, rtol: flo
               for s in range(len(sizes))]
     actual = _target_outputs(emitter, out_dir, [inputs, *(x for x in chosen if x is not None)], early)
     result = _verify_at(actual, graph, inputs, expected, rtol, seed, depth)
+    other_outcome = _once(lambda: outcomes[len(probes)] if eager else references(source, graph, [other])[0])
     result["sensitivity"], result["warnings"] = sensitivity(
-        graph, expected, outcomes[1] if edged is not None else None,
-        lambda: outcomes[len(probes)] if eager else references(source, graph, [other])[0], depth)
+        graph, expected, outcomes[1] if edged is not None else None, other_outcome, depth)
+    across = _judge_across_inputs(
+        result, graph, actual, [(inputs, expected), *([(edged, outcomes[1])] if edged is not None else []),
+                                (other, other_outcome)],
+        lambda sets: references(source, graph, sets), rtol, seed, depth)
     result["depth"] = depth
     if size_free:
         result["sizes"] = [
             _verify_other_size(graph, actual, shapes,
-                               [(a, x, outcome) for (at, a, x), outcome in answered if at == s], rtol, seed, depth)
+                               [(a, x, outcome) for (at, a, x), outcome in answered if at == s], rtol, seed, depth,
+                               across)
             for s, shapes in enumerate(sizes)]
         compared = [s for s in result["sizes"] if "skipped" not in s]
         result["verdict"] = verdict_of([result, *compared])
@@ -163,6 +167,74 @@ def plan(source: Path, graph: Graph, seed: int = 0, size_free: bool = False, one
     eager = edged is None or (not one_set_a_call and (reference_process.in_child(source) if child is None else child))
     probes = [p for p, wanted in ((edged, edged is not None), (other, eager)) if wanted]
     return Plan(inputs, edged, other, eager, probes, sizes, draws)
+
+
+def _once(make: Callable[[], Any]) -> Callable[[], Any]:
+    """`make()`'s value, computed on the first call only (a reference run asked for at most once)."""
+    kept: list[Any] = []
+
+    def value() -> Any:
+        if not kept:
+            kept.append(make())
+        return kept[0]
+
+    return value
+
+
+# Input sets the check adds when an output is one constant on every input it has tried: other scales and
+# distributions (a score saturated on standard normal noise may move on an image-like [0, 1] input).
+EXTRA_PROBES = ("uniform01", "uniform11", "normal_x0.25", "normal_x4")
+
+
+def extra_probes(graph: Graph, inputs: list[np.ndarray]) -> list[list[np.ndarray]]:
+    """More input sets for an output none of the check's inputs moved (EXTRA_PROBES): float inputs drawn
+    anew at other scales, token ids and masks redrawn in their valid range."""
+    rng = np.random.default_rng(54321)
+    draws = {"uniform01": lambda s: rng.uniform(0.0, 1.0, s), "uniform11": lambda s: rng.uniform(-1.0, 1.0, s),
+             "normal_x0.25": lambda s: 0.25 * rng.standard_normal(s),
+             "normal_x4": lambda s: 4.0 * rng.standard_normal(s)}
+    return [[draws[kind](x.shape).astype(x.dtype)
+             if np.issubdtype(x.dtype, np.floating) and token_inputs.value_range(graph, name) is None
+             else _redrawn_ids(graph, name, x, rng) for name, x in zip(graph.inputs, inputs)]
+            for kind in EXTRA_PROBES]
+
+
+# per output index: (the target's values, TF's values) on every input set it was judged across
+Across = dict[int, tuple[list[np.ndarray], list[np.ndarray]]]
+
+
+def _judge_across_inputs(result: dict[str, Any], graph: Graph, actual: Callable[[list[np.ndarray]], list[np.ndarray]],
+                         sets: list[tuple[list[np.ndarray], Any]],
+                         more: Callable[[list[list[np.ndarray]]], list[Any]], rtol: float,
+                         seed: int, depth: int) -> Across:
+    """An output TF gives one constant on the check's input (a one-element score) is judged again over all
+    of the check's inputs (`sets`: (inputs, TF's outcome or a function giving it)), and, where TF agrees on
+    all of them, over extra_probes too (`more(sets)`: TF's outcomes). `result` is updated in place; the
+    values judged are returned, so other sizes judge such an output at the same scale."""
+    undecided = [i for i, row in enumerate(result["outputs"]) if row["verdict"] == CANNOT_TELL]
+    if not undecided:
+        return {}
+    known = [(x, _outputs(o() if callable(o) else o)) for x, o in sets if not _is_error(o)]
+    across: Across = {}
+    for round_ in range(2):
+        for i in undecided:
+            rows = [(np.asarray(actual(x)[i]), np.asarray(e[i])) for x, e in known]
+            name = graph.outputs[i]
+            a = [_as_declared(r[0], graph.shape(name)) for r in rows]
+            judged = judge_across(a, [r[1] for r in rows], rtol, depth)
+            result["outputs"][i] = {**judged, "output": result["outputs"][i]["output"]}
+            across[i] = (a, [r[1] for r in rows])
+        undecided = [i for i in undecided if result["outputs"][i]["verdict"] == CANNOT_TELL]
+        if not undecided or round_:
+            break
+        probes = extra_probes(graph, known[0][0])
+        known += [(x, _outputs(o)) for x, o in zip(probes, more(probes)) if not isinstance(o, BaseException)]
+    result.update(_summary(result["outputs"], rtol, seed))
+    return across
+
+
+def _is_error(outcome: Any) -> bool:
+    return isinstance(outcome, BaseException)
 
 
 def _one_by_one(run_reference: Callable[[Path, Graph, list[np.ndarray]], list[np.ndarray]]) -> References:
@@ -240,9 +312,14 @@ def failure_message(target: str, result: dict[str, Any], rtol: float) -> str:
     decisive = next((r for r in bad if r["verdict"] == "failed"), None)
     if decisive is None:
         decisive = next(r for r in bad if r["verdict"] != "ok")
+        row = next((o for o in decisive.get("outputs", []) if o["output"] == decisive["worst_output"]), {})
+        advice = ("that output does not move with the input (TensorFlow gives it for every input the check "
+                  "tried), so no comparison can tell a right conversion from a wrong one: check the model, or "
+                  "leave the output out with --outputs" if row.get("constant") else
+                  "a comparison there cannot tell a right conversion from a wrong one (try another --seed or "
+                  "check the model)")
         return (f"verification cannot tell for {target}: output '{decisive['worst_output']}': {decisive['why']}; "
-                f"a comparison there cannot tell a right conversion from a wrong one (try another --seed or "
-                f"check the model)")
+                f"{advice}")
     return (f"verification failed for {target}: max relative error {decisive['max_rel']:.3g} > rtol {rtol:g} "
             f"(output '{decisive['worst_output']}': {decisive['why']})")
 
@@ -373,16 +450,20 @@ def unreadable_output(target: str, out_dir: Path, error: BaseException) -> Input
 def _verify_other_size(
     graph: Graph, actual: Callable[[list[np.ndarray]], list[np.ndarray]], shapes: dict[str, tuple[int, ...]],
     attempts: list[tuple[int, list[np.ndarray], Any]], rtol: float, seed: int, depth: int,
+    across: Across | None = None,
 ) -> dict[str, Any]:
     """One `sizes` entry from its attempts [(attempt, inputs, TF's outcome)] (_attempts: batch 2, then the
     conversion's batch); `skipped` (why) when TF cannot run the source at that H/W at all -- the model is
-    then not checked there, and the summary says so."""
+    then not checked there, and the summary says so. `across`: an output judged over several inputs at the
+    check's size is judged here with its values there (one constant on this input is no verdict)."""
     why = ""
     for a, inputs, outcome in attempts:
         if _refused(outcome):  # TF refuses this size: the next attempt, else report it
             why = (str(outcome).strip().splitlines() or [type(outcome).__name__])[0][:200]
             continue
         at = _verify_at(actual, graph, inputs, _outputs(outcome), rtol, seed, depth)
+        if across:
+            _judge_with(at, graph, actual(inputs), _outputs(outcome), across, rtol, seed, depth)
         return {"input_shapes": [list(_attempts(graph, shapes)[a][n]) for n in graph.inputs],
                 **{k: at[k] for k in ("max_rel", "passed", "verdict", "why", "worst_output")}}
     return {"input_shapes": [list(shapes[n]) for n in graph.inputs],
@@ -404,6 +485,23 @@ def _verify_at(
         m = judge(_as_declared(np.asarray(a), graph.shape(name)), np.asarray(b), rtol, depth)
         m["output"] = graph.source_names.get(name, name)
         per_output.append(m)
+    return _summary(per_output, rtol, seed)
+
+
+def _judge_with(at: dict[str, Any], graph: Graph, actual: list[np.ndarray], expected: list[np.ndarray],
+                across: Across, rtol: float, seed: int, depth: int) -> None:
+    """`at`'s undecided outputs judged again together with their values on the check's inputs (`across`)."""
+    for i, (values, references) in across.items():
+        if at["outputs"][i]["verdict"] != CANNOT_TELL:
+            continue
+        a = _as_declared(np.asarray(actual[i]), graph.shape(graph.outputs[i]))
+        judged = judge_across([*values, a], [*references, np.asarray(expected[i])], rtol, depth)
+        at["outputs"][i] = {**judged, "output": at["outputs"][i]["output"]}
+    at.update(_summary(at["outputs"], rtol, seed))
+
+
+def _summary(per_output: list[dict[str, Any]], rtol: float, seed: int) -> dict[str, Any]:
+    """One verification's result from its judged outputs (metric.judge rows)."""
     decisive = worst_row(per_output)
     snrs = [m["snr_db"] for m in per_output if m["snr_db"] is not None]
     psnrs = [m["psnr_db"] for m in per_output if m["psnr_db"] is not None]

@@ -5,7 +5,7 @@ Three sources, each behind the same `run_references(source, graph, input_sets)` 
 - a child process (reference_process.Child): a large source's, and the CLI's for any source, started before
   the parse so that TensorFlow's import overlaps the parse and the emit; `ask()` gives it the planned sets
   before the model is written;
-- stored (app.reference_store): outputs TF gave before for the same source bytes, inputs and environment, in
+- stored (app.verify.reference_store): outputs TF gave before for the same source bytes, inputs and environment, in
   front of either of the above. A verification that fails while some of its sets came from the store is run
   again with TF answering every set (`checked`), so a stored entry is never the only reason for an exit 4; the
   verify record says where the verdict came from.
@@ -21,10 +21,11 @@ from typing import Any, Callable
 
 from tf_convert.parsers.source import Source
 
-from . import interrupts, reference_process
-from .cache import Cache, reference_key, source_stamp
+from .. import interrupts
+from ..cache import Cache, reference_key, source_stamp
+from . import reference_process
+from .compare import References
 from .reference_store import StoredReferences, refusal, refusal_line
-from .verify import References
 
 # source kind -> run_references, for sources whose reference is not TensorFlow's run (e.g. an interpreter of
 # their own format); TensorFlow's kinds are not listed

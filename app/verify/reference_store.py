@@ -22,7 +22,7 @@ is refused (`refusal` says why, in one line) and the run goes on without a store
 Each entry carries two checksums: of what it was computed from (the whole key: source content, inputs,
 environment) and of its outputs. An entry whose checksums do not hold (damaged, copied from another source,
 edited) is a miss. A verification that fails against stored outputs is run again against TensorFlow before it
-is reported (app/reference.py), so a stored entry can never be the only reason for an exit 4. Entries are
+is reported (app/verify/reference.py), so a stored entry can never be the only reason for an exit 4. Entries are
 written atomically (a temp file renamed); above MAX_BYTES the sources used least recently are removed.
 """
 
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .cache import Cache, with_content
+from ..cache import Cache, with_content
 
 ENV = "TF_CONVERT_CACHE_DIR"
 OFF = ("off", "0", "no", "false", "none")
@@ -76,8 +76,8 @@ def environment(environ: Mapping[str, str] = os.environ) -> tuple:
 def _reference_code() -> str:
     """The tool's code that runs TF for the check (its parsers and the reference child): a change to it
     (a fix of how inputs are fed, a new version) leaves every older entry unused."""
-    package = Path(__file__).resolve().parents[1]
-    files = sorted((package / "parsers").rglob("*.py")) + [package / "app" / "reference_process.py"]
+    package = Path(__file__).resolve().parents[2]
+    files = sorted((package / "parsers").rglob("*.py")) + [Path(__file__).with_name("reference_process.py").resolve()]
     digest = hashlib.sha256()
     for file in files:
         stat = file.stat()
