@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.app.test_into import run_cli
 from tf_convert import app as convert
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    not os.environ.get("CONVERT_HF4_PYTHON"), reason="needs transformers 4.x's TF classes: make test-into-hf")]
+NEEDS_HF4 = pytest.mark.skipif(not os.environ.get("CONVERT_HF4_PYTHON"),
+                               reason="needs transformers 4.x's TF classes: make test-into-hf")
 tf = pytest.importorskip("tensorflow")
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -88,6 +89,8 @@ def _errors(path: Path, model, shapes_list, vocab: int) -> list[float]:
     return errors
 
 
+@pytest.mark.slow
+@NEEDS_HF4
 @pytest.mark.parametrize("attention", ["eager", "sdpa"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
@@ -109,3 +112,19 @@ def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
     assert max(errors) < 1e-5, errors
     if "pixel_values" in shapes:
         assert doc["inputs"][0]["layout"] == "NCHW" and doc["inputs"][0]["shape"] == list(shapes["pixel_values"])
+
+
+def test_save_pretrained_h5_is_refused_naming_the_savedmodel_route(tmp_path):
+    """tf_model.h5 (save_pretrained: weights only, a subclassed model) beside config.json: exit 2 with the save that
+    works, not model.save('model.h5'), which a subclassed model cannot do."""
+    import h5py
+
+    with h5py.File(tmp_path / "tf_model.h5", "w") as f:
+        f.attrs["layer_names"] = [b"bert"]
+        f.create_dataset("bert/kernel", data=np.zeros(3))
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["BertModel"], "model_type": "bert"}))
+    code, _, err = run_cli("tf2torch", tmp_path / "tf_model.h5", "--into", "transformers:BertModel", "-o",
+                           tmp_path / "out")
+    assert code == 2, err
+    assert "TFBertModel" in err and "save_pretrained(dir, saved_model=True)" in err and "tf.saved_model.save" in err
+    assert "model.save('model.h5')" not in err and not (tmp_path / "out").exists()
