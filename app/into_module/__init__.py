@@ -240,17 +240,19 @@ def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, 
 
     rows, width = t.attrs["weight"]
     known = np.asarray(lazy.materialize(i.node.params["value"]), np.float32).reshape(-1, width)
-    if known.shape[0] == rows:
+    if known.shape[0] == rows and not i.attrs.get("uniform"):
         return known, i.node.name
     bundle = _checkpoint(source)
     for key in bundle.keys() if bundle is not None else []:
         if tuple(bundle.shape(key)) == (rows, width):
             value = np.asarray(bundle.read(key), np.float32)
-            if np.array_equal(value[:known.shape[0]], known):
+            if np.array_equal(value[:known.shape[0]], known) or (
+                    i.attrs.get("uniform") and np.array_equal(value[:1], known[:1])):  # token type 0 everywhere
                 return value, key
-    raise ArchitectureMismatch(f"module path '{t.id}' is a ({rows}, {width}) table; TF's graph adds only its first "
-                               f"{known.shape[0]} rows (constant '{i.node.name}') and the source has no variable "
-                               f"that holds the rest: convert a graph built at sequence length {rows}")
+    what = "one row of it" if i.attrs.get("uniform") else f"only its first {known.shape[0]} rows"
+    raise ArchitectureMismatch(f"module path '{t.id}' is a ({rows}, {width}) table; TF's graph adds {what} "
+                               f"(constant '{i.node.name}') and the source has no variable that holds the rest: "
+                               f"convert a graph built at sequence length {rows}")
 
 
 def _checkpoint(source):

@@ -140,10 +140,16 @@ def ir_layers(graph: Graph) -> LayerGraph:
         if node.op == "add":  # a table added as a constant: TF1 BERT's position embeddings, sliced and folded
             for name in node.inputs:
                 if name in consts and _is_table(consts[name]) and name not in alias:
-                    layers[name] = Layer(name, "const", [], {"shape": tuple(consts[name].params["value"].shape)},
+                    value = np.asarray(lazy.materialize(consts[name].params["value"]))
+                    rows = value.reshape(-1, value.shape[-1])
+                    layers[name] = Layer(name, "const", [], {"shape": tuple(value.shape),
+                                                             "uniform": bool(np.all(rows == rows[:1]))},
                                          tuple(graph.shape(name)), consts[name])
                     alias[name] = name
         inputs = [alias[i] for i in node.inputs if i in alias]
+        if len(set(inputs)) == 1 and graph.tensors[node.output].dtype[:3] in ("int", "boo", "uin"):
+            alias[node.output] = inputs[0]  # ids and masks: indexing, casts, comparisons, positions from the ids
+            continue
         if node.name in pool_pads and len(inputs) == 1:
             alias[node.output] = inputs[0]
             continue

@@ -70,8 +70,8 @@ def _architecture(t: Layer, i: Layer) -> str | None:
             return f"a parameter of shape {ta['shape']} where TF adds a constant {ia['shape']}"
     elif t.kind == "const":  # an embedding of constant ids (positions) against TF's sliced table
         rows, width = ta["weight"]
-        shape = ia["shape"]
-        if shape[-1] != width or int(np.prod(shape[:-1])) > rows:
+        shape = ia["shape"]  # its first rows (positions), or one row everywhere (token type 0)
+        if shape[-1] != width or (int(np.prod(shape[:-1])) > rows and not ia.get("uniform")):
             return f"a ({rows}, {width}) table where TF adds a constant {shape}"
     elif t.kind == "linear":
         if ta["weight"] != ia["weight"]:

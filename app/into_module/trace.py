@@ -541,6 +541,15 @@ def _attention_layers(path: str, m, ins: list[str], n) -> tuple[dict[str, Layer]
     return found, {0: out, 1: f"{path}:softmax"}
 
 
+def _values_from_buffer(n) -> bool:
+    """A gather whose values come from a tensor the inputs do not reach, the ids only choosing where: its result
+    is a constant to TF (RoBERTa's token types, zeros from a buffer, gathered at the position ids)."""
+    if record.canonical(n.target) not in ("gather", "index_select", "take", "take_along_dim"):
+        return False
+    source = n.args[0] if n.args else n.kwargs.get("input")
+    return source is not None and not hasattr(source, "meta")
+
+
 def _sdpa_layers(n, ins: list[str], alias: dict[str, str]) -> dict[str, Layer]:
     """F.scaled_dot_product_attention as the layers TF's attention has: the scaled product q @ kᵀ, the mask
     added (when one is passed), softmax, the product with the values (the call's own node). A causal call's mask
@@ -612,6 +621,8 @@ def torch_layers(traced, other=None) -> LayerGraph:
             continue  # computed from constants and buffers alone (position ids, sizes)
         if n.op == "call_function" and len(set(ins)) == 1 and not any(
                 x.meta.get("float", True) for x in _tensor_inputs(n.args, n.kwargs)):
+            if _values_from_buffer(n):
+                continue  # a buffer's values picked by the ids (zero token types gathered at the positions)
             alias[n.name] = ins[0]  # ids and masks (whole numbers, booleans): indexing, casts, comparisons
             continue
         if n.name in pad_nodes and len(ins) == 1:
