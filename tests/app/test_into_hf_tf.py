@@ -32,8 +32,15 @@ CASES = {
     "bert": TEXT,
     "bert_ids": {"input_ids": (2, 7)},
     "distilbert": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
+    "roberta": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
     "vit": {"pixel_values": (2, 3, 32, 32)},
+    "deit": {"pixel_values": (2, 3, 32, 32)},
+    "convnext": {"pixel_values": (2, 3, 32, 32)},
+    "resnet": {"pixel_values": (2, 3, 32, 32)},
+    "regnet": {"pixel_values": (2, 3, 32, 32)},
 }
+ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "vit", "deit"}  # built with SDPA too
+FIXED_SIZE = {"vit", "deit"}  # TF's ViT and DeiT are bound to their config's image size
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +101,8 @@ def _errors(path: Path, model, shapes_list, vocab: int) -> list[float]:
 @pytest.mark.parametrize("attention", ["eager", "sdpa"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
+    if attention == "sdpa" and name not in ATTENTION:
+        pytest.skip("no attention")
     meta = json.loads((saved / name / "kwargs.json").read_text())
     kwargs = {**meta["kwargs"], "attn_implementation": attention}
     shapes = CASES[name]
@@ -106,7 +115,7 @@ def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
     config._attn_implementation = attention
     model = cls(config).eval()
     model.load_state_dict(torch.load(tmp_path / "out" / "state_dict.pt"), strict=True)
-    fixed = name == "vit"  # TF's ViT is bound to its config's image size
+    fixed = name in FIXED_SIZE
     errors = _errors(saved / name, model, [shapes, _other(shapes, fixed)], meta["kwargs"].get("vocab_size", 2))
     print(f"{name} {attention}: max_rel {max(errors):.2g} ({errors}), {seconds:.1f} s")
     assert max(errors) < 1e-5, errors
