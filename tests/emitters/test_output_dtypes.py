@@ -48,6 +48,8 @@ def _per_dtype(dt: str) -> None:
     v = f"v_{dt}"
     CASES[f"sum_{v}"] = lambda t, v=v: tf.reduce_sum(t[v])  # rank 0
     CASES[f"sum_rows_{v}"] = lambda t, v=v: tf.reduce_sum(t[v], 1)
+    CASES[f"product_{v}"] = lambda t, v=v: tf.reduce_prod(t[v])
+    CASES[f"product_columns_{v}"] = lambda t, v=v: tf.reduce_prod(t[v], 0)
     CASES[f"reduce_max_{v}"] = lambda t, v=v: tf.reduce_max(t[v])
     CASES[f"argmax_int32_{v}"] = lambda t, v=v: tf.argmax(t[v], 1, output_type=tf.int32)
     CASES[f"argmin_int64_{v}"] = lambda t, v=v: tf.argmin(t[v], 0)
@@ -173,8 +175,9 @@ def test_an_input_of_a_dtype_the_ir_does_not_hold_is_refused_by_name(dtype, tmp_
 
 # ---- the cases of the report end to end, through the CLI with --verify ----------------------------------------
 
-# output -> (TF's dtype, TF's shape; Where's: the most rows it can have); built on: ids () int32, mask (3, 4) bool, x (3, 4) float32, flag () bool,
-# a () float32, plus a/b int8 matrices (torch: int8 is outside ONNX's boundary) or two bool vectors (ONNX)
+# output -> (TF's dtype, TF's shape; Where's: the most rows it can have); built on: ids () int32,
+# mask (3, 4) bool, x (3, 4) float32, flag () bool, s () float32, plus a/b int8 matrices (torch: int8 is
+# outside ONNX's boundary) or two bool vectors (ONNX)
 E2E = {
     "torch": {"one_hot": ("float32", [5]), "select_scalar": ("float32", []), "indices": ("int64", [12, 2]),
               "argmax": ("int32", [3]), "matmul": ("int32", [2, 3, 5])},
