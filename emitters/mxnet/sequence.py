@@ -7,7 +7,14 @@ from tf_convert.emitters.base import NodeContext
 from .contract import TABLE, Ctx, Fragment
 
 
-@TABLE.register("gather")
+def _scalar_index(ctx: NodeContext) -> str | None:
+    """MXNet 1.x holds a rank-0 tensor as (1,): indexing by one would add an axis TF does not have."""
+    if not ctx.graph.shape(ctx.node.inputs[-1]):
+        return "a rank-0 index: MXNet 1.x holds it as shape (1,), which would add an axis to the result"
+    return None
+
+
+@TABLE.register("gather", limit=_scalar_index)
 def gather(ctx: Ctx) -> Fragment:
     f = Fragment()
     # mode 'clip' is never reached: TF refuses out-of-range ids, and --verify feeds valid ones
@@ -17,7 +24,8 @@ def gather(ctx: Ctx) -> Fragment:
 
 def _one_hot_limits(ctx: NodeContext) -> str | None:
     rank = len(ctx.graph.shape(ctx.node.output))
-    return None if int(ctx.attrs["axis"]) == rank - 1 else "one_hot on an axis other than the last"
+    return _scalar_index(ctx) or (None if int(ctx.attrs["axis"]) == rank - 1 else
+                                  "one_hot on an axis other than the last")
 
 
 @TABLE.register("one_hot", limit=_one_hot_limits)

@@ -78,7 +78,7 @@ class Builder:
                                                 f"takes {len(child.subgraph.inputs)}")], target="tflite parser")
         for index_in, tensor in zip(child.subgraph.inputs, inputs):
             child.ir[index_in] = tensor
-        for operator in child.subgraph.operators:
+        for operator in validate.order(child.subgraph, self.model.path.name):
             child._operator(operator)
         if child.errors:
             raise UnsupportedError(child.errors, target="tflite parser")
@@ -303,7 +303,7 @@ class Builder:
                              f"{op.op.name} computes {have} for tensor {t.index} '{t.name}', the file says {stored}, "
                              f"and TFLite's interpreter cannot run this file: {why}")
         raise UnsupportedError([Unsupported(op.op.name, t.name, f"the converted output has {have}, the file says "
-                                            f"{stored}: the operator's options are not understood")],
+                                            f"{stored}: the operator is not read as the file means it")],
                                target="tflite parser")
 
 

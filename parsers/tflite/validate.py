@@ -9,6 +9,7 @@ reads them; this module checks what the records mean together.
 
 from __future__ import annotations
 
+import functools
 import heapq
 
 from tf_convert.convert.errors import InputError
@@ -144,10 +145,8 @@ def _check_tensor(prefix: str, t: Tensor) -> None:
     if any(d < 0 for d in t.shape):
         raise InputError(f"{prefix}: {_tensor(t)} has shape {t.shape}: sizes must be 0 or more (-1, a free size, "
                          f"belongs in shape_signature); the file is corrupt")
-    if t.signature != t.shape and (len(t.signature) != len(t.shape) or
-                                   any(s != -1 and s != d for s, d in zip(t.signature, t.shape))):
-        raise InputError(f"{prefix}: {_tensor(t)} has shape {t.shape} and shape signature {t.signature}, which "
-                         f"disagree; the file is corrupt")
+    # a shape signature that disagrees with the shape TFLite runs anyway (it runs at `shape`): the builder
+    # reads one of another rank as none, and one of the same rank only for the sizes it leaves free (-1)
 
 
 def _check_options(prefix: str, sub: Subgraph, op: Operator, subgraphs: int) -> None:
@@ -158,8 +157,8 @@ def _check_options(prefix: str, sub: Subgraph, op: Operator, subgraphs: int) -> 
     if own is not None and type(options).__name__ != own:
         raise InputError(f"{prefix}: operator {_op(sub, op)} holds {type(options).__name__}, not its own {own}; "
                          f"the file is corrupt")
-    for name in dir(options):  # WHILE's cond and body, IF's branches, CALL_ONCE's init: other subgraphs
-        if name.endswith("SubgraphIndex") and not 0 <= int(getattr(options, name)()) < subgraphs:
+    for name in _subgraph_fields(type(options)):
+        if not 0 <= int(getattr(options, name)()) < subgraphs:
             raise InputError(f"{prefix}: operator {_op(sub, op)} has {_snake(name)} {int(getattr(options, name)())}, "
                              f"the file has {subgraphs} subgraph(s); the file is corrupt")
     for name in _POSITIVE:
@@ -170,6 +169,13 @@ def _check_options(prefix: str, sub: Subgraph, op: Operator, subgraphs: int) -> 
         if hasattr(options, name) and int(getattr(options, name)()) not in names:
             raise InputError(f"{prefix}: operator {_op(sub, op)} has {_snake(name)} {int(getattr(options, name)())}, "
                              f"which TFLite's schema does not name; the file is corrupt")
+
+
+@functools.cache
+def _subgraph_fields(cls: type) -> tuple[str, ...]:
+    """The accessors of an options class that name another subgraph (WHILE's cond and body, IF's branches,
+    CALL_ONCE's init)."""
+    return tuple(name for name in dir(cls) if name.endswith("SubgraphIndex"))
 
 
 def _snake(name: str) -> str:

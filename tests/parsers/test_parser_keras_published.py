@@ -22,8 +22,9 @@ TARGETS = ("torch", "onnx")
 SLOW = [pytest.mark.slow, pytest.mark.skipif(not os.environ.get("CONVERT_KERAS_FILES"),
                                              reason="every published-style model: make test-keras-files")]
 DEFAULT = {("gan_nested", ".h5"), ("gan_generator", ".h5"), ("dcgan", ".keras")}
+UNLOADABLE = {("siamese", ".keras")}  # tf_keras cannot load this .keras it wrote (a layer called in two models)
 CASES = [pytest.param(name, form, marks=() if (name, form) in DEFAULT else SLOW)
-         for name in tf_keras_models.BUILDERS for form in (".h5", ".keras")]
+         for name in tf_keras_models.BUILDERS for form in (".h5", ".keras") if (name, form) not in UNLOADABLE]
 
 
 def _feeds(shapes: dict, seed: int = 1) -> list[np.ndarray]:
@@ -35,7 +36,8 @@ def _as_list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def convert_and_compare(model, shapes: dict, path: Path, work: Path, flags: tuple[str, ...] = ()) -> dict:
+def convert_and_compare(model, shapes: dict, path: Path, work: Path, flags: tuple[str, ...] = (),
+                        targets: tuple[str, ...] = TARGETS) -> dict:
     """Save `model` at `path`, check the Keras that built it (tf_keras or Keras 3) reloads it exactly, convert it
     for each target through the CLI and return target -> max relative error of the written model against Keras."""
     import importlib
@@ -54,7 +56,7 @@ def convert_and_compare(model, shapes: dict, path: Path, work: Path, flags: tupl
                    for arg in ("--input-shape", f"{name}:{','.join(map(str, shape))}" if len(shapes) > 1
                                else ",".join(map(str, shape)))]
     errors = {}
-    for target in TARGETS:
+    for target in targets:
         out = work / f"{path.stem}{path.suffix.replace('.', '-')}-{target}"
         code, _, err = run_cli(f"tf2{target}", path, "-o", out, *shape_flags, *flags)
         assert code == 0, f"{path.name} -> {target}: exit {code}: {err}"
@@ -91,5 +93,6 @@ def test_lambda_in_h5_converts_with_no_safe_mode_only(tmp_path):
     assert "times_three" in err and "--no-safe-mode" in err
     assert not marker.exists() and not (tmp_path / "refused").exists()
     model, shapes = tf_keras_models.with_lambda()
-    errors = convert_and_compare(model, shapes, tmp_path / "lam2.h5", tmp_path, ("--no-safe-mode",))
+    # each conversion traces the model in a child (TF and tf_keras imported there): one target is enough
+    errors = convert_and_compare(model, shapes, tmp_path / "lam2.h5", tmp_path, ("--no-safe-mode",), ("onnx",))
     assert all(e <= RTOL for e in errors.values()), errors

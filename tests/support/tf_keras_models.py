@@ -166,6 +166,23 @@ def dcgan() -> tuple[Any, dict]:
     return model, {"dense_input": (2, LATENT)}
 
 
+def siamese() -> tuple[Any, dict]:
+    """A Sequential tower called inside a nested Model on two inputs and once more at the top level, and a
+    Dense shared by two calls: every call reads the one set of weights."""
+    K = _keras()
+    tower = K.Sequential([K.layers.Conv2D(4, 3, input_shape=(8, 8, 3)), K.layers.BatchNormalization(),
+                          K.layers.ReLU(), K.layers.GlobalAveragePooling2D()], name="encoder")
+    x = K.Input((8, 8, 3))
+    inner = K.Model(x, tower(x), name="tower")
+    a, b = K.Input((8, 8, 3), name="a"), K.Input((8, 8, 3), name="b")
+    d = K.layers.Subtract()([inner(a), inner(b)])
+    head = K.layers.Dense(4, name="head")
+    y = K.layers.Concatenate()([head(d), head(K.layers.Multiply()([d, d])), tower(a)])
+    model = K.Model([a, b], y, name="siamese")
+    randomise(model)
+    return model, {"a": (2, 8, 8, 3), "b": (2, 8, 8, 3)}
+
+
 BUILDERS: dict[str, Callable[[], tuple[Any, dict]]] = {
     "gan_nested": gan_nested,
     "gan_generator": gan_generator_part,
@@ -174,6 +191,7 @@ BUILDERS: dict[str, Callable[[], tuple[Any, dict]]] = {
     "crnn": crnn,
     "deepspeech": deepspeech,
     "pix2pix": pix2pix,
+    "siamese": siamese,
 }
 
 
