@@ -126,9 +126,10 @@ class Context:
             op = t.op
             if self.sizes_given:  # no input size is missing: the size follows a value the graph computes
                 late = [i for i in op.inputs if not self.is_const(i)]
+                # the size-setting parameters come after the data (Reshape's shape, OneHot's depth)
                 named = [i for i in late if i.dtype.name.startswith(("int", "uint"))] or late
                 if named:
-                    raise self.shape_follows(op, named[0], "input")
+                    raise self.shape_follows(op, named[-1], "input")
             pad = op.get_attr("padding").decode() if "padding" in op.node_def.attr else ""
             why = f", {pad} padding" if pad else ""
             shown = "of unknown rank" if dims is None else show_shape(dims)

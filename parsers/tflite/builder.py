@@ -303,7 +303,7 @@ class Builder:
                              f"{op.op.name} computes {have} for tensor {t.index} '{t.name}', the file says {stored}, "
                              f"and TFLite's interpreter cannot run this file: {why}")
         raise UnsupportedError([Unsupported(op.op.name, t.name, f"the converted output has {have}, the file says "
-                                            f"{stored}: the operator's options are not understood")],
+                                            f"{stored}: the operator is not read as the file means it")],
                                target="tflite parser")
 
 

@@ -5,7 +5,7 @@
 The interpreter refusing the file (it cannot load it, or run it at the file's own size) is an InputError
 (exit 2: "TFLite's interpreter cannot run this file: ..."); refusing another size is not (verify skips that
 size). `refusal(path)` asks the interpreter, in a child process (a corrupt file may crash it), whether it
-loads and prepares a file at all: the builder asks when an operator cannot be read, to tell a corrupt
+loads, prepares and runs a file at all: the builder asks when an operator cannot be read, to tell a corrupt
 file from a converter bug.
 """
 
@@ -68,8 +68,8 @@ def cannot_run(path: Path, error: BaseException) -> InputError:
 
 
 def refusal(path: str | Path) -> str | None:
-    """Why TFLite's interpreter refuses to load and prepare `path` at its own size; None when it runs it (or
-    when no interpreter imports: then nobody can tell)."""
+    """Why TFLite's interpreter refuses to load, prepare or run `path` at its own size; None when it runs it
+    (or when no interpreter imports: then nobody can tell)."""
     try:
         done = subprocess.run(isolated.python_module(__name__, str(path)), capture_output=True, text=True,
                               timeout=REFUSAL_TIMEOUT_S)
@@ -83,13 +83,18 @@ def refusal(path: str | Path) -> str | None:
 
 
 def _prepare(path: str) -> int:
-    """The child of refusal(): load and prepare the file; exit _REFUSED with the reason when that fails."""
+    """The child of refusal(): load the file, prepare it and run it once on zeros at its own size; exit
+    _REFUSED with the reason when that fails."""
     try:
         interpreter = _interpreter_class(litert_first=True)
     except ImportError:
         return 0
     try:
-        interpreter(model_path=path, num_threads=1).allocate_tensors()
+        it = interpreter(model_path=path, num_threads=1)
+        it.allocate_tensors()
+        for detail in it.get_input_details():
+            it.set_tensor(detail["index"], np.zeros(detail["shape"], detail["dtype"]))
+        it.invoke()
     except Exception as error:  # noqa: BLE001 - whatever the interpreter raises: it refuses the file
         print(" ".join(str(error).split())[:300] or type(error).__name__)
         return _REFUSED
@@ -174,7 +179,7 @@ class _Runner:
             it = self.interpreter
             for name, x in feed.items():
                 index = self.by_name[name]
-                if self.shapes.get(index) != x.shape:
+                if self.shapes.get(index, tuple(self.tensors[index].shape)) != x.shape:  # the file's size: as loaded
                     it.resize_tensor_input(index, list(x.shape), strict=True)
                     self.shapes[index] = x.shape
             it.allocate_tensors()

@@ -145,10 +145,8 @@ def _check_tensor(prefix: str, t: Tensor) -> None:
     if any(d < 0 for d in t.shape):
         raise InputError(f"{prefix}: {_tensor(t)} has shape {t.shape}: sizes must be 0 or more (-1, a free size, "
                          f"belongs in shape_signature); the file is corrupt")
-    if t.signature != t.shape and (len(t.signature) != len(t.shape) or
-                                   any(s != -1 and s != d for s, d in zip(t.signature, t.shape))):
-        raise InputError(f"{prefix}: {_tensor(t)} has shape {t.shape} and shape signature {t.signature}, which "
-                         f"disagree; the file is corrupt")
+    # a shape signature that disagrees with the shape TFLite runs anyway (it runs at `shape`): the builder
+    # reads one of another rank as none, and one of the same rank only for the sizes it leaves free (-1)
 
 
 def _check_options(prefix: str, sub: Subgraph, op: Operator, subgraphs: int) -> None:

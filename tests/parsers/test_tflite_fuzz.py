@@ -4,10 +4,11 @@ process per mutant) to torch and ONNX.
 
 Each must end with exit 2 or 3 (one error line, nothing left behind) or exit 0 with a model that runs: the
 torch `model.py` imports and runs, the ONNX file loads and runs in onnxruntime, at the shapes
-`conversion.json` states, giving outputs of those shapes. Never exit 1, never a hang (--timeout: 124), never
-a memory blow-up. A fixed-seed sample runs in the default suite; `make fuzz-tflite` runs them all and
-prints the counts by exit code (CONVERT_FUZZ_TFLITE_FULL=1); there each mutant that converts is converted
-again with --verify: equal to what TFLite's interpreter computes for it, or refused by that interpreter.
+`conversion.json` states, giving outputs of the shapes and dtypes it states. Never exit 1, never a hang
+(--timeout: 124), never a memory blow-up. A fixed-seed sample runs in the default suite; `make fuzz-tflite`
+runs them all and prints the counts by exit code (CONVERT_FUZZ_TFLITE_FULL=1); there each mutant that
+converts is converted again with --verify: equal to what TFLite's interpreter computes for it, or refused
+by that interpreter.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ def _peak_mb() -> float:
 
 
 def _run_converted(target: str, out: Path) -> None:
-    """The written model runs in its runtime at the shapes conversion.json states and gives those shapes
-    (one whose inputs a corrupt size made too large to feed here is only loaded)."""
+    """The written model runs in its runtime at the shapes conversion.json states and gives outputs of the
+    shapes and dtypes it states (one whose inputs a corrupt size made too large to feed is only loaded)."""
     doc = json.loads((out / "conversion.json").read_text())
     runtime = emitters.get(target.removeprefix("tf2"))
     if sum(int(np.prod(i["shape"])) for i in doc["inputs"]) > MAX_RUN_ELEMENTS:
@@ -58,8 +59,8 @@ def _run_converted(target: str, out: Path) -> None:
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(i["shape"]).astype(i["dtype"]) if i["dtype"].startswith("float")
               else np.ones(i["shape"], i["dtype"]) for i in doc["inputs"]]
-    outputs = runtime.run(out, inputs)
-    assert [tuple(np.shape(y)) for y in outputs] == [tuple(o["shape"]) for o in doc["outputs"]]
+    outputs = [np.asarray(y) for y in runtime.run(out, inputs)]
+    assert [(y.shape, y.dtype.name) for y in outputs] == [(tuple(o["shape"]), o["dtype"]) for o in doc["outputs"]]
 
 
 def _verified(target: str, src: Path, out: Path, label: str) -> None:
