@@ -137,6 +137,8 @@ def _one_line(text: str) -> str:
 
 
 def render(table: dict[str, dict[str, str]]) -> str:
+    from tf_convert.parsers.tensorflow.runtime_values import RUN_TIME_PARAMETERS
+
     counts = {t: sum(row[t] == "exact" for row in table.values()) for t in COLUMNS}
     three = sum(all(row[t] == "exact" for t in ("torch", "onnx", "mxnet")) for row in table.values())
     lines = [
@@ -144,13 +146,15 @@ def render(table: dict[str, dict[str, str]]) -> str:
         f"{len(table)} TF ops an inference graph can carry (TF's op registry without training, I/O, state and graph-"
         f"structure ops). Exact: " + ", ".join(f"{HEADERS[t]} {counts[t]}" for t in COLUMNS)
         + f"; exact in PyTorch, ONNX and MXNet alike: {three}. Caffe takes float32 tensors only; its OpenCV "
-        "dialect (files OpenCV DNN reads, BVLC Caffe does not: docs/caffe-dialect.md) adds OpenCV's own layers.",
+        "dialect (files OpenCV DNN reads, BVLC Caffe does not: docs/caffe-dialect.md) adds OpenCV's own layers. "
+        "Run-time parameters: those the converted model reads as tensors when the graph computes them (a "
+        "placeholder, the data); every other parameter must be a constant at conversion.",
         "",
-        "| TF op | " + " | ".join(HEADERS[t] for t in COLUMNS) + " |",
-        "|---|" + "---|" * len(COLUMNS),
+        "| TF op | " + " | ".join(HEADERS[t] for t in COLUMNS) + " | Run-time parameters |",
+        "|---|" + "---|" * (len(COLUMNS) + 1),
     ]
     for op, row in table.items():
-        lines.append(f"| {op} | " + " | ".join(row[t] for t in COLUMNS) + " |")
+        lines.append(f"| {op} | " + " | ".join(row[t] for t in COLUMNS) + f" | {RUN_TIME_PARAMETERS.get(op, '')} |")
     lines.append(END)
     return "\n".join(lines)
 

@@ -15,6 +15,8 @@ from tf_convert.convert.errors import ConvertError, InputError, Unsupported, Uns
 from tf_convert.parsers.base import SAFE_MODE, ParseOptions
 from tf_convert.parsers.source import kinds_of
 
+from ..common.layout import TO_NCHW, TO_NHWC
+
 # importing the handler modules registers them in TABLE (schema: the config shape, checked first)
 from . import (  # noqa: F401  (one module per family: fills TABLE)
     elementwise,
@@ -31,7 +33,6 @@ from . import (  # noqa: F401  (one module per family: fills TABLE)
     traced,
 )
 from .builder import Builder
-from .layout import TO_NCHW, TO_NHWC
 from .source import KerasSource, sniff
 from .table import TABLE, restore_ops_modules
 

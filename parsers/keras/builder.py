@@ -13,7 +13,8 @@ from tf_convert.convert.errors import ConvertError, InputError, Unsupported, Uns
 from tf_convert.convert.padding.sizes import size_bound
 from tf_convert.parsers.base import ParseOptions
 
-from . import layout, sequence_masks, weights
+from ..common import layout
+from . import sequence_masks, weights
 from .call import Call, TensorRef
 from .source import KerasSource
 from .table import TABLE, table_key

@@ -11,7 +11,7 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 
-from . import layout
+from ..common import layout
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import numpy as np
 
 from tf_convert.convert.ir.ops import KERAS_ACTIVATIONS
 
-from . import layout
+from ..common import layout
 from .call import Call, TensorRef
 from .table import TABLE
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import layout
+from ..common import layout
 from .call import Call
 from .elementwise import with_activation
 from .table import TABLE

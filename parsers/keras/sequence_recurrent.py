@@ -15,10 +15,10 @@ import numpy as np
 
 from tf_convert.convert.ir.ops import CELL_ACTIVATIONS
 
+from ..common.layout import nhwc_reshape
 from . import sequence_masks, weights
 from .call import Call, TensorRef
 from .elementwise import activation_name
-from .shape import keras_reshape
 from .table import TABLE
 
 GATES = {"LSTM": 4, "GRU": 3, "SimpleRNN": 1}
@@ -212,14 +212,14 @@ def time_distributed(call: Call) -> list[str]:
         # a Dense on (N, T, C) acts on the last axis already: no fold, so T (and N) stay free
         return handler(dataclasses.replace(call, class_name="Dense", config=inner["config"]))
     n, length = kshape[0], kshape[1]
-    folded = keras_reshape(call, call.x, (n * length, *kshape[2:]))
+    folded = nhwc_reshape(call, call.x, (n * length, *kshape[2:]))
     sub = Call(graph=call.graph, name=call.graph.unique_name(call.name + "/inner"), layer=call.layer,
                class_name=inner["class_name"], config=inner["config"], inputs=[folded],
                args=[TensorRef(folded)], weights=call.weights)
     outs = []
     for y in handler(sub):
         ky = call.kshape(y)
-        outs.append(keras_reshape(call, y, (n, length, *ky[1:])))
+        outs.append(nhwc_reshape(call, y, (n, length, *ky[1:])))
     return outs
 
 

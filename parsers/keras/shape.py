@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import layout
+from ..common import layout
+from ..common.layout import nhwc_reshape
 from .call import Call
 from .table import TABLE
 
@@ -18,20 +19,6 @@ def concatenate(call: Call) -> list[str]:
     return [call.add("concat", list(call.inputs), shape, {"axis": axis})]
 
 
-def keras_reshape(call: Call, x: str, target_kshape: tuple[int, ...]) -> str:
-    """Reshape x to `target_kshape` (Keras layout) keeping TF's (NHWC) element order."""
-    shape = call.shape(x)
-    if len(shape) == 4 and not layout.moves_only_unit_dims(shape, layout.TO_NHWC):
-        nhwc = layout.keras_shape(shape)
-        x = call.add("transpose", [x], nhwc, {"perm": layout.TO_NHWC}, suffix="/nhwc")
-    if len(target_kshape) == 4 and not layout.moves_only_unit_dims(target_kshape, layout.TO_NCHW):
-        x = call.add("reshape", [x], target_kshape, {"shape": target_kshape}, suffix="/reshape")
-        out = layout.ir_shape(target_kshape)
-        return call.add("transpose", [x], out, {"perm": layout.TO_NCHW})
-    out = layout.ir_shape(target_kshape)
-    return call.add("reshape", [x], out, {"shape": out})
-
-
 @TABLE.register("Reshape")
 def reshape(call: Call) -> list[str]:
     kshape = call.kshape()
@@ -40,14 +27,14 @@ def reshape(call: Call) -> list[str]:
     if -1 in target:
         known = int(np.prod([d for d in target if d != -1]))
         target[target.index(-1)] = total // known
-    return [keras_reshape(call, call.x, (kshape[0], *target))]
+    return [nhwc_reshape(call, call.x, (kshape[0], *target))]
 
 
 @TABLE.register("Flatten")
 def flatten(call: Call) -> list[str]:
     call.require_channels_last()
     kshape = call.kshape()
-    return [keras_reshape(call, call.x, (kshape[0], int(np.prod(kshape[1:]))))]
+    return [nhwc_reshape(call, call.x, (kshape[0], int(np.prod(kshape[1:]))))]
 
 
 @TABLE.register(

@@ -17,13 +17,13 @@ import numpy as np
 
 from tf_convert.convert.errors import UnsupportedError
 from tf_convert.parsers.tensorflow import ops as _tf_handlers  # noqa: F401 - registers the TF handlers
-from tf_convert.parsers.tensorflow.context import NHWC_TO_NCHW, Context, NotConvertible
+from tf_convert.parsers.tensorflow.context import Context, NotConvertible
 from tf_convert.parsers.tensorflow.protos import AttrValue, GraphDef
 from tf_convert.parsers.tensorflow.table import TABLE as TF_TABLE
 from tf_convert.parsers.tensorflow.tensors import dtype_enum, to_proto
 from tf_convert.parsers.tensorflow.tfgraph import Graph, ShapeError, TensorShape
 
-from . import layout
+from ..common import layout
 from .call import Call, TensorRef
 from .table import TABLE
 
@@ -258,11 +258,11 @@ class MiniGraph:
         for op in tfg.get_operations():
             if op.type == "Placeholder":
                 t = op.outputs[0]
-                ctx.set(t, self.placeholders[op.name], NHWC_TO_NCHW if t.shape.rank == 4 else None)
+                ctx.set(t, self.placeholders[op.name], layout.TO_NCHW if t.shape.rank == 4 else None)
         op = tfg.get_operation_by_name(call.name)
         try:
             TF_TABLE.get(op.type)(ctx, op)
-            return [ctx.ir(t, NHWC_TO_NCHW if t.shape.rank == 4 else None) for t in op.outputs]
+            return [ctx.ir(t, layout.TO_NCHW if t.shape.rank == 4 else None) for t in op.outputs]
         except NotConvertible as err:
             raise call.unsupported(f"tf.{call.config.get('function')} ({op.type}): {err}") from None
         except UnsupportedError:

@@ -18,8 +18,8 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir.lazy import contiguous, is_lazy
+from tf_convert.parsers.common.layout import TO_NCHW as NHWC_TO_NCHW
 
-NHWC_TO_NCHW = (0, 3, 1, 2)
 NDHWC_TO_NCDHW = (0, 4, 1, 2, 3)
 _CHANNELS_FIRST = {4: NHWC_TO_NCHW, 5: NDHWC_TO_NCDHW}  # rank -> the IR perm of a channels-last tensor
 Perm = tuple[int, ...] | None
@@ -126,9 +126,10 @@ class Context:
             op = t.op
             if self.sizes_given:  # no input size is missing: the size follows a value the graph computes
                 late = [i for i in op.inputs if not self.is_const(i)]
+                # the size-setting parameters come after the data (Reshape's shape, OneHot's depth)
                 named = [i for i in late if i.dtype.name.startswith(("int", "uint"))] or late
                 if named:
-                    raise self.shape_follows(op, named[0], "input")
+                    raise self.shape_follows(op, named[-1], "input")
             pad = op.get_attr("padding").decode() if "padding" in op.node_def.attr else ""
             why = f", {pad} padding" if pad else ""
             shown = "of unknown rank" if dims is None else show_shape(dims)

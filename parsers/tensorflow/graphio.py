@@ -10,6 +10,7 @@ import difflib
 from typing import Any
 
 from tf_convert.convert.errors import UsageError
+from tf_convert.parsers.common.order import topological
 
 # Nodes that are never model outputs: bookkeeping of savers, initialisers and training.
 _NOT_OUTPUT_OPS = {
@@ -54,7 +55,7 @@ def find_placeholders(graph_def: Any) -> list[str]:
 def find_sinks(graph_def: Any, inputs: list[str]) -> list[str]:
     """Nodes that depend on an input and feed nothing that does: the inference graph's ends."""
     nodes = {n.name: n for n in graph_def.node}
-    order = topological(graph_def)
+    order = topological(nodes, _inputs_of)  # data inputs first (GraphDefs need not be sorted)
     dependent = {node_of(t) for t in inputs}
     for name in order:
         if any(i in dependent for i in _inputs_of(nodes[name])):
@@ -76,29 +77,6 @@ def find_sinks(graph_def: Any, inputs: list[str]) -> list[str]:
 def _is_float(node: Any) -> bool:
     attr = node.attr.get("T") or node.attr.get("dtype")
     return attr is None or attr.type in (1, 2, 19)  # DT_FLOAT, DT_DOUBLE, DT_HALF
-
-
-def topological(graph_def: Any) -> list[str]:
-    """Node names in an order where data inputs come first (GraphDefs need not be sorted)."""
-    nodes = {n.name: n for n in graph_def.node}
-    order: list[str] = []
-    state: dict[str, int] = {}
-    for root in nodes:
-        stack = [(root, False)]
-        while stack:
-            name, done = stack.pop()
-            if done:
-                state[name] = 2
-                order.append(name)
-                continue
-            if state.get(name) or name not in nodes:
-                continue
-            state[name] = 1
-            stack.append((name, True))
-            for i in reversed(_inputs_of(nodes[name])):
-                if not state.get(i):
-                    stack.append((i, False))
-    return order
 
 
 def check_names(graph_def: Any, names: list[str], what: str) -> list[str]:

@@ -15,6 +15,19 @@ import numpy as np
 from .context import Context
 from .lowering import Lowering
 
+# TF op -> the parameters a converted model reads at run time (each one run in every target against TF by
+# tests/parsers/test_runtime_values.py; docs/ops.md's "run-time parameters" column)
+RUN_TIME_PARAMETERS = {
+    "Slice": "begin (with a constant size)",
+    "StridedSlice": "begin of an indexed axis (x[i])",
+    "MatrixBandPart": "num_lower, num_upper",
+    "TensorScatterUpdate": "indices",
+    "Roll": "shift",
+    "AdjustContrastv2": "contrast_factor",
+    "GatherV2": "indices (any batch_dims)",
+    "GatherNd": "indices",
+}
+
 
 def known_ints(ctx: Context, t: Any) -> list[int | None]:
     """The elements of the integer scalar or vector `t` known at conversion: a constant's values, the

@@ -7,7 +7,7 @@ from typing import Callable
 import numpy as np
 
 from tf_convert.convert.ir.ops import OPS, TFLITE_BUILTINS
-from tf_convert.parsers.keras.shape import keras_reshape
+from tf_convert.parsers.common.layout import nhwc_reshape
 
 from . import layout
 from .op import Op
@@ -55,7 +55,7 @@ def operand(op: Op, k: int, rank: int) -> str:
     shape = op.source_shape(k)
     if len(shape) >= rank:
         return x
-    return keras_reshape(op, x, (1,) * (rank - len(shape)) + tuple(shape))
+    return nhwc_reshape(op, x, (1,) * (rank - len(shape)) + tuple(shape))
 
 
 def binary(op: Op, ir_op: str, out_dtype: str | None = None) -> str:

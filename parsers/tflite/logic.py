@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tf_convert.parsers.keras.shape import keras_reshape
+from tf_convert.parsers.common.layout import nhwc_reshape
 
 from .elementwise import binary, operand
 from .op import Op
@@ -44,7 +44,7 @@ def _select(op: Op, rank_one_rows: bool) -> str:
         rows = (shapes[0][0],) + (1,) * (rank - 1)
         value = op.value(0)
         cond = (op.add("const", [], rows, params={"value": value.reshape(rows)}, suffix="/c0", out_dtype="bool")
-                if value is not None else keras_reshape(op, op.x(0), rows))
+                if value is not None else nhwc_reshape(op, op.x(0), rows))
     else:
         cond = operand(op, 0, rank)
     a, b = operand(op, 1, rank), operand(op, 2, rank)

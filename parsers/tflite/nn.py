@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tf_convert.parsers.keras.shape import keras_reshape
+from tf_convert.parsers.common.layout import nhwc_reshape
 
 from . import layout
 from .op import Op
@@ -37,7 +37,7 @@ def fully_connected(op: Op) -> list[str]:
                    suffix="/nchw")
         return [op.activation(y)]
     if not keep and (len(shape) != 2 or shape[-1] != depth):  # TFLite flattens to (-1, in) in its order
-        x = keras_reshape(op, x, (int(np.prod(shape)) // depth, depth))
+        x = nhwc_reshape(op, x, (int(np.prod(shape)) // depth, depth))
         shape = op.shape(x)
     y = op.add("linear", [x], (*shape[:-1], units), params=params)
     return [op.activation(y)]

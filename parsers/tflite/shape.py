@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tf_convert.parsers.keras.shape import keras_reshape
+from tf_convert.parsers.common.layout import nhwc_reshape
 
 from . import layout
 from .elementwise import operand
@@ -30,7 +30,7 @@ def _reshape_to(op: Op, shape: tuple[int, ...]) -> str:
     x = op.x()
     if tuple(shape) == op.source_shape(0):
         return op.add("identity", [x], op.shape(x))
-    return keras_reshape(op, x, shape)
+    return nhwc_reshape(op, x, shape)
 
 
 @TABLE.register("RESHAPE")
@@ -114,7 +114,7 @@ def strided_slice_activation(op: Op) -> list[str]:
                     {"begin": ir_begin, "end": ir_end}, suffix="/slice" if len(kept) != len(source) else "")
     if len(kept) == len(source):
         return [sliced]
-    return [keras_reshape(op, sliced, tuple(kept))]
+    return [nhwc_reshape(op, sliced, tuple(kept))]
 
 
 # ---- folded on known values ---------------------------------------------------------------------

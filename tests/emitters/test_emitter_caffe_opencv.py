@@ -276,3 +276,31 @@ def test_the_caffemodel_leaves_out_what_only_the_prototxt_may_carry(saved, tmp_p
     net.ParseFromString((out / "model.caffemodel").read_bytes())
     resizes = [layer for layer in net.layer if layer.type == "Resize"]
     assert resizes and not any(layer.HasField("resize_param") for layer in resizes)
+
+
+# ---- reductions over a sequence axis (GlobalAveragePooling1D / GlobalMaxPooling1D) ---------------------------------
+
+def _pooled_sequence(keras):
+    """Means and maxima over the steps of (N, L, C): on the input itself and after a Conv1D."""
+    layers = keras.layers
+    inp = keras.Input((12, 5))
+    x = layers.Conv1D(8, 3, padding="same", activation="relu")(inp)
+    pooled = layers.Concatenate()([layers.GlobalAveragePooling1D()(x), layers.GlobalMaxPooling1D()(x)])
+    return keras.Model(inp, [layers.GlobalAveragePooling1D()(inp), layers.Dense(3)(pooled)])
+
+
+@pytest.mark.parametrize("dialect", ["bvlc", "opencv"])
+def test_reductions_over_a_sequence_axis(keras, dialect, tmp_path):
+    """OpenCV's dialect: a Permute moves the reduced axis last, a global pooling reduces it (exact in OpenCV
+    DNN); BVLC keeps its refusal and names the dialect that writes it."""
+    path = tmp_path / "pooled.keras"
+    _pooled_sequence(keras).save(path)
+    code, stdout, stderr = _cli("tf2caffe", path, "-o", tmp_path / "out", "--caffe-dialect", dialect, "--json",
+                                *(["--verify"] if dialect == "opencv" else []))
+    if dialect == "bvlc":
+        assert code == 3 and "the reduced axes moved last" in stderr and "--caffe-dialect opencv" in stderr
+        return
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert doc["verify"]["passed"] and doc["verify"]["max_rel"] <= TOLERANCE, doc["verify"]
+    print(f"\npooled sequence opencv: max_rel {doc['verify']['max_rel']:.3g}")

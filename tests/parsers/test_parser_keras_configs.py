@@ -60,6 +60,10 @@ def _custom_activation(config: dict) -> None:
         "module": "helpers", "class_name": "function", "config": "relu", "registered_name": "relu"}
 
 
+def _unknown_activation(config: dict) -> None:
+    _layer(config, "dense")["config"]["activation"] = "not_an_activation"
+
+
 def _foreign_initializer(config: dict) -> None:
     _layer(config, "bi")["config"]["layer"]["config"]["kernel_initializer"] = {
         "module": "helpers", "class_name": "Init", "config": {}, "registered_name": None}
@@ -76,6 +80,7 @@ BAD = {  # mutation -> (what the error names, the layer it names)
     "Dense without units": (_no_units, "has no 'units'", "dense"),
     "wrapped LSTM without units": (_wrapped_lstm_without_units, "has no 'units'", "bi"),
     "custom activation": (_custom_activation, "helpers.relu is not a Keras object", "dense"),
+    "unknown activation": (_unknown_activation, "activation='not_an_activation', which is no Keras", "dense"),
     "foreign initializer": (_foreign_initializer, "helpers.Init is not a Keras object", "bi' (layer) 'forward_inner"),
     "wrapped torch LSTM": (_wrapped_foreign_class, "torch.nn.LSTM is not a Keras class", "bi' (layer) 'forward_inner"),
 }
@@ -139,3 +144,20 @@ def test_required_arguments_are_those_keras_requires(library):
             required &= {p.name for p in inspect.signature(other.__init__).parameters.values()
                          if p.default is p.empty}
         assert required <= set(schema.REQUIRED.get(class_name, ())), class_name
+
+
+def test_activation_names_are_those_keras_resolves():
+    """schema.KERAS_ACTIVATIONS: every name Keras 3 or tf_keras resolves, and no other."""
+    import tf_keras
+    from keras.src.activations import ALL_OBJECTS_DICT
+
+    candidates = set(ALL_OBJECTS_DICT) | set(schema.KERAS_ACTIVATIONS) | {
+        n for n in dir(tf_keras.activations) if not n.startswith("_") and n not in ("get", "serialize", "deserialize")}
+    resolved = set(ALL_OBJECTS_DICT)
+    for name in candidates - resolved:
+        try:
+            tf_keras.activations.get(name)
+            resolved.add(name)
+        except (ValueError, TypeError):
+            pass
+    assert set(schema.KERAS_ACTIVATIONS) == resolved

@@ -112,9 +112,12 @@ def adjust_contrast(ctx: Context, op: Any) -> None:
     """(x - mean) * factor + mean, the mean per channel over the image's height and width; V1 (removed at
     GraphDef version 2) clips that to [min_value, max_value]."""
     _float32(op)
-    factor = np.asarray(ctx.const(op.inputs[1]), np.float32).reshape(-1)
-    if factor.size != 1:
-        raise NotConvertible(f"{op.type} with {factor.size} contrast factors (one is supported)")
+    if ctx.is_const(op.inputs[1]):
+        factor = np.asarray(ctx.const(op.inputs[1]), np.float32).reshape(-1)
+        if factor.size != 1:
+            raise NotConvertible(f"{op.type} with {factor.size} contrast factors (one is supported)")
+    elif ctx.shape(op.inputs[1]) not in ((), (1,)):
+        raise NotConvertible(f"{op.type} with contrast factors shaped {ctx.shape(op.inputs[1])} (one is supported)")
     rank = len(ctx.shape(op.inputs[0]))
     if rank < 3:
         raise NotConvertible(f"{op.type} of a rank-{rank} tensor: an image is (..., height, width, channels)")
@@ -124,8 +127,11 @@ def adjust_contrast(ctx: Context, op: Any) -> None:
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
     mean = ctx.emit("reduce_mean", f"{op.name}/mean", [v.ir], kept, {"axes": axes, "keepdims": True},
                     source_op=op.type)
-    scale = ctx.emit("const", f"{op.name}/factor", [], (), params={"value": factor.reshape(())}, source_op=op.type,
-                     out_dtype="float32")
+    if ctx.is_const(op.inputs[1]):
+        scale = ctx.emit("const", f"{op.name}/factor", [], (), params={"value": factor.reshape(())},
+                         source_op=op.type, out_dtype="float32")
+    else:  # a factor the graph computes: the same product, by a tensor
+        scale = ctx.tf_order(op.inputs[1])
     centred = ctx.emit("sub", f"{op.name}/centred", [v.ir, mean], shape, source_op=op.type)
     scaled = ctx.emit("mul", f"{op.name}/scaled", [centred, scale], shape, source_op=op.type)
     if op.type == "AdjustContrastv2":

@@ -92,16 +92,30 @@ def gather_v1(ctx: Context, op: Any) -> None:
 
 @tf_op("OneHot")
 def one_hot(ctx: Context, op: Any) -> None:
+    """The IR's one_hot is float32; an integer or bool one-hot is that, cast (exact: on and off are whole
+    numbers float32 holds)."""
     indices, depth, on, off = op.inputs
     out_t = op.outputs[0]
-    if _dtype(out_t) != "float32":
-        raise NotConvertible(f"OneHot to {_dtype(out_t)}: only float32 one-hot tensors are supported")
+    dtype = _dtype(out_t)
+    if dtype not in ("float32", *_EXACT_FROM_FLOAT):
+        raise NotConvertible(f"OneHot to {dtype}: the converted graph holds float32, integer and bool one-hot "
+                             f"tensors, not {dtype}")
     rank = len(ctx.shape(out_t))
+    values = [np.asarray(ctx.const(t)).astype(np.float64).item() for t in (on, off)]
+    if dtype != "float32" and any(v != np.float32(v) for v in values):
+        raise NotConvertible(f"OneHot to {dtype} with on/off {values}: made as float32 then cast, which holds "
+                             "these values only up to 2**24")
     attrs = {"depth": int(ctx.const(depth)), "axis": int(op.get_attr("axis")) % rank,
-             "on": float(ctx.const(on)), "off": float(ctx.const(off))}
-    out = ctx.emit("one_hot", op.name, [_indices(ctx, op, indices)], ctx.shape(out_t), attrs,
-                   source_op=op.type, out_dtype="float32")
+             "on": values[0], "off": values[1]}
+    out = ctx.emit("one_hot", op.name if dtype == "float32" else f"{op.name}/float", [_indices(ctx, op, indices)],
+                   ctx.shape(out_t), attrs, source_op=op.type, out_dtype="float32")
+    if dtype != "float32":
+        out = ctx.emit("cast", op.name, [out], ctx.shape(out_t), {"dtype": dtype}, source_op=op.type,
+                       out_dtype=dtype)
     ctx.set(out_t, out)
+
+
+_EXACT_FROM_FLOAT = ("int32", "int64", "uint8", "int8", "bool")  # the IR's other dtypes
 
 
 # ---- Einsum ------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import numpy as np
 from ..context import Context, NotConvertible, ir_axis
 from ..lengths import mark
 from ..lowering import Lowering
+from ..runtime_values import element, known_ints
 from ..table import tf_op
 from .shape import concat_along, reverse_axis, transpose
 
@@ -53,15 +54,29 @@ def roll(ctx: Context, op: Any) -> None:
     v = ctx.val(op.inputs[0])
     shape = ctx.shape(op.inputs[0])
     rank = len(shape)
-    shifts = np.asarray(ctx.const(op.inputs[1])).reshape(-1).tolist()
+    shifts = known_ints(ctx, op.inputs[1])
     axes = np.asarray(ctx.const(op.inputs[2])).reshape(-1).tolist()
     if len(shifts) != len(axes):
         raise NotConvertible(f"Roll with {len(shifts)} shifts for {len(axes)} axes")
-    total: dict[int, int] = {}
-    for s, a in zip(shifts, axes):
-        total[int(a) % rank] = total.get(int(a) % rank, 0) + int(s)
     low = Lowering(ctx, op)
     x = v.ir
+    late: dict[int, str] = {}  # axis -> its shift computed at run time: x[(i - shift) mod n] by a gather
+    for k, (s, a) in enumerate(zip(shifts, axes)):
+        if s is None:
+            a = int(a) % rank
+            shift = element(ctx, low, op.inputs[1], k, f"shift{k}")
+            late[a] = shift if a not in late else low.node("add", f"shift{k}_sum", [late[a], shift], (1,))
+    for a, shift in sorted(late.items()):
+        dtype = low.dtype(shift)
+        back = low.node("sub", f"axis{a}_from", [low.const(f"axis{a}_positions", np.arange(shape[a]), dtype), shift],
+                        (shape[a],))
+        index = low.node("floor_mod", f"axis{a}_index", [back, low.const(f"axis{a}_size", [shape[a]], dtype)],
+                         (shape[a],))
+        x = low.node("gather", f"axis{a}_rolled", [x, index], low.shape(x), {"axis": ir_axis(a, rank, v.perm)})
+    total: dict[int, int] = {}
+    for s, a in zip(shifts, axes):
+        if s is not None:
+            total[int(a) % rank] = total.get(int(a) % rank, 0) + int(s)
     for a, s in sorted(total.items()):
         n = shape[a]
         s %= n

@@ -25,6 +25,7 @@ from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir.lazy import contiguous
 from tf_convert.convert.padding import PaddingError, output_hw, space_to_batch_conv, tf_pads, transposed_conv_crop
 
+from .. import space_batch
 from ..context import Context, NotConvertible, attr, fmt_perm, permute_shape
 from ..table import tf_op
 
@@ -148,6 +149,10 @@ def match(ctx: Context, s2b: Any) -> Atrous:
 def space_to_batch(ctx: Context, op: Any) -> None:
     """Checked here (so a stray one is reported at its own node); BatchToSpaceND emits the conv."""
     ctx.shape(op.inputs[0])  # an unknown spatial size -> ask for --input-shape
+    expand, conv = _through(op.outputs[0], "ExpandDims")
+    if conv is None or conv.type not in _CONVS or conv.inputs[0].name != (expand or op).outputs[0].name:
+        space_batch.space_to_batch(ctx, op)  # on its own: the moves themselves
+        return
     match(ctx, op)
 
 
@@ -157,7 +162,8 @@ def batch_to_space(ctx: Context, op: Any) -> None:
     if conv.type == "Squeeze":  # the 1-D spelling
         conv = conv.inputs[0].op
     if conv.type not in _CONVS or not _fed_by_s2b(conv):
-        raise NotConvertible(f"BatchToSpaceND is only supported as a dilated convolution ({_PATTERN})")
+        space_batch.batch_to_space(ctx, op)  # on its own: the moves themselves
+        return
     s2b = conv.inputs[0].op
     a = match(ctx, s2b.inputs[0].op if s2b.type == "ExpandDims" else s2b)
     x = a.s2b.inputs[0]

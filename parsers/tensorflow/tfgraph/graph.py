@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tf_convert.parsers.common.order import topological
+
 from ..graphio import split_ref
 from ..known_ops import attr_defaults, output_args
 from ..protos import AttrValue, GraphDef
@@ -104,21 +106,7 @@ def _num_outputs(node: Any, referenced: int) -> int:
 def _order(nodes: dict[str, Any]) -> list[str]:
     """Every node after its inputs (data and control), otherwise in GraphDef order; a cycle
     (a while loop's back edge) is cut where it closes."""
-    order: list[str] = []
-    seen: set[str] = set()
-    for root in nodes:
-        stack = [(root, False)]
-        while stack:
-            name, done = stack.pop()
-            if done:
-                order.append(name)
-                continue
-            if name in seen or name not in nodes:
-                continue
-            seen.add(name)
-            stack.append((name, True))
-            stack.extend((split_ref(r)[0], False) for r in reversed(nodes[name].input))
-    return order
+    return topological(nodes, lambda node: [split_ref(r)[0] for r in node.input])
 
 
 class Graph:

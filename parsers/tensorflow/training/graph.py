@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from tf_convert.convert.ir.lazy import is_lazy
+from tf_convert.parsers.common.order import topological
 
 from ..graphio import split_ref
 from ..protos import AttrValue, TensorProto
@@ -50,21 +51,7 @@ class GraphView:
 
     def order(self) -> list[str]:
         """Names with every input (data and control) first; names of missing nodes skipped."""
-        order: list[str] = []
-        state: dict[str, int] = {}
-        for root in self.nodes:
-            stack = [(root, False)]
-            while stack:
-                name, done = stack.pop()
-                if done:
-                    order.append(name)
-                    continue
-                if state.get(name) or name not in self.nodes:
-                    continue
-                state[name] = 1
-                stack.append((name, True))
-                stack.extend((split_ref(r)[0], False) for r in reversed(self.nodes[name].input))
-        return order
+        return topological(self.nodes, lambda node: [split_ref(r)[0] for r in node.input])
 
     def ancestors(self, names: Iterable[str], stop: set[str] = frozenset(), control: bool = True) -> set[str]:
         seen: set[str] = set()
