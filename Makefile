@@ -13,7 +13,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: test-into-hf verify-faults fuzz fuzz-tflite install mxnet-env demo test test-full test-memory test-keras-files test-keras-targets test-detect-audio test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: test-into-hf hf4-env verify-faults fuzz fuzz-tflite install mxnet-env demo test test-full test-memory test-keras-files test-keras-targets test-detect-audio test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
@@ -30,6 +30,7 @@ help:
 	@echo "make test-report  render a --report HTML in headless Chromium (installs Debian's chromium)"
 	@echo "make test-base-install  convert to every target in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
 	@echo "make test-mediapipe  MediaPipe's face_detection_short_range.tflite (from the pinned wheel) to every target, --verify"
+	@echo "make test-into-hf  --into Hugging Face classes: full-depth Keras models, transformers 4.x TF models (builds .venv-hf4; ~20 min)"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-latency, bench-into, bench-ckpt"
@@ -103,9 +104,22 @@ test-real-models: install mxnet-env
 test-detect-audio: install mxnet-env
 	CONVERT_HEADS_FULL=1 $(PY) -m pytest -q -p no:xdist tests/emitters/test_detection.py tests/emitters/test_spectral.py
 
-# --into Hugging Face's classes, full depth included (Keras EfficientNetB0 -> EfficientNetModel)
-test-into-hf: install
-	CONVERT_INTO_SLOW=1 $(PY) -m pytest -q -p no:xdist tests/app/test_into_hf.py -m "slow or not slow"
+# transformers 4.x (the last with TF classes) beside .venv's TF, tf_keras and torch, seen through a .pth file:
+# only to build the Hugging Face TF fixtures (tests/support/hf_tf_models.py)
+HF4VENV := .venv-hf4
+hf4-env: $(HF4VENV)/.installed
+$(HF4VENV)/.installed: constraints-hf4.txt $(VENV)/.installed
+	test -x $(HF4VENV)/bin/python || $(PYTHON) -m venv $(HF4VENV)
+	$(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" \
+		> $$($(HF4VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/shared-venv.pth
+	$(HF4VENV)/bin/python -m pip install -q --no-deps -r constraints-hf4.txt
+	touch $@
+
+# --into Hugging Face's classes, full depth included (Keras EfficientNetB0 -> EfficientNetModel), and
+# transformers 4.x's TF classes (SavedModels built in .venv-hf4) into their PyTorch classes
+test-into-hf: install hf4-env
+	CONVERT_INTO_SLOW=1 CONVERT_HF4_PYTHON=$(CURDIR)/$(HF4VENV)/bin/python $(PY) -m pytest -q -p no:xdist \
+		tests/app/test_into_hf.py tests/app/test_into_hf_tf.py -m "slow or not slow"
 
 # Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (builds it in a tmp dir)
 test-memory: install mxnet-env

@@ -176,6 +176,9 @@ def conversion_options(fn: Callable) -> Callable:
                      help="Value of a scalar placeholder such as is_training=false (repeatable) "
                           "[auto: PlaceholderWithDefault defaults]."),
         click.option("--use-ema", is_flag=True, help="Take ExponentialMovingAverage shadow variables as weights."),
+        click.option("--input-layout", "input_layout", type=click.Choice(["nchw", "nhwc"]), default=None,
+                     help="Layout of the TF graph's 4-D inputs [auto: NCHW where the graph transposes the input to "
+                          "NHWC first (Hugging Face's pixel_values), NHWC otherwise]."),
         click.option("--no-safe-mode", "unsafe", is_flag=True,
                      help="Keras's safe_mode=False: a .keras file's Lambda layers (Python bytecode) are loaded, "
                           "so their code runs, and the model is traced into a TF graph. Only for files you trust."),
@@ -215,7 +218,7 @@ def _check_rtol(rtol: float | None) -> None:
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
              as_json, keep_ir, force, quiet=False, timeout=None, max_memory=None, unsafe=False, signature=None,
-             **target_options) -> None:
+             input_layout=None, **target_options) -> None:
     from tf_convert.app import api, report
     from tf_convert.app.verify import reference_store
 
@@ -225,7 +228,7 @@ def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, setti
         doc = api.convert(src, target, out, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
                           verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
                           max_memory=max_memory, settings=settings, use_ema=use_ema, safe_mode=not unsafe,
-                          progress=not (as_json or quiet), reference_child=True,
+                          progress=not (as_json or quiet), reference_child=True, input_layout=input_layout,
                           reference_store=reference_store.location() if verify else None, **target_options)
     except ConvertError as exc:
         if as_json:
@@ -301,14 +304,14 @@ def into_flags(fn: Callable) -> Callable:
 
 
 def _into(src: Path, *, into: str, into_kwargs, fix_pads, map_path, into_layers, out, input_shape, inputs, outputs,
-          verify, rtol, seed, as_json, force, quiet=False, **_ignored) -> None:
+          verify, rtol, seed, as_json, force, quiet=False, input_layout=None, **_ignored) -> None:
     from tf_convert.app import api
     from tf_convert.app import into_kwargs as kwargs_json
 
     kwargs = kwargs_json.parse(into_kwargs) if into_kwargs else {}
     doc = api.into(src, into, out, kwargs=kwargs, fix_pads=fix_pads, map=map_path, verify=verify, rtol=rtol, seed=seed,
                    force=force, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
-                   layers=into_layers)
+                   layers=into_layers, input_layout=input_layout)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return

@@ -83,12 +83,13 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
             verify: bool = False, rtol: float = 1e-4, seed: int = 0, keep_ir: bool = False,
             force: bool = False, max_memory: int | str | None = None, settings: Any = None,
             use_ema: bool = False, progress: Any = False, reference_child: bool = False,
-            reference_store: str | PathLike | None = None, safe_mode: bool = True,
+            reference_store: str | PathLike | None = None, safe_mode: bool = True, input_layout: str | None = None,
             **target_options: Any) -> dict[str, Any]:
     """Convert `source` for `target` ('torch', 'caffe', 'mxnet', 'onnx' or 'ir') into `out`
     (default ./<model>-<target>/); `target_options` are that target's options (nhwc, caffe_pad,
     opset, ...); `settings` give scalar placeholders a value (--set), `use_ema` takes moving-average
-    weights, `safe_mode=False` is Keras's (Lambda layers load and are traced);
+    weights, `safe_mode=False` is Keras's (Lambda layers load and are traced); `input_layout` ('nchw' or 'nhwc')
+    is the TF graph's 4-D inputs' layout (default: NCHW where the graph transposes the input to NHWC first);
     `progress=True` draws the stage and the weights written on stderr when it is a terminal
     (or pass a `convert.progress.Progress` subclass to receive them: stage(), written(), close()).
     `reference_child=True` runs --verify's TensorFlow in a child process started at once, for a process that
@@ -118,10 +119,19 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
         inputs=names(inputs), outputs=names(outputs), input_shapes=input_shapes(input_shape),
         verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force, options=options,
         max_memory=max_memory, settings=settings_of(settings), use_ema=use_ema, progress=progress,
-        reference_child=reference_child, safe_mode=safe_mode,
+        reference_child=reference_child, safe_mode=safe_mode, input_layout=_layout(input_layout),
         reference_store=Path(reference_store) if reference_store is not None else None,
     )
     return pipeline.run(req).check()
+
+
+def _layout(value: str | None) -> str | None:
+    """`input_layout`: 'nchw', 'nhwc' (either case) or None."""
+    if value is None:
+        return None
+    if str(value).lower() not in ("nchw", "nhwc"):
+        raise UsageError(f"input_layout {value!r}: expected 'nchw' or 'nhwc'")
+    return str(value).lower()
 
 
 def tf2torch(source: str | PathLike, out: str | PathLike | None = None, **kwargs: Any) -> dict[str, Any]:
@@ -153,7 +163,7 @@ def into(source: str | PathLike, module: str, out: str | PathLike | None = None,
          kwargs: Mapping[str, Any] | None = None, fix_pads: bool = False,
          map: str | PathLike | Mapping[str, str] | None = None, verify: bool = False,
          rtol: float = 1e-4, seed: int = 0, force: bool = False, input_shape: InputShape = None, inputs: Names = None,
-         outputs: Names = None, layers: bool = False) -> dict[str, Any]:
+         outputs: Names = None, layers: bool = False, input_layout: str | None = None) -> dict[str, Any]:
     """`convert tf2torch SRC --into MODULE`: TF's weights for the module `MODULE` ("FILE.py:NAME" or
     "package.module:NAME", called with `kwargs`): OUT/state_dict.pt (loads with strict=True), and with
     `fix_pads` OUT/pads.py whose apply(model) makes it pad as TF does. `map` pins module paths to TF nodes
@@ -164,7 +174,7 @@ def into(source: str | PathLike, module: str, out: str | PathLike | None = None,
     req = into_mod.IntoRequest(source=Path(source), target=str(module), out=Path(out) if out is not None else None,
                                kwargs=kwargs, fix_pads=fix_pads, pins=pins, verify=verify, rtol=rtol,
                                seed=seed, force=force, input_shapes=input_shapes(input_shape), inputs=names(inputs),
-                               outputs=names(outputs), layers=layers)
+                               outputs=names(outputs), layers=layers, input_layout=_layout(input_layout))
     return into_mod.run(req)
 
 

@@ -45,7 +45,7 @@ def parse_key(source: str | Path, options: ParseOptions) -> tuple:
     """Key of (graph, notes) parsed from `source` with `options`."""
     return ("parse", source_stamp(source), repr(options.inputs), repr(options.outputs),
             repr(sorted(options.input_shapes.items())), repr(sorted(options.settings.items())), options.use_ema,
-            options.safe_mode)
+            options.safe_mode, options.input_layout)
 
 
 def reference_key(source: str | Path, graph: Graph, inputs: list[np.ndarray]) -> tuple:

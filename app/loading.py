@@ -42,6 +42,7 @@ class Request:
     settings: dict[str, str] = field(default_factory=dict)  # --set NAME=VALUE (scalar placeholders)
     use_ema: bool = False  # --use-ema
     safe_mode: bool = True  # False: --no-safe-mode (Keras Lambda layers load)
+    input_layout: str | None = None  # --input-layout nchw|nhwc (rank-4 inputs); None: from the graph
     max_memory: int | None = None  # bytes; None: 80% of the machine's RAM (convert/memory.py)
     # True: draw the stage and the weights written on stderr when it is a terminal; or a Progress to report to
     progress: bool | Progress = False
@@ -68,7 +69,8 @@ def load_graph(req: Request, cache: Cache | None = None, progress: Progress = SI
     source = parsers.open_source(req.source)  # the kind is recognised once, here
     kind = source.kind
     options = ParseOptions(inputs=req.inputs, outputs=req.outputs, input_shapes=dict(req.input_shapes),
-                           settings=dict(req.settings), use_ema=req.use_ema, safe_mode=req.safe_mode)
+                           settings=dict(req.settings), use_ema=req.use_ema, safe_mode=req.safe_mode,
+                           input_layout=req.input_layout)
     key = parse_key(source, options) if cache is not None else None
     hit = cache.get(key) if key is not None else None
     if hit is not None:

@@ -23,6 +23,8 @@ class ParseOptions:
     use_ema: bool = False
     # `--no-safe-mode`: Keras's safe_mode=False (Lambda layers' Python bytecode may be loaded and run).
     safe_mode: bool = True
+    # `--input-layout nchw|nhwc`: a rank-4 input's layout; None: NHWC unless the graph transposes it to NHWC first.
+    input_layout: str | None = None
     # Filled in by the parser: what each training -> inference pass did (for conversion.json).
     records: list[dict] = field(default_factory=list)
     # Filled in by the parser for the CLI to print (e.g. "inputs auto-detected: input:0").

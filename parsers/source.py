@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import json
 import os
 import re
 import stat
@@ -178,11 +179,29 @@ def _check_h5(p: Path) -> str:
     except Exception as e:  # noqa: BLE001 - OSError, or h5py's RuntimeError on a corrupt header
         raise InputError(f"{p}: corrupt HDF5 file ({(str(e).splitlines() or [''])[0]}); {_WHAT_TO_PASS}") from None
     if not has_config:
-        raise InputError(
-            f"{p}: HDF5 file without a model_config attribute (weights only, no architecture); "
-            "pass the full model saved with model.save('model.h5') or a .keras file"
-        )
+        raise InputError(_weights_only(p))
     return "keras_h5"
+
+
+def _weights_only(p: Path) -> str:
+    """Why a weights-only HDF5 file cannot be converted, and the save that can: for Hugging Face's
+    `save_pretrained` (tf_model.h5 beside config.json: a subclassed model, which `model.save('model.h5')` cannot
+    write), a SavedModel."""
+    config = p.parent / "config.json"
+    architectures: list[str] = []
+    if config.is_file():
+        try:
+            architectures = list(json.loads(config.read_text()).get("architectures") or [])
+        except (OSError, ValueError, AttributeError):
+            architectures = []
+    if config.is_file():
+        name = f"TF{architectures[0].removeprefix('TF')}" if architectures else "the TF class"
+        return (f"{p.name}: save_pretrained's weights, no architecture ({name} is Python code); convert a "
+                "SavedModel: model.save_pretrained(dir, saved_model=True) -> dir/saved_model/1, or "
+                "tf.saved_model.save(model, dir)")
+    return (f"{p}: HDF5 file without a model_config attribute (weights only, no architecture); pass the full model "
+            "saved with model.save('model.h5') or a .keras file, or, for a subclassed model, a SavedModel "
+            "(tf.saved_model.save(model, dir))")
 
 
 def _detect_file(p: Path) -> str:

@@ -33,7 +33,7 @@ from tf_convert.parsers.tensorflow.bundle import Bundle
 from .. import outdir, pipeline, report, verify
 from ..verify import token_inputs
 from ..version import __version__
-from . import fixpads, layerdiff, layers, match, preprocessing, semantics, trace, transforms
+from . import fixpads, layerdiff, layers, match, preprocessing, record, semantics, trace, transforms
 from .mismatch import ArchitectureMismatch, SemanticsMismatch
 from .record import flat_outputs
 
@@ -54,6 +54,7 @@ class IntoRequest:
     layers: bool = False  # with verify: the per-layer diff, named by module path
     inputs: list[str] | None = None
     outputs: list[str] | None = None
+    input_layout: str | None = None  # --input-layout nchw|nhwc; None: from the graph
 
 
 def into_passes() -> list:
@@ -157,8 +158,9 @@ def _run_torch(model, inputs: list[np.ndarray], feed: preprocessing.Feed | None 
     with torch.no_grad():
         if feed is not None:
             inputs = [feed.module_input(x) for x in inputs]
-        out = model(*[torch.from_numpy(np.ascontiguousarray(x.transpose(_TO_MODULE[x.ndim]))
-                                       if x.ndim in _TO_MODULE else x) for x in inputs])
+        out = record.call(model, [torch.from_numpy(np.ascontiguousarray(x.transpose(_TO_MODULE[x.ndim]))
+                                                   if x.ndim in _TO_MODULE else x) for x in inputs],
+                          feed.keywords if feed is not None else None)
     named = {k: v for k, v in flat_outputs(out) if isinstance(v, torch.Tensor)}
     fields = feed.fields if feed is not None else None
     outs = [named[f].detach().numpy() for f in fields] if fields else [v.detach().numpy() for v in named.values()]
@@ -238,24 +240,26 @@ def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, 
 
     rows, width = t.attrs["weight"]
     known = np.asarray(lazy.materialize(i.node.params["value"]), np.float32).reshape(-1, width)
-    if known.shape[0] == rows:
+    if known.shape[0] == rows and not i.attrs.get("uniform"):
         return known, i.node.name
     bundle = _checkpoint(source)
     for key in bundle.keys() if bundle is not None else []:
         if tuple(bundle.shape(key)) == (rows, width):
             value = np.asarray(bundle.read(key), np.float32)
-            if np.array_equal(value[:known.shape[0]], known):
+            if np.array_equal(value[:known.shape[0]], known) or (
+                    i.attrs.get("uniform") and np.array_equal(value[:1], known[:1])):  # token type 0 everywhere
                 return value, key
-    raise ArchitectureMismatch(f"module path '{t.id}' is a ({rows}, {width}) table; TF's graph adds only its first "
-                               f"{known.shape[0]} rows (constant '{i.node.name}') and the source has no variable "
-                               f"that holds the rest: convert a graph built at sequence length {rows}")
+    what = "one row of it" if i.attrs.get("uniform") else f"only its first {known.shape[0]} rows"
+    raise ArchitectureMismatch(f"module path '{t.id}' is a ({rows}, {width}) table; TF's graph adds {what} "
+                               f"(constant '{i.node.name}') and the source has no variable that holds the rest: "
+                               f"convert a graph built at sequence length {rows}")
 
 
 def _checkpoint(source):
-    """The TF1 checkpoint bundle behind `source`, or None."""
+    """The checkpoint bundle behind `source` (a TF1 checkpoint, a SavedModel's variables), or None."""
 
     path = Path(str(source.path))
-    for prefix in (path, path.with_suffix("")):
+    for prefix in (path, path.with_suffix(""), path / "variables" / "variables"):  # a SavedModel's variables
         if Path(f"{prefix}.index").is_file():
             return Bundle(prefix)
     return None
@@ -308,7 +312,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
     out = Path(req.out) if req.out else pipeline.default_out(source, "torch")
     outdir.check_out(out, source, force=req.force)
     preq = pipeline.Request(source=source, target="torch", input_shapes=dict(req.input_shapes), inputs=req.inputs,
-                            outputs=req.outputs)
+                            outputs=req.outputs, input_layout=req.input_layout)
     graph, kind, seconds, notes = pipeline.load_graph(preq, passes=into_passes())
     images = [len(graph.shape(n)) in (4, 5) and graph.tensors[n].dtype == "float32" for n in graph.inputs]
     if any(images) and len(graph.inputs) != 1:
@@ -320,16 +324,18 @@ def run(req: IntoRequest) -> dict[str, Any]:
     seconds["import_torch_cpu"] = round(time.process_time() - cpu0, 3)
     t0 = time.perf_counter()
     shape = [(module_shape(graph.shape(n)), graph.tensors[n].dtype) for n in graph.inputs]
-    built = trace.build(req.target, req.kwargs, shape)
+    built = trace.build(req.target, req.kwargs, shape,
+                        [graph.source_names.get(n, n).removesuffix(":0") for n in graph.inputs])
     model, traced = built.model, built.traced
     in_hw = trace.input_shapes_of(traced)
-    module_layers, ir_layers = trace.torch_layers(traced, built.other), layers.ir_layers(graph)
+    module_layers = layers.canonical(trace.torch_layers(traced, built.other))
+    ir_layers = layers.canonical(layers.ir_layers(graph))
     affine = preprocessing.input_affine(ir_layers, module_layers)
     if affine is not None:
         ir_layers, scale, shift, prep_names = affine
     paired, fields = _paired_outputs(module_layers, traced.outputs, ir_layers,
                                      _pins(req.pins, module_layers, ir_layers))
-    feed = preprocessing.Feed(fields, *(affine[1:3] if affine is not None else (None, None)))
+    feed = preprocessing.Feed(fields, *(affine[1:3] if affine is not None else (None, None)), built.keywords)
     _check_input_order(module_layers.inputs, graph, paired)
     pairs = [(module_layers.layers[t], ir_layers.layers[i]) for t, i in paired.items()]
     order = list(module_layers.layers)
@@ -380,7 +386,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
                                other_size=not size_bound)
             if req.layers:
                 inputs = _random_inputs(graph, None, req.seed)
-                verified["layers"] = layerdiff.rows(runnable, source, graph, pairs, inputs, req.rtol)
+                verified["layers"] = layerdiff.rows(runnable, source, graph, pairs, inputs, req.rtol, built.keywords)
             seconds["verify"] = round(time.perf_counter() - t1, 3)
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = {
@@ -389,9 +395,10 @@ def run(req: IntoRequest) -> dict[str, Any]:
             "target": "torch",
             "into": {"module": req.target, "kwargs": req.kwargs, "fix_pads": req.fix_pads, "map": req.pins},
             "files": files,
-            "inputs": [{"source_name": graph.source_names.get(n, n), "name": module_layers.inputs[0],
+            "inputs": [{"source_name": graph.source_names.get(n, n), "name": name,
                         "shape": list(module_shape(graph.shape(n))),
-                        "layout": "NCHW" if len(graph.shape(n)) == 4 else "NCDHW"} for n in graph.inputs],
+                        "layout": {4: "NCHW", 5: "NCDHW"}.get(len(graph.shape(n)))}
+                       for n, name in zip(graph.inputs, module_layers.inputs)],
             "outputs": [{"tf": graph.source_names.get(n, n), "module": f} for n, f in zip(graph.outputs, fields)],
             "preprocessing": None if affine is None else {"tf": prep_names, "scale": scale.tolist(),
                                                           "shift": shift.tolist()},

@@ -10,11 +10,12 @@ import numpy as np
 from tf_convert import parsers
 
 from .. import verify
+from . import record
 from .layers import Layer
 
 
 def rows(model, source, graph, pairs: list[tuple[Layer, Layer]], inputs: list[np.ndarray],
-         rtol: float) -> list[dict[str, Any]]:
+         rtol: float, keywords: list[str] | None = None) -> list[dict[str, Any]]:
     """[{module, tf, max_rel, passed}] for every paired module whose TF tensor the source exposes."""
     import torch
 
@@ -32,7 +33,7 @@ def rows(model, source, graph, pairs: list[tuple[Layer, Layer]], inputs: list[np
             lambda _m, _a, out, key=path: captured.__setitem__(key, out.detach().clone().numpy())))
     try:
         with torch.no_grad():
-            model(*[torch.from_numpy(x) for x in inputs])
+            record.call(model, [torch.from_numpy(x) for x in inputs], keywords)
     finally:
         for hook in hooks:
             hook.remove()

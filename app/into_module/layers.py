@@ -118,7 +118,10 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         return Layer(node.name, "global_avg", inputs, {}, shape, node)
     if op in ("add", "mul", "sub"):
         return Layer(node.name, op, inputs, {}, shape, node)
-    if op in ("concat", "softmax"):
+    if op == "concat":  # constant parts (a CLS token) kept with their position
+        parts = [(k, consts[name]) for k, name in enumerate(node.inputs) if name in consts]
+        return Layer(node.name, op, inputs, {"axis": int(a["axis"]) % len(shape), "const_parts": parts}, shape, node)
+    if op == "softmax":
         return Layer(node.name, op, inputs, {"axis": int(a["axis"]) % len(shape)}, shape, node)
     return Layer(node.name, f"other:{op}", inputs, {}, shape, node)
 
@@ -137,15 +140,25 @@ def ir_layers(graph: Graph) -> LayerGraph:
         if node.op == "add":  # a table added as a constant: TF1 BERT's position embeddings, sliced and folded
             for name in node.inputs:
                 if name in consts and _is_table(consts[name]) and name not in alias:
-                    layers[name] = Layer(name, "const", [], {"shape": tuple(consts[name].params["value"].shape)},
+                    value = np.asarray(lazy.materialize(consts[name].params["value"]))
+                    rows = value.reshape(-1, value.shape[-1])
+                    layers[name] = Layer(name, "const", [], {"shape": tuple(value.shape),
+                                                             "uniform": bool(np.all(rows == rows[:1]))},
                                          tuple(graph.shape(name)), consts[name])
                     alias[name] = name
         inputs = [alias[i] for i in node.inputs if i in alias]
+        if len(set(inputs)) == 1 and graph.tensors[node.output].dtype[:3] in ("int", "boo", "uin"):
+            alias[node.output] = inputs[0]  # ids and masks: indexing, casts, comparisons, positions from the ids
+            continue
         if node.name in pool_pads and len(inputs) == 1:
             alias[node.output] = inputs[0]
             continue
         if (node.op in _IR_TRANSPARENT or node.op in _ARITHMETIC) and len(inputs) == 1:
             alias[node.output] = inputs[0]
+            bias = _late_bias(node, layers[inputs[0]], consts)
+            if bias is not None:  # a Dense as Tensordot: MatMul, reshape back, then its bias
+                layers[inputs[0]].attrs["bias_const"] = bias
+                continue
             layers[inputs[0]].scale *= _scalar_factor(node, consts)
             vector = _vector_factor(node, consts)
             if vector is not None:
@@ -161,6 +174,31 @@ def ir_layers(graph: Graph) -> LayerGraph:
             layers[node.name].pre_pad = _zero_spatial_pads(by_name[pad])
         alias[node.output] = node.name
     return LayerGraph(layers, [alias[o] for o in graph.outputs], list(graph.inputs))
+
+
+def has_bias(layer: Layer) -> bool:
+    """Whether TF adds a bias to this IR layer's output: its own, or one added after a reshape (`bias_const`)."""
+    return "bias" in layer.node.params or "bias_const" in layer.attrs
+
+
+def bias_value(layer: Layer) -> tuple[str, Any]:
+    """(TF name, value) of the bias of IR layer `layer` (has_bias)."""
+    if "bias_const" in layer.attrs:
+        return layer.attrs["bias_const"]
+    return "", layer.node.params["bias"]
+
+
+def _late_bias(node: Node, layer: Layer, consts: dict[str, Node]) -> tuple[str, Any] | None:
+    """(name, value) of the constant vector an add puts on the output of a linear without a bias of its own
+    (Keras' Dense on a 3-D input: Tensordot's MatMul, a reshape, then BiasAdd), or None."""
+    if node.op != "add" or layer.kind != "linear" or "bias" in layer.node.params or "bias_const" in layer.attrs:
+        return None
+    found = [consts[i] for i in node.inputs if i in consts]
+    value = found[0].params.get("value") if len(found) == 1 else None
+    if value is None or value.dtype.kind != "f" or value.size != layer.attrs["weight"][0] or \
+            sum(1 for d in value.shape if d > 1) > 1:
+        return None
+    return found[0].name, value
 
 
 def _is_table(const: Node) -> bool:
@@ -228,3 +266,50 @@ def _pads_before_max_pools(graph: Graph) -> dict[str, str]:
                 n.op == "max_pool2d" and tuple(n.attrs["pads"]) == (0, 0, 0, 0) for n in readers):
             found[node.name] = node.output
     return found
+
+
+def canonical(graph: LayerGraph) -> LayerGraph:
+    """The form both sides are matched in: masks added (masked_sums), sums flattened (flatten_sums)."""
+    return flatten_sums(masked_sums(graph))
+
+
+def masked_sums(graph: LayerGraph) -> LayerGraph:
+    """`scores - c * (1 - mask)` (DistilBERT's TF code) as `scores + mask'`: the mask's arithmetic is read through
+    on both sides, its sign with it, so a sub of a mask input is the add of one."""
+    for layer in graph.layers.values():
+        if layer.kind == "sub" and len(layer.inputs) == 2 and graph.layers[layer.inputs[1]].kind == "input" and \
+                graph.layers[layer.inputs[0]].kind != "input":
+            layer.kind = "add"
+    return graph
+
+
+def flatten_sums(graph: LayerGraph) -> LayerGraph:
+    """Nested adds as one sum of all their terms: `(word + position) + token_type` (TF's Hugging Face BERT)
+    and `(word + token_type) + position` (PyTorch's) are the same sum. An add is merged into the add that
+    reads it when that is its only reader, it is no output, and it carries no scale or factor."""
+    readers: dict[str, int] = {}
+    for layer in graph.layers.values():
+        for name in layer.inputs:
+            readers[name] = readers.get(name, 0) + 1
+    for name in graph.outputs:
+        readers[name] = readers.get(name, 0) + 2
+    layers = dict(graph.layers)
+
+    def mergeable(name: str) -> bool:
+        layer = layers.get(name)
+        return (layer is not None and layer.kind == "add" and readers.get(name) == 1 and layer.scale == 1.0
+                and not layer.factors)
+
+    for layer in list(layers.values()):
+        if layer.kind != "add" or not any(mergeable(n) for n in layer.inputs):
+            continue
+        terms: list[str] = []
+        pending = list(layer.inputs)
+        while pending:
+            name = pending.pop(0)
+            if mergeable(name):
+                pending[:0] = layers.pop(name).inputs
+            else:
+                terms.append(name)
+        layer.inputs = terms
+    return LayerGraph(layers, graph.outputs, graph.inputs)

@@ -65,10 +65,13 @@ def _architecture(t: Layer, i: Layer) -> str | None:
         key = "weight" if t.kind == "embedding" else "features"
         if ta[key] != ia[key]:
             return f"{t.describe()} where TF has {i.describe()}"
+    elif t.kind == "const" and "param" in ta:  # a parameter table added in forward (ViT's positions)
+        if int(np.prod(ta["shape"])) != int(np.prod(ia["shape"])) or ta["shape"][-1] != ia["shape"][-1]:
+            return f"a parameter of shape {ta['shape']} where TF adds a constant {ia['shape']}"
     elif t.kind == "const":  # an embedding of constant ids (positions) against TF's sliced table
         rows, width = ta["weight"]
-        shape = ia["shape"]
-        if shape[-1] != width or int(np.prod(shape[:-1])) > rows:
+        shape = ia["shape"]  # its first rows (positions), or one row everywhere (token type 0)
+        if shape[-1] != width or (int(np.prod(shape[:-1])) > rows and not ia.get("uniform")):
             return f"a ({rows}, {width}) table where TF adds a constant {shape}"
     elif t.kind == "linear":
         if ta["weight"] != ia["weight"]:
@@ -82,6 +85,11 @@ def _architecture(t: Layer, i: Layer) -> str | None:
     elif t.kind in ("concat", "softmax"):
         if ta["axis"] != ia["axis"]:
             return f"axis {ta['axis']} where TF uses {ia['axis']}"
+        mine = [k for k, *_ in ta.get("const_parts", [])]
+        theirs = [k for k, _ in ia.get("const_parts", [])]
+        if t.kind == "concat" and mine != theirs:
+            return (f"it joins parameters at positions {mine} where TF joins constants at {theirs}"
+                    if mine or theirs else "")
     if len(t.inputs) != len(i.inputs):
         return f"{len(t.inputs)} inputs where TF has {len(i.inputs)}"
     return None
@@ -124,8 +132,8 @@ class _Walk:
         soft = Mismatch(tl.label, i, why, depth) if why else None
         self.t2i[t], self.i2t[i] = i, t
         orders = [list(il.inputs)]
-        if tl.kind in COMMUTATIVE and len(il.inputs) == 2:
-            orders.append(list(reversed(il.inputs)))
+        if tl.kind in COMMUTATIVE and len(il.inputs) == len(tl.inputs) > 1:
+            orders = self._orders(tl.inputs, il.inputs)
         failure = None
         for order in orders:
             saved = (dict(self.t2i), dict(self.i2t))
@@ -136,6 +144,21 @@ class _Walk:
             if failure is None or failure_here.depth > failure.depth:
                 failure = failure_here  # the order that got further explains the difference best
         return failure
+
+    def _orders(self, ts: list[str], irs: list[str]) -> list[list[str]]:
+        """The orders of a sum's (or product's) TF terms worth trying against the module's: each term with one of
+        the same kind (a sum of several embeddings, however TF and the module associate it), up to 120."""
+        import itertools
+
+        kinds = [self.t.layers[t].kind for t in ts]
+        found = []
+        for order in itertools.permutations(irs):
+            if all(self.i.layers[i].kind == k or {self.i.layers[i].kind, k} <= {"linear", "conv"}
+                   for i, k in zip(order, kinds)):
+                found.append(list(order))
+            if len(found) == 120:
+                break
+        return found or [list(irs)]
 
     def _inputs(self, ts: list[str], irs: list[str], depth: int) -> Mismatch | None:
         """The deepest failure along the inputs (a kind mismatch stops its branch)."""

@@ -22,6 +22,7 @@ class Feed:
     fields: list[str] | None = None
     scale: np.ndarray | None = None
     shift: np.ndarray | None = None
+    keywords: list[str] | None = None  # the forward parameter each TF input goes to; None: by position
 
     def module_input(self, x: np.ndarray) -> np.ndarray:
         if self.scale is None:

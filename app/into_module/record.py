@@ -65,6 +65,24 @@ def forward_names(model, count: int) -> list[str]:
     return names + [f"input_{i}" for i in range(len(names), count)]
 
 
+def keyword_names(model, names: list[str]) -> list[str] | None:
+    """The forward parameter each input goes to, by name (`input_ids`, `attention_mask`, `pixel_values`,
+    `decoder_input_ids`, ...), where every one of `names` (TF's input names) is a parameter of forward; None
+    otherwise (the inputs are passed by position, in TF's order)."""
+    try:
+        params = [p.name for p in inspect.signature(model.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    except (TypeError, ValueError):
+        return None
+    bare = [n.rpartition("/")[2].split(":")[0] for n in names]
+    return bare if len(names) > 1 and len(set(bare)) == len(bare) and all(n in params for n in bare) else None
+
+
+def call(model, inputs: list, keywords: list[str] | None = None):
+    """`model` run on `inputs`: by keyword where `keywords` names their parameters, by position otherwise."""
+    return model(**dict(zip(keywords, inputs))) if keywords else model(*inputs)
+
+
 def flat_outputs(out) -> list[tuple[str, Any]]:
     """(name, value) of a module's outputs: a ModelOutput's (or dict's) fields in order, a tuple's items."""
     if isinstance(out, dict):  # transformers' ModelOutput is an OrderedDict of its non-None fields
@@ -74,9 +92,10 @@ def flat_outputs(out) -> list[tuple[str, Any]]:
     return [("0", out)]
 
 
-def record(model, inputs: list, on_failure) -> Recorded:
-    """Run `model` on `inputs` (tensors), recording every call. `on_failure(path, shapes, exc)` makes the
-    exception raised when the run fails inside module path `path` (None: outside any module)."""
+def record(model, inputs: list, on_failure, keywords: list[str] | None = None) -> Recorded:
+    """Run `model` on `inputs` (tensors; by keyword where `keywords` names them), recording every call.
+    `on_failure(path, shapes, exc)` makes the exception raised when the run fails inside module path `path`
+    (None: outside any module)."""
     import torch
     import torch.fx
     from torch.overrides import TorchFunctionMode
@@ -166,12 +185,12 @@ def record(model, inputs: list, on_failure) -> Recorded:
     for m in model.modules():
         handles.append(m.register_forward_pre_hook(pre_hook))
         handles.append(m.register_forward_hook(hook))
-    names = forward_names(model, len(inputs))
+    names = keywords or forward_names(model, len(inputs))
     for name, x in zip(names, inputs):
         remember(x, graph.create_node("placeholder", name, name=name))
     try:
         with torch.no_grad(), Mode():
-            out = model(*inputs)
+            out = call(model, inputs, keywords)
     except UsageError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of the module's run is a mismatch where it failed

@@ -13,7 +13,7 @@ from typing import Any
 from tf_convert.convert.padding import Pads, tf_pads
 from tf_convert.convert.padding.sizes import runtime_same
 
-from .layers import Layer, named
+from .layers import Layer, has_bias, named
 
 _ACTIVATION_MODULES = {  # TF's activation -> the nn module that computes it (for apply() and the hint)
     ("relu",): ("ReLU", {}), ("clip", 0.0, 6.0): ("ReLU6", {}), ("sigmoid",): ("Sigmoid", {}), ("tanh",): ("Tanh", {}),
@@ -120,7 +120,7 @@ def check(pairs: list[tuple[Layer, Layer]], in_hw: dict[str, tuple]) -> list[Fin
     conversion's size."""
     findings: list[Finding] = []
     for t, i in pairs:
-        if t.kind in ("conv", "conv_transpose", "linear") and "bias" in i.node.params and not t.attrs["bias"]:
+        if t.kind in ("conv", "conv_transpose", "linear") and has_bias(i) and not t.attrs["bias"]:
             findings.append(Finding(t.id, "bias", "the module has bias=False, TF adds a bias", None,
                                     f"construct '{t.id}' with bias=True"))
         if t.kind in ("conv", "max_pool", "avg_pool") and t.node is not None:

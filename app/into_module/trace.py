@@ -23,28 +23,31 @@ class Built(NamedTuple):
     traced: Any  # record.Recorded at the source's input shape, every tensor's shape in node.meta["shape"]
     initialized: bool
     other: Any = None  # the record one row and column larger, where the module pads in forward
+    keywords: list[str] | None = None  # the forward parameter each TF input goes to (record.keyword_names)
 
 
-def build(target: str, kwargs: dict[str, Any] | None, shape) -> Built:
+def build(target: str, kwargs: dict[str, Any] | None, shape, names: list[str] | None = None) -> Built:
     """The module and its record at `shape`. Mapping needs only shapes and attributes, and a big module's
     random init costs seconds (0.36 s CPU of bench-into's 28M parameters): the module is built on the meta
     device and given uninitialized CPU memory (shapes on meta tensors, or Module.to_empty, would import
-    torch's symbolic-shape machinery: seconds more). A module that cannot be built that way is built for real."""
+    torch's symbolic-shape machinery: seconds more). A module that cannot be built that way is built for real.
+    `names`: TF's input names; where forward has a parameter of each name, the inputs are passed by keyword."""
     model = load_module(target, kwargs, meta=True)
+    keywords = record.keyword_names(model, names) if names else None
     if is_meta(model):
         empty = _on_empty_cpu_memory(model, target)
         try:
-            return _recorded(empty, shape, False)
+            return _recorded(empty, shape, False, keywords)
         except Exception:  # noqa: BLE001 - any failure on empty memory: build it for real
             pass
         model = load_module(target, kwargs)
-    return _recorded(model, shape, True)
+    return _recorded(model, shape, True, keywords)
 
 
-def _recorded(model, shape, initialized: bool) -> Built:
+def _recorded(model, shape, initialized: bool, keywords: list[str] | None = None) -> Built:
     """The record at `shape` and, where the module zero-pads in forward (its pads may follow the size,
     TF's SAME does), at one more row and column (one image input)."""
-    traced = trace(model, shape)
+    traced = trace(model, shape, keywords)
     other = None
     single = isinstance(shape[0], int) or len(shape) == 1
     dims, dtype = (tuple(shape), "float32") if isinstance(shape[0], int) else shape[0]
@@ -54,7 +57,7 @@ def _recorded(model, shape, initialized: bool) -> Built:
             other = trace(model, [((n, c, h + 1, w + 1), dtype)])
         except Exception:  # noqa: BLE001 - a module bound to one size: its pads are judged at that size only
             other = None
-    return Built(model, traced, initialized, other)
+    return Built(model, traced, initialized, other, keywords)
 
 
 def materialize(built: Built, target: str, kwargs: dict[str, Any] | None):
@@ -179,7 +182,7 @@ def _from_config(factory, target: str, kwargs: dict[str, Any]):
     return build
 
 
-def trace(model, shape):
+def trace(model, shape, keywords: list[str] | None = None):
     """The record of `model` run at an input of `shape` (one float input's shape, or [(shape, dtype)] per
     input): record.py. Batch 0 first (every shape, no arithmetic: a 100 MB stack of convs at 224 is
     seconds of it), the real shape where batch 0 does not run. A module that fails at the real shape does
@@ -200,10 +203,10 @@ def trace(model, shape):
 
     if all(d.startswith("float") for _, d in specs):  # token inputs: masks branch on their values (all ones)
         try:
-            return record.record(model, zeros(0), failure)
+            return record.record(model, zeros(0), failure, keywords)
         except Exception:  # noqa: BLE001 - batch 0 may not run: run the real shape
             pass
-    return record.record(model, zeros(None), failure)
+    return record.record(model, zeros(None), failure, keywords)
 
 
 def input_shapes_of(traced) -> dict[str, tuple[int, ...]]:
@@ -463,6 +466,47 @@ def _parameter_factor(n, owners) -> tuple[str, tuple[int, ...]] | None:
     return (f"{path}.{name}" if path else name), tuple(found[0].shape)
 
 
+def _parameter_key(value, owners, storages) -> tuple[str, Any] | None:
+    """(state_dict key, parameter) of a module parameter, or of the parameter a view of it shows
+    (`cls_token.expand(batch, -1, -1)`), by identity or by storage; None for any other tensor."""
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        return None
+    found = owners.get(id(value))
+    param = value if found is not None else None
+    if found is None and value.device.type == "cpu" and value.numel() > 0:
+        param = storages.get(value.untyped_storage().data_ptr())
+        found = owners.get(id(param)) if param is not None else None
+    if found is None:
+        return None
+    path, m = found
+    name = next(k for k, p in m.named_parameters(recurse=False) if p is param)
+    return (f"{path}.{name}" if path else name), param
+
+
+def _table_term(n, owners, storages) -> tuple[str, tuple[int, ...]] | None:
+    """(key, shape) of a parameter table an add puts on its one recorded tensor (ViT's `embeddings +
+    self.position_embeddings`: rows of a table, two axes longer than 1), or None."""
+    if n.op != "call_function" or record.canonical(n.target) not in ("add", "add_") or len(n.args) != 2:
+        return None
+    found = [_parameter_key(a, owners, storages) for a in n.args if not hasattr(a, "meta")]
+    if len(found) != 1 or found[0] is None or sum(1 for d in found[0][1].shape if d > 1) < 2:
+        return None
+    return found[0][0], tuple(found[0][1].shape)
+
+
+def _concat_parts(n, owners, storages) -> list[tuple[int, str, tuple[int, ...]]]:
+    """[(position, key, shape)] of the parameters a cat joins to recorded tensors (ViT's CLS token), or []."""
+    items = n.args[0] if n.args and isinstance(n.args[0], (list, tuple)) else n.kwargs.get("tensors", ())
+    parts = []
+    for position, item in enumerate(items):
+        found = None if hasattr(item, "meta") else _parameter_key(item, owners, storages)
+        if found is not None:
+            parts.append((position, found[0], tuple(found[1].shape)))
+    return parts
+
+
 def _functional_conv(n, path: str, m, ins: list[str], shape) -> Layer:
     """A functional conv2d with module `m`'s weight, as that module's layer; the padding it passed is the one
     judged (`padding_arg`)."""
@@ -515,12 +559,57 @@ def _attention_layers(path: str, m, ins: list[str], n) -> tuple[dict[str, Layer]
     return found, {0: out, 1: f"{path}:softmax"}
 
 
+def _values_from_buffer(n) -> bool:
+    """A gather whose values come from a tensor the inputs do not reach, the ids only choosing where: its result
+    is a constant to TF (RoBERTa's token types, zeros from a buffer, gathered at the position ids)."""
+    if record.canonical(n.target) not in ("gather", "index_select", "take", "take_along_dim"):
+        return False
+    source = n.args[0] if n.args else n.kwargs.get("input")
+    return source is not None and not hasattr(source, "meta")
+
+
+def _sdpa_layers(n, ins: list[str], alias: dict[str, str]) -> dict[str, Layer]:
+    """F.scaled_dot_product_attention as the layers TF's attention has: the scaled product q @ kᵀ, the mask
+    added (when one is passed), softmax, the product with the values (the call's own node). A causal call's mask
+    is computed from constants on TF's side, as the module's is here: read through."""
+    import torch.fx
+
+    def arg(k: int, key: str, default=None):
+        return n.args[k] if len(n.args) > k else n.kwargs.get(key, default)
+
+    q, k, v, mask = arg(0, "query"), arg(1, "key"), arg(2, "value"), arg(3, "attn_mask")
+    if float(arg(4, "dropout_p", 0.0) or 0.0) != 0.0:
+        raise UnsupportedError([Unsupported("scaled_dot_product_attention", n.name,
+                                            "dropout_p > 0: a random output (run the module in eval mode)")], "--into")
+    if not all(isinstance(x, torch.fx.Node) and x.name in alias for x in (q, k, v)):
+        raise UnsupportedError([Unsupported("scaled_dot_product_attention", n.name,
+                                            "query, key and value must all come from the inputs")], "--into")
+    q_shape, k_shape = q.meta.get("shape", ()), k.meta.get("shape", ())
+    scale = arg(6, "scale")
+    found: dict[str, Layer] = {}
+    scores = Layer(f"{n.name}:scores", "other:matmul", [alias[q.name], alias[k.name]], {},
+                   (*q_shape[:-1], k_shape[-2]), None, f"forward's {n.name} (q @ kᵀ)")
+    scores.scale = float(scale) if scale is not None else q_shape[-1] ** -0.5
+    found[scores.id] = scores
+    last = scores.id
+    if isinstance(mask, torch.fx.Node) and mask.name in alias:
+        found[f"{n.name}:masked"] = Layer(f"{n.name}:masked", "add", [last, alias[mask.name]], {}, scores.shape,
+                                          None, f"forward's {n.name} (+ mask)")
+        last = f"{n.name}:masked"
+    found[f"{n.name}:softmax"] = Layer(f"{n.name}:softmax", "softmax", [last], {"axis": len(scores.shape) - 1},
+                                       scores.shape, None, f"forward's {n.name} (softmax)")
+    found[n.name] = Layer(n.name, "other:matmul", [f"{n.name}:softmax", alias[v.name]], {}, n.meta.get("shape", ()),
+                          None, f"forward's {n.name} (probs @ v)")
+    return found
+
+
 def torch_layers(traced, other=None) -> LayerGraph:
     """The recorded module as layers, named by module path (a functional call by its node name). A zero
     pad in forward that feeds only convs joins them (`pre_pad`, and `pre_pad_other` as recorded in
     `other`, the run at another input size)."""
     modules = dict(traced.named_modules())
     owners = _owners(traced)
+    storages = {p.untyped_storage().data_ptr(): p for p in traced.model.parameters() if p.device.type == "cpu"}
     pre_pads = folded_pads(traced)
     other_pads = folded_pads(other) if other is not None else {}
     pad_nodes = {n.name for n in traced.graph.nodes
@@ -550,6 +639,8 @@ def torch_layers(traced, other=None) -> LayerGraph:
             continue  # computed from constants and buffers alone (position ids, sizes)
         if n.op == "call_function" and len(set(ins)) == 1 and not any(
                 x.meta.get("float", True) for x in _tensor_inputs(n.args, n.kwargs)):
+            if _values_from_buffer(n):
+                continue  # a buffer's values picked by the ids (zero token types gathered at the positions)
             alias[n.name] = ins[0]  # ids and masks (whole numbers, booleans): indexing, casts, comparisons
             continue
         if n.name in pad_nodes and len(ins) == 1:
@@ -559,6 +650,16 @@ def torch_layers(traced, other=None) -> LayerGraph:
             alias[n.name] = items[n.args[0].name].get(n.meta["item"], alias.get(n.args[0].name))
             if alias[n.name] is None:
                 del alias[n.name]
+            continue
+        if n.op == "call_function" and record.canonical(n.target) == "scaled_dot_product_attention":
+            layers.update(_sdpa_layers(n, ins, alias))
+            alias[n.name] = n.name
+            continue
+        table = _table_term(n, owners, storages) if len(ins) == 1 else None
+        if table is not None:  # a parameter table added in forward: a constant term of the sum
+            layers[table[0]] = Layer(table[0], "const", [], {"param": table[0], "shape": table[1]}, table[1])
+            layers[n.name] = Layer(n.name, "add", [ins[0], table[0]], {}, shape)
+            alias[n.name] = n.name
             continue
         if n.op == "call_module" and isinstance(modules[str(n.target)], nn.MultiheadAttention):
             found, results = _attention_layers(str(n.target), modules[str(n.target)], ins, n)
@@ -587,6 +688,8 @@ def torch_layers(traced, other=None) -> LayerGraph:
             continue
         else:  # call_function / call_method (x.relu(), x.mean(...), x.view(...))
             layer = _function_layer(n.name, n.target, n.args, n.kwargs, ins, shape)
+            if layer is not None and layer.kind == "concat":
+                layer.attrs["const_parts"] = _concat_parts(n, owners, storages)
             if layer is not None and ins:
                 layer.where = f"forward's {n.name} (on '{layers[ins[0]].label}')"
         if layer is None:

@@ -12,7 +12,7 @@ import numpy as np
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 from tf_convert.convert.ir import lazy
 
-from .layers import Layer
+from .layers import Layer, bias_value, has_bias
 
 # (IR op, source op) -> what the parser did to the TF kernel
 _KERNEL_TRANSFORMS = {
@@ -93,7 +93,7 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
             put("", key, np.asarray(lazy.materialize(value)).reshape(shape), name,
                 f"reshaped to {shape}: TF multiplies the output of '{i.id}' by it")
         if t.kind == "linear" and "fused" in t.attrs:  # nn.MultiheadAttention: rows of in_proj_weight/in_proj_bias
-            _fused(values, records, t, node, _kernel_transform(i, i.id in flattened))
+            _fused(values, records, t, i, _kernel_transform(i, i.id in flattened))
             continue
         if t.kind == "linear" and i.kind == "conv":  # a Dense on (N, H, W, C): the IR's 1x1 conv
             weight = np.asarray(lazy.materialize(node.params["weight"]))
@@ -104,8 +104,10 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
                 _kernel_transform(i, i.id in flattened))
         if t.kind in ("conv", "conv_transpose", "linear"):
             if t.attrs["bias"]:
-                if "bias" in node.params:
-                    put(t.id, "bias", node.params["bias"], _tf_name(node, "bias"), "as is")
+                if has_bias(i):
+                    name, value = bias_value(i)
+                    put(t.id, "bias", np.asarray(lazy.materialize(value)).reshape(-1), name or _tf_name(node, "bias"),
+                        "as is")
                 else:
                     put(t.id, "bias", np.zeros(t.attrs["weight"][0], np.float32), "-", "zeros: TF has no bias here")
         elif t.kind == "embedding":
@@ -126,6 +128,13 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
                 else:
                     put(t.id, name, np.asarray(lazy.materialize(value)).reshape(width), _tf_name(node, param),
                         "reshaped to (features,)")
+        elif t.kind == "concat":  # a parameter joined in forward (a CLS token): TF's constant part
+            for (_, key, shape), (_, const) in zip(t.attrs.get("const_parts", []), i.attrs.get("const_parts", [])):
+                put("", key, _one_copy(const, shape), const.name, f"TF's constant joined by '{i.id}', as {shape}")
+        elif t.kind == "const" and "param" in t.attrs:
+            value = np.asarray(lazy.materialize(node.params["value"]))
+            put("", t.attrs["param"], value.reshape(t.attrs["shape"]), node.name,
+                f"TF's constant added by its reader, reshaped to {t.attrs['shape']}")
         elif t.kind == "const":
             value, where = tables(t, i)
             put(t.id, "weight", value, where, "the table TF slices and adds as a constant")
@@ -143,6 +152,18 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
             values.update(values_bn)
             records.extend(recs)
     return values, records
+
+
+def _one_copy(const, shape: tuple[int, ...]) -> np.ndarray:
+    """TF's constant part of a concat as the module's parameter of `shape`: TF tiles it over the batch (the CLS
+    token repeated per image), the module keeps one copy; every copy must be the same."""
+    value = np.asarray(lazy.materialize(const.params["value"]))
+    size = int(np.prod(shape))
+    copies = value.reshape(-1, size) if value.size % size == 0 else None
+    if copies is None or not np.array_equal(copies, np.broadcast_to(copies[:1], copies.shape)):
+        raise UnsupportedError([Unsupported("concat", const.name, f"TF's constant {value.shape} is not copies of "
+                                            f"one {shape} parameter")], "--into")
+    return copies[0].reshape(shape)
 
 
 def _batch_norm(t: Layer, node) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]]:
@@ -181,8 +202,9 @@ def _batch_norm(t: Layer, node) -> tuple[dict[str, np.ndarray], list[dict[str, A
                     for k in values]
 
 
-def _fused(values: dict[str, Any], records: list[dict[str, Any]], t: Layer, node, transform: str) -> None:
+def _fused(values: dict[str, Any], records: list[dict[str, Any]], t: Layer, i: Layer, transform: str) -> None:
     """TF's query, key or value projection into its third of nn.MultiheadAttention's in_proj_weight (and bias)."""
+    node = i.node
     path, index, e = t.attrs["fused"]
     rows = slice(index * e, (index + 1) * e)
     part = ("query", "key", "value")[index]
@@ -192,8 +214,10 @@ def _fused(values: dict[str, Any], records: list[dict[str, Any]], t: Layer, node
                     "tf": _tf_name(node, "weight"), "transform": f"{transform}; the {part} rows of the fused weight"})
     if t.attrs["bias"]:
         bias = values.setdefault(f"{path}.in_proj_bias", np.zeros(3 * e, np.float32))
-        if "bias" in node.params:
-            bias[rows] = np.asarray(lazy.materialize(node.params["bias"]), np.float32).reshape(-1)
+        name = "-"
+        if has_bias(i):
+            name, value = bias_value(i)
+            name = name or _tf_name(node, "bias")
+            bias[rows] = np.asarray(lazy.materialize(value), np.float32).reshape(-1)
         records.append({"parameter": f"{path}.in_proj_bias[{index * e}:{(index + 1) * e}]", "shape": [e],
-                        "tf": _tf_name(node, "bias") if "bias" in node.params else "-",
-                        "transform": f"the {part} part of the fused bias" if "bias" in node.params else "zeros"})
+                        "tf": name, "transform": f"the {part} part of the fused bias" if has_bias(i) else "zeros"})

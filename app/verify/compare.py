@@ -216,9 +216,11 @@ def _judge_across_inputs(result: dict[str, Any], graph: Graph, actual: Callable[
         return {}
     known = [(x, _outputs(o() if callable(o) else o)) for x, o in sets if not _is_error(o)]
     across: Across = {}
+    ran: list[list[np.ndarray]] = []  # the target's outputs on known[k], each set run once
     for round_ in range(2):
+        ran += [actual(x) for x, _ in known[len(ran):]]
         for i in undecided:
-            rows = [(np.asarray(actual(x)[i]), np.asarray(e[i])) for x, e in known]
+            rows = [(np.asarray(got[i]), np.asarray(e[i])) for got, (_, e) in zip(ran, known)]
             name = graph.outputs[i]
             a = [_as_declared(r[0], graph.shape(name)) for r in rows]
             judged = judge_across(a, [r[1] for r in rows], rtol, depth, same_dtype=True)
@@ -252,9 +254,10 @@ def _one_by_one(run_reference: Callable[[Path, Graph, list[np.ndarray]], list[np
 
 
 def _outputs(outcome: Any) -> list[np.ndarray]:
-    """A set's reference outputs, or what TF raised for it raised here."""
+    """A set's reference outputs, or what TF raised for it raised here (reference_process.refusal: TF refusing
+    the input is exit 2, in process and in a child alike)."""
     if isinstance(outcome, BaseException):
-        raise outcome
+        raise reference_process.refusal(outcome)
     return outcome
 
 

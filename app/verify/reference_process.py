@@ -47,7 +47,7 @@ import numpy as np
 
 from tf_convert import parsers
 from tf_convert.convert import isolated
-from tf_convert.convert.errors import ConvertError
+from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.convert.ir import Graph
 from tf_convert.parsers.base import SAFE_MODE
 from tf_convert.parsers.source import open_source
@@ -71,6 +71,28 @@ Outcome = list[np.ndarray] | BaseException
 
 class ReferenceFailed(RuntimeError):
     """TF raised something that is not a ConvertError in the child; `str()` is its message, as in process."""
+
+
+def refusal(error: BaseException) -> BaseException:
+    """What TF raising on an input set the check needs is: a ConvertError or MemoryError as it is; any other
+    failure (TF refusing to run the source on that input: NaN reaching a CheckNumerics, a failed Assert, its
+    own crash) is about the source, not a bug of the converter: InputError (exit 2), the same whether TF ran
+    in process (the API) or in a child (the CLI)."""
+    if isinstance(error, (ConvertError, MemoryError)) or not isinstance(error, Exception):
+        return error
+    name = "" if isinstance(error, ReferenceFailed) else f"{type(error).__name__}: "
+    return InputError(f"TensorFlow cannot run the source on the check's input ({name}{_telling_line(error)}); "
+                      "convert without --verify, or fix the model")
+
+
+def _telling_line(error: BaseException) -> str:
+    """The line of a TF error that says what went wrong: TF's "Graph execution error:" heads a stack trace,
+    and the message proper follows the "Node: 'NAME'" line."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    for k, line in enumerate(lines[:-1]):
+        if line.startswith("Node: "):
+            return f"{line[6:]}: {lines[k + 1]}"[:200]
+    return (lines[0] if lines else type(error).__name__)[:200]
 
 
 def child_threshold() -> int:

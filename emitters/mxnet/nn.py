@@ -94,6 +94,9 @@ def linear(ctx: Ctx) -> Fragment:
 
 def _matmul_limits(ctx: NodeContext) -> str | None:
     a, b = ctx.graph.shape(ctx.node.inputs[0]), ctx.graph.shape(ctx.node.inputs[1])
+    dtype = ctx.graph.tensors[ctx.node.output].dtype
+    if dtype != "float32":
+        return f"matmul giving {dtype}: MXNet's dot and batch_dot compute in float only"
     if len(b) == 2:  # (..., K) x (K, N): `dot` contracts a's last axis with b's first
         return None
     if len(a) != len(b) or tuple(a[:-2]) != tuple(b[:-2]):

@@ -43,9 +43,10 @@ def softmax(ctx: Ctx) -> Fragment:
 
 @TABLE.register("argmax")
 def argmax(ctx: Ctx) -> Fragment:
-    f = Fragment()  # MXNet returns the indices as float32: exact integers up to 2**24
-    f.op("argmax", ctx.name, ctx.inputs, axis=int(ctx.attrs["axis"]) % len(ctx.in_shape()),
-         keepdims=bool(ctx.attrs.get("keepdims")))
+    f, n = Fragment(), ctx.name  # MXNet gives the index in the input's type: cast to TF's output_type
+    y = f.op("argmax", f"{n}_index", ctx.inputs, axis=int(ctx.attrs["axis"]) % len(ctx.in_shape()),
+             keepdims=bool(ctx.attrs.get("keepdims")))
+    f.op("Cast", n, [y], dtype=held_dtype(ctx))
     return f
 
 

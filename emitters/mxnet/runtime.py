@@ -150,8 +150,7 @@ def run_many(jobs: Iterable[tuple[str | Path, Sequence[np.ndarray]]], mode: str 
 def _as_fed(x: np.ndarray) -> np.ndarray:
     """Integer and bool inputs keep their type (token ids, masks); numbers are float32."""
     x = np.asarray(x)
-    fed = x if x.dtype.kind in "iub" else x.astype(np.float32)
-    return np.ascontiguousarray(fed).reshape(fed.shape)  # a 0-d input stays 0-d
+    return np.ascontiguousarray(x if x.dtype.kind in "iub" else x.astype(np.float32))  # MXNet 1.x: 0-d as (1,)
 
 
 def run(out_dir: str | Path, inputs: Sequence[np.ndarray], stream: bool | None = None,

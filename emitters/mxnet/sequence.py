@@ -31,7 +31,10 @@ def _one_hot_limits(ctx: NodeContext) -> str | None:
 @TABLE.register("one_hot", limit=_one_hot_limits)
 def one_hot(ctx: Ctx) -> Fragment:
     f = Fragment()
+    scalar = ctx.in_shape(0) == ()  # held as (1,) (MXNet 1.x has no 0-d arrays): its one-hot row is (depth,)
     # MXNet's one_hot gives an all-off row for an index outside [0, depth), as TF
-    f.op("one_hot", ctx.name, ctx.inputs, depth=int(ctx.attrs["depth"]), on_value=float(ctx.attrs["on"]),
-         off_value=float(ctx.attrs["off"]), dtype="float32")
+    y = f.op("one_hot", f"{ctx.name}_row" if scalar else ctx.name, ctx.inputs, depth=int(ctx.attrs["depth"]),
+             on_value=float(ctx.attrs["on"]), off_value=float(ctx.attrs["off"]), dtype="float32")
+    if scalar:
+        f.op("Reshape", ctx.name, [y], shape=tuple(ctx.out_shape))
     return f

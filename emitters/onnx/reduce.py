@@ -63,33 +63,65 @@ def _axes_reduce(b: Builder, op_type: str, x: str, out: str | None) -> str:
     return b.op(op_type, [x], out, axes=_axes(ctx), keepdims=keep)
 
 
-@TABLE.register("reduce_sum", "reduce_prod", "reduce_min")
+# an integer product is a chain of Mul along each reduced axis: at most this many factors
+MAX_INTEGER_FACTORS = 256
+
+
+def _product_limits(ctx: NodeContext) -> str | None:
+    if ctx.graph.tensors[ctx.node.output].dtype.startswith("float"):
+        return None
+    shape = ctx.graph.shape(ctx.node.inputs[0])
+    factors = sum(shape[int(a) % len(shape)] for a in ctx.node.attrs["axes"])
+    if factors <= MAX_INTEGER_FACTORS:
+        return None
+    return (f"an integer product over {factors} elements: onnxruntime's ReduceProd saturates where TF's wraps, "
+            f"and a chain of Mul stops at {MAX_INTEGER_FACTORS}")
+
+
+@TABLE.register("reduce_prod", limit=_product_limits)
+def reduce_prod(ctx: Ctx) -> Emitted:
+    b = Builder(ctx, ctx.node)
+    if ctx.dtype(ctx.node.output).kind in "iu":
+        return _wrapping_reduce(b, "Mul")
+    _axes_reduce(b, "ReduceProd", b.x(), b.out)
+    return b.done()
+
+
+@TABLE.register("reduce_sum", "reduce_min")
 def reduce_arith(ctx: Ctx) -> Emitted:
     b = Builder(ctx, ctx.node)
     if ctx.node.op == "reduce_sum" and ctx.dtype(ctx.node.output).kind in "iu":
-        return _wrapping_sum(b)
-    op_type = {"reduce_sum": "ReduceSum", "reduce_prod": "ReduceProd", "reduce_min": "ReduceMin"}[ctx.node.op]
+        return _wrapping_reduce(b, "CumSum")
+    op_type = {"reduce_sum": "ReduceSum", "reduce_min": "ReduceMin"}[ctx.node.op]
     _axes_reduce(b, op_type, b.x(), b.out)
     return b.done()
 
 
-def _wrapping_sum(b: Builder) -> Emitted:
-    """An integer sum that wraps around as TF's does: onnxruntime's ReduceSum saturates at the type's
-    bounds. A running sum (CumSum, which wraps) in int64 along each axis, its last element kept, cast back
-    (the low bits of a sum are those of the sum of the low bits)."""
+def _wrapping_reduce(b: Builder, how: str) -> Emitted:
+    """An integer sum or product that wraps around as TF's does (onnxruntime's ReduceSum and ReduceProd
+    saturate at the type's bounds), in int64 and cast back (the low bits of a sum or product are those of
+    the low bits'): along each axis a running sum (`how` "CumSum", which wraps) and its last element, or
+    ("Mul") a chain of Mul over the axis' slices."""
     from onnx import TensorProto, helper
 
     ctx = b.ctx
-    x, dtype = b.x(), ctx.dtype(ctx.node.output)
+    x, shape = b.x(), ctx.shape(ctx.node.inputs[0])
     if ctx.dtype(ctx.node.inputs[0]) != np.int64:
         x = b.op("Cast", [x], to=TensorProto.INT64)
     axes = _axes(ctx)
     for axis in axes:
-        x = b.op("CumSum", [x, b.const("axis", np.int64(axis), np.int64)])
-        x = b.op("Slice", [x, b.ints("last", [-1]), b.ints("end", [np.iinfo(np.int64).max]), b.ints("at", [axis])])
+        at = b.ints("at", [axis])
+        if how == "CumSum":
+            x = b.op("Slice", [b.op("CumSum", [x, b.const("axis", np.int64(axis), np.int64)]), b.ints("last", [-1]),
+                               b.ints("end", [np.iinfo(np.int64).max]), at])
+            continue
+        slices = [b.op("Slice", [x, b.ints("from", [k]), b.ints("to", [k + 1]), at]) for k in range(shape[axis])]
+        x = slices[0]
+        for factor in slices[1:]:
+            x = b.op("Mul", [x, factor])
     if not ctx.attrs.get("keepdims") and axes:
         x = b.op("Squeeze", [x, b.ints("axes", axes)])
-    b.op("Cast", [x], b.out, to=helper.np_dtype_to_tensor_dtype(dtype))
+    b.op("Cast", [x], b.out, to=helper.np_dtype_to_tensor_dtype(ctx.dtype(ctx.node.output)))
     return b.done()
 
 

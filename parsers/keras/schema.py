@@ -59,8 +59,10 @@ def check_origins(config: Any, where: str, kind: str = "keras_v3") -> None:
     """Raise InputError naming the first layer whose config holds an object (its class, an activation, an
     initializer...) of a module outside Keras that no package registers with Keras (`registered_name`
     'package>name'): Keras cannot locate it without the code that defines it (`torch.nn.ReLU` converted as
-    Keras's ReLU would be wrong). In a `.h5`, tf_keras imports whatever module an object inside a layer names:
-    there only Keras's own objects pass. Tolerant of any shape: `check` says what else is wrong."""
+    Keras's ReLU would be wrong). In a `.h5` an object inside a layer is looked up by class name only (tf_keras's
+    legacy reader), so a registered name does not help: there only Keras's own objects pass. Keras's `.keras`
+    reader imports the module of a nested object (tf_keras: any module), so no such file reaches Keras. Tolerant
+    of any shape: `check` says what else is wrong."""
     _origins(config, where, kind == "keras_h5", "", True, 0)
 
 
@@ -82,7 +84,7 @@ def _origins(value: Any, where: str, h5: bool, at: str, layer_level: bool, depth
         registered = ">" in str(value.get("registered_name"))
         if not registered or (h5 and not layer_level):
             named = value.get("config") if value.get("class_name") == "function" else value.get("class_name")
-            why = "a .h5 may name only Keras objects inside a layer" if registered else "no package registers it"
+            why = "a .h5 resolves objects in a layer by class name only" if registered else "no package registers it"
             raise InputError(f"{where}: layer '{at}': {module}.{named} is not a Keras "
                              f"{'class' if layer_level else 'object'} ({why}), so Keras cannot load it safely; "
                              "convert a SavedModel exported where its code is")

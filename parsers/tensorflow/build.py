@@ -17,7 +17,7 @@ from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import complex_values, lengths, ops  # noqa: F401 - registers the handlers
+from . import complex_values, input_layout, lengths, ops  # noqa: F401 - registers the handlers
 from .context import NHWC_TO_NCHW, Context, NotConvertible, Val, show_shape
 from .graphio import node_of
 from .loader import Frozen
@@ -144,12 +144,13 @@ def _inference_ops(all_ops: list[Any], placeholders: dict, out_tensors: list[Any
     return [op for op in all_ops if op.name in live and op.name not in input_ops], dynamic
 
 
-def _add_inputs(ctx: Context, signatures: list, placeholders: dict, fmt: str) -> None:
+def _add_inputs(ctx: Context, signatures: list, placeholders: dict, fmt: str, options: ParseOptions) -> None:
     graph = ctx.graph
     for (t, dtype, shape), ph in zip(signatures, placeholders.values()):
         ir_name = _ir_name(t)
         rank = len(shape) if shape is not None else 0
-        perm = NHWC_TO_NCHW if rank == 4 and fmt == "NHWC" else None
+        nchw = rank == 4 and input_layout.channels_first(t, ph, ctx.consts, options.input_layout, options.notes)
+        perm = NHWC_TO_NCHW if rank == 4 and not nchw and (fmt == "NHWC" or options.input_layout == "nhwc") else None
         dims = [d if d is not None else -1 for d in (shape or [])]
         graph.add_tensor(ir_name, [dims[p] for p in perm] if perm else dims, dtype.name)
         graph.inputs.append(ir_name)
@@ -255,7 +256,7 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     ctx.input_names = {p.name: t for t, p in placeholders.items()}
     ctx.sizes_given = all(s is not None and None not in s for _, _, s in signatures)
     fmt = _data_format(live_ops)
-    _add_inputs(ctx, signatures, placeholders, fmt)
+    _add_inputs(ctx, signatures, placeholders, fmt, options)
     library = {f.signature.name: f for f in tfg.graph_def.library.function}
     _convert_ops(ctx, live_ops, library, dynamic, {p.name: t for t, p in placeholders.items()},
                  blockers + _foreign_inputs(signatures), set(frontier) - set(values))

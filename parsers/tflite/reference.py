@@ -179,7 +179,7 @@ class _Runner:
             it = self.interpreter
             for name, x in feed.items():
                 index = self.by_name[name]
-                if self.shapes.get(index) != x.shape:
+                if self.shapes.get(index, tuple(self.tensors[index].shape)) != x.shape:  # the file's size: as loaded
                     it.resize_tensor_input(index, list(x.shape), strict=True)
                     self.shapes[index] = x.shape
             it.allocate_tensors()

@@ -92,9 +92,9 @@ def test_a_standard_library_module_is_not_imported(tmp_path):
     assert "Beautiful is better" not in done.stdout + done.stderr
 
 
-def test_h5_naming_a_module_inside_a_layer_is_refused_before_tf_keras_imports_it(tmp_path):
-    """tf_keras's .h5 reader imports any module an initializer or activation names (even a registered
-    'package>name'); the reader refuses such a file, and --verify never hands it to tf_keras."""
+def test_h5_naming_a_module_inside_a_layer_is_refused_and_nothing_runs(tmp_path):
+    """An initializer of another module (even a registered 'package>name'), which tf_keras cannot load without
+    its code: exit 2 naming the layer, and --verify never hands the file to Keras."""
     import tf_keras
 
     folder = _planted(tmp_path / "model")

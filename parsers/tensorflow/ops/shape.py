@@ -63,6 +63,9 @@ def transpose(ctx: Context, op: Any) -> None:
     if step == tuple(range(rank)):  # already in the requested order (Tensordot's no-op transpose)
         ctx.set(op.outputs[0], v.ir)
         return
+    if rank == 4 and tuple(perm.index(p) for p in p_in) == NHWC_TO_NCHW:  # to NHWC: the IR keeps it NCHW as it is
+        ctx.set(op.outputs[0], v.ir, NHWC_TO_NCHW)
+        return
     out = ctx.emit("transpose", op.name, [v.ir], ctx.shape(op.outputs[0]), {"perm": step},
                    source_op=op.type)
     ctx.set(op.outputs[0], out)

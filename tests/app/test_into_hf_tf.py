@@ -1,0 +1,139 @@
+"""`--into transformers:<PT class>` from Hugging Face's own TF models: transformers 4.x's TF classes (built in
+.venv-hf4 by tests/support/hf_tf_models.py: tiny configs, every variable random, SavedModels with a serving
+signature) into transformers 5's PyTorch class built from the same config, the default way (SDPA attention)
+and with eager attention. Each is run in PyTorch against TF's signature at two sizes. `make test-into-hf`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.app.test_into import run_cli
+from tf_convert import app as convert
+
+NEEDS_HF4 = pytest.mark.skipif(not os.environ.get("CONVERT_HF4_PYTHON"),
+                               reason="needs transformers 4.x's TF classes: make test-into-hf")
+tf = pytest.importorskip("tensorflow")
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "tests" / "support" / "hf_tf_models.py"
+# name -> (conversion shapes, another size): sequence lengths 7 and 11, images 32 and 40 (ViT: its fixed 32, batch 3)
+TEXT = {"input_ids": (2, 7), "attention_mask": (2, 7), "token_type_ids": (2, 7)}
+CASES = {
+    "bert": TEXT,
+    "bert_ids": {"input_ids": (2, 7)},
+    "distilbert": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
+    "roberta": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
+    "vit": {"pixel_values": (2, 3, 32, 32)},
+    "deit": {"pixel_values": (2, 3, 32, 32)},
+    "convnext": {"pixel_values": (2, 3, 32, 32)},
+    "resnet": {"pixel_values": (2, 3, 32, 32)},
+    "regnet": {"pixel_values": (2, 3, 32, 32)},
+}
+ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "vit", "deit"}  # built with SDPA too
+FIXED_SIZE = {"vit", "deit"}  # TF's ViT and DeiT are bound to their config's image size
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> Path:
+    """The SavedModels, built once per version of the fixture script (in .cache: a minute each on 2 cores)."""
+    digest = hashlib.sha256(SCRIPT.read_bytes()).hexdigest()[:12]
+    root = ROOT / ".cache" / f"hf-tf-{digest}"
+    missing = [n for n in CASES if not (root / n / "kwargs.json").is_file()]
+    if missing:
+        root.mkdir(parents=True, exist_ok=True)
+        subprocess.run([os.environ["CONVERT_HF4_PYTHON"], "-m", "tests.support.hf_tf_models", str(root), *missing],
+                       cwd=ROOT, check=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    return root
+
+
+def _other(shapes: dict[str, tuple[int, ...]], fixed_image: bool) -> dict[str, tuple[int, ...]]:
+    if fixed_image:
+        return {k: (v[0] + 1, *v[1:]) for k, v in shapes.items()}
+    return {k: (*v[:-1], v[-1] + 4) if len(v) == 2 else (*v[:2], v[2] + 8, v[3] + 8) for k, v in shapes.items()}
+
+
+def _feeds(shapes: dict[str, tuple[int, ...]], vocab: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for name, shape in shapes.items():
+        if name == "pixel_values":
+            feeds[name] = rng.standard_normal(shape).astype(np.float32)
+        elif name == "attention_mask":  # padding at the end of the second row
+            mask = np.ones(shape, np.int32)
+            mask[1, shape[1] - 2:] = 0
+            feeds[name] = mask
+        else:
+            feeds[name] = rng.integers(0, 2 if name == "token_type_ids" else vocab, shape).astype(np.int32)
+    return feeds
+
+
+def _errors(path: Path, model, shapes_list, vocab: int) -> list[float]:
+    """max |torch - TF| / max |TF| over every output field, per size."""
+    signature = tf.saved_model.load(str(path)).signatures["serving_default"]
+    errors = []
+    for k, shapes in enumerate(shapes_list):
+        feeds = _feeds(shapes, vocab, k)
+        want = {name: v.numpy() for name, v in signature(**{n: tf.constant(x) for n, x in feeds.items()}).items()}
+        with torch.no_grad():
+            got = model(**{n: torch.from_numpy(x).long() if x.dtype == np.int32 else torch.from_numpy(x)
+                           for n, x in feeds.items()})
+        worst = 0.0
+        for name, expected in want.items():
+            value = getattr(got, name).numpy()
+            assert value.shape == expected.shape, (name, value.shape, expected.shape)
+            worst = max(worst, float(np.abs(value - expected).max() / np.abs(expected).max()))
+        errors.append(worst)
+    return errors
+
+
+@pytest.mark.slow
+@NEEDS_HF4
+@pytest.mark.parametrize("attention", ["eager", "sdpa"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
+    if attention == "sdpa" and name not in ATTENTION:
+        pytest.skip("no attention")
+    meta = json.loads((saved / name / "kwargs.json").read_text())
+    kwargs = {**meta["kwargs"], "attn_implementation": attention}
+    shapes = CASES[name]
+    started = time.perf_counter()
+    doc = convert.into(saved / name, f"transformers:{meta['pt_class']}", tmp_path / "out", kwargs=kwargs,
+                       input_shape={k: v for k, v in shapes.items()})
+    seconds = time.perf_counter() - started
+    cls = getattr(transformers, meta["pt_class"])
+    config = cls.config_class(**meta["kwargs"])
+    config._attn_implementation = attention
+    model = cls(config).eval()
+    model.load_state_dict(torch.load(tmp_path / "out" / "state_dict.pt"), strict=True)
+    fixed = name in FIXED_SIZE
+    errors = _errors(saved / name, model, [shapes, _other(shapes, fixed)], meta["kwargs"].get("vocab_size", 2))
+    print(f"{name} {attention}: max_rel {max(errors):.2g} ({errors}), {seconds:.1f} s")
+    assert max(errors) < 1e-5, errors
+    if "pixel_values" in shapes:
+        assert doc["inputs"][0]["layout"] == "NCHW" and doc["inputs"][0]["shape"] == list(shapes["pixel_values"])
+
+
+def test_save_pretrained_h5_is_refused_naming_the_savedmodel_route(tmp_path):
+    """tf_model.h5 (save_pretrained: weights only, a subclassed model) beside config.json: exit 2 with the save that
+    works, not model.save('model.h5'), which a subclassed model cannot do."""
+    import h5py
+
+    with h5py.File(tmp_path / "tf_model.h5", "w") as f:
+        f.attrs["layer_names"] = [b"bert"]
+        f.create_dataset("bert/kernel", data=np.zeros(3))
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["BertModel"], "model_type": "bert"}))
+    code, _, err = run_cli("tf2torch", tmp_path / "tf_model.h5", "--into", "transformers:BertModel", "-o",
+                           tmp_path / "out")
+    assert code == 2, err
+    assert "TFBertModel" in err and "save_pretrained(dir, saved_model=True)" in err and "tf.saved_model.save" in err
+    assert "model.save('model.h5')" not in err and not (tmp_path / "out").exists()
