@@ -345,7 +345,8 @@ def _died(code: int, log: Path) -> BaseException:
 def _error_from(record: dict[str, Any]) -> BaseException:
     """The child's error as this process would have raised it: same ConvertError class and message."""
     message = record["message"]
-    if record["kind"] == "convert":
+    # only the tool's own error classes: a name in the record never picks a module to import
+    if record["kind"] == "convert" and str(record.get("module", "")).startswith("tf_convert."):
         try:
             cls = getattr(importlib.import_module(record["module"]), record["qualname"])
         except (ImportError, AttributeError):

@@ -334,3 +334,19 @@ def test_a_child_of_several_sets_runs_them_side_by_side(sets, environ, expected)
     machine the converting process shares). The child sets them once the request has come, before TF's
     first session reads them."""
     assert reference_process.side_by_side_threads(sets, environ) == expected
+
+
+@pytest.mark.parametrize("module", ["this", "tests.support.tf_models_missing", "os"])
+def test_an_error_record_never_imports_a_module_outside_the_tool(module):
+    """The child's error record names its class; only tf_convert's own modules are looked up."""
+    before = set(sys.modules)
+    error = reference_process._error_from({"kind": "convert", "module": module, "qualname": "path",
+                                          "message": "m"})
+    assert isinstance(error, reference_process.ReferenceFailed) and str(error) == "m"
+    assert set(sys.modules) - before == set()
+
+
+def test_an_error_record_of_the_tool_keeps_its_class():
+    error = reference_process._error_from({"kind": "convert", "module": "tf_convert.convert.errors",
+                                          "qualname": "ConvertError", "message": "m"})
+    assert type(error) is ConvertError and str(error) == "m"
