@@ -32,8 +32,10 @@ def _over_hw(ctx: NodeContext) -> bool:
 
 def _reduce_limit(ctx: NodeContext) -> str | None:
     """BVLC: global pooling over H, W only; OpenCV DNN: any axes (its Permute moves them last)."""
-    if _over_hw(ctx) or opencv_dialect(ctx):
+    if _over_hw(ctx):
         return None
+    if opencv_dialect(ctx):  # OpenCV's Reshape refuses an empty shape
+        return None if ctx.graph.shape(ctx.node.output) else "a reduction to a 0-d value: Caffe blobs have axes"
     return opencv_hint(_SPATIAL_ONLY, "Permute layer (the reduced axes moved last, then a global pooling)")
 
 
