@@ -67,7 +67,9 @@ def binary(op: Op, ir_op: str, out_dtype: str | None = None) -> str:
 
 def _binary(name: str, ir_op: str) -> Callable[[Op], list[str]]:
     def handler(op: Op) -> list[str]:
-        y = binary(op, ir_op)
+        # a comparison or logical builtin gives the bool tensor its output is typed as in the file
+        boolean = op.tensors[op.op.outputs[0]].type == "BOOL"
+        y = binary(op, ir_op, out_dtype="bool" if boolean else None)
         return [op.activation(y) if name in _FUSED_OPTION and op.options is not None else y]
 
     return handler

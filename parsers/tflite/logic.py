@@ -1,7 +1,8 @@
-"""Comparisons and logical operators (bool results), SELECT / SELECT_V2, and IF: a run-time predicate
-chooses a subgraph. An IF whose predicate folds to a number inlines the branch it takes; otherwise both
-branches are inlined and `select` picks each output by the predicate (exact: each branch's values are
-its own, the other's are discarded, never mixed)."""
+"""LOGICAL_NOT, SELECT / SELECT_V2, and IF: a run-time predicate chooses a subgraph (the comparisons and the
+binary logical builtins are catalog rows' `tflite=`, registered with the elementwise ones). An IF whose
+predicate folds to a number inlines the branch it takes; otherwise both branches are inlined and `select`
+picks each output by the predicate (exact: each branch's values are its own, the other's are discarded,
+never mixed)."""
 
 from __future__ import annotations
 
@@ -9,24 +10,9 @@ import numpy as np
 
 from tf_convert.parsers.common.layout import nhwc_reshape
 
-from .elementwise import binary, operand
+from .elementwise import operand
 from .op import Op
 from .table import TABLE
-
-# TFLite builtin -> IR op, each giving a bool tensor
-_COMPARISONS = {"EQUAL": "equal", "NOT_EQUAL": "not_equal", "GREATER": "greater", "GREATER_EQUAL": "greater_equal",
-                "LESS": "less", "LESS_EQUAL": "less_equal", "LOGICAL_AND": "logical_and", "LOGICAL_OR": "logical_or"}
-
-
-def _comparison(ir_op: str):
-    def handler(op: Op) -> list[str]:
-        return [binary(op, ir_op, out_dtype="bool")]
-
-    return handler
-
-
-for _name, _ir_op in _COMPARISONS.items():
-    TABLE.register(_name)(_comparison(_ir_op))
 
 
 @TABLE.register("LOGICAL_NOT")
