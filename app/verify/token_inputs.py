@@ -8,9 +8,11 @@ as whole numbers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import numpy as np
 
-from tf_convert.convert.ir import Graph, GraphIndex
+from tf_convert.convert.ir import Graph, GraphIndex, Node
 from tf_convert.convert.ir.ops import VALUE_KEEPING
 
 MASK_RANGE = (0, 2)
@@ -40,28 +42,28 @@ def integer_range(graph: Graph, name: str) -> tuple[int, int]:
     return MASK_RANGE
 
 
+def _ends(node: Node) -> bool:
+    """A reader past which an integer's magnitude no longer matters (_ENDING, a cast to bool)."""
+    return node.op in _ENDING or (node.op == "cast" and str(node.attrs.get("dtype", "")) == "bool")
+
+
+def _wraps(node: Node, tensor: str) -> bool:
+    """A reader that takes any integer in `tensor` and passes its wrap-around on: _WRAPPING, the values of a
+    select, the data of a reshape/slice..., a cast to another integer type."""
+    cast_to = str(node.attrs.get("dtype", "")) if node.op == "cast" else ""
+    return (node.op in _WRAPPING or cast_to.startswith(("int", "uint"))
+            or (node.op == "select" and tensor in node.inputs[1:])
+            or (node.op in VALUE_KEEPING and (node.op == "concat" or tensor == node.inputs[0])))
+
+
 def _whole_range(graph: Graph, name: str) -> bool:
-    """Whether every reader of `name`, and of what it computes, takes any integer (_WRAPPING, the values of
-    a select, the data of a reshape/slice..., a cast to another integer type) or ends the magnitudes (_ENDING,
-    a cast to bool), up to the graph's outputs."""
-    index = GraphIndex(graph)
-    stack, seen = [name], set()
-    while stack:
-        tensor = stack.pop()
-        if tensor in seen:
-            continue
-        seen.add(tensor)
-        for node in index.readers(tensor):
-            cast_to = str(node.attrs.get("dtype", "")) if node.op == "cast" else ""
-            if node.op in _ENDING or cast_to == "bool":
-                continue
-            if (node.op in _WRAPPING or cast_to.startswith(("int", "uint"))
-                    or (node.op == "select" and tensor in node.inputs[1:])
-                    or (node.op in VALUE_KEEPING and (node.op == "concat" or tensor == node.inputs[0]))):
-                stack.append(node.output)
-                continue
-            return False
-    return True
+    """Whether every reader of `name`, and of what it computes, takes any integer or ends the magnitudes,
+    up to the graph's outputs."""
+    return all(_ends(node) or _wraps(node, tensor) for tensor, node in _reached(graph, name, _carries_on))
+
+
+def _carries_on(node: Node, tensor: str) -> bool:
+    return not _ends(node) and _wraps(node, tensor)
 
 
 def value_range(graph: Graph, name: str) -> tuple[int, int] | None:
@@ -81,8 +83,8 @@ def _keeps_ids(node, tensor: str) -> bool:
             or (node.op == "select" and tensor in node.inputs[1:]))
 
 
-def _id_readers(graph: Graph, name: str):
-    """(t, reader of t) for input `name` and every tensor its ids reach unchanged (_keeps_ids)."""
+def _reached(graph: Graph, name: str, follow: Callable[[Node, str], bool]) -> Iterator[tuple[str, Node]]:
+    """(t, reader of t) for input `name` and every tensor reached through the readers `follow` accepts."""
     index = GraphIndex(graph)
     stack, seen = [name], set()
     while stack:
@@ -92,8 +94,13 @@ def _id_readers(graph: Graph, name: str):
         seen.add(tensor)
         for node in index.readers(tensor):
             yield tensor, node
-            if _keeps_ids(node, tensor):
+            if follow(node, tensor):
                 stack.append(node.output)
+
+
+def _id_readers(graph: Graph, name: str) -> Iterator[tuple[str, Node]]:
+    """(t, reader of t) for input `name` and every tensor its ids reach unchanged (_keeps_ids)."""
+    return _reached(graph, name, _keeps_ids)
 
 
 def _index_bound(graph: Graph, name: str) -> int | None:
