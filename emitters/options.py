@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from tf_convert.convert.ir.ops import TARGETS
-from tf_convert.convert.padding.plan_type import PlanOptions
+from tf_convert.convert.targets import TARGETS, PlanOptions
 
 MIN_OPSET, MAX_OPSET, DEFAULT_OPSET = 13, 21, 17
 STATIC_SHAPES_HELP = ("Bake the pads for the conversion size; the model then refuses other input sizes "

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tf_convert.convert.ir.ops import TARGETS
+from tf_convert.convert.targets import TARGETS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "ops.md"

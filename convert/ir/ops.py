@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..targets import TARGETS  # noqa: F401 - the targets a row's `refused` names
 from . import shapes
 from .shapes import ShapeRule
 
@@ -31,7 +32,6 @@ REQUIRED = object()  # an Attr default meaning "every node must set it"
 # part of it, `spatial_3d.py`); parsers group their handlers by the same names.
 FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize", "detection")
 KINDS = ("spatial", "parametric", "shape", "reduction", "binary", "unary", "source", "sequence")
-TARGETS = ("torch", "onnx", "mxnet", "caffe")
 
 # What a row's kind implies for the fields it leaves unset.
 _FAMILY_OF_KIND = {"spatial": "spatial", "parametric": "nn", "shape": "shape", "reduction": "reduce",

@@ -17,17 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..ir.ops import AVERAGING_OPS
+from ..targets import PlanOptions  # noqa: F401 - re-exported beside Plan
 from .rules import NO_PADS, Pads
-
-
-@dataclass(frozen=True)
-class PlanOptions:
-    """What a target's options change in its padding plans (emitters.options: `TargetOptions.plan_options()`)."""
-
-    target: str  # torch, onnx, mxnet or caffe
-    static_shapes: bool = True  # pads baked for the conversion size (False: they follow the runtime size)
-    caffe_pad: str = "auto"  # Caffe's lowering of an asymmetric conv pad (--caffe-pad)
-    conv_lowering: str | None = None  # 'pad' or 'kernel' forces one (bench/lowering.py); None: the measured cheaper
 
 
 @dataclass(frozen=True)

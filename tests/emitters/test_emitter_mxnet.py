@@ -363,7 +363,7 @@ def test_network_names_and_outputs(family_results):
     assert [o["name"] for o in result.outputs] == ["head_softmax_output", "block_dw_output"]
     assert [o["shape"] for o in result.outputs] == [[1, 5], [1, 8, 5, 5]]
     conv = family.graph.node("block/conv")  # 9x10 stride 2: asymmetric pads (1, 1, 0, 1)
-    if plan(conv, family.graph, options_for("mxnet")).kernel_taps.zero:
+    if plan(conv, family.graph, options_for("mxnet").plan_options()).kernel_taps.zero:
         assert [(p["node"], p["pads"]) for p in result.pad_layers] == [("block/conv", [1, 1, 0, 1])]
     else:  # the measured-cheaper kernel taps: no pad operator
         assert result.pad_layers == []

@@ -150,8 +150,6 @@ REFUSED = {  # TF graph -> what the one-line exit-3 message must name
     # (a plain erf and a cast to bool convert: the erf and cast IR ops)
     "cast_to_float64": (lambda tf, x: tf.identity(tf.cast(tf.cast(x, tf.float64) * 2.0, tf.float32), name="y"),
                         "cast float32 -> float64"),
-    "gather_batch_dims": (lambda tf, x: tf.identity(tf.gather(x, tf.zeros([2, 1], tf.int32), batch_dims=1),
-                                                    name="y"), "batch_dims=1"),
 }
 
 
