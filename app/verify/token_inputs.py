@@ -13,18 +13,10 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from tf_convert.convert.ir import Graph, GraphIndex, Node
-from tf_convert.convert.ir.ops import VALUE_KEEPING
+from tf_convert.convert.ir.ops import INTEGER_ENDING, INTEGER_WRAPPING, VALUE_KEEPING
 
 MASK_RANGE = (0, 2)
 RANGES = "input_ranges"  # graph.metadata key: ranges recorded in conversion.json (a re-run's skeleton graph)
-
-
-# integer ops any value of the dtype is valid for, in TF and every target (wrapping as TF's), whose output
-# carries the magnitudes on; and those whose output no longer does (a mask, an index)
-_WRAPPING = frozenset({"add", "sub", "mul", "neg", "abs", "square", "sign", "maximum", "minimum", "matmul",
-                       "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "reduce_sum", "reduce_prod",
-                       "reduce_max", "reduce_min", "cumsum", "cumprod"})
-_ENDING = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "argmax", "argmin"})
 
 
 def integer_range(graph: Graph, name: str) -> tuple[int, int]:
@@ -43,15 +35,15 @@ def integer_range(graph: Graph, name: str) -> tuple[int, int]:
 
 
 def _ends(node: Node) -> bool:
-    """A reader past which an integer's magnitude no longer matters (_ENDING, a cast to bool)."""
-    return node.op in _ENDING or (node.op == "cast" and str(node.attrs.get("dtype", "")) == "bool")
+    """A reader past which an integer's magnitude no longer matters (INTEGER_ENDING, a cast to bool)."""
+    return node.op in INTEGER_ENDING or (node.op == "cast" and str(node.attrs.get("dtype", "")) == "bool")
 
 
 def _wraps(node: Node, tensor: str) -> bool:
-    """A reader that takes any integer in `tensor` and passes its wrap-around on: _WRAPPING, the values of a
-    select, the data of a reshape/slice..., a cast to another integer type."""
+    """A reader that takes any integer in `tensor` and passes its wrap-around on: INTEGER_WRAPPING, the values
+    of a select, the data of a reshape/slice..., a cast to another integer type."""
     cast_to = str(node.attrs.get("dtype", "")) if node.op == "cast" else ""
-    return (node.op in _WRAPPING or cast_to.startswith(("int", "uint"))
+    return (node.op in INTEGER_WRAPPING or cast_to.startswith(("int", "uint"))
             or (node.op == "select" and tensor in node.inputs[1:])
             or (node.op in VALUE_KEEPING and (node.op == "concat" or tensor == node.inputs[0])))
 

@@ -113,6 +113,10 @@ class OpSpec:
     # Every output value is one of the input values, unchanged (reshape, slice, concat...): a range an
     # integer input must keep (token ids below a table size, 0/1 masks) holds through it (app/verify/token_inputs).
     keeps_values: bool = False
+    # What an integer input's magnitude does through it (what --verify feeds an integer input,
+    # app/verify/token_inputs): "wrap" (any value of the dtype is valid and carried on, wrapping as TF's)
+    # or "end" (the result no longer carries it: a comparison, an index)
+    integers: str = ""
     shape: ShapeRule | None = None  # output shape from input shapes (None -> from kind, if it implies one)
     # its output's length along axis 0 depends on the data (its declared shape is the longest it can be)
     data_dependent: bool = False
@@ -306,7 +310,7 @@ OPS: dict[str, OpSpec] = {
                      size="last_axis", shape=shapes.linear),
     "matmul": OpSpec((), (), "a @ b (numpy.matmul) of two tensors of rank >= 2; leading axes broadcast.",
                      "binary", family="nn", elementwise=False, positional=False, size="matmul", shape=shapes.matmul,
-                     refused={"caffe": "BVLC Caffe has no product of two activations"}),
+                     refused={"caffe": "BVLC Caffe has no product of two activations"}, integers="wrap"),
     "reshape": OpSpec(("shape",), (), "Row-major reshape to `shape` (IR layout, full static shape).", "shape",
                       types={"shape": Attr("shape")}, foldable=True, size="unit_axes", shape=shapes.reshape,
                       keeps_values=True),
@@ -321,25 +325,27 @@ OPS: dict[str, OpSpec] = {
                     keeps_values=True),
     "argmax": OpSpec(("axis", "keepdims"), (), "Index of the max along IR axis (first one on ties); int64.",
                      "reduction", types={"axis": Attr("int"), "keepdims": Attr("bool", False)}, shape=shapes.reduce,
-                     refused={"caffe": "OpenCV's Caffe runtime has no ArgMax layer"}),  # measured: 4.x
+                     refused={"caffe": "OpenCV's Caffe runtime has no ArgMax layer"}, integers="end"),  # measured: 4.x
     "reduce_mean": OpSpec(("axes", "keepdims"), (), "Mean over IR axes.", "reduction",
                           types={"axes": Attr("ints"), "keepdims": Attr("bool")}, positional=channels_only("axes"),
                           size="global_reduce", shape=shapes.reduce),
     "reduce_max": OpSpec(("axes", "keepdims"), (), "Max over IR axes.", "reduction",
                          types={"axes": Attr("ints"), "keepdims": Attr("bool")}, positional=channels_only("axes"),
-                         size="global_reduce", shape=shapes.reduce),
+                         size="global_reduce", shape=shapes.reduce, integers="wrap"),
     "softmax": OpSpec(("axis",), (), "Softmax over IR axis.", "reduction", family="nn",
                       types={"axis": Attr("int")}, positional=channels_only("axis"), size="own_axes",
                       shape=shapes.same),
     # ---- elementwise -------------------------------------------------------------------------
-    "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", foldable=True, tf=("Add", "AddV2"), tflite=("ADD",)),
-    "sub": OpSpec((), (), "a - b, numpy broadcasting.", "binary", foldable=True, tf=("Sub",), tflite=("SUB",)),
-    "mul": OpSpec((), (), "a * b, numpy broadcasting.", "binary", foldable=True, tflite=("MUL",)),
+    "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", foldable=True, tf=("Add", "AddV2"), tflite=("ADD",),
+                  integers="wrap"),
+    "sub": OpSpec((), (), "a - b, numpy broadcasting.", "binary", foldable=True, tf=("Sub",), tflite=("SUB",),
+                  integers="wrap"),
+    "mul": OpSpec((), (), "a * b, numpy broadcasting.", "binary", foldable=True, tflite=("MUL",), integers="wrap"),
     "div": OpSpec((), (), "a / b, numpy broadcasting.", "binary", foldable=True, tf=("RealDiv",), tflite=("DIV",)),
     "maximum": OpSpec((), (), "max(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Maximum",),
-                      tflite=("MAXIMUM",)),
+                      tflite=("MAXIMUM",), integers="wrap"),
     "minimum": OpSpec((), (), "min(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Minimum",),
-                      tflite=("MINIMUM",)),
+                      tflite=("MINIMUM",), integers="wrap"),
     "relu": OpSpec((), (), "max(x, 0).", "unary", foldable=True, tf=("Relu",), keras=("relu",), tflite=("RELU",)),
     "clip": OpSpec(("min", "max"), (), "min(max(x, min), max). ReLU6 is clip(0, 6).", "unary",
                    types={"min": Attr("float", None), "max": Attr("float", None)}, foldable=True,
@@ -369,9 +375,9 @@ OPS: dict[str, OpSpec] = {
     "exp": OpSpec((), (), "exp(x).", "unary", foldable=True, tf=("Exp",), keras={"exponential": {}}, tflite=("EXP",)),
     "sqrt": OpSpec((), (), "sqrt(x).", "unary", foldable=True, tf=("Sqrt",), tflite=("SQRT",)),
     "rsqrt": OpSpec((), (), "1 / sqrt(x).", "unary", foldable=True, tf=("Rsqrt",), tflite=("RSQRT",)),
-    "square": OpSpec((), (), "x * x.", "unary", foldable=True, tf=("Square",), tflite=("SQUARE",)),
-    "neg": OpSpec((), (), "-x.", "unary", foldable=True, tf=("Neg",), tflite=("NEG",)),
-    "abs": OpSpec((), (), "|x|.", "unary", foldable=True, tf=("Abs",), tflite=("ABS",)),
+    "square": OpSpec((), (), "x * x.", "unary", foldable=True, tf=("Square",), tflite=("SQUARE",), integers="wrap"),
+    "neg": OpSpec((), (), "-x.", "unary", foldable=True, tf=("Neg",), tflite=("NEG",), integers="wrap"),
+    "abs": OpSpec((), (), "|x|.", "unary", foldable=True, tf=("Abs",), tflite=("ABS",), integers="wrap"),
     "identity": OpSpec((), (), "y = x (kept only where a graph output needs its own name).", "unary",
                        foldable=True, size="free", keeps_values=True),
     "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source"),
@@ -390,7 +396,7 @@ OPS: dict[str, OpSpec] = {
     "round": OpSpec((), (), "Round half to even (TF's Round and Rint).", "unary", refused={"caffe": _CAFFE_ROUNDING},
                     tf=("Round", "Rint"), tflite=("ROUND",)),
     "sign": OpSpec((), (), "-1, 0 or 1 (0 for 0).", "unary", refused={"caffe": _CAFFE_ROUNDING}, tf=("Sign",),
-                   tflite=("SIGN",)),
+                   tflite=("SIGN",), integers="wrap"),
     "log": OpSpec((), (), "log(x).", "unary", tf=("Log",), tflite=("LOG",)),
     "log1p": OpSpec((), (), "log(1 + x).", "unary", tf=("Log1p",)),
     "expm1": OpSpec((), (), "exp(x) - 1.", "unary", tf=("Expm1",)),
@@ -428,40 +434,43 @@ OPS: dict[str, OpSpec] = {
                          refused={"caffe": _NO_CAFFE_LAYER.format("a division with a zero test")}, tf=("DivNoNan",)),
     "atan2": OpSpec((), (), "atan2(a, b).", "binary", refused={"caffe": _CAFFE_TRIG}, tf=("Atan2",)),
     "equal": OpSpec((), (), "a == b (bool), numpy broadcasting.", "binary", refused={"caffe": _CAFFE_TYPED},
-                    tf=("Equal",), tflite=("EQUAL",)),
+                    tf=("Equal",), tflite=("EQUAL",), integers="end"),
     "not_equal": OpSpec((), (), "a != b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("NotEqual",),
-                        tflite=("NOT_EQUAL",)),
+                        tflite=("NOT_EQUAL",), integers="end"),
     "less": OpSpec((), (), "a < b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("Less",),
-                   tflite=("LESS",)),
+                   tflite=("LESS",), integers="end"),
     "less_equal": OpSpec((), (), "a <= b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("LessEqual",),
-                         tflite=("LESS_EQUAL",)),
+                         tflite=("LESS_EQUAL",), integers="end"),
     "greater": OpSpec((), (), "a > b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("Greater",),
-                      tflite=("GREATER",)),
+                      tflite=("GREATER",), integers="end"),
     "greater_equal": OpSpec((), (), "a >= b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("GreaterEqual",),
-                            tflite=("GREATER_EQUAL",)),
+                            tflite=("GREATER_EQUAL",), integers="end"),
     "logical_and": OpSpec((), (), "a and b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("LogicalAnd",),
                           tflite=("LOGICAL_AND",)),
     "logical_or": OpSpec((), (), "a or b (bool).", "binary", refused={"caffe": _CAFFE_TYPED}, tf=("LogicalOr",),
                          tflite=("LOGICAL_OR",)),
     "select": OpSpec((), (), "where(cond, a, b): inputs (cond, a, b), numpy broadcasting.", "binary",
                      refused={"caffe": _CAFFE_TYPED}),
-    "reduce_sum": OpSpec(("axes", "keepdims"), (), "Sum over IR axes.", "reduction", **_REDUCE_OVER_AXES),
+    "reduce_sum": OpSpec(("axes", "keepdims"), (), "Sum over IR axes.", "reduction", **_REDUCE_OVER_AXES,
+                         integers="wrap"),
     "reduce_prod": OpSpec(("axes", "keepdims"), (), "Product over IR axes.", "reduction", **_REDUCE_OVER_AXES,
-                          refused={"caffe": _NO_CAFFE_LAYER.format("products over axes")}),
+                          refused={"caffe": _NO_CAFFE_LAYER.format("products over axes")}, integers="wrap"),
     "reduce_min": OpSpec(("axes", "keepdims"), (), "Min over IR axes.", "reduction", **_REDUCE_OVER_AXES,
                          refused={"caffe": _NO_CAFFE_LAYER.format("minima over axes (Pooling MAX of -x is not "
-                                                                  "BVLC-exact for all shapes)")}),
+                                                                  "BVLC-exact for all shapes)")}, integers="wrap"),
     "reduce_all": OpSpec(("axes", "keepdims"), (), "Logical and over IR axes (bool).", "reduction",
                          **_REDUCE_OVER_AXES, refused={"caffe": _CAFFE_TYPED}),
     "reduce_any": OpSpec(("axes", "keepdims"), (), "Logical or over IR axes (bool).", "reduction",
                          **_REDUCE_OVER_AXES, refused={"caffe": _CAFFE_TYPED}),
     "argmin": OpSpec(("axis", "keepdims"), (), "Index of the min along IR axis (first one on ties); int64 or int32.",
                      "reduction", types={"axis": Attr("int"), "keepdims": Attr("bool", False)}, shape=shapes.reduce,
-                     refused={"caffe": _CAFFE_TYPED}),
+                     refused={"caffe": _CAFFE_TYPED}, integers="end"),
     "cumsum": OpSpec(("axis", "exclusive", "reverse"), (), "Running sum along IR axis (TF's exclusive/reverse).",
-                     "reduction", **_RUNNING, refused={"caffe": _NO_CAFFE_LAYER.format("running sums")}),
+                     "reduction", **_RUNNING, refused={"caffe": _NO_CAFFE_LAYER.format("running sums")},
+                     integers="wrap"),
     "cumprod": OpSpec(("axis", "exclusive", "reverse"), (), "Running product along IR axis (TF's exclusive/reverse).",
-                      "reduction", **_RUNNING, refused={"caffe": _NO_CAFFE_LAYER.format("running products")}),
+                      "reduction", **_RUNNING, refused={"caffe": _NO_CAFFE_LAYER.format("running products")},
+                      integers="wrap"),
     "log_softmax": OpSpec(("axis",), (), "x - max - log(sum(exp(x - max))) over IR axis.", "reduction",
                           types={"axis": Attr("int")}, positional=channels_only("axis"), size="channel_axis",
                           shape=shapes.same,
@@ -613,11 +622,12 @@ OPS: dict[str, OpSpec] = {
     # ---- bitwise ops on integer tensors ---------------------------------
     # Two's complement at the input's width; a shift amount is clamped to [0, width - 1] first, as TF's
     # kernels do, so every amount has one defined result.
-    "bitwise_and": OpSpec((), (), "a & b (integers), numpy broadcasting.", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "bitwise_or": OpSpec((), (), "a | b (integers).", "binary", refused={"caffe": _CAFFE_TYPED}),
-    "bitwise_xor": OpSpec((), (), "a ^ b (integers).", "binary", refused={"caffe": _CAFFE_TYPED}),
+    "bitwise_and": OpSpec((), (), "a & b (integers), numpy broadcasting.", "binary", refused={"caffe": _CAFFE_TYPED},
+                          integers="wrap"),
+    "bitwise_or": OpSpec((), (), "a | b (integers).", "binary", refused={"caffe": _CAFFE_TYPED}, integers="wrap"),
+    "bitwise_xor": OpSpec((), (), "a ^ b (integers).", "binary", refused={"caffe": _CAFFE_TYPED}, integers="wrap"),
     "bitwise_not": OpSpec((), (), "~x (integers: -1 - x signed, max - x unsigned).", "unary",
-                          refused={"caffe": _CAFFE_TYPED}),
+                          refused={"caffe": _CAFFE_TYPED}, integers="wrap"),
     "left_shift": OpSpec((), (), "a << clip(b, 0, width - 1), the bits past the width dropped (TF LeftShift).",
                          "binary", refused={"caffe": _CAFFE_TYPED}),
     "right_shift": OpSpec((), (), "a >> clip(b, 0, width - 1), arithmetic (sign-filling) for signed a (TF "
@@ -765,6 +775,8 @@ SLIDING_OPS = ops_where(lambda spec: {"kernel", "stride", "pads"} <= {a.rstrip("
 AVERAGING_OPS = ops_where(lambda spec: "count_include_pad" in {a.rstrip("?") for a in spec.attrs})
 PADDED_OPS = ops_where(lambda spec: spec.padded)  # every target plans their padding (convert.padding)
 VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/verify/token_inputs, app/verify/mask_inputs
+INTEGER_WRAPPING = ops_where(lambda spec: spec.integers == "wrap")  # app/verify/token_inputs
+INTEGER_ENDING = ops_where(lambda spec: spec.integers == "end")  # app/verify/token_inputs
 DATA_DEPENDENT = ops_where(lambda spec: spec.data_dependent)  # convert.ir.graph.data_dependent_length
 # TF op -> (IR op, attrs) for the TF ops that are one catalog op (the rows' `tf`)
 TF_OPS: dict[str, tuple[str, dict[str, Any]]] = {

@@ -286,3 +286,9 @@ def test_torch_literal_consumers_are_its_python_operators():
     from tf_convert.emitters.torch import elementwise
 
     assert elementwise.LITERAL_CONSUMERS == {"add", "sub", "mul", "div"}
+
+
+def test_integer_flags_are_known_values():
+    """`integers` decides what --verify feeds an integer input: only "wrap", "end" or unset mean anything."""
+    assert {spec.integers for spec in ops.OPS.values()} <= {"", "wrap", "end"}
+    assert ops.INTEGER_WRAPPING and ops.INTEGER_ENDING and not ops.INTEGER_WRAPPING & ops.INTEGER_ENDING
