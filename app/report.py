@@ -27,6 +27,8 @@ def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[d
                 "dtype": graph.tensors[name].dtype,
             }
         )
+        if "returns_shape" in target:  # what the target's runtime really returns, where it differs from TF's
+            rows[-1]["returns_shape"] = list(target["returns_shape"])
         longest = graph.data_dependent_length(name) if name in graph.outputs else None
         if longest is not None:  # e.g. a non-max suppression's selection that is not padded
             rows[-1]["length"] = {"axis": 0, "depends_on_data": True, "at_most": longest}

@@ -28,7 +28,8 @@ class EmitResult:
     # one entry per separate pad layer: {"node": IR node, "pads": [t, b, l, r], "reason": str}
     pad_layers: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    # per graph input/output, in order: {"name": name in the target, "shape": [...], "layout": "NCHW"}
+    # per graph input/output, in order: {"name": name in the target, "shape": [...], "layout": "NCHW"}, and
+    # "returns_shape" where the target's runtime returns another shape than TF's (MXNet's 0-d outputs: (1,))
     inputs: list[dict[str, Any]] = field(default_factory=list)
     outputs: list[dict[str, Any]] = field(default_factory=list)
     # IR tensor -> the name its value has in the target (torch forward local, ONNX value, Caffe blob,

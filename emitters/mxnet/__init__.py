@@ -140,8 +140,10 @@ def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILE
             ref = copy.op("_copy", name, [ref])
             sg.add(copy)
         heads.append(ref)
-        result.outputs.append({"name": f"{ref.node}_output", "shape": list(graph.shape(tensor)),
-                               "layout": _layout(graph.shape(tensor))})
+        row = {"name": f"{ref.node}_output", "shape": list(graph.shape(tensor)), "layout": _layout(graph.shape(tensor))}
+        if not graph.shape(tensor):  # MXNet 1.x has no 0-d arrays: its runtime returns a scalar as shape (1,)
+            row["returns_shape"] = [1]
+        result.outputs.append(row)
     result.tensor_names = {n.output: f"{env[n.output].node}_output" for n in graph.nodes
                            if env[n.output].node not in variables and env[n.output].index == 0}
     sg.write(heads, out_dir / SYMBOL_FILE, out_dir / PARAMS_FILE, progress)

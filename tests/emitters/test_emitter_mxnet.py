@@ -543,3 +543,17 @@ def test_the_two_mxnet_loaders_must_agree_at_the_outputs_own_scale(a, b, agree):
     from tf_convert.emitters.mxnet.runtime import _loaders_agree
 
     assert _loaders_agree(np.asarray(a, np.float32), np.asarray(b, np.float32)) is agree
+
+
+@needs_mxnet
+def test_a_rank_0_output_records_the_shape_mxnet_returns(tmp_path):
+    """MXNet 1.x has no 0-d arrays: conversion.json's row says what its runtime really returns."""
+    x = _rng(3).standard_normal((3, 4)).astype(np.float32)
+    g = ir.Graph(name="scalar")
+    g.inputs = [g.add_tensor("x", x.shape)]
+    g.outputs = [g.add_node("reduce_sum", "total", ["x"], (), {"axes": (0, 1), "keepdims": False}),
+                 g.add_node("relu", "same", ["x"], x.shape)]
+    result = mxe.emit(g, tmp_path, EmitOptions())
+    assert [o.get("returns_shape") for o in result.outputs] == [[1], None]
+    (total, same) = mxe.run(tmp_path, [x])
+    assert total.shape == (1,) and np.allclose(total[0], x.sum(), rtol=1e-6) and same.shape == x.shape
