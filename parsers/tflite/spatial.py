@@ -22,7 +22,12 @@ def _padding(op: Op) -> str:
     return padding
 
 
-def _bias(op: Op, k: int) -> dict[str, np.ndarray]:
+def _bias(op: Op, k: int, read_when_listed: bool = False) -> dict[str, np.ndarray]:
+    """The bias input, when the operator has one. TFLite's CONV_2D and DEPTHWISE_CONV_2D kernels read a bias they
+    list, so a -1 there is a file TFLite refuses (`read_when_listed`: one line naming it); TRANSPOSE_CONV's is
+    optional."""
+    if read_when_listed and k < len(op.op.inputs):
+        op.tensor(k)
     return {"bias": float_weight(op, k, "bias").reshape(-1)} if op.has(k) else {}
 
 
@@ -52,7 +57,7 @@ def conv_2d(op: Op) -> list[str]:
     if filt.shape[3] == 0 or cin % filt.shape[3]:
         raise op.unsupported(f"filter of {filt.shape[3]} input channels for an input of {cin}")
     weight = np.ascontiguousarray(filt.transpose(0, 3, 1, 2))
-    return [_conv(op, weight, _bias(op, 2), cin // filt.shape[3], _dilation(op))]
+    return [_conv(op, weight, _bias(op, 2, read_when_listed=True), cin // filt.shape[3], _dilation(op))]
 
 
 @TABLE.register("DEPTHWISE_CONV_2D")
@@ -62,7 +67,7 @@ def depthwise_conv_2d(op: Op) -> list[str]:
     if filt.shape[0] != 1 or filt.shape[3] % cin:
         raise op.unsupported(f"depthwise filter {filt.shape} for an input of {cin} channels")
     weight = np.ascontiguousarray(filt[0].transpose(2, 0, 1)[:, None])  # OIHW (C * multiplier, 1, H, W)
-    return [_conv(op, weight, _bias(op, 2), cin, _dilation(op))]
+    return [_conv(op, weight, _bias(op, 2, read_when_listed=True), cin, _dilation(op))]
 
 
 @TABLE.register("TRANSPOSE_CONV")

@@ -202,6 +202,7 @@ BAD = [  # (what, edit, the message names)
                                                                  r"has 10"),
     ("operator output out of range", _set(f"{OP}.3.outputs.0", -4), r"operator 3 MAX_POOL_2D .*names tensor -4"),
     ("required input left out", _set(f"{OP}.1.inputs.0", -1), r"operator 1 CONV_2D .*leaves out input 0"),
+    ("bias left out", _set(f"{OP}.1.inputs.2", -1), r"operator 1 CONV_2D .*leaves out input 2"),
     ("output out of range", _set("subgraphs.0.outputs", [99]), r"its outputs name tensor 99"),
     ("input out of range", _set("subgraphs.0.inputs", [-1]), r"its inputs name tensor -1"),
     ("buffer out of range", _set("subgraphs.0.tensors.4.buffer", 400), r"tensor 'Conv2D': names buffer 400"),
