@@ -15,7 +15,7 @@ from tf_convert.convert.ir.ops import VALUE_KEEPING
 def mask_value(graph: Graph, name: str) -> float | None:
     """The constant that masks a step of input `name` (compared to it by a not_equal), or None."""
     index = GraphIndex(graph)
-    for tensor, node in index.readers_through(name, lambda node: node.op == "cast" or node.op in VALUE_KEEPING):
+    for tensor, node in index.readers_through(name, lambda node, _: node.op == "cast" or node.op in VALUE_KEEPING):
         if node.op == "not_equal":
             other = [i for i in node.inputs if i != tensor]
             producer = index.producer(other[0]) if other else None

@@ -8,7 +8,7 @@ as whole numbers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -51,7 +51,8 @@ def _wraps(node: Node, tensor: str) -> bool:
 def _whole_range(graph: Graph, name: str) -> bool:
     """Whether every reader of `name`, and of what it computes, takes any integer or ends the magnitudes,
     up to the graph's outputs."""
-    return all(_ends(node) or _wraps(node, tensor) for tensor, node in _reached(graph, name, _carries_on))
+    reached = GraphIndex(graph).readers_through(name, _carries_on)
+    return all(_ends(node) or _wraps(node, tensor) for tensor, node in reached)
 
 
 def _carries_on(node: Node, tensor: str) -> bool:
@@ -75,24 +76,9 @@ def _keeps_ids(node, tensor: str) -> bool:
             or (node.op == "select" and tensor in node.inputs[1:]))
 
 
-def _reached(graph: Graph, name: str, follow: Callable[[Node, str], bool]) -> Iterator[tuple[str, Node]]:
-    """(t, reader of t) for input `name` and every tensor reached through the readers `follow` accepts."""
-    index = GraphIndex(graph)
-    stack, seen = [name], set()
-    while stack:
-        tensor = stack.pop()
-        if tensor in seen:
-            continue
-        seen.add(tensor)
-        for node in index.readers(tensor):
-            yield tensor, node
-            if follow(node, tensor):
-                stack.append(node.output)
-
-
 def _id_readers(graph: Graph, name: str) -> Iterator[tuple[str, Node]]:
     """(t, reader of t) for input `name` and every tensor its ids reach unchanged (_keeps_ids)."""
-    return _reached(graph, name, _keeps_ids)
+    return GraphIndex(graph).readers_through(name, _keeps_ids)
 
 
 def _index_bound(graph: Graph, name: str) -> int | None:

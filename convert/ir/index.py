@@ -54,8 +54,8 @@ class GraphIndex:
         """The nodes reading `tensor`, once per input slot (a node reading it twice appears twice)."""
         return list(self._readers.get(tensor, ()))
 
-    def readers_through(self, tensor: str, through: Callable[[Node], bool]) -> Iterator[tuple[str, Node]]:
-        """(t, reader of t) for `tensor` and every tensor reached from it through readers that `through`
+    def readers_through(self, tensor: str, through: Callable[[Node, str], bool]) -> Iterator[tuple[str, Node]]:
+        """(t, reader of t) for `tensor` and every tensor reached from it through readers that `through(reader, t)`
         accepts (casts, reshapes...): what an input's values become before something uses them."""
         stack, seen = [tensor], set()
         while stack:
@@ -65,7 +65,7 @@ class GraphIndex:
             seen.add(t)
             for node in self.readers(t):
                 yield t, node
-                if through(node):
+                if through(node, t):
                     stack.append(node.output)
 
     def single_reader(self, tensor: str) -> Node | None:

@@ -6,13 +6,13 @@ dtype the IR does not hold is refused by name."""
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import pytest
 
+from tests.support import op_breadth
 from tf_convert import emitters, parsers
 from tf_convert.convert import passes
 from tf_convert.convert.errors import UnsupportedError
@@ -117,15 +117,6 @@ def _reads(graph: Graph, output: str) -> set[str]:
     return seen
 
 
-def _only(graph: Graph, outputs: list[str]) -> Graph:
-    g = copy.deepcopy(graph)
-    g.outputs = list(outputs)
-    g.prune()
-    used = {i for n in g.nodes for i in n.inputs} | set(g.outputs)
-    g.inputs = [i for i in g.inputs if i in used]
-    return g
-
-
 def test_the_ir_declares_tf_dtypes(sweep):
     graph, _, values = sweep
     wrong = {_case(graph, o): (graph.tensors[o].dtype, values[_case(graph, o)].dtype.name) for o in graph.outputs
@@ -151,7 +142,7 @@ def test_every_output_has_tf_shape_dtype_and_values(sweep, target, tmp_path):
             if any(graph.tensors[t].dtype not in ONNX_BOUNDARY for t in _reads(graph, o) & {*graph.inputs, o})}
     else:
         assert not_taken == (MXNET_REFUSED if target == "mxnet" else set()), refused
-    sub = _only(graph, taken)
+    sub = op_breadth.trimmed(graph, taken)
     emitter.emit(sub, tmp_path, EmitOptions())
     got = emitter.run(tmp_path, [feeds[sub.source_names[n].rsplit(":", 1)[0]] for n in sub.inputs])
     wrong = {}
