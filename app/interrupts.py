@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 from tf_convert.convert.errors import Interrupted, TimedOut
 
@@ -71,6 +73,12 @@ def handled(timeout: float | None = None) -> Iterator[None]:
         if not _deferring:  # else raised when the outermost deferred() block ends
             raise ending
 
+    def _quiet(unraisable: Any) -> None:
+        # our exception raised inside a callback Python runs and swallows (an import lock's weakref callback):
+        # the run still ends by it (`received()`, checked before exit), so no "Exception ignored" traceback
+        if unraisable.exc_value is None or unraisable.exc_value not in _received:
+            unraisable_hook(unraisable)
+
     _received.clear()  # this run's signals only
     watched = (signal.SIGINT, *ENDING_SIGNALS) + ((signal.SIGALRM,) if timeout else ())
     previous = {s: signal.signal(s, _end) for s in watched}
@@ -80,6 +88,7 @@ def handled(timeout: float | None = None) -> Iterator[None]:
         for s, handler in previous.items():
             signal.signal(s, handler)
         raise _received[0]
+    unraisable_hook, sys.unraisablehook = sys.unraisablehook, _quiet
     if timeout:
         signal.setitimer(signal.ITIMER_REAL, timeout)
     _handling.append(None)
@@ -91,6 +100,7 @@ def handled(timeout: float | None = None) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
         for s, handler in previous.items():
             signal.signal(s, handler)
+        sys.unraisablehook = unraisable_hook
 
 
 @contextlib.contextmanager

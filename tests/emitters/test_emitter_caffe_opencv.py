@@ -281,12 +281,14 @@ def test_the_caffemodel_leaves_out_what_only_the_prototxt_may_carry(saved, tmp_p
 # ---- reductions over a sequence axis (GlobalAveragePooling1D / GlobalMaxPooling1D) ---------------------------------
 
 def _pooled_sequence(keras):
-    """Means and maxima over the steps of (N, L, C): on the input itself and after a Conv1D."""
+    """Means and maxima over the steps of (N, L, C): on the input itself and after a Conv1D (named, so that the
+    refusal's text does not depend on how many layers the process made before)."""
     layers = keras.layers
-    inp = keras.Input((12, 5))
-    x = layers.Conv1D(8, 3, padding="same", activation="relu")(inp)
-    pooled = layers.Concatenate()([layers.GlobalAveragePooling1D()(x), layers.GlobalMaxPooling1D()(x)])
-    return keras.Model(inp, [layers.GlobalAveragePooling1D()(inp), layers.Dense(3)(pooled)])
+    inp = keras.Input((12, 5), name="x")
+    x = layers.Conv1D(8, 3, padding="same", activation="relu", name="conv")(inp)
+    pooled = layers.Concatenate(name="cat")([layers.GlobalAveragePooling1D(name="mean")(x),
+                                             layers.GlobalMaxPooling1D(name="max")(x)])
+    return keras.Model(inp, [layers.GlobalAveragePooling1D(name="mean_in")(inp), layers.Dense(3, name="fc")(pooled)])
 
 
 @pytest.mark.parametrize("dialect", ["bvlc", "opencv"])
