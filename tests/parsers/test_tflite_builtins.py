@@ -72,7 +72,7 @@ BUILTINS = {
                "CUMSUM", "CAST"},
     "pieces_4d": {"PACK", "UNPACK", "SPLIT", "TILE", "CUMSUM", "GATHER", "SLICE"},
 }
-TARGETS = ("torch", "onnx", "mxnet")  # Caffe: typed / gathered / running values, refused by the catalog
+TARGETS = tuple(t for t in emitters.TARGETS if t != "caffe")  # Caffe: typed / gathered / running values, refused
 
 
 def _input_sets(graph) -> list[list[np.ndarray]]:

@@ -26,7 +26,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 # (input H, W, kernel, stride, padding): odd and even sizes, where MediaPipe's SAME differs from TF's and not
 CASES = {"same_odd": (7, 5, 3, 2, "SAME"), "same_even_k4": (6, 8, 4, 2, "SAME"), "valid": (5, 6, 3, 2, "VALID"),
          "same_stride3": (5, 7, 4, 3, "SAME")}
-TARGETS = ("torch", "onnx", "mxnet", "caffe")
+TARGETS = emitters.TARGETS
 _SCHEMA_PADDING = {"SAME": 1, "VALID": 2}
 
 
