@@ -1,6 +1,7 @@
 """The reference for a `.tflite` source: the file itself in TFLite's interpreter (TensorFlow's
 `tf.lite.Interpreter`, or ai-edge-litert's where TensorFlow does not import), at the file's input size
-(or a size its shape signature leaves free).
+(or a size its shape signature leaves free). A full-integer model runs on TFLite's reference kernels (the
+op resolver BUILTIN_REF): its optimized kernels and the XNNPACK delegate round some products differently.
 
 The interpreter refusing the file (it cannot load it, or run it at the file's own size) is an InputError
 (exit 2: "TFLite's interpreter cannot run this file: ..."); refusing another size is not (verify skips that
@@ -131,9 +132,12 @@ class _Runner:
         self.outputs = [self.by_name[graph.source_names.get(t, t)] for t in graph.outputs]
         self.inner = preserve or (not self.signature and not set(self.outputs) <= set(sub.outputs))
         cls = _interpreter_class()
+        kernels = {}
+        if graph.metadata.get("tflite_integer"):  # TFLite's integer arithmetic as its reference kernels define it
+            kernels["experimental_op_resolver_type"] = sys.modules[cls.__module__].OpResolverType.BUILTIN_REF
         try:
             self.interpreter = cls(model_path=str(path), num_threads=1,
-                                   experimental_preserve_all_tensors=self.inner)
+                                   experimental_preserve_all_tensors=self.inner, **kernels)
         except ValueError as error:  # what the interpreter raises for a file it cannot load
             raise cannot_run(path, error) from None
         self.shapes: dict[int, tuple[int, ...]] = {}
