@@ -12,7 +12,8 @@ count is known while converting. Each loop variable is one of:
 - carried: anything else (the state, lists of outputs): each copy of the body reads the previous
   copy's result.
 A loop whose condition reads a variable that is not static (the data decides its trip count) is left
-in place: the parser converts it to a run-time loop (ops/control.py), never unrolled. The body is copied once per step (inline.body_nodes), the loop's consumers read
+in place: the parser converts it to a run-time loop (ops/control.py), never unrolled.
+The body is copied once per step (inline.body_nodes), the loop's consumers read
 the last copy's results; nested loops unroll on the next round. The unrolled size is capped so a
 hostile file cannot blow up memory. TensorList variables are lowered after unrolling
 (tensor_lists.py).
