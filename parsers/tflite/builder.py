@@ -231,8 +231,6 @@ class Builder:
             return
         integer = not operator.custom and quantized.integer(operator, self.tensors)
         handler = (CUSTOM if operator.custom else QUANTIZED if integer else TABLE).get(operator.name)
-        if integer:
-            self.graph.metadata["tflite_integer"] = True  # the reference runs TFLite's reference kernels
         if handler is None:
             why = quantized.refusal(operator.name) if integer else \
                 None if operator.custom else refused.reason(operator.name)

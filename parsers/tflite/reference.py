@@ -26,6 +26,7 @@ from tf_convert.convert import ir, isolated
 from tf_convert.convert.errors import InputError
 
 from . import layout
+from .quantized import integer
 from .schema import read
 
 
@@ -128,7 +129,7 @@ class _Runner:
         self.inner = preserve or (not self.signature and not set(self.outputs) <= set(sub.outputs))
         cls = _interpreter_class()
         kernels = {}
-        if graph.metadata.get("tflite_integer"):  # TFLite's integer arithmetic as its reference kernels define it
+        if any(integer(op, sub.tensors) for op in sub.operators):  # integer arithmetic as the reference kernels do it
             kernels["experimental_op_resolver_type"] = sys.modules[cls.__module__].OpResolverType.BUILTIN_REF
         try:
             with warnings.catch_warnings():  # its advice against preserving tensors: keeping them is the point
