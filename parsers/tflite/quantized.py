@@ -16,7 +16,7 @@ from tf_convert.convert import fixed_point
 from tf_convert.convert.padding import output_hw, tf_pads
 from tf_convert.parsers.common.layout import nhwc_reshape
 
-from . import layout, pieces, shape, spatial
+from . import layout, pieces, reduce, shape, spatial
 from .elementwise import operand
 from .op import Op
 from .schema import ACTIVATIONS, Operator, Quantization, Tensor
@@ -29,9 +29,7 @@ _ADD_PRE_SHIFT = 20  # TFLite's ADD/SUB of 8-bit operands: both scaled by 2**20 
 _LUT = ("TFLite computes it on 8-bit integers through its own lookup tables / fixed-point exp, which the "
         "converter does not reproduce bit for bit yet")
 # integer operators with no exact conversion yet: why (the refusal names them, exit 3)
-REASONS = {"SOFTMAX": _LUT, "LOGISTIC": _LUT, "TANH": _LUT, "LOG_SOFTMAX": _LUT, "HARD_SWISH": _LUT,
-           "MEAN": "TFLite's integer MEAN (sum, then its own multiplier per reduced count) is not reproduced bit "
-                   "for bit yet"}
+REASONS = {"SOFTMAX": _LUT, "LOGISTIC": _LUT, "TANH": _LUT, "LOG_SOFTMAX": _LUT, "HARD_SWISH": _LUT}
 _DEFAULT_REASON = "TFLite's integer kernel for it is not reproduced bit for bit yet"
 
 
@@ -299,6 +297,30 @@ def mul(op: Op) -> list[str]:
     product = op.add("mul", [_centred(op, a, z1, 0), _centred(op, b, z2, 1)], out, suffix="/product",
                      out_dtype="int32")
     return [_to_output(op, product, [multiplier])]
+
+
+@QUANTIZED.register("MEAN")
+def mean(op: Op) -> list[str]:
+    """TFLite's integer MEAN: the int32 sum of the n reduced integers, less n * input zero, times the input /
+    output scale multiplier with n folded in (its significand * 2**k // n, k = min(floor(log2 n), 32, 31 + shift),
+    the shift less k), plus the output zero, clamped (reference_ops::QuantizedMeanOrSum)."""
+    x, t = op.x(), _output(op)
+    s_in, z_in = _single(op, op.tensor(0), "input")
+    s_out, z_out = _single(op, t, "output")
+    source = op.source_shape(0)
+    n = int(np.prod([source[int(a) % len(source)] for a in set(op.const(1, "axes").reshape(-1).tolist())]))
+    significand, shift = fixed_point.quantize_multiplier(float(np.float64(s_in) / np.float64(s_out)))
+    k = min(n.bit_length() - 1, 32, 31 + shift)
+    wide = op.add("cast", [x], op.shape(x), {"dtype": "int32"}, suffix="/int32", out_dtype="int32")
+    index = op.op.inputs[0]
+    op.ir[index] = wide  # the float handler's axis bookkeeping, on the int32 copy
+    try:
+        [total] = reduce.TABLE.get("SUM")(op)
+    finally:
+        op.ir[index] = x
+    lo, hi = _LIMITS[t.type]
+    return [_requantize(op, total, [((significand << k) // n, shift - k)], (INTEGER_TYPES[t.type], lo, hi), z_out,
+                        offset=-z_in * n, suffix="/requantize")]
 
 
 # ---- pooling and data movement ----------------------------------------------------------------------------

@@ -37,15 +37,14 @@ def _small_cnn(keras, shape):
 
 def _keyword_spotter(keras, shape):
     """A DS-CNN keyword spotter on a (frames, 1, features) map at odd sizes: a strided conv, depthwise-separable
-    blocks with ReLU6, global average pooling and a classifier."""
+    blocks with ReLU6, global average pooling (MEAN) and a classifier."""
     L = keras.layers
     x = keras.Input(shape)
     y = L.Conv2D(12, (5, 1), strides=(2, 1), padding="same", activation="relu")(x)
     for _ in range(2):
         y = L.DepthwiseConv2D((3, 1), padding="same", activation="relu6")(y)
         y = L.Conv2D(12, 1, activation="relu6")(y)
-    y = L.AveragePooling2D((y.shape[1], 1))(y)
-    return keras.Model(x, L.Dense(4)(L.Flatten()(y)))
+    return keras.Model(x, L.Dense(4)(L.GlobalAveragePooling2D()(y)))
 
 
 def _conv1d(keras, shape):
@@ -141,7 +140,7 @@ def test_torch_and_onnx_compute_tflite_integer_arithmetic_bit_for_bit(measured, 
 def test_the_files_hold_the_integer_kernels(files):
     held = {o.name for path in files.values() for s in read(path).subgraphs for o in s.operators}
     assert {"QUANTIZE", "DEQUANTIZE", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "RESHAPE",
-            "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "PAD"} <= held, held
+            "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "PAD", "MEAN"} <= held, held
 
 
 def test_mxnet_and_caffe_refuse_by_name(files):
