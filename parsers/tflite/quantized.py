@@ -61,7 +61,10 @@ def _single(op: Op, t: Tensor, what: str) -> tuple[float, int]:
 
 
 def _output(op: Op) -> Tensor:
-    return op.tensors[op.op.outputs[0]]
+    t = op.tensors[op.op.outputs[0]]
+    if t.type not in INTEGER_TYPES:
+        raise op.unsupported(f"an integer operator writing {t.type} '{t.name}' (only int8/uint8 are converted)")
+    return t
 
 
 def _activation_range(op: Op, t: Tensor, name: str) -> tuple[int, int]:
@@ -162,8 +165,6 @@ def _weight_zero(op: Op, q: Quantization) -> int:
 @QUANTIZED.register("QUANTIZE")
 def quantize(op: Op) -> list[str]:
     x, t = op.x(), _output(op)
-    if t.type not in INTEGER_TYPES:
-        raise op.unsupported(f"QUANTIZE to {t.type}")
     scale, zero = _single(op, t, "output")
     if op.dtype(x) == "float32":
         dtype = INTEGER_TYPES[t.type]
