@@ -174,3 +174,24 @@ def test_verify_through_the_cli_expects_zero_difference(files, tmp_path):
     assert "exact" in result.output
     again = CliRunner().invoke(cli.main, ["verify", str(out)])  # the recorded check, on the same kernels
     assert again.exit_code == 0 and "exact" in again.output, again.output
+
+
+def test_dequantize_is_a_named_float_choice_judged_with_the_user_tolerance(files, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from tf_convert import cli
+
+    out = tmp_path / "float"
+    args = ["tf2onnx", str(files["cnn_float"]), "--dequantize", "--verify"]
+    result = CliRunner().invoke(cli.main, [*args, "-o", str(out), "--rtol", "0.3"])
+    assert result.exit_code == 0 and "exact" not in result.output, result.output
+    doc = json.loads((out / "conversion.json").read_text())
+    assert doc["source_settings"] == {"dequantize": "true"}
+    assert [p["pass"] for p in doc["inference_passes"]] == ["tflite_dequantize"]
+    strict = CliRunner().invoke(cli.main, [*args, "-o", str(tmp_path / "strict")])  # float is not the integers
+    assert strict.exit_code == 4, strict.output
+    refused = CliRunner().invoke(cli.main, ["tf2onnx", str(files["cnn_int8"]), "-o", str(tmp_path / "int"),
+                                            "--dequantize"])
+    assert refused.exit_code == 3 and "int8/uint8 model input or output" in refused.output, refused.output
