@@ -637,6 +637,14 @@ OPS: dict[str, OpSpec] = {
         types={"input_zero_point": Attr("int"), "weight_zero_point": Attr("int", 0)},
         size="last_axis", shape=shapes.linear, integers="wrap", refused=_QUANTIZED_REFUSED,
     ),
+    "lookup": OpSpec(
+        ("low",),
+        ("table",),
+        "An integer x mapped through a table: y = table[x - low] (table of the dtype y takes, one entry per value "
+        "x can hold from low up); TFLite's 8-bit LOGISTIC is such a table, computed from the scales.",
+        "unary",
+        family="nn", types={"low": Attr("int")}, integers="wrap", refused=_QUANTIZED_REFUSED,
+    ),
     "integer_avg_pool2d": OpSpec(
         ("kernel", "stride", "edges", "min", "max"),
         (),

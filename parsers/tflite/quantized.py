@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tf_convert.convert import fixed_point
+from tf_convert.convert.ir.libm_expf import expf
 from tf_convert.convert.padding import output_hw, tf_pads
 from tf_convert.parsers.common.layout import nhwc_reshape
 
@@ -28,8 +29,10 @@ _ACCUMULATOR = ("int32", fixed_point.INT32_MIN, fixed_point.INT32_MAX)
 _ADD_PRE_SHIFT = 20  # TFLite's ADD/SUB of 8-bit operands: both scaled by 2**20 before their multipliers
 _LUT = ("TFLite computes it on 8-bit integers through its own lookup tables / fixed-point exp, which the "
         "converter does not reproduce bit for bit yet")
+_TABLE = ("TFLite's table for it is computed with a libm function (tanhf) the converter does not reproduce bit for "
+          "bit (expf it does: int8 LOGISTIC converts)")
 # integer operators with no exact conversion yet: why (the refusal names them, exit 3)
-REASONS = {"SOFTMAX": _LUT, "LOGISTIC": _LUT, "TANH": _LUT, "LOG_SOFTMAX": _LUT, "HARD_SWISH": _LUT}
+REASONS = {"SOFTMAX": _LUT, "TANH": _TABLE, "LOG_SOFTMAX": _LUT, "HARD_SWISH": _LUT}
 _DEFAULT_REASON = "TFLite's integer kernel for it is not reproduced bit for bit yet"
 
 
@@ -322,6 +325,24 @@ def mean(op: Op) -> list[str]:
     lo, hi = _LIMITS[t.type]
     return [_requantize(op, total, [((significand << k) // n, shift - k)], (INTEGER_TYPES[t.type], lo, hi), z_out,
                         offset=-z_in * n, suffix="/requantize")]
+
+
+@QUANTIZED.register("LOGISTIC")
+def logistic(op: Op) -> list[str]:
+    """TFLite's int8 LOGISTIC is a table of the 256 inputs (LUTPopulate): float32 scale * (q - zero), 1 / (1 +
+    expf(-v)) with glibc's expf (convert.ir.libm_expf), times 1 / output scale, rounded half away from zero, plus
+    the output zero, clamped. The uint8 kernel is another (fixed-point) one: refused."""
+    x, t = op.x(), _output(op)
+    if t.type != "INT8" or op.tensor(0).type != "INT8":
+        raise op.unsupported(f"{op.tensor(0).type} LOGISTIC: {_LUT}")
+    s_in, z_in = _single(op, op.tensor(0), "input")
+    s_out, z_out = _single(op, t, "output")
+    values = np.arange(-128, 128)
+    real = np.float32(s_in) * (values - z_in).astype(np.float32)
+    sigmoid = np.float32(1) / (np.float32(1) + expf(-real).astype(np.float32))
+    scaled = (sigmoid * (np.float32(1) / np.float32(s_out))).astype(np.float32)
+    table = np.clip(fixed_point.round_half_away(scaled) + z_out, -128, 127).astype(np.int8)
+    return [op.add("lookup", [x], op.shape(x), {"low": -128}, {"table": table})]
 
 
 # ---- pooling and data movement ----------------------------------------------------------------------------
