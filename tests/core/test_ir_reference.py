@@ -17,6 +17,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from tests.support import ir_cases, sequence_cases
 from tests.support.ir_cases import rel_error
+from tests.support.tflite_integer import ROWS as TFLITE_INTEGER_ROWS
 from tf_convert.convert import ir
 from tf_convert.convert.ir.reference import REFERENCE, EvaluationError
 from tf_convert.convert.ir.subgraph import Subgraph
@@ -432,6 +433,8 @@ OTHER_OPS.update({
                                     lambda tf, a, b, o=tf_op: getattr(tf.raw_ops, o)(x=a, y=b))]
        for op, tf_op in (("left_shift", "LeftShift"), ("right_shift", "RightShift"))},
 })
+
+OTHER_OPS.update(TFLITE_INTEGER_ROWS)  # TFLite's integer kernels, against a second transcription of TFLite's C
 
 
 # ---- control flow: nested graphs run a run-time number of times ----------------------------------------
