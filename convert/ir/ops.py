@@ -23,19 +23,20 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..targets import TARGETS  # noqa: F401 - the targets a row's `refused` names
-from . import shapes
+from . import shapes, shapes_control
 from .shapes import ShapeRule
 
 REQUIRED = object()  # an Attr default meaning "every node must set it"
 
 # An op's family: the file its reference function and each target's handler live in (`spatial.py`, or a
 # part of it, `spatial_3d.py`); parsers group their handlers by the same names.
-FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize", "detection")
-KINDS = ("spatial", "parametric", "shape", "reduction", "binary", "unary", "source", "sequence")
+FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize", "detection", "control")
+KINDS = ("spatial", "parametric", "shape", "reduction", "binary", "unary", "source", "sequence", "control")
 
 # What a row's kind implies for the fields it leaves unset.
 _FAMILY_OF_KIND = {"spatial": "spatial", "parametric": "nn", "shape": "shape", "reduction": "reduce",
-                   "binary": "elementwise", "unary": "elementwise", "source": "shape", "sequence": "sequence"}
+                   "binary": "elementwise", "unary": "elementwise", "source": "shape", "sequence": "sequence",
+                   "control": "control"}
 _SHAPE_OF_KIND: dict[str, ShapeRule] = {"binary": shapes.broadcast, "unary": shapes.same,
                                         "source": shapes.source}
 
@@ -747,6 +748,35 @@ OPS: dict[str, OpSpec] = {
                           "it to a fixed size (pad_to_max_output_size=True, a constant k)",
                  "caffe": "Caffe blobs have fixed shapes: an output whose length depends on the data cannot "
                           "be returned"},
+    ),
+    # ---- control flow: nested graphs (convert.ir.subgraph.Subgraph) run a run-time number of times ----
+    "while_loop": OpSpec(
+        ("cond", "body", "carried", "output"),
+        (),
+        "A loop with a run-time trip count. Inputs: the first `carried` are the loop variables' first values "
+        "(static shapes, kept by every step), the rest invariants. `cond` and `body` are Subgraphs whose inputs "
+        "bind to all the node's inputs in order: while cond's one output (a bool scalar or one-element "
+        "tensor) is true, the loop variables become body's outputs (one per loop variable, same shapes and "
+        "dtypes). The node returns loop variable `output` after the last step (one node per variable read).",
+        "control",
+        types={"carried": Attr("int"), "output": Attr("int")},
+        shape=shapes_control.loop_output, integers="end",
+        refused={"mxnet": "MXNet's contrib.while_loop runs at most a fixed max_iterations steps and pads its "
+                          "outputs: a loop whose trip count the data decides is not expressed exactly",
+                 "caffe": "BVLC Caffe has no loops: a layer graph runs every layer once"},
+    ),
+    "cond": OpSpec(
+        ("then_branch", "else_branch", "output"),
+        (),
+        "A conditional: inputs (pred, *operands), pred a bool scalar (or one-element tensor). then_branch or "
+        "else_branch (Subgraphs whose inputs bind to the operands in order, same output shapes and dtypes) "
+        "runs, only the one pred picks; the node returns that branch's output `output` (one node per output).",
+        "control",
+        types={"output": Attr("int")},
+        shape=shapes_control.branch_output, integers="end",
+        refused={"mxnet": "MXNet's contrib.cond is not exported into a symbol file this converter writes: a "
+                          "branch chosen at run time is not expressed",
+                 "caffe": "BVLC Caffe has no conditionals: a layer graph runs every layer once"},
     ),
 }
 

@@ -93,6 +93,7 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
             var=var,
             dynamic=gen.size_bound is None,
             free_axes=free if gen.size_bound is None else {},
+            namer=namer,
         )
         result = TABLE.get(node.op)(ctx)
         exprs[node.output] = result.expr or var

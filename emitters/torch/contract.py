@@ -36,6 +36,7 @@ class Ctx(NodeContext):
     dynamic: bool = False  # the model runs at any H/W: size-dependent pads follow the runtime size
     # a dynamic model's tensors -> their axes that follow the runtime size (convert.padding.sizes.size_flow)
     free_axes: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    namer: Any = None  # the model's Namer (codegen.py): identifiers for the nodes of nested graphs (control.py)
 
     def aux(self, suffix: str) -> str:
         if suffix not in AUX_SUFFIXES:

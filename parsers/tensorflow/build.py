@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from typing import Any
 
 from tf_convert.convert import ir
@@ -25,6 +26,7 @@ from .loops import loop_hint
 from .ops.elementwise import IR_DTYPES
 from .safety import LOOP_HINT, LOOP_OPS
 from .shape_conds import fold_shape_conds
+from .subgraphs import function_graph
 from .table import TABLE
 from .tfgraph import SHAPE_OPS, DType, Graph, ShapeError, TensorShape
 from .unroll import unroll_loops
@@ -261,6 +263,8 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     fmt = _data_format(live_ops)
     _add_inputs(ctx, signatures, placeholders, fmt, options)
     library = {f.signature.name: f for f in tfg.graph_def.library.function}
+    ctx.library = tfg.graph_def.library  # a run-time loop's or branch's functions (ops/control.py)
+    ctx.build_function = partial(function_graph, build_graph, tfg.graph_def.library)
     _convert_ops(ctx, live_ops, library, dynamic, {p.name: t for t, p in placeholders.items()},
                  blockers + _foreign_inputs(signatures), set(frontier) - set(values))
     _add_outputs(ctx, frozen.outputs, out_tensors)

@@ -1,6 +1,6 @@
-"""The reference for a `.tflite` source: the file itself in TFLite's interpreter (TensorFlow's
-`tf.lite.Interpreter`, or ai-edge-litert's where TensorFlow does not import), at the file's input size
-(or a size its shape signature leaves free).
+"""The reference for a `.tflite` source: the file itself in TFLite's interpreter (ai-edge-litert's where it is
+installed, and then TensorFlow is never imported on this path; else TensorFlow's `tf.lite.Interpreter`), at
+the file's input size (or a size its shape signature leaves free).
 
 The interpreter refusing the file (it cannot load it, or run it at the file's own size) is an InputError
 (exit 2: "TFLite's interpreter cannot run this file: ..."); refusing another size is not (verify skips that
@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,24 +27,17 @@ from . import layout
 from .schema import read
 
 
-def _interpreter_class(litert_first: bool = False) -> type:
-    """TensorFlow's interpreter, else LiteRT's (the same runtime, packaged without TensorFlow); `litert_first`:
-    LiteRT's where it imports (a child that only prepares the file: seconds less than TensorFlow's import)."""
+def _interpreter_class() -> type:
+    """LiteRT's interpreter (ai-edge-litert: the same TFLite runtime, packaged without TensorFlow: its import
+    takes a fraction of TensorFlow's time and memory), else TensorFlow's tf.lite.Interpreter."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    if litert_first:
-        try:
-            from ai_edge_litert.interpreter import Interpreter
-        except ImportError:
-            pass
-        else:
-            return Interpreter
     try:
-        import tensorflow as tf
-    except ImportError:
         from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        import tensorflow as tf
 
-        return Interpreter
-    return tf.lite.Interpreter
+        return tf.lite.Interpreter
+    return Interpreter
 
 
 def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -86,7 +80,7 @@ def _prepare(path: str) -> int:
     """The child of refusal(): load the file, prepare it and run it once on zeros at its own size; exit
     _REFUSED with the reason when that fails."""
     try:
-        interpreter = _interpreter_class(litert_first=True)
+        interpreter = _interpreter_class()
     except ImportError:
         return 0
     try:
@@ -132,8 +126,10 @@ class _Runner:
         self.inner = preserve or (not self.signature and not set(self.outputs) <= set(sub.outputs))
         cls = _interpreter_class()
         try:
-            self.interpreter = cls(model_path=str(path), num_threads=1,
-                                   experimental_preserve_all_tensors=self.inner)
+            with warnings.catch_warnings():  # its advice against preserving tensors: keeping them is the point
+                warnings.filterwarnings("ignore", message=".*experimental_preserve_all_tensors")
+                self.interpreter = cls(model_path=str(path), num_threads=1,
+                                       experimental_preserve_all_tensors=self.inner)
         except ValueError as error:  # what the interpreter raises for a file it cannot load
             raise cannot_run(path, error) from None
         self.shapes: dict[int, tuple[int, ...]] = {}

@@ -19,6 +19,7 @@ from tests.support import ir_cases, sequence_cases
 from tests.support.ir_cases import rel_error
 from tf_convert.convert import ir
 from tf_convert.convert.ir.reference import REFERENCE, EvaluationError
+from tf_convert.convert.ir.subgraph import Subgraph
 
 RTOL = 1e-5
 MATRIX = ir_cases.matrix(full=bool(os.environ.get("CONVERT_FULL_MATRIX")))
@@ -430,6 +431,47 @@ OTHER_OPS.update({
         tf.raw_ops, o)(x=a, y=b)), ({}, {}, [_full_range("int64", (2, 5), 24), np.int64([[-1], [63]])],
                                     lambda tf, a, b, o=tf_op: getattr(tf.raw_ops, o)(x=a, y=b))]
        for op, tf_op in (("left_shift", "LeftShift"), ("right_shift", "RightShift"))},
+})
+
+
+# ---- control flow: nested graphs run a run-time number of times ----------------------------------------
+def _loop_graphs() -> tuple[Subgraph, Subgraph]:
+    """cond: i < n; body: (i + 1, x * 1.5); inputs (i, x, n)."""
+    graphs = []
+    for name in ("cond", "body"):
+        g = Subgraph(name)
+        g.inputs = [g.add_tensor("i", (), "int32"), g.add_tensor("x", (2, 3)), g.add_tensor("n", (), "int32")]
+        if name == "cond":
+            g.outputs = [g.add_node("less", "go", ["i", "n"], (), out_dtype="bool")]
+        else:
+            one = g.add_node("const", "one", [], (), params={"value": np.int32(1)}, out_dtype="int32")
+            half = g.add_node("const", "k", [], (), params={"value": np.float32(1.5)})
+            g.outputs = [g.add_node("add", "next_i", ["i", one], ()), g.add_node("mul", "next_x", ["x", half], (2, 3))]
+        graphs.append(g)
+    return graphs[0], graphs[1]
+
+
+def _branches() -> tuple[Subgraph, Subgraph]:
+    """then: x + 1; else: x * 3; input x."""
+    graphs = []
+    for name, op, k in (("then", "add", 1.0), ("else", "mul", 3.0)):
+        g = Subgraph(name)
+        g.inputs = [g.add_tensor("x", (2, 3))]
+        c = g.add_node("const", "k", [], (), params={"value": np.float32(k)})
+        g.outputs = [g.add_node(op, "y", ["x", c], (2, 3))]
+        graphs.append(g)
+    return graphs[0], graphs[1]
+
+
+_COND, _BODY = _loop_graphs()
+_THEN, _ELSE = _branches()
+_X23 = _f32(2, 3)
+OTHER_OPS.update({
+    "while_loop": [({"cond": _COND, "body": _BODY, "carried": 2, "output": 1}, {}, [np.int32(0), _X23, np.int32(n)],
+                    lambda tf, i, x, n: tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * 1.5), (i, x))[1])
+                   for n in (0, 3)],
+    "cond": [({"then_branch": _THEN, "else_branch": _ELSE, "output": 0}, {}, [np.bool_(p), _X23],
+              lambda tf, p, x: tf.cond(p, lambda: x + 1.0, lambda: x * 3.0)) for p in (True, False)],
 })
 
 
