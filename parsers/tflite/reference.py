@@ -54,6 +54,11 @@ def run_reference_sets(path: str | Path, graph: ir.Graph,
     return _Runner(Path(path), graph).run_all(input_sets)
 
 
+# custom operator -> its outputs the interpreter encodes its own way: MediaPipe's argmax index, which TFLite's
+# XNNPACK delegate (the one that runs MediaPipe's pair) writes as a uint32 in column-major window order where
+# MediaPipe's kernel writes a float (parsers/tflite/mediapipe_pooling.py): no reference for that tensor
+OWN_ENCODING = {"MaxPoolingWithArgmax2D": (1,)}
+
 REFUSAL_TIMEOUT_S = 300  # the child imports TensorFlow (seconds) and prepares a small file
 _REFUSED = 3  # the child's exit status when the interpreter refuses the file (its message on stdout)
 
@@ -108,7 +113,7 @@ def run_tensors(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray],
         return {}
     runner.run(inputs)
     return {name: np.array(runner.interpreter.get_tensor(runner.by_name[name]))
-            for name in names if name in runner.by_name}
+            for name in names if name in runner.by_name and runner.by_name[name] not in runner.own_encoding}
 
 
 class _Runner:
@@ -126,6 +131,12 @@ class _Runner:
             self.by_name = {t.name: t.index for t in sub.tensors}
         self.tensors = sub.tensors
         self.outputs = [self.by_name[graph.source_names.get(t, t)] for t in graph.outputs]
+        self.own_encoding = {op.outputs[k] for op in sub.operators if op.custom
+                             for k in OWN_ENCODING.get(op.name, ()) if k < len(op.outputs)}
+        for index in set(self.outputs) & self.own_encoding:
+            raise InputError(f"{path.name}: output '{self.tensors[index].name}' is an argmax index TFLite's "
+                             "interpreter encodes its own way (XNNPACK's), not MediaPipe's: it cannot be "
+                             "checked; leave it out of --outputs to verify the others")
         self.inner = preserve or (not self.signature and not set(self.outputs) <= set(sub.outputs))
         cls = _interpreter_class()
         kernels = {}
