@@ -264,9 +264,11 @@ def _operands(op: Op) -> tuple[str, str, tuple[int, ...]]:
 
 
 @QUANTIZED.register("ADD")
+@QUANTIZED.register("SUB")
 def add(op: Op) -> list[str]:
-    """TFLite's 8-bit ADD: each operand (x - zero) * 2**20 times its multiplier (scale / (2 * max scale)), the
-    int32 sum times the output multiplier (2 * max scale / (2**20 * output scale)), plus the output zero."""
+    """TFLite's 8-bit ADD / SUB: each operand (x - zero) * 2**20 times its multiplier (scale / (2 * max scale)),
+    the int32 sum (difference) times the output multiplier (2 * max scale / (2**20 * output scale)), plus the
+    output zero."""
     s1, z1 = _single(op, op.tensor(0), "input")
     s2, z2 = _single(op, op.tensor(1), "input")
     so, _ = _single(op, _output(op), "output")
@@ -278,7 +280,7 @@ def add(op: Op) -> list[str]:
     a, b, out = _operands(op)
     a = _requantize(op, a, [m1], _ACCUMULATOR, 0, offset=-z1, pre_shift=_ADD_PRE_SHIFT, suffix="/scaled0")
     b = _requantize(op, b, [m2], _ACCUMULATOR, 0, offset=-z2, pre_shift=_ADD_PRE_SHIFT, suffix="/scaled1")
-    total = op.add("add", [a, b], out, suffix="/sum", out_dtype="int32")
+    total = op.add("sub" if op.op.name == "SUB" else "add", [a, b], out, suffix="/sum", out_dtype="int32")
     return [_to_output(op, total, [mo])]
 
 

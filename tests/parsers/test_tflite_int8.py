@@ -48,14 +48,15 @@ def _keyword_spotter(keras, shape):
 
 
 def _conv1d(keras, shape):
-    """Conv1D (TFLite's CONV_2D between reshapes), padded and concatenated branches, a product, ReLU6 and a
-    sigmoid (TFLite's int8 LOGISTIC table)."""
+    """Conv1D (TFLite's CONV_2D between reshapes), padded and concatenated branches, a product, a difference,
+    ReLU6 and a sigmoid (TFLite's int8 LOGISTIC table)."""
     L = keras.layers
     x = keras.Input(shape)
     a = L.Conv1D(6, 3, padding="valid", activation="relu6")(L.ZeroPadding1D(2)(x))
     b = L.Conv1D(6, 5, padding="same")(x)
     y = L.Concatenate()([a[:, 1:-1], b])
-    y = L.Multiply()([y, L.Conv1D(12, 1)(x)])
+    c = L.Conv1D(12, 1)(x)
+    y = L.Subtract()([L.Multiply()([y, c]), c])
     return keras.Model(x, L.Dense(3, activation="sigmoid")(L.Flatten()(y)))
 
 
@@ -141,7 +142,7 @@ def test_torch_and_onnx_compute_tflite_integer_arithmetic_bit_for_bit(measured, 
 def test_the_files_hold_the_integer_kernels(files):
     held = {o.name for path in files.values() for s in read(path).subgraphs for o in s.operators}
     assert {"QUANTIZE", "DEQUANTIZE", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "RESHAPE",
-            "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "PAD", "MEAN", "LOGISTIC"} <= held, held
+            "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "PAD", "MEAN", "LOGISTIC", "SUB"} <= held, held
 
 
 def test_mxnet_and_caffe_refuse_by_name(files):
