@@ -21,7 +21,7 @@ from . import layout, pieces, reduce, shape, spatial
 from .elementwise import operand
 from .op import Op
 from .schema import ACTIVATIONS, Operator, Quantization, Tensor
-from .table import QUANTIZED
+from .table import QUANTIZED, TABLE
 
 INTEGER_TYPES = {"INT8": "int8", "UINT8": "uint8"}
 _LIMITS = {"INT8": (-128, 127), "UINT8": (0, 255)}
@@ -436,8 +436,26 @@ def _moved(handler: Callable[[Op], list[str]], checked: bool = True) -> Callable
     return moved
 
 
+def _in_float(op: Op, handler: Callable[[Op], list[str]]) -> str:
+    """A float handler that only picks input elements (nearest resize, depth <-> space), run on a float32 copy
+    of input 0 (every 8-bit integer is a float32) and cast back: the same integers, moved."""
+    _same_quantization(op, [0])
+    x = op.x()
+    index = op.op.inputs[0]
+    op.ir[index] = op.add("cast", [x], op.shape(x), {"dtype": "float32"}, suffix="/float", out_dtype="float32")
+    try:
+        [y] = handler(op)
+    finally:
+        op.ir[index] = x
+    dtype = op.dtype(x)
+    return op.add("cast", [y], op.shape(y), {"dtype": dtype}, suffix="/integer", out_dtype=dtype)
+
+
+for _name in ("RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH"):
+    QUANTIZED.register(_name)(lambda op, name=_name: [_in_float(op, TABLE.get(name))])  # (looked up when called)
+
 for _name, _handler in {"RESHAPE": shape.reshape, "SQUEEZE": shape.squeeze, "EXPAND_DIMS": shape.expand_dims,
                         "TRANSPOSE": shape.transpose, "STRIDED_SLICE": shape.strided_slice_activation,
-                        "SLICE": pieces.slice_}.items():
+                        "SLICE": pieces.slice_, "TILE": pieces.tile}.items():
     QUANTIZED.register(_name)(_moved(_handler))
 QUANTIZED.register("SHAPE")(_moved(shape.shape_activation, checked=False))
