@@ -181,6 +181,10 @@ def test_an_integer_softmax_is_refused_by_name(tmp_path):
     path = _write(tf, model, (6,), "int8", tmp_path / "softmax.tflite")
     with pytest.raises(UnsupportedError, match=r"SOFTMAX .*int8/uint8 tensors: TFLite computes it on 8-bit"):
         parsers.parse(path, ParseOptions())
+    sub = read(path).subgraphs[0]  # cut before it: the logits convert
+    [logits] = [sub.tensors[o.outputs[0]].name for o in sub.operators if o.name == "FULLY_CONNECTED"]
+    graph = parsers.parse(path, ParseOptions(outputs=[logits]))
+    assert [graph.source_names[t] for t in graph.outputs] == [logits]
 
 
 def test_verify_through_the_cli_expects_zero_difference(files, tmp_path):
