@@ -1,6 +1,8 @@
 """The reference for a `.tflite` source: the file itself in TFLite's interpreter (ai-edge-litert's where it is
 installed, and then TensorFlow is never imported on this path; else TensorFlow's `tf.lite.Interpreter`), at
-the file's input size (or a size its shape signature leaves free).
+the file's input size (or a size its shape signature leaves free). A full-integer model runs on TFLite's
+reference kernels (the op resolver BUILTIN_REF): its optimized kernels and the XNNPACK delegate round some
+products differently.
 
 The interpreter refusing the file (it cannot load it, or run it at the file's own size) is an InputError
 (exit 2: "TFLite's interpreter cannot run this file: ..."); refusing another size is not (verify skips that
@@ -24,6 +26,7 @@ from tf_convert.convert import ir, isolated
 from tf_convert.convert.errors import InputError
 
 from . import layout
+from .quantized import integer
 from .schema import read
 
 
@@ -136,11 +139,14 @@ class _Runner:
                              "checked; leave it out of --outputs to verify the others")
         self.inner = preserve or (not self.signature and not set(self.outputs) <= set(sub.outputs))
         cls = _interpreter_class()
+        kernels = {}
+        if any(integer(op, sub.tensors) for op in sub.operators):  # integer arithmetic as the reference kernels do it
+            kernels["experimental_op_resolver_type"] = sys.modules[cls.__module__].OpResolverType.BUILTIN_REF
         try:
             with warnings.catch_warnings():  # its advice against preserving tensors: keeping them is the point
                 warnings.filterwarnings("ignore", message=".*experimental_preserve_all_tensors")
                 self.interpreter = cls(model_path=str(path), num_threads=1,
-                                       experimental_preserve_all_tensors=self.inner)
+                                       experimental_preserve_all_tensors=self.inner, **kernels)
         except ValueError as error:  # what the interpreter raises for a file it cannot load
             raise cannot_run(path, error) from None
         self.shapes: dict[int, tuple[int, ...]] = {}
