@@ -41,7 +41,27 @@ def build(target: str, kwargs: dict[str, Any] | None, shape, names: list[str] | 
         except Exception:  # noqa: BLE001 - any failure on empty memory: build it for real
             pass
         model = load_module(target, kwargs)
-    return _recorded(model, shape, True, keywords)
+    try:
+        return _recorded(model, shape, True, keywords)
+    except ArchitectureMismatch as exc:
+        if names and len(names) > 1 and keywords is None:  # passed by position: perhaps in the wrong order
+            raise ArchitectureMismatch(f"{exc}{_order_hint(model, names)}") from None
+        raise
+
+
+def _order_hint(model, names: list[str]) -> str:
+    """What a failure of a module fed several inputs by position adds: TF's order against forward's, and the
+    --inputs order that puts each TF input at forward's parameter of its name (the others in the free places)."""
+    bare = [n.rpartition("/")[2].split(":")[0] for n in names]
+    params = record.forward_names(model, len(bare))
+    slots = {n: params.index(n) for n in bare if n in params}
+    free = iter(k for k in range(len(bare)) if k not in slots.values())
+    slots.update({n: next(free) for n in bare if n not in slots})
+    ordered = sorted(bare, key=slots.get)
+    hint = (f"pass --inputs {','.join(ordered)}" if ordered != bare else
+            "name TF's inputs as forward's parameters, or give the module a forward that takes TF's order")
+    return (f" (TF's inputs {bare} went to forward's {params} by position, their names not all forward's: "
+            f"{hint})")
 
 
 def _recorded(model, shape, initialized: bool, keywords: list[str] | None = None) -> Built:
