@@ -38,8 +38,10 @@ CASES = {
     "convnext": {"pixel_values": (2, 3, 32, 32)},
     "resnet": {"pixel_values": (2, 3, 32, 32)},
     "regnet": {"pixel_values": (2, 3, 32, 32)},
+    "swin": {"pixel_values": (2, 3, 32, 32)},
+    "segformer": {"pixel_values": (2, 3, 32, 32)},
 }
-ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "vit", "deit"}  # built with SDPA too
+ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "vit", "deit", "swin", "segformer"}  # with SDPA too
 FIXED_SIZE = {"vit", "deit"}  # TF's ViT and DeiT are bound to their config's image size
 
 
