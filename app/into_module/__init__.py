@@ -111,6 +111,7 @@ def _state_dict(model, values: dict[str, np.ndarray]):
 
     state = model.state_dict()
     tied = _tied(model, values)
+    _check_tied(model, values)
     result = {}
     for key, current in state.items():
         if key not in values and key in tied:  # one tensor under two names (a head tied to the embeddings)
@@ -137,6 +138,21 @@ def _tied(model, values: dict[str, np.ndarray]) -> dict[str, str]:
         named.setdefault(id(p), []).append(key)
     return {key: filled for keys in named.values() for filled in keys if filled in values
             for key in keys if key != filled}
+
+
+def _check_tied(model, values: dict[str, np.ndarray]) -> None:
+    """Parameters that are one tensor in the module (a head tied to the embeddings) get one value from TF: where
+    TF holds two different ones, loading would keep only the last. ArchitectureMismatch naming both."""
+    named: dict[int, list[str]] = {}
+    for key, p in model.named_parameters(remove_duplicate=False):
+        named.setdefault(id(p), []).append(key)
+    for keys in named.values():
+        filled = [k for k in keys if k in values]
+        for key in filled[1:]:
+            if not np.array_equal(values[key], values[filled[0]]):
+                raise ArchitectureMismatch(f"module parameters '{filled[0]}' and '{key}' are one tensor (tied) where "
+                                           f"TF holds two different values; untie them in the module "
+                                           f"(transformers: tie_word_embeddings=false)")
 
 
 # A volume stays (N, D, H, W, C) in the IR (only rank-4 tensors change layout); the module takes NCDHW.

@@ -89,7 +89,9 @@ def _architecture(t: Layer, i: Layer) -> str | None:
         if ta["fill"] != ia["fill"] or int(np.prod(t.shape)) != int(np.prod(i.shape)):
             return f"a pad filling {ta['fill']:g} to {t.shape} where TF pads with {ia['fill']:g} to {i.shape}"
     elif t.kind in ("concat", "softmax"):
-        if ta["axis"] != ia["axis"]:
+        if t.kind == "softmax" and ta["axis"] - len(t.shape) == ia["axis"] - len(i.shape):
+            pass  # the same axis from the end: TF's heads folded into the batch, (B*heads, T, T), or not
+        elif ta["axis"] != ia["axis"]:
             return f"axis {ta['axis']} where TF uses {ia['axis']}"
         mine = [k for k, *_ in ta.get("const_parts", [])]
         theirs = [k for k, _ in ia.get("const_parts", [])]

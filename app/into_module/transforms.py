@@ -25,7 +25,7 @@ _KERNEL_TRANSFORMS = {
 
 
 # the op a parser names a node by, under the layer's (variable scope's) name
-_OP_SUFFIXES = ("/MatMul", "/linear", "/batchnorm/add_1")
+_OP_SUFFIXES = ("/MatMul", "/linear", "/batchnorm/add_1", "/Conv1D")
 # Keras MultiHeadAttention's projections: their kernels keep the heads as an axis of their own
 _MHA_KERNELS = {
     "query": "Keras MultiHeadAttention (d_model, heads, head_dim) -> (heads*head_dim, d_model)",
@@ -101,6 +101,12 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
             weight = np.asarray(lazy.materialize(node.params["weight"]))
             put(t.id, "weight", weight.reshape(weight.shape[:2]), _tf_name(node, "weight"),
                 "(1, 1, in, out) -> (out, in): a 1x1 conv's kernel as Linear's weight")
+        elif t.kind == "linear" and ("matrix" in i.attrs or t.attrs.get("stored") == "in_out"):
+            put(t.id, "weight", *_stored_weight(t, i))
+        elif t.kind == "conv" and t.attrs.get("conv1d"):  # TF's Conv1D is the IR's conv2d of height 1
+            weight = np.asarray(lazy.materialize(node.params["weight"]))
+            put(t.id, "weight", weight.reshape(weight.shape[0], weight.shape[1], weight.shape[3]),
+                _tf_name(node, "weight"), "TF (k, in, out) -> (out, in, k): Conv1D's kernel")
         elif t.kind in ("conv", "conv_transpose", "linear"):
             put(t.id, "weight", node.params["weight"], _tf_name(node, "weight"),
                 _kernel_transform(i, i.id in flattened))
@@ -157,6 +163,21 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
             values.update(values_bn)
             records.extend(recs)
     return values, records
+
+
+def _stored_weight(t: Layer, i: Layer) -> tuple[np.ndarray, str, str]:
+    """(value, TF name, transform) of a linear's weight where one side keeps it (in, out): TF's matmul with a
+    constant matrix (a head tied to the embeddings), the module's Hugging Face Conv1D (GPT-2's projections)."""
+    if "matrix" in i.attrs:
+        name, matrix = i.attrs["matrix"]  # (in, out)
+        how = "TF's x @ matrix (in, out)"
+    else:
+        name = _tf_name(i.node, "weight")
+        matrix = np.asarray(lazy.materialize(i.node.params["weight"])).T
+        how = "TF's kernel (in, out)"
+    if t.attrs.get("stored") == "in_out":
+        return matrix, name, f"{how} as is: the module stores (in, out) (Hugging Face's Conv1D)"
+    return matrix.T, name, f"{how} -> (out, in)"
 
 
 def _one_copy(const, shape: tuple[int, ...]) -> np.ndarray:

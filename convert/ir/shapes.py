@@ -33,6 +33,11 @@ def window(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[st
                         in enumerate(zip(spatial, attrs["kernel"], attrs["stride"], dilation))))
 
 
+def integer_window(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """The integer conv and pooling of TFLite's quantized kernels: window's rule, their pads named `edges`."""
+    return window(inputs, {**attrs, "pads": attrs["edges"]}, params)
+
+
 def conv_transpose(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """(N, out_channels, *output_size); weight IO... holds out_channels / groups (2-D and 3-D)."""
     return (inputs[0][0], params["weight"][1] * int(attrs["groups"]), *map(int, attrs["output_size"]))

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from typing import Any
 
 from tf_convert.convert import ir
@@ -24,6 +25,8 @@ from .loader import Frozen
 from .loops import loop_hint
 from .ops.elementwise import IR_DTYPES
 from .safety import LOOP_HINT, LOOP_OPS
+from .shape_conds import fold_shape_conds
+from .subgraphs import function_graph
 from .table import TABLE
 from .tfgraph import SHAPE_OPS, DType, Graph, ShapeError, TensorShape
 from .unroll import unroll_loops
@@ -99,13 +102,15 @@ def _import(frozen: Frozen, input_map: dict) -> Graph:
 
 
 def _unrolled(frozen: Frozen, signatures: list, notes: list[str] | None = None) -> Frozen:
-    """`frozen` with its While loops unrolled at the fixed input shapes (TF's reference run keeps them)."""
+    """`frozen` with its conds decided and its While loops unrolled at the fixed input shapes (TF's reference
+    run keeps them)."""
     from dataclasses import replace
 
     input_map = {t: (dtype, shape) for t, dtype, shape in signatures}
+    weights, keep = getattr(frozen, "weights", {}), frozen.inputs + frozen.outputs
     try:
-        graph_def = unroll_loops(frozen.graph_def, input_map, getattr(frozen, "weights", {}),
-                                 frozen.inputs + frozen.outputs, notes=notes)
+        graph_def = fold_shape_conds(frozen.graph_def, input_map, weights, keep)
+        graph_def = unroll_loops(graph_def, input_map, weights, keep, notes=notes)
     except ShapeError as e:
         raise UsageError(f"the input shape does not fit the graph: {_line(e)}") from None
     return frozen if graph_def is frozen.graph_def else replace(frozen, graph_def=graph_def)
@@ -258,6 +263,8 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     fmt = _data_format(live_ops)
     _add_inputs(ctx, signatures, placeholders, fmt, options)
     library = {f.signature.name: f for f in tfg.graph_def.library.function}
+    ctx.library = tfg.graph_def.library  # a run-time loop's or branch's functions (ops/control.py)
+    ctx.build_function = partial(function_graph, build_graph, tfg.graph_def.library)
     _convert_ops(ctx, live_ops, library, dynamic, {p.name: t for t, p in placeholders.items()},
                  blockers + _foreign_inputs(signatures), set(frontier) - set(values))
     _add_outputs(ctx, frozen.outputs, out_tensors)

@@ -91,6 +91,10 @@ class Context:
         self.input_names: dict[str, str] = {}
         self.sizes_given = False
         self.current: Any = None
+        # set by the parser: the graph's function library, and fn(fdef, bindings, name) -> the function as a
+        # nested IR graph (subgraphs.function_graph; a run-time loop's or branch's functions, ops/control.py)
+        self.library: Any = None
+        self.build_function: Any = None
 
     # ---- lookups ---------------------------------------------------------------------------
     def is_const(self, t: Any) -> bool:

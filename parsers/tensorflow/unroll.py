@@ -11,8 +11,9 @@ count is known while converting. Each loop variable is one of:
   each copy of the body reads it as a Const;
 - carried: anything else (the state, lists of outputs): each copy of the body reads the previous
   copy's result.
-The condition must read static variables only; one that reads data is refused by name (no fixed
-graph computes it). The body is copied once per step (inline.body_nodes), the loop's consumers read
+A loop whose condition reads a variable that is not static (the data decides its trip count) is left
+in place: the parser converts it to a run-time loop (ops/control.py), never unrolled.
+The body is copied once per step (inline.body_nodes), the loop's consumers read
 the last copy's results; nested loops unroll on the next round. The unrolled size is capped so a
 hostile file cannot blow up memory. TensorList variables are lowered after unrolling
 (tensor_lists.py).
@@ -245,6 +246,12 @@ def _fed_by_loops(nodes: dict[str, Any], loops: list[Any]) -> set[str]:
     return fed
 
 
+def _reads_data(loop: _Loop) -> bool:
+    """Whether the loop's condition reads a variable not known while converting: its trip count is decided
+    at run time (an IR while_loop, ops/control.py), never unrolled."""
+    return not loop.cond_reads() <= loop.static
+
+
 def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights: dict[str, Any],
                  keep: list[str], label: Callable[[str], str] = str, notes: list[str] | None = None) -> Any:
     """`graph_def` with its While loops unrolled at the fixed input shapes `input_map` (as
@@ -261,11 +268,14 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
     current = GraphDef()
     current.CopyFrom(graph_def)  # rewired in place below: the reference run keeps the original
     nesting = 0
+    runtime: set[str] = set()  # loops whose condition reads the data: kept, converted as run-time loops
     while nesting < MAX_NESTING:
-        loops = [n for n in current.node if n.op in WHILE_OPS]
+        graph = Graph(current, input_map, weights)
+        runtime |= {n.name for n in current.node if n.op in WHILE_OPS and n.name not in runtime
+                    and _reads_data(_Loop(n, library, graph))}
+        loops = [n for n in current.node if n.op in WHILE_OPS and n.name not in runtime]
         if not loops:
             return lower_tensor_lists(current, input_map, weights)
-        graph = Graph(current, input_map, weights)
         by_name = {n.name: n for n in current.node}
         data = input_dependent(by_name)
         taken = _scopes(n.name for n in current.node)
@@ -290,7 +300,7 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
             if node.name in kept:
                 added.append(_forwarder(node, finals))
             returns[node.name] = finals
-        remaining = [n for n in current.node if n.op not in WHILE_OPS or n.name in deferred] + added
+        remaining = [n for n in current.node if n.op not in WHILE_OPS or n.name in deferred | runtime] + added
         rewire(remaining, {name: finals for name, finals in returns.items() if name not in kept})
         remaining = stack_sequences(remaining, sequence_lists)
         unrolled = GraphDef()

