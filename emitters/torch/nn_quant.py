@@ -119,3 +119,10 @@ def integer_avg_pool2d(ctx: Ctx) -> Lowered:
         f"rounding_mode=\"trunc\")",
         f"{v} = torch.clamp({v}, {int(a['min'])}, {int(a['max'])}).to({ctx.args[0]}.dtype)",
     ])
+
+
+@TABLE.register("lookup")
+def lookup(ctx: Ctx) -> Lowered:
+    low = int(ctx.attrs["low"])
+    index = f"{ctx.args[0]}.long() - {low}" if low else f"{ctx.args[0]}.long()"
+    return Lowered(buffers=[(ctx.var, np.asarray(ctx.params["table"]))], lines=[f"{ctx.var} = self.{ctx.var}[{index}]"])

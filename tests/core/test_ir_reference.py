@@ -335,6 +335,27 @@ OTHER_OPS.update({
     "rnn": [_recurrent_row("rnn", activation="relu", output="last_h"),
             _recurrent_row("rnn", 1)],
 })
+# ---- sizes that follow run-time values: the parameter is an input (convert.ir.runtime_dims) ----
+_I = np.int32
+OTHER_OPS.update({
+    "reshape_to": [({}, {}, [X4, _I([6, -1])], lambda tf, x, s: tf.reshape(x, s)),
+                   ({}, {}, [X4[:0], _I([0, 7])], lambda tf, x, s: tf.reshape(x, s))],
+    "broadcast_to": [({}, {}, [np.float32(1.5), _I([2, 3])], lambda tf, x, s: tf.fill(s, x)),
+                     ({}, {}, [_f32(3, 1), np.int64([2, 3, 4])], lambda tf, x, s: tf.broadcast_to(x, s))],
+    "tile_by": [({}, {}, [_f32(2, 3), _I([2, 0])], lambda tf, x, m: tf.tile(x, m)),
+                ({}, {}, [IDS, np.int64([3, 1])], lambda tf, x, m: tf.tile(x, m))],
+    "pad_by": [({"value": 0.0}, {}, [X4, _I([[0, 1], [2, 0], [0, 0], [1, 1]])], lambda tf, x, p: tf.pad(x, p)),
+               ({"value": -2.0}, {}, [IDS, np.int64([[1, 0], [0, 2]])],
+                lambda tf, x, p: tf.pad(x, p, constant_values=-2))],
+    "slice_to": [({}, {}, [X4, _I([1, -2, 0, 2]), _I([2, 2**31 - 1, -1, 2])],
+                  lambda tf, x, b, e: tf.strided_slice(x, b, e))],
+    "one_hot_by": [({"axis": 1, "on": 2.0, "off": -1.0}, {}, [IDS - 1, _I(4)],
+                    lambda tf, i, d: tf.one_hot(i, d, on_value=2.0, off_value=-1.0, axis=1))],
+    "range": [({}, {}, [_I(2), _I(11), _I(3)], lambda tf, a, b, c: tf.range(a, b, c)),
+              ({}, {}, [np.int64(5), np.int64(-3), np.int64(-2)], lambda tf, a, b, c: tf.range(a, b, c))],
+    "expand_dims_by": [({}, {}, [X4, _I(-2)], lambda tf, x, a: tf.expand_dims(x, a)),
+                       ({}, {}, [np.float32(3.0), _I(0)], lambda tf, x, a: tf.expand_dims(x, a))],
+})
 SPATIAL = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"}  # the padding matrix covers these
 
 # ---- the 3-D ops against TF's own SAME padding (asymmetric at these sizes) -----------------
