@@ -63,10 +63,10 @@ def _canonical(ref: str) -> str:
 
 
 def function_graph(build: Callable[..., ir.Graph], library: Any, fdef: Any, bindings: list[Binding],
-                   name: str) -> Subgraph:
+                   name: str, wanted: list[int] | None = None) -> Subgraph:
     """`fdef` (a FunctionDef of `library`, a FunctionDefLibrary) as a Subgraph: its inputs are the run-time
-    arguments in argument order, its outputs the function's return values in order. `build` is
-    build.build_graph. Raises FunctionNotConvertible naming what fails."""
+    arguments in argument order, its outputs the function's return values `wanted` (default all), in that
+    order. `build` is build.build_graph. Raises FunctionNotConvertible naming what fails."""
     functions = {f.signature.name: f for f in library.function}
     graph_def = GraphDef()
     graph_def.library.CopyFrom(library)
@@ -82,7 +82,8 @@ def function_graph(build: Callable[..., ir.Graph], library: Any, fdef: Any, bind
     try:
         nodes, returns = body_nodes(fdef, functions, _PREFIX, bound)
         graph_def.node.extend(nodes)
-        frozen = Frozen(graph_def, inputs, [_canonical(r) for r in returns])
+        picked = returns if wanted is None else [returns[k] for k in wanted]
+        frozen = Frozen(graph_def, inputs, [_canonical(r) for r in picked])
         graph = build(frozen, ParseOptions(inputs=inputs, input_layout="nhwc"), name, "function")
     except UnsupportedError as e:
         raise FunctionNotConvertible("; ".join(str(item) for item in e.items)) from None

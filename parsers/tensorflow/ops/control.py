@@ -43,9 +43,10 @@ def _binding(ctx: Context, t: Any, constant: bool) -> Binding:
     return Binding(dtype=int(t.dtype), dims=ctx.shape(t))
 
 
-def _build(ctx: Context, op: Any, attr: str, bindings: list[Binding], why: str) -> Any:
+def _build(ctx: Context, op: Any, attr: str, bindings: list[Binding], why: str,
+           wanted: list[int] | None = None) -> Any:
     try:
-        return ctx.build_function(_function(ctx, op, attr), bindings, f"{op.name}/{attr}")
+        return ctx.build_function(_function(ctx, op, attr), bindings, f"{op.name}/{attr}", wanted)
     except FunctionNotConvertible as e:
         raise NotConvertible(f"{why}: its {attr} function cannot be converted: {e}") from None
 
@@ -67,6 +68,12 @@ def _predicate(graph: Any, what: str) -> None:
                              "boolean")
 
 
+def _label(ctx: Context, tensor: str) -> str:
+    """A tensor as the user knows it: a model input by its own name (`steps`, not `steps:0`)."""
+    name = ctx.input_names.get(tensor, tensor)
+    return name[:-2] if name.endswith(":0") else name
+
+
 @tf_op("While", "StatelessWhile")
 def while_loop(ctx: Context, op: Any) -> None:
     cond, body = _function(ctx, op, "cond"), _function(ctx, op, "body")
@@ -75,7 +82,7 @@ def while_loop(ctx: Context, op: Any) -> None:
         raise NotConvertible("its cond/body functions do not take its loop variables; the file is corrupt")
     invariant = {i for i, out in enumerate(body.signature.output_arg) if body.ret.get(out.name) == args[i]}
     why = loop_hint(op.node_def, [t.name for t in op.inputs], {f.signature.name: f for f in ctx.library.function},
-                    lambda tensor: tensor not in ctx.consts, lambda tensor: ctx.input_names.get(tensor, tensor))
+                    lambda tensor: tensor not in ctx.consts, lambda tensor: _label(ctx, tensor))
     why = "a While loop whose trip count depends on the data" if "depends on the data" not in why else \
         why.split(": not convertible")[0]
     bindings = [_binding(ctx, t, i in invariant) for i, t in enumerate(op.inputs)]
@@ -84,11 +91,10 @@ def while_loop(ctx: Context, op: Any) -> None:
     order = carried + [i for i in runtime if i in invariant]  # the node's inputs: loop variables first
     inputs = [ctx.ir(op.inputs[i], _perm(ctx, op.inputs[i])) for i in order]
     cond_graph = _build(ctx, op, "cond", bindings, why)
-    body_graph = _build(ctx, op, "body", bindings, why)
+    body_graph = _build(ctx, op, "body", bindings, why, carried)
     for graph in (cond_graph, body_graph):  # their inputs are the run-time arguments, in argument order
         graph.inputs = [graph.inputs[runtime.index(i)] for i in order]
     _predicate(cond_graph, "condition")
-    body_graph.outputs = [body_graph.outputs[i] for i in carried]
     _same_signature(ctx, op, "loop variable", inputs[:len(carried)], body_graph)
     for i, t in enumerate(op.outputs):
         if i not in carried:  # an invariant leaves the loop as it entered
