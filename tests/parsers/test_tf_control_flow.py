@@ -147,3 +147,31 @@ def test_mxnet_and_caffe_refuse_by_name(tf, sources, tmp_path, target):
                                            "--outputs", _output(tf, path)])
     assert result.exit_code == 3 and "while_loop" in result.output and "Traceback" not in result.output, result.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
+def test_torch_control_flow_scripts(tmp_path):
+    """model.py's while/if compile with torch.jit.script and give the eager numbers (torch.export does not
+    take them: it traces one path through data-dependent control flow)."""
+    import torch
+
+    from tests.core.test_ir_reference import _BODY, _COND, _ELSE, _THEN
+    from tf_convert.emitters.torch.runner import import_model
+
+    g = ir.Graph("control")
+    g.inputs = [g.add_tensor("y", (1, 4)), g.add_tensor("limit", ()), g.add_tensor("pred", (), "bool")]
+    zero = g.add_node("const", "zero", [], (), params={"value": np.int32(0)}, out_dtype="int32")
+    loop = g.add_node("while_loop", "loop", [zero, "y", "limit"], (1, 4),
+                      {"cond": _COND, "body": _BODY, "carried": 2, "output": 1})
+    branch = g.add_node("cond", "branch", ["pred", loop], (1, 4), {"then_branch": _THEN, "else_branch": _ELSE,
+                                                                  "output": 0})
+    g.outputs = [branch]
+    emitters.get("torch").emit(g, tmp_path, EmitOptions())
+    model = import_model(tmp_path).load(str(tmp_path / "model.pt"))
+    scripted = torch.jit.script(model)
+    for limit, pred in ((5.0, True), (40.0, False)):
+        feeds = [X_SMALL, np.float32(limit), np.bool_(pred)]
+        want = ir.evaluate(g, feeds)[branch]
+        args = [torch.from_numpy(np.asarray(f)) for f in feeds]
+        with torch.no_grad():
+            assert np.array_equal(model(*args).numpy(), want) and np.array_equal(scripted(*args).numpy(), want)
