@@ -149,23 +149,41 @@ def test_mxnet_and_caffe_refuse_by_name(tf, sources, tmp_path, target):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
-def test_torch_control_flow_scripts(tmp_path):
-    """model.py's while/if compile with torch.jit.script and give the eager numbers (torch.export does not
-    take them: it traces one path through data-dependent control flow)."""
-    import torch
-
+def _control_graph() -> ir.Graph:
+    """A loop (sum(y) < limit) feeding a branch (pred), built by hand from the reference tests' graphs."""
     from tests.core.test_ir_reference import _BODY, _COND, _ELSE, _THEN
-    from tf_convert.emitters.torch.runner import import_model
 
     g = ir.Graph("control")
     g.inputs = [g.add_tensor("y", (1, 4)), g.add_tensor("limit", ()), g.add_tensor("pred", (), "bool")]
     zero = g.add_node("const", "zero", [], (), params={"value": np.int32(0)}, out_dtype="int32")
     loop = g.add_node("while_loop", "loop", [zero, "y", "limit"], (1, 4),
                       {"cond": _COND, "body": _BODY, "carried": 2, "output": 1})
-    branch = g.add_node("cond", "branch", ["pred", loop], (1, 4), {"then_branch": _THEN, "else_branch": _ELSE,
-                                                                  "output": 0})
-    g.outputs = [branch]
+    g.outputs = [g.add_node("cond", "branch", ["pred", loop], (1, 4),
+                            {"then_branch": _THEN, "else_branch": _ELSE, "output": 0})]
+    return g
+
+
+def test_ir_files_keep_nested_graphs(tmp_path):
+    """graph.json + weights.npz (tf2ir, --keep-ir) hold the loop's and the branches' graphs and weights."""
+    g = _control_graph()
+    ir.save(g, tmp_path)
+    loaded = ir.load(tmp_path)
+    assert check.problems(loaded) == []
+    for limit, pred in ((5.0, True), (40.0, False)):
+        feeds = [X_SMALL, np.float32(limit), np.bool_(pred)]
+        assert np.array_equal(ir.evaluate(loaded, feeds)[loaded.outputs[0]], ir.evaluate(g, feeds)[g.outputs[0]])
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
+def test_torch_control_flow_scripts(tmp_path):
+    """model.py's while/if compile with torch.jit.script and give the eager numbers (torch.export does not
+    take them: it traces one path through data-dependent control flow)."""
+    import torch
+
+    from tf_convert.emitters.torch.runner import import_model
+
+    g = _control_graph()
+    branch = g.outputs[0]
     emitters.get("torch").emit(g, tmp_path, EmitOptions())
     model = import_model(tmp_path).load(str(tmp_path / "model.pt"))
     scripted = torch.jit.script(model)
