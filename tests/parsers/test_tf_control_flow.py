@@ -24,6 +24,7 @@ from tf_convert import cli, emitters
 from tf_convert.app import verify
 from tf_convert.convert import ir
 from tf_convert.convert.ir import check
+from tf_convert.convert.ir.subgraph import Subgraph
 from tf_convert.emitters.base import EmitOptions
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.tensorflow import parse, run_reference
@@ -149,17 +150,47 @@ def test_mxnet_and_caffe_refuse_by_name(tf, sources, tmp_path, target):
     assert not (tmp_path / "out").exists()
 
 
-def _control_graph() -> ir.Graph:
-    """A loop (sum(y) < limit) feeding a branch (pred), built by hand from the reference tests' graphs."""
-    from tests.core.test_ir_reference import _BODY, _COND, _ELSE, _THEN
+def _loop_graphs():
+    """while sum(y) < limit: i += 1; y = y * 1.5 + 0.25 (loop variables i, y; invariant limit)."""
+    cond = Subgraph("cond")
+    cond.inputs = [cond.add_tensor("i", (), "int32"), cond.add_tensor("y", (1, 4)), cond.add_tensor("limit", ())]
+    cond.add_node("reduce_sum", "s", ["y"], (), {"axes": (0, 1), "keepdims": False})
+    cond.outputs = [cond.add_node("less", "go", ["s", "limit"], (), out_dtype="bool")]
+    body = Subgraph("body")
+    body.inputs = [body.add_tensor("i", (), "int32"), body.add_tensor("y", (1, 4)), body.add_tensor("limit", ())]
+    body.add_node("const", "one", [], (), params={"value": np.int32(1)}, out_dtype="int32")
+    body.add_node("const", "k", [], (), params={"value": np.float32(1.5)})
+    body.add_node("const", "b", [], (), params={"value": np.float32(0.25)})
+    body.add_node("mul", "scaled", ["y", "k"], (1, 4))
+    body.outputs = [body.add_node("add", "next_i", ["i", "one"], ()),
+                    body.add_node("add", "next_y", ["scaled", "b"], (1, 4))]
+    return cond, body
 
+
+def _branch_graphs():
+    """then: x * 2 - 1, else: x + 3 (operand x)."""
+    branches = []
+    for name, (op1, v1, op2, v2) in (("then", ("mul", 2.0, "sub", 1.0)), ("else", ("add", 3.0, "add", 0.0))):
+        g = Subgraph(name)
+        g.inputs = [g.add_tensor("x", (1, 4))]
+        g.add_node("const", "a", [], (), params={"value": np.float32(v1)})
+        g.add_node("const", "b", [], (), params={"value": np.float32(v2)})
+        g.add_node(op1, "first", ["x", "a"], (1, 4))
+        g.outputs = [g.add_node(op2, "second", ["first", "b"], (1, 4))]
+        branches.append(g)
+    return branches
+
+
+def _control_graph() -> ir.Graph:
+    """A loop (sum(y) < limit) feeding a branch (pred), built by hand."""
+    (cond, body), (then, other) = _loop_graphs(), _branch_graphs()
     g = ir.Graph("control")
     g.inputs = [g.add_tensor("y", (1, 4)), g.add_tensor("limit", ()), g.add_tensor("pred", (), "bool")]
     zero = g.add_node("const", "zero", [], (), params={"value": np.int32(0)}, out_dtype="int32")
     loop = g.add_node("while_loop", "loop", [zero, "y", "limit"], (1, 4),
-                      {"cond": _COND, "body": _BODY, "carried": 2, "output": 1})
+                      {"cond": cond, "body": body, "carried": 2, "output": 1})
     g.outputs = [g.add_node("cond", "branch", ["pred", loop], (1, 4),
-                            {"then_branch": _THEN, "else_branch": _ELSE, "output": 0})]
+                            {"then_branch": then, "else_branch": other, "output": 0})]
     return g
 
 
