@@ -30,6 +30,7 @@ import numpy as np
 
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 
+from .conds import functional_conds
 from .frames import functional_loops
 from .graphio import split_ref
 from .inline import body_nodes, inline_calls, rewire
@@ -275,7 +276,7 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
     A loop whose body is a known recurrent cell becomes one recurrent node instead (recurrent_loops.py;
     a line in `notes` says so). Tensors named in `keep` (inputs, outputs) keep their meaning."""
 
-    graph_def = functional_loops(graph_def)  # TF1 frames as While nodes
+    graph_def = functional_conds(functional_loops(graph_def))  # TF1 frames as While nodes, TF1 conds as If
     if not any(n.op in WHILE_OPS for n in graph_def.node):
         return lower_tensor_lists(graph_def, input_map, weights)
     library = {f.signature.name: f for f in graph_def.library.function}

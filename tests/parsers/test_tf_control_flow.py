@@ -7,7 +7,8 @@ Fixtures (tf.function graphs frozen to .pb, weights as constants):
 - `reduced`: a condition on a reduced value (sum(y) < 10, y grown by the body);
 - `nested`: an outer loop bounded by `n` whose body runs an inner data-dependent loop and a matmul;
 - `cond`: tf.cond on sum(x) > 0 between a matmul branch and an elementwise one;
-- `tf1`: the counter loop as TF 1.x wrote it (Enter/Merge/Switch/LoopCond/Exit frames).
+- `tf1_loop`, `tf1_cond`: the counter loop and a cond as TF 1.x wrote them (Enter/Merge/Switch/LoopCond/Exit
+  frames; Switch/Merge).
 Each is run in TF, in the IR's numpy reference, in PyTorch and in onnxruntime at two inputs that give
 different trip counts (different branches) and compared.
 """
@@ -69,12 +70,36 @@ def _cond(tf):
     return f, [tf.TensorSpec((1, 4), tf.float32)]
 
 
+def _tf1(kind: str):
+    """The counter loop or the cond as TF 1.x wrote them (control flow v2 off: Enter/Merge/Switch/LoopCond/Exit
+    frames, Switch/Merge conds): builders of a GraphDef."""
+    def build(tf):
+        tf.compat.v1.disable_control_flow_v2()
+        try:
+            graph = tf.Graph()
+            with graph.as_default():
+                x = tf.compat.v1.placeholder(tf.float32, (1, 4), name="x")
+                if kind == "loop":
+                    n = tf.compat.v1.placeholder(tf.int32, (), name="n")
+                    _, y = tf.compat.v1.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, y * 1.25 + 0.5),
+                                                   [tf.constant(0), x])
+                else:
+                    y = tf.compat.v1.cond(tf.reduce_sum(x) > 1.0, lambda: tf.matmul(x, W) + 1.0, lambda: x * 2.0 - 1.0)
+                tf.identity(y, name="y")
+        finally:
+            tf.compat.v1.enable_control_flow_v2()
+        return graph.as_graph_def(), None
+    return build
+
+
 # fixture -> (builder, input names, two input sets giving different trip counts / branches)
 CASES = {
     "counter": (_counter, "x,n", [[X_SMALL, np.int32(3)], [X_SMALL, np.int32(7)]]),
     "reduced": (_reduced, "x", [[X_SMALL], [X_LARGE]]),
     "nested": (_nested, "x,n", [[X_SMALL, np.int32(2)], [X_LARGE, np.int32(4)]]),
     "cond": (_cond, "x", [[X_SMALL], [X_LARGE]]),
+    "tf1_loop": (_tf1("loop"), "x,n", [[X_SMALL, np.int32(2)], [X_SMALL, np.int32(5)]]),
+    "tf1_cond": (_tf1("cond"), "x", [[X_SMALL], [X_LARGE]]),
 }
 
 
@@ -86,9 +111,10 @@ def tf():
 def _frozen(tf, directory: Path, case: str) -> Path:
     build, _, _ = CASES[case]
     fn, signature = build(tf)
-    graph = tf.function(fn, input_signature=signature).get_concrete_function().graph
+    graph_def = fn if signature is None else tf.function(fn, input_signature=signature).get_concrete_function(
+    ).graph.as_graph_def()
     path = directory / f"{case}.pb"
-    path.write_bytes(graph.as_graph_def().SerializeToString())
+    path.write_bytes(graph_def.SerializeToString())
     return path
 
 
