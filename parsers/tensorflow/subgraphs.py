@@ -18,6 +18,8 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.errors import ConvertError, UnsupportedError
 from tf_convert.convert.ir.subgraph import Subgraph, as_subgraph
+from tf_convert.convert.passes.cleanup import drop_identities
+from tf_convert.convert.passes.runner import run_passes
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.common.layout import TO_NCHW
 
@@ -89,6 +91,7 @@ def function_graph(build: Callable[..., ir.Graph], library: Any, fdef: Any, bind
         raise FunctionNotConvertible("; ".join(str(item) for item in e.items)) from None
     except ConvertError as e:
         raise FunctionNotConvertible(str(e)) from None
+    run_passes(graph, [drop_identities])  # the function's Identity returns: readable bodies
     _outputs_in_ir_order(graph)
     return as_subgraph(graph)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tf_convert.convert.ir.subgraph import inputs_reaching
 from tf_convert.parsers.common.layout import TO_NCHW
 
 from ..context import Context, NotConvertible
@@ -90,16 +91,26 @@ def while_loop(ctx: Context, op: Any) -> None:
     carried = [i for i in runtime if i not in invariant]
     order = carried + [i for i in runtime if i in invariant]  # the node's inputs: loop variables first
     inputs = [ctx.ir(op.inputs[i], _perm(ctx, op.inputs[i])) for i in order]
+    ir_of = dict(zip(order, inputs))
     cond_graph = _build(ctx, op, "cond", bindings, why)
     body_graph = _build(ctx, op, "body", bindings, why, carried)
     for graph in (cond_graph, body_graph):  # their inputs are the run-time arguments, in argument order
         graph.inputs = [graph.inputs[runtime.index(i)] for i in order]
     _predicate(cond_graph, "condition")
     _same_signature(ctx, op, "loop variable", inputs[:len(carried)], body_graph)
+    kept = _live_variables(op, carried, cond_graph, body_graph)
+    if len(kept) < len(carried):  # TF2's iteration counter, a bound nothing reads: no need to carry them
+        inputs = [inputs[k] for k in kept] + inputs[len(carried):]
+        for graph in (cond_graph, body_graph):
+            graph.inputs = [graph.inputs[k] for k in kept] + graph.inputs[len(carried):]
+        body_graph.outputs = [body_graph.outputs[k] for k in kept]
+        body_graph.prune()
+        cond_graph.prune()
+        carried = [carried[k] for k in kept]
     for i, t in enumerate(op.outputs):
         if i not in carried:  # an invariant leaves the loop as it entered
             if i in invariant and not bindings[i].is_const:
-                ctx.set(t, inputs[order.index(i)], _perm(ctx, op.inputs[i]))
+                ctx.set(t, ir_of[i], _perm(ctx, op.inputs[i]))
             elif bindings[i].is_const:
                 ctx.consts[t.name] = bindings[i].value
             continue
@@ -108,6 +119,22 @@ def while_loop(ctx: Context, op: Any) -> None:
                         {"cond": cond_graph, "body": body_graph, "carried": len(carried), "output": k},
                         source_op=op.type, out_dtype=ctx.graph.tensors[inputs[k]].dtype)
         ctx.set(t, name, _perm(ctx, op.inputs[i]))
+
+
+def _live_variables(op: Any, carried: list[int], cond: Any, body: Any) -> list[int]:
+    """The positions in `carried` of the loop variables that matter: read after the loop or by the
+    condition, or needed for the next value of one that is (all, when the loop's outputs have no readers
+    in the graph: an output picked by --outputs then keeps its variable)."""
+    if not any(op.outputs[i].consumers() for i in carried):
+        return list(range(len(carried)))
+    live = {k for k, i in enumerate(carried) if op.outputs[i].consumers()}
+    live |= {k for k in inputs_reaching(cond, cond.outputs) if k < len(carried)}
+    grown = True
+    while grown:
+        more = {j for k in live for j in inputs_reaching(body, [body.outputs[k]]) if j < len(carried)}
+        grown = not more <= live
+        live |= more
+    return sorted(live)
 
 
 @tf_op("If", "StatelessIf")
