@@ -33,7 +33,7 @@ from tf_convert.parsers.tensorflow.bundle import Bundle
 from .. import outdir, pipeline, report, verify
 from ..verify import token_inputs
 from ..version import __version__
-from . import fixpads, layerdiff, layers, match, preprocessing, record, semantics, trace, transforms
+from . import derive, fixpads, layerdiff, layers, match, preprocessing, record, semantics, trace, transforms
 from .mismatch import ArchitectureMismatch, SemanticsMismatch
 from .record import flat_outputs
 
@@ -271,6 +271,18 @@ def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, 
                                f"convert a graph built at sequence length {rows}")
 
 
+def _selection(built: trace.Built, req: IntoRequest, real: dict, t: layers.Layer, i: layers.Layer) -> np.ndarray:
+    """Module parameter behind `t` (a selection of its entries: Swin's relative position bias) from TF's constant
+    `i`, the selection replayed on a module built for real (index buffers computed, not uninitialized), built
+    once into `real`."""
+    tensor, param = t.attrs["selected"]
+    if "model" not in real:
+        real["model"] = trace.materialize(built, req.target, req.kwargs)
+    real = real["model"]
+    value = np.asarray(lazy.materialize(i.node.params["value"]), np.float32)
+    return derive.parameter_value(built.traced, real, tensor, param, t.attrs["param"], value, i.node.name)
+
+
 def _checkpoint(source):
     """The checkpoint bundle behind `source` (a TF1 checkpoint, a SavedModel's variables), or None."""
 
@@ -358,7 +370,8 @@ def run(req: IntoRequest) -> dict[str, Any]:
     pairs.sort(key=lambda p: order.index(p[0].id))
     _check_factors(pairs)
     biases = transforms.bias_folds(pairs, module_layers.layers, ir_layers.layers)
-    values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source), biases)
+    values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source), biases,
+                                            partial(_selection, built, req, {}))
     state = _state_dict(model, values)
     seconds["match"] = round(time.perf_counter() - t0, 3)
 

@@ -82,6 +82,12 @@ def _architecture(t: Layer, i: Layer) -> str | None:
     elif t.kind in ("max_pool", "avg_pool"):
         if ta != ia:
             return f"kernel/stride {ta['kernel']}/{ta['stride']} where TF has {ia['kernel']}/{ia['stride']}"
+    elif t.kind == "mean_1d":
+        if ta["reduced"] != ia["reduced"]:
+            return f"a mean over {ta['reduced']} values where TF averages {ia['reduced']}"
+    elif t.kind == "pad":  # the same fill, and as many elements after it (sides compared by their shapes' sizes)
+        if ta["fill"] != ia["fill"] or int(np.prod(t.shape)) != int(np.prod(i.shape)):
+            return f"a pad filling {ta['fill']:g} to {t.shape} where TF pads with {ia['fill']:g} to {i.shape}"
     elif t.kind in ("concat", "softmax"):
         if t.kind == "softmax" and ta["axis"] - len(t.shape) == ia["axis"] - len(i.shape):
             pass  # the same axis from the end: TF's heads folded into the batch, (B*heads, T, T), or not

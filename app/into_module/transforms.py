@@ -75,10 +75,12 @@ def bias_folds(pairs: list[tuple[Layer, Layer]], module_layers: dict[str, Layer]
 
 
 def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=None,
-               biases: dict[str, tuple[str, Any]] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+               biases: dict[str, tuple[str, Any]] | None = None, selections=None
+               ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(state_dict values as numpy, records) for every paired parametric layer. `flattened`: the IR
     linear layers whose weight rows the passes permuted for a flatten (NHWC -> NCHW order). `tables(t, i)`:
-    (the whole table, its TF name) for a module embedding of constant ids whose rows TF added as a constant."""
+    (the whole table, its TF name) for a module embedding of constant ids whose rows TF added as a constant.
+    `selections(t, i)`: the parameter behind module layer `t`, a selection of its entries TF adds as constant `i`."""
     values: dict[str, np.ndarray] = {}
     records: list[dict[str, Any]] = []
 
@@ -137,6 +139,9 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
         elif t.kind == "concat":  # a parameter joined in forward (a CLS token): TF's constant part
             for (_, key, shape), (_, const) in zip(t.attrs.get("const_parts", []), i.attrs.get("const_parts", [])):
                 put("", key, _one_copy(const, shape), const.name, f"TF's constant joined by '{i.id}', as {shape}")
+        elif t.kind == "const" and "selected" in t.attrs:
+            put("", t.attrs["param"], selections(t, i), node.name,
+                "TF's constant added by its reader, read back through the module's own selection of the entries")
         elif t.kind == "const" and "param" in t.attrs:
             value = np.asarray(lazy.materialize(node.params["value"]))
             put("", t.attrs["param"], value.reshape(t.attrs["shape"]), node.name,

@@ -41,8 +41,11 @@ CASES = {
     "convnext": {"pixel_values": (2, 3, 32, 32)},
     "resnet": {"pixel_values": (2, 3, 32, 32)},
     "regnet": {"pixel_values": (2, 3, 32, 32)},
+    "swin": {"pixel_values": (2, 3, 32, 32)},
+    "segformer": {"pixel_values": (2, 3, 32, 32)},
 }
-ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "gpt2_lm", "whisper", "vit", "deit"}  # with SDPA too
+ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "gpt2_lm", "whisper", "vit", "deit", "swin",
+             "segformer"}  # with SDPA too
 FIXED_SIZE = {"vit", "deit"}  # TF's ViT and DeiT are bound to their config's image size
 FIXED_INPUTS = {"input_features"}  # Whisper's mel frames: 2 * max_source_positions, always
 

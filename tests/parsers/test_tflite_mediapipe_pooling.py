@@ -191,11 +191,18 @@ def test_windows_that_do_not_tile_are_refused_by_name(case, said, tmp_path):
 
 
 def test_cli_verify_against_tflites_interpreter(tmp_path):
-    """--verify: the interpreter (XNNPACK's MediaPipe kernels) gives the max and the unpooled output; the index
-    is left out of the comparison (--outputs), its encoding being the delegate's own."""
+    """--verify: the interpreter (XNNPACK's MediaPipe kernels) gives the max and the unpooled output, and so
+    does every tensor `verify --layers` compares; the index, which XNNPACK encodes its own way, is refused as
+    an output to check (exit 2, naming it and --outputs) and left out of the per-layer diff."""
     h, w, c, block, activation, padding, _ = CASES["2x2_valid"]
     path = _file(tmp_path / "m.tflite", h, w, c, block, activation, padding)
-    result = CliRunner().invoke(cli.main, ["tf2torch", str(path), "-o", str(tmp_path / "out"), "--verify",
-                                           "--outputs", "Identity,Identity_2"])
+    refused = CliRunner().invoke(cli.main, ["tf2torch", str(path), "-o", str(tmp_path / "all"), "--verify"])
+    assert refused.exit_code == 2 and "'Identity_1'" in refused.output and "--outputs" in refused.output, \
+        refused.output
+    assert not (tmp_path / "all").exists()
+    out = str(tmp_path / "out")
+    result = CliRunner().invoke(cli.main, ["tf2torch", str(path), "-o", out, "--verify", "--outputs",
+                                           "Identity,Identity_2"])
     assert result.exit_code == 0, result.output
-
+    layers = CliRunner().invoke(cli.main, ["verify", out, "--layers"])
+    assert layers.exit_code == 0 and "no divergence" in layers.output, layers.output
