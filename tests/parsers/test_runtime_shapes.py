@@ -18,6 +18,7 @@ from tf_convert.convert.errors import UnsupportedError
 from tf_convert.convert.ir import check
 from tf_convert.emitters.base import EmitOptions
 from tf_convert.parsers.base import ParseOptions
+from tf_convert.parsers.tensorflow.runtime_shapes import RUN_TIME_SIZES
 
 tf = pytest.importorskip("tensorflow")
 
@@ -161,6 +162,23 @@ def test_the_model_py_scripts(converted):
     case = "reshape"
     want = expected[1][case]
     assert np.array_equal(got[graph.outputs.index(f"out_{case}")].numpy(), want)
+
+
+def test_every_entry_of_the_table_is_run():
+    """Each TF op of the parser's RUN_TIME_SIZES (docs/ops.md's column) is fed a placeholder parameter above."""
+    covered = set()
+    with tf.Graph().as_default() as graph:
+        for params, fn, *_ in CASES.values():
+            x = tf.compat.v1.placeholder(tf.float32, X.shape)
+            fn(x, {n: tf.compat.v1.placeholder(d, s) for n, (d, s) in params.items()})
+    fed = set()
+    for op in graph.get_operations():  # in creation order: inputs first
+        reads = {t.op.name for t in op.inputs}
+        if op.type == "Placeholder" and op.outputs[0].dtype.is_integer or reads & fed:
+            fed.add(op.name)
+        if reads & fed:
+            covered.add(op.type)
+    assert set(RUN_TIME_SIZES) <= covered, set(RUN_TIME_SIZES) - covered
 
 
 # ---- what still needs a size while converting: refused by name, exit 3 -------------------------------------
