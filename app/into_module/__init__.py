@@ -33,7 +33,7 @@ from tf_convert.parsers.tensorflow.bundle import Bundle
 from .. import outdir, pipeline, report, verify
 from ..verify import token_inputs
 from ..version import __version__
-from . import fixpads, layerdiff, layers, match, preprocessing, record, semantics, trace, transforms
+from . import derive, fixpads, layerdiff, layers, match, preprocessing, record, semantics, trace, transforms
 from .mismatch import ArchitectureMismatch, SemanticsMismatch
 from .record import flat_outputs
 
@@ -105,8 +105,10 @@ def _flattened(graph) -> set[str]:
     return found
 
 
-def _state_dict(model, values: dict[str, np.ndarray]):
-    """The module's state_dict with every float tensor from TF; ArchitectureMismatch for one left over."""
+def _state_dict(model, values: dict[str, np.ndarray], idle=None):
+    """The module's state_dict with every float tensor from TF; ArchitectureMismatch for one left over.
+    `idle(key)`: the module's own value of a parameter its forward does not read at inference (Wav2Vec2's
+    `masked_spec_embed`, for SpecAugment in training), or None where forward reads it."""
     import torch
 
     state = model.state_dict()
@@ -124,6 +126,8 @@ def _state_dict(model, values: dict[str, np.ndarray]):
             result[key] = torch.from_numpy(np.require(value, requirements=["C", "W"])).to(current.dtype)
         elif key.endswith("num_batches_tracked"):
             result[key] = torch.zeros(current.shape, dtype=current.dtype)  # a fresh module's count
+        elif idle is not None and idle(key) is not None:
+            result[key] = idle(key)
         else:
             raise ArchitectureMismatch(f"module parameter '{key}' has no partner in the TF graph; "
                                        f"pin its layer with --map if the pairing is ambiguous")
@@ -271,6 +275,18 @@ def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, 
                                f"convert a graph built at sequence length {rows}")
 
 
+def _selection(built: trace.Built, req: IntoRequest, real: dict, t: layers.Layer, i: layers.Layer) -> np.ndarray:
+    """Module parameter behind `t` (a selection of its entries: Swin's relative position bias) from TF's constant
+    `i`, the selection replayed on a module built for real (index buffers computed, not uninitialized), built
+    once into `real`."""
+    tensor, param = t.attrs["selected"]
+    if "model" not in real:
+        real["model"] = trace.materialize(built, req.target, req.kwargs)
+    real = real["model"]
+    value = np.asarray(lazy.materialize(i.node.params["value"]), np.float32)
+    return derive.parameter_value(built.traced, real, tensor, param, t.attrs["param"], value, i.node.name)
+
+
 def _checkpoint(source):
     """The checkpoint bundle behind `source` (a TF1 checkpoint, a SavedModel's variables), or None."""
 
@@ -358,8 +374,19 @@ def run(req: IntoRequest) -> dict[str, Any]:
     pairs.sort(key=lambda p: order.index(p[0].id))
     _check_factors(pairs)
     biases = transforms.bias_folds(pairs, module_layers.layers, ir_layers.layers)
-    values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source), biases)
-    state = _state_dict(model, values)
+    values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source), biases,
+                                            partial(_selection, built, req, {}))
+    unread = trace.unread_parameters(traced)
+    fresh: dict = {}
+
+    def idle(key: str):
+        if key not in unread:
+            return None
+        if "model" not in fresh:
+            fresh["model"] = trace.materialize(built, req.target, req.kwargs)
+        return dict(fresh["model"].named_parameters())[key].detach().clone()
+
+    state = _state_dict(model, values, idle)
     seconds["match"] = round(time.perf_counter() - t0, 3)
 
     folded = {module_layers.layers[bn].inputs[0] for bn in biases}
@@ -368,6 +395,8 @@ def run(req: IntoRequest) -> dict[str, Any]:
                 for f in findings if f.warning]
     size_bound = bool(warnings)
     findings = [f for f in findings if not f.warning]
+    warnings += [f"module parameter '{key}' is not read by forward at inference and TF's graph does not use it: "
+                 f"it keeps the module's own initial value" for key in sorted(unread) if key not in values]
     if affine is not None:
         first = next(t.id for t, i in pairs if graph.inputs[0] in i.inputs)
         warnings.append(preprocessing.note(prep_names, scale, shift, first))

@@ -91,6 +91,9 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         weight = node.params["weight"]  # (out, in) = table transposed
         return Layer(node.name, "embedding", inputs, {"weight": (weight.shape[1], weight.shape[0])},
                      tuple(graph.shape(node.output)), node)
+    if op == "layer_norm" and _per_channel_norm(node, graph.shape(node.output)):
+        width = int(np.prod(node.params["gamma"].shape))
+        return Layer(node.name, "channel_norm", inputs, {"features": width}, tuple(graph.shape(node.output)), node)
     if op == "layer_norm":
         out = graph.shape(node.output)  # the normalized axes' size (channels of an NCHW tensor: axis 1)
         features = int(np.prod([out[int(x) % len(out)] for x in a.get("axes", [-1])]))
@@ -121,6 +124,9 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         return Layer(node.name, "act", inputs, {"variant": activation_variant(op, a)}, shape, node)
     if op == "reduce_mean" and {int(x) % 4 for x in a["axes"]} == {2, 3} and len(graph.shape(node.inputs[0])) == 4:
         return Layer(node.name, "global_avg", inputs, {}, shape, node)
+    if op == "reduce_mean" and len(a["axes"]) == 1:  # a mean over the tokens (Swin's pooler)
+        axis = int(a["axes"][0]) % len(graph.shape(node.inputs[0]))
+        return Layer(node.name, "mean_1d", inputs, {"reduced": graph.shape(node.inputs[0])[axis]}, shape, node)
     if op in ("add", "mul", "sub"):
         return Layer(node.name, op, inputs, {}, shape, node)
     if op == "concat":  # constant parts (a CLS token) kept with their position
@@ -128,7 +134,25 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         return Layer(node.name, op, inputs, {"axis": int(a["axis"]) % len(shape), "const_parts": parts}, shape, node)
     if op == "softmax":
         return Layer(node.name, op, inputs, {"axis": int(a["axis"]) % len(shape)}, shape, node)
+    if op == "slice":  # along one axis: which part (GPT-2's q, k or v of its fused c_attn)
+        full = graph.shape(node.inputs[0])
+        cut = [(k, b, e) for k, (b, e, n) in enumerate(zip(a["begin"], a["end"], full)) if (b, e) != (0, n)]
+        part = {"range": (cut[0][0] - len(full), cut[0][1], cut[0][2])} if len(cut) == 1 else {}
+        return Layer(node.name, "other:slice", inputs, part, shape, node)
+    if op == "pad" and a.get("mode", "constant") == "constant":  # Swin's pad to whole windows (zero at its size)
+        return Layer(node.name, op, inputs, {"fill": float(a.get("value", 0.0))}, shape, node)
     return Layer(node.name, f"other:{op}", inputs, {}, shape, node)
+
+
+def _per_channel_norm(node: Node, shape: tuple[int, ...]) -> bool:
+    """A layer norm that normalizes every axis but the batch and the one its gamma runs along: each channel over
+    the rest (TF's group norm with a group per channel, Wav2Vec2's first conv layer), nn.GroupNorm(C, C)."""
+    gamma = node.params.get("gamma")
+    if gamma is None or len(shape) < 3 or gamma.ndim != len(shape):
+        return False
+    along = [k for k, d in enumerate(gamma.shape) if d > 1]
+    normalized = {int(a) % len(shape) for a in node.attrs.get("axes", [-1])}
+    return len(along) == 1 and normalized == set(range(1, len(shape))) - set(along)
 
 
 def ir_layers(graph: Graph) -> LayerGraph:
@@ -155,6 +179,10 @@ def ir_layers(graph: Graph) -> LayerGraph:
         inputs = [alias[i] for i in node.inputs if i in alias]
         if len(set(inputs)) == 1 and graph.tensors[node.output].dtype[:3] in ("int", "boo", "uin"):
             alias[node.output] = inputs[0]  # ids and masks: indexing, casts, comparisons, positions from the ids
+            continue
+        if _more_of_a_selection(node, inputs, layers, consts) or (
+                node.op == "slice" and len(inputs) == 1 and graph.shape(node.output) == graph.shape(node.inputs[0])):
+            alias[node.output] = inputs[0]
             continue
         if node.name in pool_pads and len(inputs) == 1:
             alias[node.output] = inputs[0]
@@ -186,6 +214,16 @@ def ir_layers(graph: Graph) -> LayerGraph:
         for conv in convs:
             layers[conv].pre_pad = pads
     return LayerGraph(layers, [alias[o] for o in graph.outputs], list(graph.inputs))
+
+
+_SELECTION = {"slice", "reshape", "transpose", "concat", "identity"}
+
+
+def _more_of_a_selection(node: Node, inputs: list[str], layers: dict[str, Layer], consts: dict[str, Node]) -> bool:
+    """A slice, reshape or concat of parts of one slice only: the same selection, one layer. TF's strided slice
+    (Swin's patch merging, `x[:, 0::2, 1::2]`) reaches the IR as slices, reshapes and concats of its parts."""
+    return (node.op in _SELECTION and len(inputs) == len(node.inputs) and len(set(inputs)) == 1
+            and layers[inputs[0]].kind == "other:slice" and not any(i in consts for i in node.inputs))
 
 
 def has_bias(layer: Layer) -> bool:

@@ -30,9 +30,13 @@ class Recorded:
     """What trace.py reads: `graph` (torch.fx.Graph) and `named_modules()` of the module that ran;
     `outputs`: the name of each recorded output (a ModelOutput's field, or its index)."""
 
-    def __init__(self, model, graph, outputs: list[str], rows: dict[int, Any] | None = None):
+    def __init__(self, model, graph, outputs: list[str], rows: dict[int, Any] | None = None,
+                 derived: dict[int, tuple] | None = None):
         self.model, self.graph, self.outputs = model, graph, outputs
         self.rows = rows or {}  # id(tensor the inputs do not reach) -> the parameter table it holds rows of
+        # id(tensor) -> (func, args, kwargs) of the call that computed it from parameters and buffers alone
+        # (Swin's relative position bias: a table gathered at a constant index): derive.py replays it
+        self.derived = derived or {}
 
     def named_modules(self):
         return self.model.named_modules(remove_duplicate=False)
@@ -159,10 +163,27 @@ def record(model, inputs: list, on_failure, keywords: list[str] | None = None) -
                     item.meta["item"] = i  # one of a call's several results (a module returning a tuple)
                     remember(v, item)
 
+    derived: dict[int, tuple] = {}
+    held = {id(t) for t in [*model.parameters(), *model.buffers()]}
+
+    def held_or_derived(v) -> bool:
+        if isinstance(v, torch.Tensor):
+            return id(v) in held or id(v) in derived
+        if isinstance(v, (list, tuple)):
+            return any(held_or_derived(x) for x in v)
+        if isinstance(v, dict):
+            return any(held_or_derived(x) for x in v.values())
+        return False
+
     class Mode(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             result = func(*args, **kwargs)
+            if depth[0] == 0 and isinstance(result, torch.Tensor) and not (tracked(args) or tracked(kwargs)) and \
+                    canonical(func) not in ("__get__", "__set__") and held_or_derived((args, kwargs)) and \
+                    not any(result is a for a in args):  # `contiguous()` of a contiguous tensor is that tensor
+                derived[id(result)] = (func, args, kwargs)
+                alive.append(result)
             if depth[0] == 0 and (tracked(args) or tracked(kwargs)) and canonical(func) not in ("__get__", "__set__"):
                 if isinstance(result, torch.Tensor) or (isinstance(result, (tuple, list)) and any(
                         isinstance(v, torch.Tensor) for v in result)):
@@ -212,4 +233,4 @@ def record(model, inputs: list, on_failure, keywords: list[str] | None = None) -
             h.remove()
     fields = [(name, value) for name, value in flat_outputs(out) if isinstance(value, torch.Tensor)]
     graph.output(tuple(nodes.get(id(v)) for _, v in fields if id(v) in nodes))
-    return Recorded(model, graph, [name for name, v in fields if id(v) in nodes], rows)
+    return Recorded(model, graph, [name for name, v in fields if id(v) in nodes], rows, derived)

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 
 from .. import memory
-from . import record
+from . import derive, record
 from .layers import Layer, LayerGraph
 from .mismatch import ArchitectureMismatch
 
@@ -41,7 +41,27 @@ def build(target: str, kwargs: dict[str, Any] | None, shape, names: list[str] | 
         except Exception:  # noqa: BLE001 - any failure on empty memory: build it for real
             pass
         model = load_module(target, kwargs)
-    return _recorded(model, shape, True, keywords)
+    try:
+        return _recorded(model, shape, True, keywords)
+    except ArchitectureMismatch as exc:
+        if names and len(names) > 1 and keywords is None:  # passed by position: perhaps in the wrong order
+            raise ArchitectureMismatch(f"{exc}{_order_hint(model, names)}") from None
+        raise
+
+
+def _order_hint(model, names: list[str]) -> str:
+    """What a failure of a module fed several inputs by position adds: TF's order against forward's, and the
+    --inputs order that puts each TF input at forward's parameter of its name (the others in the free places)."""
+    bare = [n.rpartition("/")[2].split(":")[0] for n in names]
+    params = record.forward_names(model, len(bare))
+    slots = {n: params.index(n) for n in bare if n in params}
+    free = iter(k for k in range(len(bare)) if k not in slots.values())
+    slots.update({n: next(free) for n in bare if n not in slots})
+    ordered = sorted(bare, key=slots.get)
+    hint = (f"pass --inputs {','.join(ordered)}" if ordered != bare else
+            "name TF's inputs as forward's parameters, or give the module a forward that takes TF's order")
+    return (f" (TF's inputs {bare} went to forward's {params} by position, their names not all forward's: "
+            f"{hint})")
 
 
 def _recorded(model, shape, initialized: bool, keywords: list[str] | None = None) -> Built:
@@ -209,6 +229,34 @@ def trace(model, shape, keywords: list[str] | None = None):
     return record.record(model, zeros(None), failure, keywords)
 
 
+def unread_parameters(traced) -> set[str]:
+    """State-dict keys of the parameters the recorded forward never reads: no module that ran holds them, no
+    recorded call takes them, nothing computed from them (training-only parameters)."""
+    import torch
+
+    read: set[int] = set()
+
+    def visit(v) -> None:
+        if isinstance(v, torch.Tensor):
+            read.add(id(v))
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                visit(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                visit(x)
+
+    modules = dict(traced.named_modules())
+    for n in traced.graph.nodes:
+        if n.op == "call_module":
+            read.update(id(p) for p in modules[str(n.target)].parameters())
+        visit((n.args, n.kwargs))
+    for _, args, kwargs in traced.derived.values():
+        visit((args, kwargs))
+    read.update(id(t) for t in traced.rows.values())
+    return {key for key, p in traced.model.named_parameters() if id(p) not in read}
+
+
 def input_shapes_of(traced) -> dict[str, tuple[int, ...]]:
     """{module path: input shape} of every call_module node, as recorded."""
     result = {}
@@ -250,7 +298,7 @@ def _pair(v) -> tuple:
     return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
 
 
-def _module_layer(path: str, m, inputs: list[str], shape) -> Layer | None:
+def _module_layer(path: str, m, inputs: list[str], shape, in_shape: tuple[int, ...] = ()) -> Layer | None:
     from torch import nn
 
     if isinstance(m, nn.Conv2d):
@@ -268,6 +316,8 @@ def _module_layer(path: str, m, inputs: list[str], shape) -> Layer | None:
         return Layer(path, "conv_transpose", inputs, attrs, shape, m)
     if isinstance(m, nn.Embedding):  # ids from a buffer (positions): a table added as a constant
         return Layer(path, "embedding" if inputs else "const", inputs, {"weight": tuple(m.weight.shape)}, shape, m)
+    if isinstance(m, nn.GroupNorm) and m.num_groups == m.num_channels:  # each channel over the rest (Wav2Vec2)
+        return Layer(path, "channel_norm", inputs, {"features": m.num_channels}, shape, m)
     if isinstance(m, nn.LayerNorm):
         return Layer(path, "layer_norm", inputs, {"features": int(m.normalized_shape[-1])}, shape, m)
     if isinstance(m, nn.Linear):
@@ -280,6 +330,8 @@ def _module_layer(path: str, m, inputs: list[str], shape) -> Layer | None:
         return Layer(path, kind, inputs, {"kernel": _pair(m.kernel_size), "stride": _pair(stride)}, shape, m)
     if isinstance(m, nn.AdaptiveAvgPool2d) and m.output_size in (1, (1, 1)):
         return Layer(path, "global_avg", inputs, {}, shape, m)
+    if isinstance(m, nn.AdaptiveAvgPool1d) and m.output_size in (1, (1,)) and in_shape and len(in_shape) == 3:
+        return Layer(path, "mean_1d", inputs, {"reduced": in_shape[-1]}, shape, m)
     variant = _activation_module(m)
     if variant is not None:
         return Layer(path, "act", inputs, {"variant": variant}, shape, m)
@@ -310,7 +362,8 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
         index = index if isinstance(index, tuple) else (index,)
         if all(i is None or i is Ellipsis or _whole(i) for i in index):
             return None  # GPT-2's `hidden_states[:, slice(-0, None), :]` before its head keeps every token
-        return Layer(name, "other:slice", inputs, {}, shape)
+        part = _split_part(args[0], index[0]) if len(index) == 1 and isinstance(index[0], int) else None
+        return Layer(name, "other:slice", inputs, {"range": part} if part else {}, shape)
     if target in (torch.matmul, operator.matmul) or fname in ("matmul", "bmm"):
         return Layer(name, "other:matmul", inputs, {}, shape)
     if target in (operator.add, torch.add) or fname in ("add", "add_", "__add__", "__iadd__"):
@@ -351,11 +404,42 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
         dims = {int(d) % 4 for d in listed}
         if dims == {2, 3}:
             return Layer(name, "global_avg", inputs, {}, shape)
+    if fname == "mean" and args and hasattr(args[0], "meta"):
+        dims = kwargs.get("dim", args[1] if len(args) > 1 else None)
+        dims = dims if isinstance(dims, (tuple, list)) else [dims]
+        src = args[0].meta.get("shape", ())
+        if len(dims) == 1 and isinstance(dims[0], int) and src:
+            return Layer(name, "mean_1d", inputs, {"reduced": src[dims[0]]}, shape)
     if fname == "adaptive_avg_pool2d" and (args[1] if len(args) > 1 else kwargs.get("output_size")) in (1, (1, 1)):
         return Layer(name, "global_avg", inputs, {}, shape)
     if target is F.pad or fname == "pad":
-        return Layer(name, "pad", inputs, {}, shape)
+        mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
+        value = args[3] if len(args) > 3 else kwargs.get("value", None)
+        if mode == "constant":
+            return Layer(name, "pad", inputs, {"fill": float(value or 0.0)}, shape)
+        return Layer(name, f"other:pad_{mode}", inputs, {}, shape)
     return Layer(name, f"other:{fname}", inputs, {}, shape)
+
+
+def _split_part(source, index: int) -> tuple[int, int, int] | None:
+    """(axis from the end, start, stop) of part `index` of a recorded split or chunk (GPT-2's c_attn into q, k, v),
+    or None."""
+    import torch.fx
+
+    if not isinstance(source, torch.fx.Node) or record.canonical(source.target) not in ("split", "chunk"):
+        return None
+    shape = source.args[0].meta.get("shape", ()) if source.args and hasattr(source.args[0], "meta") else ()
+    dim = source.args[2] if len(source.args) > 2 else source.kwargs.get("dim", 0)
+    sizes = source.args[1] if len(source.args) > 1 else source.kwargs.get("split_size_or_sections")
+    if not shape or sizes is None:
+        return None
+    length = shape[dim]
+    if record.canonical(source.target) == "chunk":
+        sizes = -(-length // int(sizes))
+    if isinstance(sizes, int):
+        sizes = [min(sizes, length - k) for k in range(0, length, sizes)]
+    starts = [sum(sizes[:k]) for k in range(len(sizes))]
+    return (dim % len(shape) - len(shape), starts[index], starts[index] + sizes[index]) if index < len(sizes) else None
 
 
 def _whole(index) -> bool:
@@ -547,6 +631,28 @@ def _table_term(n, owners, storages) -> tuple[str, tuple[int, ...]] | None:
     return found[0][0], tuple(found[0][1].shape)
 
 
+def _selected_term(n, traced, owners) -> Layer | None:
+    """The `const` layer of a tensor an add puts on its one recorded tensor where that tensor was computed from
+    one parameter alone (Swin's relative position bias: its table gathered at a constant index), or None."""
+    if n.op != "call_function" or record.canonical(n.target) not in ("add", "add_") or len(n.args) != 2:
+        return None
+    return _selected_layer(next((a for a in n.args if not hasattr(a, "meta")), None), traced, owners)
+
+
+def _selected_layer(tensor, traced, owners) -> Layer | None:
+    import torch
+
+    if not isinstance(tensor, torch.Tensor):
+        return None
+    found = derive.source(traced, tensor, owners)
+    if found is None or sum(1 for d in tensor.shape if d > 1) < 2:
+        return None
+    key, param = found
+    shape = tuple(tensor.shape)
+    return Layer(f"{key}:selected", "const", [], {"param": key, "shape": shape, "selected": (tensor, param)},
+                 shape, None, f"module parameter '{key}' (a selection of its entries)")
+
+
 def _picked_rows(n, rows: dict[int, Any], owners) -> tuple[str, tuple[int, ...]] | None:
     """(module path, shape) of the rows of a module's `weight` table (picked by constant ids: Whisper's decoder
     positions, `self.weight[position_ids]`) that an add puts on its one recorded tensor, or None."""
@@ -666,10 +772,11 @@ def _values_from_buffer(n) -> bool:
     return source is not None and not hasattr(source, "meta")
 
 
-def _sdpa_layers(n, ins: list[str], alias: dict[str, str]) -> dict[str, Layer]:
+def _sdpa_layers(n, ins: list[str], alias: dict[str, str], selected=None) -> dict[str, Layer]:
     """F.scaled_dot_product_attention as the layers TF's attention has: the scaled product q @ kᵀ, the mask
     added (when one is passed), softmax, the product with the values (the call's own node). A causal call's mask
-    is computed from constants on TF's side, as the module's is here: read through."""
+    is computed from constants on TF's side, as the module's is here: read through. `selected(mask)`: the const
+    layer of a mask computed from one parameter alone (Swin's relative position bias), or None."""
     import torch.fx
 
     def arg(k: int, key: str, default=None):
@@ -693,6 +800,12 @@ def _sdpa_layers(n, ins: list[str], alias: dict[str, str]) -> dict[str, Layer]:
     if isinstance(mask, torch.fx.Node) and mask.name in alias:
         found[f"{n.name}:masked"] = Layer(f"{n.name}:masked", "add", [last, alias[mask.name]], {}, scores.shape,
                                           None, f"forward's {n.name} (+ mask)")
+        last = f"{n.name}:masked"
+    elif selected is not None and selected(mask) is not None:
+        table = selected(mask)
+        found[table.id] = table
+        found[f"{n.name}:masked"] = Layer(f"{n.name}:masked", "add", [last, table.id], {}, scores.shape,
+                                          None, f"forward's {n.name} (+ {table.label})")
         last = f"{n.name}:masked"
     found[f"{n.name}:softmax"] = Layer(f"{n.name}:softmax", "softmax", [last], {"axis": len(scores.shape) - 1},
                                        scores.shape, None, f"forward's {n.name} (softmax)")
@@ -750,7 +863,7 @@ def torch_layers(traced, other=None) -> LayerGraph:
                 del alias[n.name]
             continue
         if n.op == "call_function" and record.canonical(n.target) == "scaled_dot_product_attention":
-            layers.update(_sdpa_layers(n, ins, alias))
+            layers.update(_sdpa_layers(n, ins, alias, lambda mask: _selected_layer(mask, traced, owners)))
             alias[n.name] = n.name
             continue
         picked = _picked_rows(n, traced.rows, owners) if len(ins) == 1 else None
@@ -765,6 +878,12 @@ def torch_layers(traced, other=None) -> LayerGraph:
         if table is not None:  # a parameter table added in forward: a constant term of the sum
             layers[table[0]] = Layer(table[0], "const", [], {"param": table[0], "shape": table[1]}, table[1])
             layers[n.name] = Layer(n.name, "add", [ins[0], table[0]], {}, shape)
+            alias[n.name] = n.name
+            continue
+        selected = _selected_term(n, traced, owners) if len(ins) == 1 else None
+        if selected is not None:  # a selection of a parameter's entries added in forward (a relative position bias)
+            layers[selected.id] = selected
+            layers[n.name] = Layer(n.name, "add", [ins[0], selected.id], {}, shape)
             alias[n.name] = n.name
             continue
         if n.op == "call_module" and isinstance(modules[str(n.target)], nn.MultiheadAttention):
@@ -786,7 +905,8 @@ def torch_layers(traced, other=None) -> LayerGraph:
             norm = _norm_path(n, owners)
             layer = _module_layer(norm, modules[norm], ins[:1], shape)
         elif n.op == "call_module":
-            layer = _module_layer(str(n.target), modules[str(n.target)], ins, shape)
+            src = n.args[0].meta.get("shape", ()) if n.args and hasattr(n.args[0], "meta") else ()
+            layer = _module_layer(str(n.target), modules[str(n.target)], ins, shape, src)
             if layer is not None and layer.kind == "avg_pool" and _whole_window(layer, n):
                 layer = Layer(layer.id, "global_avg", ins, {}, shape, layer.node)  # HF EfficientNet's pooler
             if layer is not None and layer.id in pre_pads:

@@ -234,7 +234,7 @@ NEW_OPS |= {"softplus", "softsign", "selu", "erf", "erfc", "floor", "ceil", "rou
             "truncate_mod", "div_no_nan", "atan2", "equal", "not_equal", "less", "less_equal", "greater",
             "greater_equal", "logical_and", "logical_or", "select"}
 NEW_OPS |= {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift", "right_shift"}  # part A (opsa)
-NEW_OPS |= {"quantize", "dequantize"}  # TFLite's integer edges: elementwise
+NEW_OPS |= {"quantize", "dequantize", "lookup"}  # TFLite's integer edges and tables: elementwise
 VOLUME_FREE = {"conv3d", "max_pool3d", "avg_pool3d", "repeat", "crop"}  # free at every volume size
 
 

@@ -44,7 +44,7 @@ ARCHITECTURES: dict[str, tuple[str, str, dict, list]] = {
               "intermediate_size": 24}, [("pixel_values", "float32", (None, 3, 32, 32))]),
     "swin": ("TFSwinModel", "SwinModel",
              {"image_size": 32, "patch_size": 4, "embed_dim": 8, "depths": [1, 1], "num_heads": [1, 2],
-              "window_size": 4}, [("pixel_values", "float32", (None, 3, 32, 32))]),
+              "window_size": 4}, IMAGE),
     "regnet": ("TFRegNetModel", "RegNetModel",
                {"embedding_size": 8, "hidden_sizes": [8, 16], "depths": [1, 1], "groups_width": 8, "layer_type": "x"},
                IMAGE),
@@ -52,6 +52,17 @@ ARCHITECTURES: dict[str, tuple[str, str, dict, list]] = {
                  {"depths": [1, 1], "hidden_sizes": [8, 16], "num_stages": 2}, IMAGE),
     "resnet": ("TFResNetModel", "ResNetModel",
                {"depths": [1, 1], "hidden_sizes": [16, 32], "embedding_size": 8, "layer_type": "basic"}, IMAGE),
+    "mobilevit": ("TFMobileViTModel", "MobileViTModel",
+                  {"image_size": 32, "patch_size": 2, "hidden_sizes": [16, 24, 32],
+                   "neck_hidden_sizes": [8, 8, 16, 16, 24, 32, 40], "num_attention_heads": 2}, IMAGE),
+    "segformer": ("TFSegformerModel", "SegformerModel",
+                  {"num_encoder_blocks": 2, "depths": [1, 1], "sr_ratios": [2, 1], "hidden_sizes": [8, 16],
+                   "patch_sizes": [7, 3], "strides": [4, 2], "num_attention_heads": [1, 2], "mlp_ratios": [2, 2],
+                   "decoder_hidden_size": 16}, IMAGE),
+    "wav2vec2": ("TFWav2Vec2Model", "Wav2Vec2Model",
+                 {"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 24,
+                  "conv_dim": [8, 8], "conv_stride": [5, 2], "conv_kernel": [10, 3], "num_conv_pos_embeddings": 16,
+                  "num_conv_pos_embedding_groups": 2}, [("input_values", "float32", (None, None))]),
 }
 
 
