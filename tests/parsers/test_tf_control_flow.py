@@ -250,3 +250,21 @@ def test_torch_control_flow_scripts(tmp_path):
         args = [torch.from_numpy(np.asarray(f)) for f in feeds]
         with torch.no_grad():
             assert np.array_equal(model(*args).numpy(), want) and np.array_equal(scripted(*args).numpy(), want)
+
+
+def test_loop_variable_that_changes_shape_is_refused_by_name(tf, tmp_path):
+    """A loop that grows a variable (shape_invariants relaxed) has no static shape: exit 3 naming the loop and
+    the variable, nothing written."""
+    def grow(x, n):
+        return tf.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, tf.concat([y, y], 0)), [tf.constant(0), x],
+                             shape_invariants=[tf.TensorShape([]), tf.TensorShape([None, 4])])[1]
+
+    signature = [tf.TensorSpec((1, 4), tf.float32), tf.TensorSpec((), tf.int32)]
+    graph = tf.function(grow, input_signature=signature).get_concrete_function().graph
+    path = tmp_path / "grow.pb"
+    path.write_bytes(graph.as_graph_def().SerializeToString())
+    result = CliRunner().invoke(cli.main, ["tf2onnx", str(path), "-o", str(tmp_path / "out"), "--inputs", "x,n",
+                                           "--outputs", _output(tf, path)])
+    assert result.exit_code == 3 and "While" in result.output and "changes from float32 [1, 4]" in result.output, \
+        result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()
