@@ -61,7 +61,7 @@ def _architecture(t: Layer, i: Layer) -> str | None:
         for key in ("stride", "dilation"):
             if ta[key] != ia[key]:
                 return f"{key} {ta[key]} where TF has {ia[key]}"
-    elif t.kind in ("embedding", "layer_norm"):
+    elif t.kind in ("embedding", "layer_norm", "channel_norm"):
         key = "weight" if t.kind == "embedding" else "features"
         if ta[key] != ia[key]:
             return f"{t.describe()} where TF has {i.describe()}"
@@ -98,6 +98,9 @@ def _architecture(t: Layer, i: Layer) -> str | None:
         if t.kind == "concat" and mine != theirs:
             return (f"it joins parameters at positions {mine} where TF joins constants at {theirs}"
                     if mine or theirs else "")
+    elif t.kind == "other:slice" and "range" in ta and "range" in ia and ta["range"] != ia["range"]:
+        return (f"it takes [{ta['range'][1]}:{ta['range'][2]}] of axis {ta['range'][0]} where TF takes "
+                f"[{ia['range'][1]}:{ia['range'][2]}]")
     if len(t.inputs) != len(i.inputs):
         return f"{len(t.inputs)} inputs where TF has {len(i.inputs)}"
     return None
@@ -195,7 +198,7 @@ def match(module: LayerGraph, ir: LayerGraph, pinned: dict[str, str] | None = No
         sys.setrecursionlimit(limit)
     if failure is not None:
         return failure
-    params = ("conv", "conv_transpose", "linear", "bn", "embedding", "layer_norm", "const")
+    params = ("conv", "conv_transpose", "linear", "bn", "embedding", "layer_norm", "channel_norm", "const")
     for name, layer in module.layers.items():
         if name not in walk.t2i and layer.kind in params:
             return Mismatch(name, "-", f"{layer.describe()} computes nothing the outputs use (no TF partner)")

@@ -229,6 +229,34 @@ def trace(model, shape, keywords: list[str] | None = None):
     return record.record(model, zeros(None), failure, keywords)
 
 
+def unread_parameters(traced) -> set[str]:
+    """State-dict keys of the parameters the recorded forward never reads: no module that ran holds them, no
+    recorded call takes them, nothing computed from them (training-only parameters)."""
+    import torch
+
+    read: set[int] = set()
+
+    def visit(v) -> None:
+        if isinstance(v, torch.Tensor):
+            read.add(id(v))
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                visit(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                visit(x)
+
+    modules = dict(traced.named_modules())
+    for n in traced.graph.nodes:
+        if n.op == "call_module":
+            read.update(id(p) for p in modules[str(n.target)].parameters())
+        visit((n.args, n.kwargs))
+    for _, args, kwargs in traced.derived.values():
+        visit((args, kwargs))
+    read.update(id(t) for t in traced.rows.values())
+    return {key for key, p in traced.model.named_parameters() if id(p) not in read}
+
+
 def input_shapes_of(traced) -> dict[str, tuple[int, ...]]:
     """{module path: input shape} of every call_module node, as recorded."""
     result = {}
@@ -288,6 +316,8 @@ def _module_layer(path: str, m, inputs: list[str], shape, in_shape: tuple[int, .
         return Layer(path, "conv_transpose", inputs, attrs, shape, m)
     if isinstance(m, nn.Embedding):  # ids from a buffer (positions): a table added as a constant
         return Layer(path, "embedding" if inputs else "const", inputs, {"weight": tuple(m.weight.shape)}, shape, m)
+    if isinstance(m, nn.GroupNorm) and m.num_groups == m.num_channels:  # each channel over the rest (Wav2Vec2)
+        return Layer(path, "channel_norm", inputs, {"features": m.num_channels}, shape, m)
     if isinstance(m, nn.LayerNorm):
         return Layer(path, "layer_norm", inputs, {"features": int(m.normalized_shape[-1])}, shape, m)
     if isinstance(m, nn.Linear):
@@ -332,7 +362,8 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
         index = index if isinstance(index, tuple) else (index,)
         if all(i is None or i is Ellipsis or _whole(i) for i in index):
             return None  # GPT-2's `hidden_states[:, slice(-0, None), :]` before its head keeps every token
-        return Layer(name, "other:slice", inputs, {}, shape)
+        part = _split_part(args[0], index[0]) if len(index) == 1 and isinstance(index[0], int) else None
+        return Layer(name, "other:slice", inputs, {"range": part} if part else {}, shape)
     if target in (torch.matmul, operator.matmul) or fname in ("matmul", "bmm"):
         return Layer(name, "other:matmul", inputs, {}, shape)
     if target in (operator.add, torch.add) or fname in ("add", "add_", "__add__", "__iadd__"):
@@ -388,6 +419,27 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
             return Layer(name, "pad", inputs, {"fill": float(value or 0.0)}, shape)
         return Layer(name, f"other:pad_{mode}", inputs, {}, shape)
     return Layer(name, f"other:{fname}", inputs, {}, shape)
+
+
+def _split_part(source, index: int) -> tuple[int, int, int] | None:
+    """(axis from the end, start, stop) of part `index` of a recorded split or chunk (GPT-2's c_attn into q, k, v),
+    or None."""
+    import torch.fx
+
+    if not isinstance(source, torch.fx.Node) or record.canonical(source.target) not in ("split", "chunk"):
+        return None
+    shape = source.args[0].meta.get("shape", ()) if source.args and hasattr(source.args[0], "meta") else ()
+    dim = source.args[2] if len(source.args) > 2 else source.kwargs.get("dim", 0)
+    sizes = source.args[1] if len(source.args) > 1 else source.kwargs.get("split_size_or_sections")
+    if not shape or sizes is None:
+        return None
+    length = shape[dim]
+    if record.canonical(source.target) == "chunk":
+        sizes = -(-length // int(sizes))
+    if isinstance(sizes, int):
+        sizes = [min(sizes, length - k) for k in range(0, length, sizes)]
+    starts = [sum(sizes[:k]) for k in range(len(sizes))]
+    return (dim % len(shape) - len(shape), starts[index], starts[index] + sizes[index]) if index < len(sizes) else None
 
 
 def _whole(index) -> bool:

@@ -60,10 +60,27 @@ def _conv1d(keras, shape):
     return keras.Model(x, L.Dense(3, activation="sigmoid")(L.Flatten()(y)))
 
 
+def _mixed(keras, shape):
+    """Depth multiplier 2 without bias, SAME average pooling at odd sizes, VALID max pooling, asymmetric zero
+    padding, a (2, 3) kernel, a kept-dims MEAN broadcast back by a product, a nearest up-sampling, a concatenation,
+    a dense without bias."""
+    L = keras.layers
+    x = keras.Input(shape)
+    a = L.Conv2D(6, 3, padding="same", activation="relu6")(x)
+    b = L.DepthwiseConv2D(3, depth_multiplier=2, strides=2, padding="same", use_bias=False)(a)
+    c = L.AveragePooling2D(3, strides=2, padding="same")(b)
+    e = L.Conv2D(12, 1)(L.ZeroPadding2D(((0, 1), (1, 0)))(L.MaxPooling2D(2)(b)))
+    e = L.Conv2D(12, (2, 3))(e)
+    g = L.Multiply()([c, L.GlobalAveragePooling2D(keepdims=True)(c)])
+    u = L.Resizing(7, 9, interpolation="nearest")(c)  # RESIZE_NEAREST_NEIGHBOR
+    flat = [L.Flatten()(t) for t in (g, e, u)]
+    return keras.Model(x, L.Dense(7, use_bias=False)(L.Concatenate()(flat)))
+
+
 # name -> (model builder, input shape, inference input/output type)
 CASES = {"cnn_int8": (_small_cnn, (13, 11, 3), "int8"), "cnn_float": (_small_cnn, (9, 7, 2), None),
          "cnn_uint8": (_small_cnn, (7, 9, 3), "uint8"), "kws_int8": (_keyword_spotter, (37, 1, 13), "int8"),
-         "conv1d_float": (_conv1d, (23, 5), None)}
+         "conv1d_float": (_conv1d, (23, 5), None), "mixed_int8": (_mixed, (15, 13, 3), "int8")}
 
 
 def _write(tf, model, shape, io, path: Path) -> Path:
@@ -142,7 +159,8 @@ def test_torch_and_onnx_compute_tflite_integer_arithmetic_bit_for_bit(measured, 
 def test_the_files_hold_the_integer_kernels(files):
     held = {o.name for path in files.values() for s in read(path).subgraphs for o in s.operators}
     assert {"QUANTIZE", "DEQUANTIZE", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "RESHAPE",
-            "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "PAD", "MEAN", "LOGISTIC", "SUB"} <= held, held
+            "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "PAD", "MEAN", "LOGISTIC", "SUB",
+            "RESIZE_NEAREST_NEIGHBOR"} <= held, held
 
 
 def test_mxnet_and_caffe_refuse_by_name(files):
