@@ -12,7 +12,7 @@ from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.source import kinds_of
 
 # importing the handler modules registers them in TABLE (one module per family)
-from . import elementwise, logic, mediapipe, nn, pieces, reduce, resize, shape, spatial, weights  # noqa: F401
+from . import elementwise, logic, loops, mediapipe, nn, pieces, recurrent, reduce, resize, shape, spatial, weights  # noqa: F401
 from .builder import Builder
 from .reference import run_reference, run_reference_sets, run_tensors
 from .schema import is_tflite, read
