@@ -234,3 +234,12 @@ def test_the_unrolled_loops_leave_no_loop(files):
 def test_a_loop_counted_by_the_data_is_refused_by_name(files):
     with pytest.raises(UnsupportedError, match="trip count depends on the data"):
         parsers.parse(files["data_loop"], ParseOptions())
+
+
+@pytest.mark.parametrize("variant,named", [("peephole", "peephole connections"), ("projection", "a projection layer"),
+                                           ("layer_norm", "layer normalisation"), ("cifg", "CIFG")])
+def test_lstm_variants_the_cells_do_not_compute_are_refused_by_name(tmp_path, variant, named):
+    path = tmp_path / f"{variant}.tflite"
+    path.write_bytes(rnn_file("uni_lstm", variant=variant))
+    with pytest.raises(UnsupportedError, match=named):
+        parsers.parse(path, ParseOptions())

@@ -89,9 +89,12 @@ def one_operator(builtin: str, options: str, option_values: dict, tensors: list[
     return bytes(b.Output())
 
 
-def rnn_file(kind: str, n=2, t=5, f=3, u=4, major=False, activation=4, merge=False, clip=0.0) -> bytes:
+def rnn_file(kind: str, n=2, t=5, f=3, u=4, major=False, activation=4, merge=False, clip=0.0,
+             variant: str = "") -> bytes:
     """A recurrent kernel's file: kind rnn, seq_rnn, bi_rnn, uni_lstm or bi_lstm (activation: the schema's
-    ActivationFunctionType, 4 TANH, 1 RELU; clip: an LSTM's cell_clip); its state in variable tensors."""
+    ActivationFunctionType, 4 TANH, 1 RELU; clip: an LSTM's cell_clip); its state in variable tensors. A
+    uni_lstm `variant` adds what the schema allows besides: peephole, projection, layer_norm, or cifg (no input
+    gate)."""
     rng = np.random.default_rng(1)
 
     def w(*shape: int) -> np.ndarray:
@@ -137,10 +140,19 @@ def rnn_file(kind: str, n=2, t=5, f=3, u=4, major=False, activation=4, merge=Fal
         return inputs, [add(f"{tag}_h", (n, u), None, True), add(f"{tag}_c", (n, u), None, True)]
     fw, fw_state = side("fw")
     if kind == "uni_lstm":
+        norms = [-1] * 4
+        if variant == "peephole":
+            fw[8:11] = [add(f"peephole_{g}", (u,), w(u)) for g in "ifo"]
+        elif variant == "projection":
+            fw[15] = add("projection", (u, u), w(u, u))
+        elif variant == "layer_norm":
+            norms = [add(f"norm_{g}", (u,), w(u)) for g in "ifco"]
+        elif variant == "cifg":
+            fw[0] = fw[4] = fw[11] = -1  # the input gate's input and recurrent weights and its bias
         out = add("y", ys(u), None)
         return one_operator("UNIDIRECTIONAL_SEQUENCE_LSTM", "UnidirectionalSequenceLSTMOptions",
                             {"FusedActivationFunction": activation, "TimeMajor": major, "CellClip": clip}, tensors,
-                            [0], [out], [0] + fw + fw_state + [-1] * 4)
+                            [0], [out], [0] + fw + fw_state + norms)
     bw, bw_state = side("bw")
     first = len(tensors)
     outs = [("y", ys(2 * u), None, False)] if merge else [("y_fw", ys(u), None, False), ("y_bw", ys(u), None, False)]
