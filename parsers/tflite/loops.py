@@ -13,8 +13,10 @@ from . import layout
 from .op import Op
 from .table import FOLD, TABLE
 
-# more steps than this is not a sequence model's loop: refused rather than an enormous graph
+# more steps than this is not a sequence model's loop: refused rather than an enormous graph; the node count
+# bounds loops nested in loops
 MAX_STEPS = 4096
+MAX_NODES = 200_000
 
 _COMPARE = {"LESS": np.less, "LESS_EQUAL": np.less_equal, "GREATER": np.greater,
             "GREATER_EQUAL": np.greater_equal, "EQUAL": np.equal, "NOT_EQUAL": np.not_equal,
@@ -75,6 +77,8 @@ def while_(op: Op) -> list[str]:
             break
         if step == MAX_STEPS:
             raise op.unsupported(f"it runs more than {MAX_STEPS} steps: too many to unroll")
+        if len(op.graph.nodes) > MAX_NODES:
+            raise op.unsupported(f"unrolled, the graph passes {MAX_NODES} nodes (loops nested in loops?)")
         state = op.call(body, state, keep_values=True)
         if len(state) != len(op.op.inputs):
             raise op.unsupported(f"its body (subgraph {body}) gives {len(state)} values for a loop of "
