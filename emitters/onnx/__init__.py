@@ -34,7 +34,7 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     """Every node ONNX (at `options.opset`) cannot express, with a hint."""
     found = TABLE.unsupported(graph, options)
     for t in list(graph.inputs) + list(graph.outputs):
-        if graph.tensors[t].dtype not in ("float32", "float16", "float64", "int32", "int64", "bool"):
+        if graph.tensors[t].dtype not in ("float32", "float16", "float64", "int32", "int64", "bool", "int8", "uint8"):
             found.append(Unsupported("dtype", t, f"tensor dtype {graph.tensors[t].dtype} at the model boundary"))
     return found
 

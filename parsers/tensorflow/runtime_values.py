@@ -26,6 +26,17 @@ RUN_TIME_PARAMETERS = {
     "AdjustContrastv2": "contrast_factor",
     "GatherV2": "indices (any batch_dims)",
     "GatherNd": "indices",
+    "AdjustHue": "delta",
+    "AdjustSaturation": "scale",
+    "QuantizeAndDequantizeV2": "input_min, input_max",
+    "QuantizeAndDequantizeV4": "input_min, input_max",
+    "UnsortedSegmentSum": "segment_ids (a constant num_segments)",
+    "UnsortedSegmentMax": "segment_ids (a constant num_segments)",
+    "UnsortedSegmentMin": "segment_ids (a constant num_segments)",
+    "UnsortedSegmentProd": "segment_ids (a constant num_segments)",
+    "SparseSegmentSumWithNumSegments": "indices, segment_ids",
+    "SparseSegmentMeanWithNumSegments": "indices, segment_ids",
+    "SparseSegmentSqrtNWithNumSegments": "indices, segment_ids",
 }
 
 

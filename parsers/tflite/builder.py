@@ -14,13 +14,13 @@ from tf_convert.convert import ir
 from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import layout, reference, refused, validate, weights
+from . import layout, quantized, reference, refused, validate, weights
 from .op import Op
 from .schema import NUMPY_TYPES, Model, Operator, Subgraph, Tensor
-from .table import CUSTOM, FOLD, TABLE
+from .table import CUSTOM, FOLD, QUANTIZED, TABLE
 
 POISON = "\0unbuilt"  # stands for the outputs of an operator that could not be converted
-_INPUT_TYPES = {"FLOAT32": "float32", "INT32": "int32", "INT64": "int64", "BOOL": "bool"}
+_INPUT_TYPES = {"FLOAT32": "float32", "INT32": "int32", "INT64": "int64", "BOOL": "bool", **quantized.INTEGER_TYPES}
 
 
 def choose(model: Model, signature: str | None) -> tuple[Subgraph, dict[str, int] | None, dict[str, int] | None]:
@@ -114,9 +114,12 @@ class Builder:
         weights.record(self, self.options)
         for operator in validate.order(self.subgraph, self.model.path.name):
             self._operator(operator)
+        outputs = self._outputs()
+        if self.options.outputs:  # only what the chosen outputs need must convert (a graph cut before its head)
+            self.errors = [e for e in self.errors if e.node in self._needed_names([i for _, i in outputs])]
         if self.errors:
             raise UnsupportedError(self.errors, target="tflite parser")
-        self._set_outputs(self._outputs())
+        self._set_outputs(outputs)
         self.graph.prune()
         self.graph.metadata["source_format"] = "tflite"
         self.graph.metadata["source_tensors"] = self._source_tensors()
@@ -199,6 +202,18 @@ class Builder:
             self.graph.source_names[tensor] = name
             self.graph.source_layouts[tensor] = "NHWC" if len(self.graph.shape(tensor)) == 4 else ""
 
+    def _needed_names(self, wanted: list[int]) -> set[str]:
+        """The IR base names (first outputs' names) of the operators the tensors `wanted` depend on."""
+        producer = {i: op for op in self.subgraph.operators for i in op.outputs if i >= 0}
+        needed: dict[int, Operator] = {}
+        todo = list(wanted)
+        while todo:
+            op = producer.get(todo.pop())
+            if op is not None and op.index not in needed:
+                needed[op.index] = op
+                todo.extend(i for i in op.inputs if i >= 0)
+        return {Op(self.graph, op, self.tensors, {}, {}).name for op in needed.values()}
+
     def _source_tensors(self) -> dict[str, list]:
         """TFLite tensor name -> [IR tensor, perm (IR = transpose(TFLite, perm)) or None, IR shape], in the
         file's operator order: what the per-layer diff (convert verify --layers) fetches from TFLite's
@@ -237,9 +252,11 @@ class Builder:
             for index, value in zip(operator.outputs, results):
                 self.values[index] = np.asarray(value)
             return
-        handler = (CUSTOM if operator.custom else TABLE).get(operator.name)
+        integer = not operator.custom and quantized.integer(operator, self.tensors)
+        handler = (CUSTOM if operator.custom else QUANTIZED if integer else TABLE).get(operator.name)
         if handler is None:
-            why = None if operator.custom else refused.reason(operator.name)
+            why = quantized.refusal(operator.name) if integer else \
+                None if operator.custom else refused.reason(operator.name)
             what = "custom operator" if operator.custom else "builtin operator"
             self.errors.append(Unsupported(operator.name, op.name, f"{what}: {why}" if why else
                                            f"{what} with no converter"))

@@ -33,6 +33,24 @@ class _Steps:
         base = name or f"{self.op.name}/{ir_op}"
         return self.ctx.emit(ir_op, base, list(inputs), self.one, attrs, source_op=self.op.type, out_dtype=dtype)
 
+    def factor(self, t: Any, times: float = 1.0) -> str:
+        """A scalar float32 parameter times `times` (float32 product, as TF's kernel): the constant folded here,
+        a tensor the graph computes multiplied at run time."""
+        if self.ctx.is_const(t):
+            value = np.asarray(self.ctx.const(t), np.float32).reshape(-1)
+            if value.size != 1:
+                raise NotConvertible(f"{self.op.type} with {value.size} factors (one is supported)")
+            return self.const(float(value[0] * np.float32(times)))
+        if tuple(self.ctx.shape(t)) not in ((), (1,)):
+            raise NotConvertible(f"{self.op.type} with factors shaped {tuple(self.ctx.shape(t))} (one is supported)")
+        x = self.ctx.tf_order(t)
+        if self.ctx.graph.shape(x):
+            x = self.ctx.emit("reshape", f"{self.op.name}/factor", [x], (), {"shape": ()}, source_op=self.op.type)
+        if times == 1.0:
+            return x
+        return self.ctx.emit("mul", f"{self.op.name}/factor_times", [x, self.const(times)], (),
+                             source_op=self.op.type)
+
     def const(self, value: float) -> str:
         """A float32 scalar (value is rounded to float32 first, as TF's T(value))."""
         if value not in self._consts:
@@ -172,7 +190,6 @@ def adjust_saturation(ctx: Context, op: Any) -> None:
     one unit in the last place of the hue, which moves the colour continuously), s = clip(s * scale, 0, 1),
     hsv -> rgb by sector (a hue of exactly 1 is TF's grey)."""
     _float32(op)
-    scale = float(np.asarray(ctx.const(op.inputs[1]), np.float32).reshape(()))
     v = ctx.val(op.inputs[0])
     s = _Steps(ctx, op, v)
     r, g, b = (s.channel(v.ir, c) for c in range(3))
@@ -186,7 +203,7 @@ def adjust_saturation(ctx: Context, op: Any) -> None:
                           s("add", s("mul", norm, s("sub", r, g)), s.const(4.0 / 6.0))))
     hue = s.where(s.test("less_equal", spread, zero), zero, hue)
     hue = s.where(s.test("less", hue, zero), s("add", hue, one), hue)
-    sat = s("clip", s("mul", sat, s.const(scale)), attrs={"min": 0.0, "max": 1.0})
+    sat = s("clip", s("mul", sat, s.factor(op.inputs[1])), attrs={"min": 0.0, "max": 1.0})
     chroma = s("mul", sat, value)
     low = s("sub", value, chroma)
     hue6 = s("mul", hue, s.const(6.0))
@@ -205,7 +222,6 @@ def adjust_hue(ctx: Context, op: Any) -> None:
     """TF's hue-and-value-range form: the sector of the channel order (ties as TF's comparisons break them),
     h = sector + (ratio or 1 - ratio), h += delta * 6 wrapped into [0, 6), back by sector."""
     _float32(op)
-    delta = np.float32(np.asarray(ctx.const(op.inputs[1]), np.float32).reshape(()))
     v = ctx.val(op.inputs[0])
     s = _Steps(ctx, op, v)
     r, g, b = (s.channel(v.ir, c) for c in range(3))
@@ -230,7 +246,7 @@ def adjust_hue(ctx: Context, op: Any) -> None:
     even = _any(s, [s.test("equal", sector, c[i]) for i in (0, 2, 4)])
     hue = s("add", sector, s.where(even, ratio, s("sub", one, ratio)))
     hue = s.where(s.test("equal", v_max, v_min), zero, hue)
-    hue = s("add", hue, s.const(float(delta * np.float32(6))))
+    hue = s("add", hue, s.factor(op.inputs[1], 6.0))
     hue = s.where(s.test("less", hue, zero), s("add", hue, six), hue)
     hue = s.where(s.test("greater_equal", hue, six), s("sub", hue, six), hue)
     sector = s("floor", hue)

@@ -1,5 +1,6 @@
 """Elementwise extras: the identity-likes TF graphs carry (copies and checks that pass their
-input through at inference), QuantizeAndDequantizeV2/V3/V4 with a constant range, and the bitwise ops."""
+input through at inference), QuantizeAndDequantizeV2/V3/V4 with a given range (a constant, or one the graph
+computes), and the bitwise ops."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..context import Context, NotConvertible, attr, permute_shape
+from ..lowering import Lowering
 from ..table import tf_op
 from .elementwise import broadcast_inputs, pass_through
 
@@ -60,12 +62,15 @@ def quantize_and_dequantize(ctx: Context, op: Any) -> None:
         raise NotConvertible(f"{op.type} of {op.outputs[0].dtype.name}: only float32 is supported")
     bits = int(np.asarray(ctx.const(op.inputs[3])).reshape(-1)[0]) if op.type == "QuantizeAndDequantizeV3" \
         else int(attr(op, "num_bits", 8))
+    signed, narrow = bool(attr(op, "signed_input", True)), bool(attr(op, "narrow_range", False))
     if op.type == "QuantizeAndDequantize":
         low, high = float(attr(op, "input_min")), float(attr(op, "input_max"))
+    elif not all(ctx.is_const(t) for t in op.inputs[1:3]):
+        _quantize_run_time_range(ctx, op, bits, signed, narrow)
+        return
     else:
         low, high = (float(np.asarray(ctx.const(t)).reshape(-1)[0]) for t in op.inputs[1:3])
-    low, high, scale, inverse = quantize_range(low, high, bits, bool(attr(op, "signed_input", True)),
-                                               bool(attr(op, "narrow_range", False)))
+    low, high, scale, inverse = quantize_range(low, high, bits, signed, narrow)
     v = ctx.val(op.inputs[0])
     shape = ctx.graph.shape(v.ir)
 
@@ -82,6 +87,46 @@ def quantize_and_dequantize(ctx: Context, op: Any) -> None:
         x = ctx.emit("round", f"{op.name}/round", [x], shape, source_op=op.type)
     out = ctx.emit("mul", op.name, [x, scalar("inverse_scale", inverse)], shape, source_op=op.type)
     ctx.set(op.outputs[0], out, v.perm)
+
+
+def _quantize_run_time_range(ctx: Context, op: Any, bits: int, signed: bool, narrow: bool) -> None:
+    """`quantize_range` computed by the converted model from a range the graph computes: the same float32
+    steps, each choice a select."""
+    low = Lowering(ctx, op)
+    ends = []
+    for k, t in enumerate(op.inputs[1:3]):
+        if tuple(ctx.shape(t)) not in ((), (1,)):
+            raise NotConvertible(f"{op.type} with a range shaped {tuple(ctx.shape(t))} (one range is supported)")
+        ends.append(low.reshape(f"range{k}", ctx.tf_order(t), ()))
+    q_min = (-(1 << (bits - 1)) + (1 if narrow else 0)) if signed else 0
+    q_max = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+    zero, largest = low.const("zero", np.float32(0)), low.const("largest", np.finfo(np.float32).max)
+    q_low, q_high = low.const("q_min", np.float32(q_min)), low.const("q_max", np.float32(q_max))
+    lo, hi = ends
+    from_max = low.select("from_max", low.compare("greater", "high_positive", hi, zero),
+                          low.binary("div", "max_scale", q_high, hi), largest)
+    max_inverse = low.binary("div", "max_inverse", hi, q_high)
+    if q_min < 0:  # q_min * low > 0 only for a negative low
+        from_min = low.select("from_min", low.compare("less", "low_negative", lo, zero),
+                              low.binary("div", "min_scale", q_low, lo), largest)
+        min_side = low.compare("less", "min_side", from_min, from_max)
+        scale = low.select("scale", min_side, from_min, from_max)
+        min_inverse = low.binary("div", "min_inverse", lo, q_low)
+        inverse = low.select("inverse", min_side, min_inverse, max_inverse)
+        lo = low.select("low", min_side, lo, low.binary("mul", "low_moved", q_low, max_inverse))
+        hi = low.select("high", min_side, low.binary("mul", "high_moved", q_high, min_inverse), hi)
+    else:  # from_min is the largest float: the max side always gives the scale
+        scale, inverse = from_max, max_inverse
+        lo = low.binary("mul", "low_moved", q_low, max_inverse)
+    v = ctx.val(op.inputs[0])
+    x = low.binary("minimum", "clip", low.binary("maximum", "clip_low", v.ir, lo), hi)
+    x = low.binary("mul", "scale_value", x, scale)
+    if attr(op, "round_mode", "HALF_TO_EVEN") == "HALF_UP":
+        x = low.node("floor", "round", [low.binary("add", "half", x, low.const("half_value", np.float32(0.5)))],
+                     low.shape(x))
+    else:
+        x = low.node("round", "round", [x], low.shape(x))
+    ctx.set(op.outputs[0], low.binary("mul", "", x, inverse), v.perm)
 
 
 # ---- bitwise ops (integer tensors) ---------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Segment reductions over constant segment ids and counts of runtime integers.
+"""Segment reductions over segment ids (constants, or computed at run time with a constant segment count)
+and counts of runtime integers.
 
 Segment*/UnsortedSegment*: each output row reduces the data rows of its segment (their slices, joined);
 an empty segment is TF's value for it (Segment*: 0; UnsortedSegment: 0 for a sum, 1 for a product, the
@@ -72,6 +73,34 @@ def reduce_segments(low: Lowering, data: str, plan: list[np.ndarray], kind: str,
     return low.concat("", out, 0)
 
 
+_MAX_MASKED = 1 << 24  # elements of the (segments, rows, ...) masked copy a run-time reduction makes
+
+
+def reduce_run_time_segments(low: Lowering, data: str, ids: str, count: int, kind: str, empty: Any,
+                             counts_divide: str = "") -> str:
+    """Row k of the result reduces the rows j of `data` (n, *rest) with ids[j] == k, the ids (n,) a tensor the
+    graph computes: every row masked per segment (the reduction's neutral `empty` where it is not in it), then
+    reduced over the rows; ids outside [0, count) fall in no segment. counts_divide as `reduce_segments`."""
+    n, rest, dtype = low.shape(data)[0], low.shape(data)[1:], low.dtype(data)
+    if count * max(n, 1) * int(np.prod(rest)) > _MAX_MASKED:
+        raise NotConvertible(f"{count} segments of {n} rows of {int(np.prod(rest))} elements with segment ids "
+                             f"computed at run time (each row is masked per segment: at most {_MAX_MASKED} "
+                             "elements); make the ids a constant")
+    ones = (1,) * len(rest)
+    bins = low.const("segments", np.arange(count).reshape((count, 1) + ones), low.dtype(ids))
+    hits = low.compare("equal", "hits", low.reshape("ids_column", ids, (1, n) + ones), bins)
+    rows = low.reshape("rows_one", data, (1, n) + tuple(rest))
+    masked = low.select("masked", hits, rows, low.const("empty", empty, dtype))
+    out = low.reduce(_SEGMENT[kind], "reduce" if counts_divide else "", masked, [1])
+    if not counts_divide:
+        return out
+    counts = low.reduce("reduce_sum", "counts", low.cast("hit_ones", hits, dtype), [1])
+    counts = low.binary("maximum", "counts_or_one", counts, low.const("one", 1, dtype))  # an empty sum stays 0
+    if counts_divide == "sqrt":
+        counts = low.node("sqrt", "counts_sqrt", [counts], low.shape(counts))
+    return low.binary("div", "", out, counts)
+
+
 def _register_sorted(kind: str) -> None:
     @tf_op(f"Segment{kind}")
     def handler(ctx: Context, op: Any) -> None:
@@ -84,8 +113,17 @@ def _register_sorted(kind: str) -> None:
 def _register_unsorted(kind: str) -> None:
     @tf_op(f"UnsortedSegment{kind}")
     def handler(ctx: Context, op: Any) -> None:
-        ids = np.asarray(ctx.const(op.inputs[1]))
         count = int(np.asarray(ctx.const(op.inputs[2])).reshape(()))
+        if not ctx.is_const(op.inputs[1]):
+            low = Lowering(ctx, op)
+            rest = ctx.shape(op.inputs[0])[len(ctx.shape(op.inputs[1])):]
+            n = int(np.prod(ctx.shape(op.inputs[1])))
+            data = low.reshape("rows", ctx.tf_order(op.inputs[0]), (n,) + tuple(rest))
+            ids = low.reshape("ids", ctx.tf_order(op.inputs[1]), (n,))
+            empty = _empty(kind, low.dtype(data), False)
+            ctx.set(op.outputs[0], reduce_run_time_segments(low, data, ids, count, kind, empty))
+            return
+        ids = np.asarray(ctx.const(op.inputs[1]))
         if np.any(ids >= count):
             raise NotConvertible(f"{op.type}: segment id {int(ids.max())} is out of range for {count} segments")
         _segments(ctx, op, kind, ids, count, False)  # negative ids drop their rows, as TF does
@@ -132,8 +170,18 @@ def _register_sparse(tf_name: str, divide: str) -> None:
         """Segment k sums the data rows indices[j] of the j with segment_ids[j] == k (constants); Mean and
         SqrtN divide by their count or its square root (after the sum, as TF's kernel)."""
         low = Lowering(ctx, op)
-        rows, ids = (np.asarray(ctx.const(t)).reshape(-1).astype(np.int64) for t in op.inputs[1:3])
         shape = ctx.shape(op.inputs[0])
+        if not all(ctx.is_const(t) for t in op.inputs[1:3]) and op.type.endswith("WithNumSegments"):
+            count = int(np.asarray(ctx.const(op.inputs[3])).reshape(()))
+            data = low.reshape("rows", ctx.tf_order(op.inputs[0]), (shape[0],) + (tuple(shape[1:]) or (1,)))
+            picked, ids = (low.reshape(f"{part}_flat", ctx.tf_order(t), (int(np.prod(ctx.shape(t))),))
+                           for part, t in zip(("indices", "ids"), op.inputs[1:3]))
+            picked = low.node("gather", "picked", [data, picked], (low.shape(picked)[0],) + low.shape(data)[1:],
+                              {"axis": 0})
+            out = reduce_run_time_segments(low, picked, ids, count, "Sum", 0, divide)
+            ctx.set(op.outputs[0], low.reshape("out", out, ctx.shape(op.outputs[0])))
+            return
+        rows, ids = (np.asarray(ctx.const(t)).reshape(-1).astype(np.int64) for t in op.inputs[1:3])
         if np.any(np.diff(ids) < 0) or (ids.size and ids[0] < 0) or np.any((rows < 0) | (rows >= shape[0])):
             raise NotConvertible(f"{op.type} needs sorted, non-negative segment ids and indices in range")
         count = ctx.shape(op.outputs[0])[0]
