@@ -30,11 +30,15 @@ def _layout(dims: tuple[int, ...]) -> str:
     return "NCHW" if len(dims) == 4 else ""
 
 
+# the IR dtypes an ONNX model here takes and returns (int8/uint8 token ids stay inside)
+_BOUNDARY_DTYPES = ("float32", "float16", "float64", "int32", "int64", "bool", "int16", "uint16", "uint32", "uint64")
+
+
 def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     """Every node ONNX (at `options.opset`) cannot express, with a hint."""
     found = TABLE.unsupported(graph, options)
     for t in list(graph.inputs) + list(graph.outputs):
-        if graph.tensors[t].dtype not in ("float32", "float16", "float64", "int32", "int64", "bool"):
+        if graph.tensors[t].dtype not in _BOUNDARY_DTYPES:
             found.append(Unsupported("dtype", t, f"tensor dtype {graph.tensors[t].dtype} at the model boundary"))
     return found
 
@@ -75,6 +79,7 @@ def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILE
 _ORT_DTYPES = {
     "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
     "tensor(int32)": np.int32, "tensor(int64)": np.int64, "tensor(bool)": np.bool_,
+    "tensor(int16)": np.int16, "tensor(uint16)": np.uint16, "tensor(uint32)": np.uint32, "tensor(uint64)": np.uint64,
 }
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.ir.dtypes import IR_DTYPES
 from tf_convert.parsers.base import ParseOptions
 
 from . import complex_values, input_layout, lengths, ops  # noqa: F401 - registers the handlers
@@ -22,7 +23,6 @@ from .context import NHWC_TO_NCHW, Context, NotConvertible, Val, show_shape
 from .graphio import node_of
 from .loader import Frozen
 from .loops import loop_hint
-from .ops.elementwise import IR_DTYPES
 from .safety import LOOP_HINT, LOOP_OPS
 from .table import TABLE
 from .tfgraph import SHAPE_OPS, DType, Graph, ShapeError, TensorShape

@@ -31,8 +31,8 @@ TOLERANCE = {"saturation": 1e-5, "unsorted_sum": 1e-6, "unsorted_prod": 1e-6, "s
 # case prefix -> what a target's refusal says (every other case must be taken by every target named here)
 REFUSES: dict[str, dict[str, str]] = {
     "torch": {},
-    "onnx": {},
-    "mxnet": {},
+    "onnx": {"inverse": "ONNX has no matrix inverse operator"},
+    "mxnet": {"dtype_": "MXNet models here"},
 }
 COUNTS: dict[str, dict[str, list[str]]] = {}  # target -> exact / refused / wrong -> cases
 
