@@ -33,8 +33,9 @@ class Need:
 
 REFERENCE = Need("tensorflow", "verify", "verification runs TensorFlow on the source as the reference")
 KERAS_REFERENCE = Need("keras", "verify", "verification runs the Keras model itself (Keras on TensorFlow)")
-TFLITE_REFERENCE = Need("tensorflow", "verify", "verification runs the .tflite file in TFLite's interpreter "
-                        "(TensorFlow's tf.lite, or ai-edge-litert's)", instead=("ai_edge_litert.interpreter",))
+# LiteRT's first: where it imports, the check of a .tflite never imports TensorFlow (seconds, hundreds of MB)
+TFLITE_REFERENCE = Need("ai_edge_litert.interpreter", "verify", "verification runs the .tflite file in TFLite's "
+                        "interpreter (ai-edge-litert's, or TensorFlow's tf.lite)", instead=("tensorflow",))
 
 WRITE = {  # tf2torch, tf2caffe and tf2mxnet write with the base install (numpy, protobuf)
     "onnx": (Need("onnx", "onnx", "tf2onnx builds model.onnx with the onnx package"),),

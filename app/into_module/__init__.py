@@ -33,7 +33,7 @@ from tf_convert.parsers.tensorflow.bundle import Bundle
 from .. import outdir, pipeline, report, verify
 from ..verify import token_inputs
 from ..version import __version__
-from . import fixpads, layerdiff, layers, match, preprocessing, record, semantics, trace, transforms
+from . import derive, fixpads, layerdiff, layers, match, preprocessing, record, semantics, trace, transforms
 from .mismatch import ArchitectureMismatch, SemanticsMismatch
 from .record import flat_outputs
 
@@ -105,12 +105,15 @@ def _flattened(graph) -> set[str]:
     return found
 
 
-def _state_dict(model, values: dict[str, np.ndarray]):
-    """The module's state_dict with every float tensor from TF; ArchitectureMismatch for one left over."""
+def _state_dict(model, values: dict[str, np.ndarray], idle=None):
+    """The module's state_dict with every float tensor from TF; ArchitectureMismatch for one left over.
+    `idle(key)`: the module's own value of a parameter its forward does not read at inference (Wav2Vec2's
+    `masked_spec_embed`, for SpecAugment in training), or None where forward reads it."""
     import torch
 
     state = model.state_dict()
     tied = _tied(model, values)
+    _check_tied(model, values)
     result = {}
     for key, current in state.items():
         if key not in values and key in tied:  # one tensor under two names (a head tied to the embeddings)
@@ -123,6 +126,8 @@ def _state_dict(model, values: dict[str, np.ndarray]):
             result[key] = torch.from_numpy(np.require(value, requirements=["C", "W"])).to(current.dtype)
         elif key.endswith("num_batches_tracked"):
             result[key] = torch.zeros(current.shape, dtype=current.dtype)  # a fresh module's count
+        elif idle is not None and idle(key) is not None:
+            result[key] = idle(key)
         else:
             raise ArchitectureMismatch(f"module parameter '{key}' has no partner in the TF graph; "
                                        f"pin its layer with --map if the pairing is ambiguous")
@@ -137,6 +142,21 @@ def _tied(model, values: dict[str, np.ndarray]) -> dict[str, str]:
         named.setdefault(id(p), []).append(key)
     return {key: filled for keys in named.values() for filled in keys if filled in values
             for key in keys if key != filled}
+
+
+def _check_tied(model, values: dict[str, np.ndarray]) -> None:
+    """Parameters that are one tensor in the module (a head tied to the embeddings) get one value from TF: where
+    TF holds two different ones, loading would keep only the last. ArchitectureMismatch naming both."""
+    named: dict[int, list[str]] = {}
+    for key, p in model.named_parameters(remove_duplicate=False):
+        named.setdefault(id(p), []).append(key)
+    for keys in named.values():
+        filled = [k for k in keys if k in values]
+        for key in filled[1:]:
+            if not np.array_equal(values[key], values[filled[0]]):
+                raise ArchitectureMismatch(f"module parameters '{filled[0]}' and '{key}' are one tensor (tied) where "
+                                           f"TF holds two different values; untie them in the module "
+                                           f"(transformers: tie_word_embeddings=false)")
 
 
 # A volume stays (N, D, H, W, C) in the IR (only rank-4 tensors change layout); the module takes NCDHW.
@@ -255,6 +275,18 @@ def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, 
                                f"convert a graph built at sequence length {rows}")
 
 
+def _selection(built: trace.Built, req: IntoRequest, real: dict, t: layers.Layer, i: layers.Layer) -> np.ndarray:
+    """Module parameter behind `t` (a selection of its entries: Swin's relative position bias) from TF's constant
+    `i`, the selection replayed on a module built for real (index buffers computed, not uninitialized), built
+    once into `real`."""
+    tensor, param = t.attrs["selected"]
+    if "model" not in real:
+        real["model"] = trace.materialize(built, req.target, req.kwargs)
+    real = real["model"]
+    value = np.asarray(lazy.materialize(i.node.params["value"]), np.float32)
+    return derive.parameter_value(built.traced, real, tensor, param, t.attrs["param"], value, i.node.name)
+
+
 def _checkpoint(source):
     """The checkpoint bundle behind `source` (a TF1 checkpoint, a SavedModel's variables), or None."""
 
@@ -342,8 +374,19 @@ def run(req: IntoRequest) -> dict[str, Any]:
     pairs.sort(key=lambda p: order.index(p[0].id))
     _check_factors(pairs)
     biases = transforms.bias_folds(pairs, module_layers.layers, ir_layers.layers)
-    values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source), biases)
-    state = _state_dict(model, values)
+    values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source), biases,
+                                            partial(_selection, built, req, {}))
+    unread = trace.unread_parameters(traced)
+    fresh: dict = {}
+
+    def idle(key: str):
+        if key not in unread:
+            return None
+        if "model" not in fresh:
+            fresh["model"] = trace.materialize(built, req.target, req.kwargs)
+        return dict(fresh["model"].named_parameters())[key].detach().clone()
+
+    state = _state_dict(model, values, idle)
     seconds["match"] = round(time.perf_counter() - t0, 3)
 
     folded = {module_layers.layers[bn].inputs[0] for bn in biases}
@@ -352,6 +395,8 @@ def run(req: IntoRequest) -> dict[str, Any]:
                 for f in findings if f.warning]
     size_bound = bool(warnings)
     findings = [f for f in findings if not f.warning]
+    warnings += [f"module parameter '{key}' is not read by forward at inference and TF's graph does not use it: "
+                 f"it keeps the module's own initial value" for key in sorted(unread) if key not in values]
     if affine is not None:
         first = next(t.id for t, i in pairs if graph.inputs[0] in i.inputs)
         warnings.append(preprocessing.note(prep_names, scale, shift, first))

@@ -10,6 +10,7 @@ an identical kind: a product of two activations is `other:matmul` on both sides)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,9 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         weight = node.params["weight"]  # (out, in) = table transposed
         return Layer(node.name, "embedding", inputs, {"weight": (weight.shape[1], weight.shape[0])},
                      tuple(graph.shape(node.output)), node)
+    if op == "layer_norm" and _per_channel_norm(node, graph.shape(node.output)):
+        width = int(np.prod(node.params["gamma"].shape))
+        return Layer(node.name, "channel_norm", inputs, {"features": width}, tuple(graph.shape(node.output)), node)
     if op == "layer_norm":
         out = graph.shape(node.output)  # the normalized axes' size (channels of an NCHW tensor: axis 1)
         features = int(np.prod([out[int(x) % len(out)] for x in a.get("axes", [-1])]))
@@ -104,6 +108,10 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
                  "stride": tuple(a["stride"]), "dilation": tuple(a.get("dilation", (1,) * len(a["stride"]))),
                  "kernel": tuple(a["kernel"]), "bias": "bias" in node.params}
         return Layer(node.name, "conv_transpose", inputs, attrs, shape, node)
+    matrix = _constant_matrix(node, consts) if op == "matmul" and len(inputs) == 1 else None
+    if matrix is not None:  # x @ a constant matrix (GPT-2's head: the embedding's transpose): a linear, no bias
+        return Layer(node.name, "linear", inputs, {"weight": matrix[1].shape[::-1], "bias": False, "matrix": matrix},
+                     shape, node)
     if op == "linear":
         return Layer(node.name, "linear", inputs, {"weight": tuple(node.params["weight"].shape),
                                                    "bias": "bias" in node.params}, shape, node)
@@ -116,6 +124,9 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         return Layer(node.name, "act", inputs, {"variant": activation_variant(op, a)}, shape, node)
     if op == "reduce_mean" and {int(x) % 4 for x in a["axes"]} == {2, 3} and len(graph.shape(node.inputs[0])) == 4:
         return Layer(node.name, "global_avg", inputs, {}, shape, node)
+    if op == "reduce_mean" and len(a["axes"]) == 1:  # a mean over the tokens (Swin's pooler)
+        axis = int(a["axes"][0]) % len(graph.shape(node.inputs[0]))
+        return Layer(node.name, "mean_1d", inputs, {"reduced": graph.shape(node.inputs[0])[axis]}, shape, node)
     if op in ("add", "mul", "sub"):
         return Layer(node.name, op, inputs, {}, shape, node)
     if op == "concat":  # constant parts (a CLS token) kept with their position
@@ -123,7 +134,25 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         return Layer(node.name, op, inputs, {"axis": int(a["axis"]) % len(shape), "const_parts": parts}, shape, node)
     if op == "softmax":
         return Layer(node.name, op, inputs, {"axis": int(a["axis"]) % len(shape)}, shape, node)
+    if op == "slice":  # along one axis: which part (GPT-2's q, k or v of its fused c_attn)
+        full = graph.shape(node.inputs[0])
+        cut = [(k, b, e) for k, (b, e, n) in enumerate(zip(a["begin"], a["end"], full)) if (b, e) != (0, n)]
+        part = {"range": (cut[0][0] - len(full), cut[0][1], cut[0][2])} if len(cut) == 1 else {}
+        return Layer(node.name, "other:slice", inputs, part, shape, node)
+    if op == "pad" and a.get("mode", "constant") == "constant":  # Swin's pad to whole windows (zero at its size)
+        return Layer(node.name, op, inputs, {"fill": float(a.get("value", 0.0))}, shape, node)
     return Layer(node.name, f"other:{op}", inputs, {}, shape, node)
+
+
+def _per_channel_norm(node: Node, shape: tuple[int, ...]) -> bool:
+    """A layer norm that normalizes every axis but the batch and the one its gamma runs along: each channel over
+    the rest (TF's group norm with a group per channel, Wav2Vec2's first conv layer), nn.GroupNorm(C, C)."""
+    gamma = node.params.get("gamma")
+    if gamma is None or len(shape) < 3 or gamma.ndim != len(shape):
+        return False
+    along = [k for k, d in enumerate(gamma.shape) if d > 1]
+    normalized = {int(a) % len(shape) for a in node.attrs.get("axes", [-1])}
+    return len(along) == 1 and normalized == set(range(1, len(shape))) - set(along)
 
 
 def ir_layers(graph: Graph) -> LayerGraph:
@@ -134,6 +163,7 @@ def ir_layers(graph: Graph) -> LayerGraph:
     one_hots = {node.output for node in graph.nodes if node.op == "one_hot"}
     by_name = {node.name: node for node in graph.nodes}
     pool_pads = _pads_before_max_pools(graph)
+    conv_pads = _pads_before_convs(graph)
     for node in graph.nodes:
         if node.op == "const":
             continue
@@ -150,7 +180,14 @@ def ir_layers(graph: Graph) -> LayerGraph:
         if len(set(inputs)) == 1 and graph.tensors[node.output].dtype[:3] in ("int", "boo", "uin"):
             alias[node.output] = inputs[0]  # ids and masks: indexing, casts, comparisons, positions from the ids
             continue
+        if _more_of_a_selection(node, inputs, layers, consts) or (
+                node.op == "slice" and len(inputs) == 1 and graph.shape(node.output) == graph.shape(node.inputs[0])):
+            alias[node.output] = inputs[0]
+            continue
         if node.name in pool_pads and len(inputs) == 1:
+            alias[node.output] = inputs[0]
+            continue
+        if node.name in conv_pads and len(inputs) == 1:  # joins its conv (below), as nn.Conv1d's padding
             alias[node.output] = inputs[0]
             continue
         if (node.op in _IR_TRANSPARENT or node.op in _ARITHMETIC) and len(inputs) == 1:
@@ -173,7 +210,20 @@ def ir_layers(graph: Graph) -> LayerGraph:
             pad = next(k for k, v in pool_pads.items() if v == node.inputs[0])
             layers[node.name].pre_pad = _zero_spatial_pads(by_name[pad])
         alias[node.output] = node.name
+    for convs, pads in conv_pads.values():
+        for conv in convs:
+            layers[conv].pre_pad = pads
     return LayerGraph(layers, [alias[o] for o in graph.outputs], list(graph.inputs))
+
+
+_SELECTION = {"slice", "reshape", "transpose", "concat", "identity"}
+
+
+def _more_of_a_selection(node: Node, inputs: list[str], layers: dict[str, Layer], consts: dict[str, Node]) -> bool:
+    """A slice, reshape or concat of parts of one slice only: the same selection, one layer. TF's strided slice
+    (Swin's patch merging, `x[:, 0::2, 1::2]`) reaches the IR as slices, reshapes and concats of its parts."""
+    return (node.op in _SELECTION and len(inputs) == len(node.inputs) and len(set(inputs)) == 1
+            and layers[inputs[0]].kind == "other:slice" and not any(i in consts for i in node.inputs))
 
 
 def has_bias(layer: Layer) -> bool:
@@ -191,20 +241,44 @@ def bias_value(layer: Layer) -> tuple[str, Any]:
 def _late_bias(node: Node, layer: Layer, consts: dict[str, Node]) -> tuple[str, Any] | None:
     """(name, value) of the constant vector an add puts on the output of a linear without a bias of its own
     (Keras' Dense on a 3-D input: Tensordot's MatMul, a reshape, then BiasAdd), or None."""
-    if node.op != "add" or layer.kind != "linear" or "bias" in layer.node.params or "bias_const" in layer.attrs:
+    if node.op != "add" or layer.kind not in ("linear", "conv") or "bias" in layer.node.params or \
+            "bias_const" in layer.attrs:
         return None
+    conv1d_bias = layer.kind == "conv" and layer.shape[2:3] == (1,)
     found = [consts[i] for i in node.inputs if i in consts]
     value = found[0].params.get("value") if len(found) == 1 else None
     if value is None or value.dtype.kind != "f" or value.size != layer.attrs["weight"][0] or \
             sum(1 for d in value.shape if d > 1) > 1:
         return None
+    if layer.kind == "conv" and not (conv1d_bias and value.ndim == 3):
+        return None  # a conv's: only Conv1D's, added to its (N, T, C) result (channels last) after the squeeze
     return found[0].name, value
 
 
+def _constant_matrix(node: Node, consts: dict[str, Node]) -> tuple[str, np.ndarray] | None:
+    """(name, the (in, out) matrix) of a matmul's constant right operand: a 2-D constant, or copies of one over
+    leading batch axes (TF broadcasts the embedding's transpose over the batch); None otherwise."""
+    const = consts.get(node.inputs[1])
+    if const is None or node.inputs[0] in consts or const.params.get("value") is None:
+        return None
+    value = np.asarray(lazy.materialize(const.params["value"]))
+    if value.ndim < 2 or value.dtype.kind != "f":
+        return None
+    copies = value.reshape(-1, *value.shape[-2:])
+    if not np.array_equal(copies, np.broadcast_to(copies[:1], copies.shape)):
+        return None
+    return const.name, copies[0]
+
+
 def _is_table(const: Node) -> bool:
-    """A float constant with two axes longer than 1 (rows of a table, not a per-channel vector)."""
+    """A float constant with two axes longer than 1 (rows of a table, not a per-channel vector), and not an
+    additive mask (0 where attended, a large negative number elsewhere: Whisper's causal mask, decided at the
+    conversion's sequence length, which the module computes for itself)."""
     value = const.params.get("value")
-    return value is not None and value.dtype.kind == "f" and sum(1 for d in value.shape if d > 1) >= 2
+    if value is None or value.dtype.kind != "f" or sum(1 for d in value.shape if d > 1) < 2:
+        return False
+    values = np.asarray(lazy.materialize(value))
+    return not np.all((values == 0) | (values <= -1e4))
 
 
 def _scalar_factor(node: Node, consts: dict[str, Node]) -> float:
@@ -252,6 +326,34 @@ def _zero_spatial_pads(node: Node) -> tuple[int, int, int, int] | None:
     return (int(pads[2][0]), int(pads[2][1]), int(pads[3][0]), int(pads[3][1]))
 
 
+def _pads_before_convs(graph: Graph) -> dict[str, tuple[list[str], tuple[int, int, int, int]]]:
+    """{pad node: (the conv2d nodes it feeds, (0, 0, left, right))} for TF's zero Pad of the time axis of a
+    (N, T, C) sequence read only by Conv1D (a VALID conv2d of height 1 behind ExpandDims and a transpose:
+    Whisper's encoder): the conv's own padding, as nn.Conv1d writes it."""
+    index, found = GraphIndex(graph), {}
+    for node in graph.nodes:
+        pads = node.attrs.get("pads")
+        if node.op != "pad" or node.attrs.get("mode", "constant") != "constant" or \
+                node.attrs.get("value", 0.0) != 0.0 or pads is None or len(pads) != 3 or \
+                tuple(pads[0]) != (0, 0) or tuple(pads[2]) != (0, 0):
+            continue
+        n, steps, channels = graph.shape(node.output)
+        convs, pending, ok = [], list(index.readers(node.output)), True
+        while pending and ok:
+            reader = pending.pop()
+            if reader.op in ("reshape", "transpose"):
+                pending.extend(index.readers(reader.output))
+            elif reader.op == "conv2d" and tuple(reader.attrs["pads"]) == (0, 0, 0, 0) and \
+                    tuple(graph.shape(reader.inputs[0])) == (n, channels, 1, steps) and \
+                    reader.attrs["kernel"][0] == 1:
+                convs.append(reader.name)
+            else:
+                ok = False
+        if ok and convs:
+            found[node.name] = (convs, (0, 0, int(pads[1][0]), int(pads[1][1])))
+    return found
+
+
 def _pads_before_max_pools(graph: Graph) -> dict[str, str]:
     """{pad node: its output} for TF's ZeroPadding2D + VALID max pool on a ReLU's output (Keras ResNet's stem):
     the same window maximum as a max pool with those pads, which is how a PyTorch module writes it."""
@@ -269,8 +371,69 @@ def _pads_before_max_pools(graph: Graph) -> dict[str, str]:
 
 
 def canonical(graph: LayerGraph) -> LayerGraph:
-    """The form both sides are matched in: masks added (masked_sums), sums flattened (flatten_sums)."""
-    return flatten_sums(masked_sums(graph))
+    """The form both sides are matched in: masks added (masked_sums), sums flattened (flatten_sums), the tanh GELU
+    spelled out as one activation (fused_gelu)."""
+    return fused_gelu(flatten_sums(masked_sums(graph)))
+
+
+_GELU_TANH = {"half": 0.5, "outer": math.sqrt(2 / math.pi), "cubic": 0.044715}
+
+
+def _near(value: float, want: float) -> bool:
+    return abs(value - want) <= 1e-6 * abs(want)
+
+
+def _cube(layer: Layer, x: str, layers: dict[str, Layer]) -> list[str] | None:
+    """The layers that make x³ from `x` (`layer` last): torch's pow(x, 3), TF's x * square(x); None otherwise."""
+    if layer.kind == "other:pow" and layer.inputs == [x] and layer.attrs.get("exponent") in (3, 3.0):
+        return [layer.id]
+    if layer.kind == "mul" and len(layer.inputs) == 2 and x in layer.inputs:
+        square = layers.get(layer.inputs[1] if layer.inputs[0] == x else layer.inputs[0])
+        if square is not None and square.kind == "other:square" and square.inputs == [x] and square.scale == 1.0:
+            return [square.id, layer.id]
+    return None
+
+
+def fused_gelu(graph: LayerGraph) -> LayerGraph:
+    """0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (GPT-2's GELU, written out in TF and in the module) as one
+    act ('gelu', 'tanh'): it pairs with its spelled-out self and with nn.GELU(approximate='tanh') or TF's Gelu.
+    The constants are read from the layers' scales (the 1 + is read through); any other spelling stays as is."""
+    layers = dict(graph.layers)
+    readers: dict[str, int] = {}
+    for layer in layers.values():
+        for name in set(layer.inputs):
+            readers[name] = readers.get(name, 0) + 1
+    for name in graph.outputs:
+        readers[name] = readers.get(name, 0) + 1
+    for outer in list(layers.values()):
+        if outer.id not in layers or outer.kind != "mul" or len(outer.inputs) != 2:
+            continue
+        for x_id, tanh_id in (outer.inputs, outer.inputs[::-1]):
+            x, tanh = layers.get(x_id), layers.get(tanh_id)
+            if tanh is None or tanh.kind != "act" or tanh.attrs.get("variant") != ("tanh",) or len(tanh.inputs) != 1:
+                continue
+            inner = layers.get(tanh.inputs[0])
+            if inner is None or inner.kind != "add" or len(inner.inputs) != 2 or inner.inputs.count(x_id) != 1:
+                continue
+            cube_id = inner.inputs[1] if inner.inputs[0] == x_id else inner.inputs[0]
+            cube = _cube(layers[cube_id], x_id, layers) if cube_id in layers else None
+            inside = [tanh_id, inner.id, *(cube or [])]
+            if cube is None or any(readers.get(name) != 1 for name in inside) or tanh.scale != 1.0:
+                continue
+            if not (_near(inner.scale, _GELU_TANH["outer"]) and _near(layers[cube_id].scale, _GELU_TANH["cubic"])):
+                continue
+            if _near(outer.scale, _GELU_TANH["half"]):
+                outer.scale = 1.0
+            elif _near(x.scale, _GELU_TANH["half"]):
+                x.scale = 1.0
+            else:
+                continue
+            for name in inside:
+                del layers[name]
+            layers[outer.id] = Layer(outer.id, "act", [x_id], {"variant": ("gelu", "tanh")}, outer.shape, outer.node,
+                                     outer.where, outer.scale, factors=outer.factors)
+            break
+    return LayerGraph(layers, graph.outputs, graph.inputs)
 
 
 def masked_sums(graph: LayerGraph) -> LayerGraph:

@@ -61,7 +61,7 @@ def _architecture(t: Layer, i: Layer) -> str | None:
         for key in ("stride", "dilation"):
             if ta[key] != ia[key]:
                 return f"{key} {ta[key]} where TF has {ia[key]}"
-    elif t.kind in ("embedding", "layer_norm"):
+    elif t.kind in ("embedding", "layer_norm", "channel_norm"):
         key = "weight" if t.kind == "embedding" else "features"
         if ta[key] != ia[key]:
             return f"{t.describe()} where TF has {i.describe()}"
@@ -82,14 +82,25 @@ def _architecture(t: Layer, i: Layer) -> str | None:
     elif t.kind in ("max_pool", "avg_pool"):
         if ta != ia:
             return f"kernel/stride {ta['kernel']}/{ta['stride']} where TF has {ia['kernel']}/{ia['stride']}"
+    elif t.kind == "mean_1d":
+        if ta["reduced"] != ia["reduced"]:
+            return f"a mean over {ta['reduced']} values where TF averages {ia['reduced']}"
+    elif t.kind == "pad":  # the same fill, and as many elements after it (sides compared by their shapes' sizes)
+        if ta["fill"] != ia["fill"] or int(np.prod(t.shape)) != int(np.prod(i.shape)):
+            return f"a pad filling {ta['fill']:g} to {t.shape} where TF pads with {ia['fill']:g} to {i.shape}"
     elif t.kind in ("concat", "softmax"):
-        if ta["axis"] != ia["axis"]:
+        if t.kind == "softmax" and ta["axis"] - len(t.shape) == ia["axis"] - len(i.shape):
+            pass  # the same axis from the end: TF's heads folded into the batch, (B*heads, T, T), or not
+        elif ta["axis"] != ia["axis"]:
             return f"axis {ta['axis']} where TF uses {ia['axis']}"
         mine = [k for k, *_ in ta.get("const_parts", [])]
         theirs = [k for k, _ in ia.get("const_parts", [])]
         if t.kind == "concat" and mine != theirs:
             return (f"it joins parameters at positions {mine} where TF joins constants at {theirs}"
                     if mine or theirs else "")
+    elif t.kind == "other:slice" and "range" in ta and "range" in ia and ta["range"] != ia["range"]:
+        return (f"it takes [{ta['range'][1]}:{ta['range'][2]}] of axis {ta['range'][0]} where TF takes "
+                f"[{ia['range'][1]}:{ia['range'][2]}]")
     if len(t.inputs) != len(i.inputs):
         return f"{len(t.inputs)} inputs where TF has {len(i.inputs)}"
     return None
@@ -187,7 +198,7 @@ def match(module: LayerGraph, ir: LayerGraph, pinned: dict[str, str] | None = No
         sys.setrecursionlimit(limit)
     if failure is not None:
         return failure
-    params = ("conv", "conv_transpose", "linear", "bn", "embedding", "layer_norm", "const")
+    params = ("conv", "conv_transpose", "linear", "bn", "embedding", "layer_norm", "channel_norm", "const")
     for name, layer in module.layers.items():
         if name not in walk.t2i and layer.kind in params:
             return Mismatch(name, "-", f"{layer.describe()} computes nothing the outputs use (no TF partner)")

@@ -22,12 +22,21 @@ _DUNDER = {"radd": "add", "iadd": "add_", "rmul": "mul", "imul": "mul_", "isub":
            "rtruediv": "rtruediv", "getitem": "getitem", "matmul": "matmul", "rmatmul": "rmatmul"}
 
 
+# calls that pick rows of a table (the argument at this position) by ids
+_ROW_PICKS = {"getitem": 0, "index_select": 0, "embedding": 1}
+
+
 class Recorded:
     """What trace.py reads: `graph` (torch.fx.Graph) and `named_modules()` of the module that ran;
     `outputs`: the name of each recorded output (a ModelOutput's field, or its index)."""
 
-    def __init__(self, model, graph, outputs: list[str]):
+    def __init__(self, model, graph, outputs: list[str], rows: dict[int, Any] | None = None,
+                 derived: dict[int, tuple] | None = None):
         self.model, self.graph, self.outputs = model, graph, outputs
+        self.rows = rows or {}  # id(tensor the inputs do not reach) -> the parameter table it holds rows of
+        # id(tensor) -> (func, args, kwargs) of the call that computed it from parameters and buffers alone
+        # (Swin's relative position bias: a table gathered at a constant index): derive.py replays it
+        self.derived = derived or {}
 
     def named_modules(self):
         return self.model.named_modules(remove_duplicate=False)
@@ -107,6 +116,7 @@ def record(model, inputs: list, on_failure, keywords: list[str] | None = None) -
     depth = [0]
     stack: list[tuple[str, bool]] = []
     counts: dict[str, int] = {}
+    rows: dict[int, Any] = {}
 
     def remember(value, node) -> None:
         if isinstance(value, torch.Tensor):
@@ -153,38 +163,60 @@ def record(model, inputs: list, on_failure, keywords: list[str] | None = None) -
                     item.meta["item"] = i  # one of a call's several results (a module returning a tuple)
                     remember(v, item)
 
+    derived: dict[int, tuple] = {}
+    held = {id(t) for t in [*model.parameters(), *model.buffers()]}
+
+    def held_or_derived(v) -> bool:
+        if isinstance(v, torch.Tensor):
+            return id(v) in held or id(v) in derived
+        if isinstance(v, (list, tuple)):
+            return any(held_or_derived(x) for x in v)
+        if isinstance(v, dict):
+            return any(held_or_derived(x) for x in v.values())
+        return False
+
     class Mode(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             result = func(*args, **kwargs)
+            if depth[0] == 0 and isinstance(result, torch.Tensor) and not (tracked(args) or tracked(kwargs)) and \
+                    canonical(func) not in ("__get__", "__set__") and held_or_derived((args, kwargs)) and \
+                    not any(result is a for a in args):  # `contiguous()` of a contiguous tensor is that tensor
+                derived[id(result)] = (func, args, kwargs)
+                alive.append(result)
             if depth[0] == 0 and (tracked(args) or tracked(kwargs)) and canonical(func) not in ("__get__", "__set__"):
                 if isinstance(result, torch.Tensor) or (isinstance(result, (tuple, list)) and any(
                         isinstance(v, torch.Tensor) for v in result)):
                     node = graph.create_node("call_function", func, as_arg(tuple(args)), as_arg(dict(kwargs)),
                                              name=unique(canonical(func).strip("_") or "call"))
                     add_results(result, node)
+            elif depth[0] == 0 and isinstance(result, torch.Tensor) and canonical(func) in _ROW_PICKS:
+                table = args[_ROW_PICKS[canonical(func)]] if len(args) > _ROW_PICKS[canonical(func)] else None
+                if isinstance(table, torch.nn.Parameter):  # Whisper's `self.weight[position_ids]`: a constant term
+                    rows[id(result)] = table
+                    alive.append(result)
             return result
 
-    def pre_hook(m, args):
+    def pre_hook(m, args, kwargs):
         path = paths.get(id(m))
         enters = depth[0] > 0 or (path is not None and is_leaf(m))
         stack.append((path, enters))
         if enters:
             depth[0] += 1
 
-    def hook(m, args, out):
+    def hook(m, args, kwargs, out):
         path, enters = stack.pop()
         if enters:
             depth[0] -= 1
-            if depth[0] == 0 and path is not None:
-                node = graph.create_node("call_module", path, as_arg(tuple(args)), {}, name=unique(
+            if depth[0] == 0 and path is not None:  # keywords kept: nn.MultiheadAttention's masks
+                node = graph.create_node("call_module", path, as_arg(tuple(args)), as_arg(dict(kwargs)), name=unique(
                     path.replace(".", "_") or "module"))
                 add_results(out, node)
 
     handles = []
     for m in model.modules():
-        handles.append(m.register_forward_pre_hook(pre_hook))
-        handles.append(m.register_forward_hook(hook))
+        handles.append(m.register_forward_pre_hook(pre_hook, with_kwargs=True))
+        handles.append(m.register_forward_hook(hook, with_kwargs=True))
     names = keywords or forward_names(model, len(inputs))
     for name, x in zip(names, inputs):
         remember(x, graph.create_node("placeholder", name, name=name))
@@ -201,4 +233,4 @@ def record(model, inputs: list, on_failure, keywords: list[str] | None = None) -
             h.remove()
     fields = [(name, value) for name, value in flat_outputs(out) if isinstance(value, torch.Tensor)]
     graph.output(tuple(nodes.get(id(v)) for _, v in fields if id(v) in nodes))
-    return Recorded(model, graph, [name for name, v in fields if id(v) in nodes])
+    return Recorded(model, graph, [name for name, v in fields if id(v) in nodes], rows, derived)

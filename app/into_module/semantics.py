@@ -40,10 +40,12 @@ def _module_pads(m, in_hw, padding=None) -> Pads:
     """The per-side pads nn.Conv2d/MaxPool2d/AvgPool2d applies at `in_hw` (ceil_mode as extra end pad);
     `padding`: the one a functional conv2d passed in place of the module's."""
     pad = m.padding if padding is None else padding
+    if isinstance(pad, (tuple, list)) and len(pad) == 1:  # nn.Conv1d: the width of a conv2d of height 1
+        pad = (0, pad[0])
     if isinstance(pad, str):  # nn.Conv2d padding='same' (stride 1) / 'valid'
         if pad == "valid":
             return Pads(0, 0, 0, 0)
-        return tf_pads(in_hw, m.kernel_size, (1, 1), m.dilation, "SAME")
+        return tf_pads(in_hw, _height_one(m.kernel_size), (1, 1), _height_one(m.dilation), "SAME")
     ph, pw = pad if isinstance(pad, (tuple, list)) else (pad, pad)
     if not getattr(m, "ceil_mode", False):
         return Pads(ph, ph, pw, pw)
@@ -56,6 +58,12 @@ def _module_pads(m, in_hw, padding=None) -> Pads:
             out -= 1
         extra.append((out - 1) * si + ki - n - p)
     return Pads(ph, max(extra[0], ph), pw, max(extra[1], pw))
+
+
+def _height_one(value) -> tuple:
+    """An nn.Conv1d's kernel or dilation as a conv2d of height 1 has it."""
+    value = tuple(value)
+    return (1, *value) if len(value) == 1 else value
 
 
 def tf_layer_pads(ir_layer: Layer, in_hw) -> Pads:
@@ -85,9 +93,12 @@ def _window(t: Layer, i: Layer, in_hw: dict[str, tuple]) -> list[Finding]:
     m = t.node
     pre, pre_other = t.attrs.get("pre_pad"), t.attrs.get("pre_pad_other")
     hw = tuple(in_hw[t.id][2:])
+    if t.attrs.get("conv1d"):
+        hw = (1, *hw)
     if pre is not None:  # the conv's input is the padded map: TF's size is the one before the pad
         hw = (hw[0] - pre[0] - pre[1], hw[1] - pre[2] - pre[3])
-    fix = {"path": t.id, "op": t.kind, **_pad_rule(i)} if pre is None and "padding_arg" not in t.attrs else None
+    fix = {"path": t.id, "op": t.kind, **_pad_rule(i)} if pre is None and not {"padding_arg", "conv1d"} & set(
+        t.attrs) else None
     follows = runtime_same(i.node) or (pre_other is not None and tuple(pre_other) != tuple(pre))
     checked = [hw, tuple(d + 1 for d in hw)] if follows and (pre is None or pre_other is not None) else [hw]
     for n, size in enumerate(checked):
@@ -133,7 +144,7 @@ def check(pairs: list[tuple[Layer, Layer]], in_hw: dict[str, tuple]) -> list[Fin
             findings.extend(_transposed_crop(t, i, in_hw))
         elif t.kind == "other:matmul":
             findings.extend(_attention_scale(t, i, pairs))
-        elif t.kind == "layer_norm" and "epsilon" in i.node.attrs:  # TF1 BERT's 1e-12, nn.LayerNorm's 1e-5
+        elif t.kind in ("layer_norm", "channel_norm") and "epsilon" in i.node.attrs:  # TF1 BERT's 1e-12 vs 1e-5
             eps, theirs = float(t.node.eps), float(i.node.attrs["epsilon"])
             if abs(eps - theirs) > 1e-6 * theirs:  # TF stores 1e-12 as float32
                 findings.append(Finding(t.id, "epsilon", f"eps={eps:g}, TF's epsilon is {theirs:.3g}",

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 
 from .. import memory
-from . import record
+from . import derive, record
 from .layers import Layer, LayerGraph
 from .mismatch import ArchitectureMismatch
 
@@ -41,7 +41,27 @@ def build(target: str, kwargs: dict[str, Any] | None, shape, names: list[str] | 
         except Exception:  # noqa: BLE001 - any failure on empty memory: build it for real
             pass
         model = load_module(target, kwargs)
-    return _recorded(model, shape, True, keywords)
+    try:
+        return _recorded(model, shape, True, keywords)
+    except ArchitectureMismatch as exc:
+        if names and len(names) > 1 and keywords is None:  # passed by position: perhaps in the wrong order
+            raise ArchitectureMismatch(f"{exc}{_order_hint(model, names)}") from None
+        raise
+
+
+def _order_hint(model, names: list[str]) -> str:
+    """What a failure of a module fed several inputs by position adds: TF's order against forward's, and the
+    --inputs order that puts each TF input at forward's parameter of its name (the others in the free places)."""
+    bare = [n.rpartition("/")[2].split(":")[0] for n in names]
+    params = record.forward_names(model, len(bare))
+    slots = {n: params.index(n) for n in bare if n in params}
+    free = iter(k for k in range(len(bare)) if k not in slots.values())
+    slots.update({n: next(free) for n in bare if n not in slots})
+    ordered = sorted(bare, key=slots.get)
+    hint = (f"pass --inputs {','.join(ordered)}" if ordered != bare else
+            "name TF's inputs as forward's parameters, or give the module a forward that takes TF's order")
+    return (f" (TF's inputs {bare} went to forward's {params} by position, their names not all forward's: "
+            f"{hint})")
 
 
 def _recorded(model, shape, initialized: bool, keywords: list[str] | None = None) -> Built:
@@ -209,6 +229,34 @@ def trace(model, shape, keywords: list[str] | None = None):
     return record.record(model, zeros(None), failure, keywords)
 
 
+def unread_parameters(traced) -> set[str]:
+    """State-dict keys of the parameters the recorded forward never reads: no module that ran holds them, no
+    recorded call takes them, nothing computed from them (training-only parameters)."""
+    import torch
+
+    read: set[int] = set()
+
+    def visit(v) -> None:
+        if isinstance(v, torch.Tensor):
+            read.add(id(v))
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                visit(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                visit(x)
+
+    modules = dict(traced.named_modules())
+    for n in traced.graph.nodes:
+        if n.op == "call_module":
+            read.update(id(p) for p in modules[str(n.target)].parameters())
+        visit((n.args, n.kwargs))
+    for _, args, kwargs in traced.derived.values():
+        visit((args, kwargs))
+    read.update(id(t) for t in traced.rows.values())
+    return {key for key, p in traced.model.named_parameters() if id(p) not in read}
+
+
 def input_shapes_of(traced) -> dict[str, tuple[int, ...]]:
     """{module path: input shape} of every call_module node, as recorded."""
     result = {}
@@ -250,12 +298,17 @@ def _pair(v) -> tuple:
     return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
 
 
-def _module_layer(path: str, m, inputs: list[str], shape) -> Layer | None:
+def _module_layer(path: str, m, inputs: list[str], shape, in_shape: tuple[int, ...] = ()) -> Layer | None:
     from torch import nn
 
     if isinstance(m, nn.Conv2d):
         attrs = {"weight": tuple(m.weight.shape), "groups": m.groups, "stride": tuple(m.stride),
                  "dilation": tuple(m.dilation), "kernel": tuple(m.kernel_size), "bias": m.bias is not None}
+        return Layer(path, "conv", inputs, attrs, shape, m)
+    if isinstance(m, nn.Conv1d):  # as TF's Conv1D reaches the IR: a conv2d of height 1
+        attrs = {"weight": (m.weight.shape[0], m.weight.shape[1], 1, m.weight.shape[2]), "groups": m.groups,
+                 "stride": (1, *m.stride), "dilation": (1, *m.dilation), "kernel": (1, *m.kernel_size),
+                 "bias": m.bias is not None, "conv1d": True}
         return Layer(path, "conv", inputs, attrs, shape, m)
     if isinstance(m, (nn.ConvTranspose2d, nn.ConvTranspose3d)):
         attrs = {"weight": tuple(m.weight.shape), "groups": m.groups, "stride": tuple(m.stride),
@@ -263,6 +316,8 @@ def _module_layer(path: str, m, inputs: list[str], shape) -> Layer | None:
         return Layer(path, "conv_transpose", inputs, attrs, shape, m)
     if isinstance(m, nn.Embedding):  # ids from a buffer (positions): a table added as a constant
         return Layer(path, "embedding" if inputs else "const", inputs, {"weight": tuple(m.weight.shape)}, shape, m)
+    if isinstance(m, nn.GroupNorm) and m.num_groups == m.num_channels:  # each channel over the rest (Wav2Vec2)
+        return Layer(path, "channel_norm", inputs, {"features": m.num_channels}, shape, m)
     if isinstance(m, nn.LayerNorm):
         return Layer(path, "layer_norm", inputs, {"features": int(m.normalized_shape[-1])}, shape, m)
     if isinstance(m, nn.Linear):
@@ -275,6 +330,8 @@ def _module_layer(path: str, m, inputs: list[str], shape) -> Layer | None:
         return Layer(path, kind, inputs, {"kernel": _pair(m.kernel_size), "stride": _pair(stride)}, shape, m)
     if isinstance(m, nn.AdaptiveAvgPool2d) and m.output_size in (1, (1, 1)):
         return Layer(path, "global_avg", inputs, {}, shape, m)
+    if isinstance(m, nn.AdaptiveAvgPool1d) and m.output_size in (1, (1,)) and in_shape and len(in_shape) == 3:
+        return Layer(path, "mean_1d", inputs, {"reduced": in_shape[-1]}, shape, m)
     variant = _activation_module(m)
     if variant is not None:
         return Layer(path, "act", inputs, {"variant": variant}, shape, m)
@@ -303,9 +360,10 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
     if fname == "getitem":  # x[:, None, None, :] only adds axes; x[:, 0] selects
         index = args[1] if len(args) > 1 else ()
         index = index if isinstance(index, tuple) else (index,)
-        if all(i is None or i is Ellipsis or i == slice(None) for i in index):
-            return None
-        return Layer(name, "other:slice", inputs, {}, shape)
+        if all(i is None or i is Ellipsis or _whole(i) for i in index):
+            return None  # GPT-2's `hidden_states[:, slice(-0, None), :]` before its head keeps every token
+        part = _split_part(args[0], index[0]) if len(index) == 1 and isinstance(index[0], int) else None
+        return Layer(name, "other:slice", inputs, {"range": part} if part else {}, shape)
     if target in (torch.matmul, operator.matmul) or fname in ("matmul", "bmm"):
         return Layer(name, "other:matmul", inputs, {}, shape)
     if target in (operator.add, torch.add) or fname in ("add", "add_", "__add__", "__iadd__"):
@@ -314,6 +372,13 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
         return Layer(name, "mul", inputs, {}, shape)
     if target in (operator.sub, torch.sub) or fname in ("sub", "sub_"):
         return Layer(name, "sub", inputs, {}, shape)
+    if (target in (torch.cat, torch.concat) or fname in ("cat", "concat")) and _joins_only_empty(args, kwargs):
+        return None  # a key/value cache's first step: the new keys joined to an empty cache
+    if fname in ("split", "chunk", "unbind"):
+        return None  # its parts are read by getitem (other:slice): GPT-2's c_attn output split into q, k, v
+    if fname == "pow":
+        exponent = args[1] if len(args) > 1 else kwargs.get("exponent")
+        return Layer(name, "other:pow", inputs, {"exponent": exponent}, shape)
     if target in (torch.cat, torch.concat) or fname in ("cat", "concat"):
         dim = kwargs.get("dim", args[1] if len(args) > 1 else 0)
         return Layer(name, "concat", inputs, {"axis": int(dim) % len(shape)}, shape)
@@ -339,11 +404,81 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
         dims = {int(d) % 4 for d in listed}
         if dims == {2, 3}:
             return Layer(name, "global_avg", inputs, {}, shape)
+    if fname == "mean" and args and hasattr(args[0], "meta"):
+        dims = kwargs.get("dim", args[1] if len(args) > 1 else None)
+        dims = dims if isinstance(dims, (tuple, list)) else [dims]
+        src = args[0].meta.get("shape", ())
+        if len(dims) == 1 and isinstance(dims[0], int) and src:
+            return Layer(name, "mean_1d", inputs, {"reduced": src[dims[0]]}, shape)
     if fname == "adaptive_avg_pool2d" and (args[1] if len(args) > 1 else kwargs.get("output_size")) in (1, (1, 1)):
         return Layer(name, "global_avg", inputs, {}, shape)
     if target is F.pad or fname == "pad":
-        return Layer(name, "pad", inputs, {}, shape)
+        mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
+        value = args[3] if len(args) > 3 else kwargs.get("value", None)
+        if mode == "constant":
+            return Layer(name, "pad", inputs, {"fill": float(value or 0.0)}, shape)
+        return Layer(name, f"other:pad_{mode}", inputs, {}, shape)
     return Layer(name, f"other:{fname}", inputs, {}, shape)
+
+
+def _split_part(source, index: int) -> tuple[int, int, int] | None:
+    """(axis from the end, start, stop) of part `index` of a recorded split or chunk (GPT-2's c_attn into q, k, v),
+    or None."""
+    import torch.fx
+
+    if not isinstance(source, torch.fx.Node) or record.canonical(source.target) not in ("split", "chunk"):
+        return None
+    shape = source.args[0].meta.get("shape", ()) if source.args and hasattr(source.args[0], "meta") else ()
+    dim = source.args[2] if len(source.args) > 2 else source.kwargs.get("dim", 0)
+    sizes = source.args[1] if len(source.args) > 1 else source.kwargs.get("split_size_or_sections")
+    if not shape or sizes is None:
+        return None
+    length = shape[dim]
+    if record.canonical(source.target) == "chunk":
+        sizes = -(-length // int(sizes))
+    if isinstance(sizes, int):
+        sizes = [min(sizes, length - k) for k in range(0, length, sizes)]
+    starts = [sum(sizes[:k]) for k in range(len(sizes))]
+    return (dim % len(shape) - len(shape), starts[index], starts[index] + sizes[index]) if index < len(sizes) else None
+
+
+def _whole(index) -> bool:
+    """An index that keeps a whole axis: `:`, `0:`, `::1`."""
+    return isinstance(index, slice) and index.start in (None, 0) and index.stop is None and index.step in (None, 1)
+
+
+def _joins_only_empty(args, kwargs) -> bool:
+    """A cat of one recorded tensor and tensors with no elements (an empty key/value cache)."""
+    import torch
+    import torch.fx
+
+    items = args[0] if args and isinstance(args[0], (list, tuple)) else kwargs.get("tensors", ())
+    recorded = [x for x in items if isinstance(x, torch.fx.Node)]
+    rest = [x for x in items if not isinstance(x, torch.fx.Node)]
+    return len(recorded) == 1 and bool(rest) and all(isinstance(x, torch.Tensor) and x.numel() == 0 for x in rest)
+
+
+def _functional_linear(n, owners, ins: list[str], shape) -> Layer | None:
+    """A module's weight applied by a functional call in its own forward, as that module's linear: Hugging Face's
+    Conv1D (`addmm(bias, x, weight)`, its weight stored (in, out): `stored`) or `F.linear(x, weight, bias)`."""
+    import torch
+
+    fname = record.canonical(n.target)
+    if fname == "addmm" and len(n.args) == 3 and all(n.kwargs.get(k, 1) == 1 for k in ("beta", "alpha")):
+        bias, weight, stored = n.args[0], n.args[2], "in_out"
+    elif fname == "linear" and len(n.args) >= 2:
+        bias, weight, stored = n.args[2] if len(n.args) > 2 else n.kwargs.get("bias"), n.args[1], "out_in"
+    else:
+        return None
+    owner = owners.get(id(weight)) if isinstance(weight, torch.nn.Parameter) else None
+    if owner is None or len(ins) != 1 or weight.dim() != 2:
+        return None
+    path, m = owner
+    if getattr(m, "weight", None) is not weight or (bias is not None and getattr(m, "bias", None) is not bias):
+        return None
+    out, width = weight.shape if stored == "out_in" else weight.shape[::-1]
+    return Layer(path, "linear", ins, {"weight": (int(out), int(width)), "bias": bias is not None, "stored": stored},
+                 shape, m)
 
 
 def _scalar_factor(n) -> float | None:
@@ -496,6 +631,41 @@ def _table_term(n, owners, storages) -> tuple[str, tuple[int, ...]] | None:
     return found[0][0], tuple(found[0][1].shape)
 
 
+def _selected_term(n, traced, owners) -> Layer | None:
+    """The `const` layer of a tensor an add puts on its one recorded tensor where that tensor was computed from
+    one parameter alone (Swin's relative position bias: its table gathered at a constant index), or None."""
+    if n.op != "call_function" or record.canonical(n.target) not in ("add", "add_") or len(n.args) != 2:
+        return None
+    return _selected_layer(next((a for a in n.args if not hasattr(a, "meta")), None), traced, owners)
+
+
+def _selected_layer(tensor, traced, owners) -> Layer | None:
+    import torch
+
+    if not isinstance(tensor, torch.Tensor):
+        return None
+    found = derive.source(traced, tensor, owners)
+    if found is None or sum(1 for d in tensor.shape if d > 1) < 2:
+        return None
+    key, param = found
+    shape = tuple(tensor.shape)
+    return Layer(f"{key}:selected", "const", [], {"param": key, "shape": shape, "selected": (tensor, param)},
+                 shape, None, f"module parameter '{key}' (a selection of its entries)")
+
+
+def _picked_rows(n, rows: dict[int, Any], owners) -> tuple[str, tuple[int, ...]] | None:
+    """(module path, shape) of the rows of a module's `weight` table (picked by constant ids: Whisper's decoder
+    positions, `self.weight[position_ids]`) that an add puts on its one recorded tensor, or None."""
+    if n.op != "call_function" or record.canonical(n.target) not in ("add", "add_") or len(n.args) != 2:
+        return None
+    found = [rows[id(a)] for a in n.args if not hasattr(a, "meta") and id(a) in rows]
+    owner = owners.get(id(found[0])) if len(found) == 1 else None
+    if owner is None or getattr(owner[1], "weight", None) is not found[0]:
+        return None
+    value = next(a for a in n.args if not hasattr(a, "meta"))
+    return owner[0], tuple(value.shape)
+
+
 def _concat_parts(n, owners, storages) -> list[tuple[int, str, tuple[int, ...]]]:
     """[(position, key, shape)] of the parameters a cat joins to recorded tensors (ViT's CLS token), or []."""
     items = n.args[0] if n.args and isinstance(n.args[0], (list, tuple)) else n.kwargs.get("tensors", ())
@@ -526,18 +696,38 @@ def _whole_window(layer: Layer, n) -> bool:
         k >= d for k, d in zip(layer.attrs["kernel"], src[2:]))
 
 
-def _attention_layers(path: str, m, ins: list[str], n) -> tuple[dict[str, Layer], dict[int, str]]:
+def _attention_layers(path: str, m, n, alias: dict[str, str]) -> tuple[dict[str, Layer], dict[int, str]]:
     """nn.MultiheadAttention as what it computes, in the layers TF's attention has: three projections (rows of
-    the fused in_proj_weight, `fused` says which), the scaled product, softmax, the product with the values
-    and out_proj. ({layer id: layer}, {result index: layer id}: the output, and the weights when returned)."""
+    the fused in_proj_weight, `fused` says which), the scaled product, the masks the inputs reach added (its
+    key_padding_mask, attn_mask: TF adds its mask arithmetic to the scores; a constant mask, a causal one, is read
+    through as TF's constant is), softmax, the product with the values and out_proj. ({layer id: layer},
+    {result index: layer id}: the output, and the weights when returned)."""
+    import torch
+    import torch.fx
 
-    if not m._qkv_same_embed_dim or len(ins) < 3 or n.kwargs:
+    def arg(k: int, key: str, default=None):
+        return n.args[k] if len(n.args) > k else n.kwargs.get(key, default)
+
+    parts = [arg(0, "query"), arg(1, "key"), arg(2, "value")]
+    recorded = all(isinstance(x, torch.fx.Node) and x.name in alias for x in parts)
+    if not m._qkv_same_embed_dim or not recorded:
         why = "kdim/vdim differ from embed_dim" if not m._qkv_same_embed_dim else "query, key, value not all given"
         raise UnsupportedError([Unsupported("nn.MultiheadAttention", path, why)], "--into")
-    q_in, k_in, v_in = ins[:3]
+    masks = []
+    for mask in (arg(3, "key_padding_mask"), arg(5, "attn_mask")):
+        if isinstance(mask, torch.fx.Node) and mask.name in alias:
+            masks.append(alias[mask.name])
+        elif isinstance(mask, torch.Tensor) and not _masks_only(mask):
+            raise UnsupportedError([Unsupported("nn.MultiheadAttention", path, "its constant attn_mask adds values "
+                                                "other than 0 and -inf (a bias, not a mask)")], "--into")
+    q_in, k_in, v_in = (alias[x.name] for x in parts)
     e, heads = m.embed_dim, m.num_heads
-    shape = n.args[0].meta.get("shape", ())
-    batch, tokens = (shape[0], shape[1]) if m.batch_first else (shape[1], shape[0]) if len(shape) == 3 else (0, 0)
+    shape, key_shape = parts[0].meta.get("shape", ()), parts[1].meta.get("shape", ())
+
+    def batch_tokens(s):
+        return (s[0], s[1]) if m.batch_first else (s[1], s[0]) if len(s) == 3 else (0, 0)
+
+    (batch, tokens), (_, keys) = batch_tokens(shape), batch_tokens(key_shape)
     bias = m.in_proj_bias is not None
     found = {}
     for index, (part, source) in enumerate((("q", q_in), ("k", k_in), ("v", v_in))):
@@ -545,10 +735,15 @@ def _attention_layers(path: str, m, ins: list[str], n) -> tuple[dict[str, Layer]
                                                 {"weight": (e, e), "bias": bias, "fused": (path, index, e)},
                                                 tuple(shape), m)
     scores = Layer(f"{path}:scores", "other:matmul", [f"{path}.in_proj:q", f"{path}.in_proj:k"], {},
-                   (batch, heads, tokens, tokens), None, f"{path}'s scores (q @ kᵀ)")
+                   (batch, heads, tokens, keys), None, f"{path}'s scores (q @ kᵀ)")
     scores.scale = (e // heads) ** -0.5
     found[scores.id] = scores
-    found[f"{path}:softmax"] = Layer(f"{path}:softmax", "softmax", [scores.id], {"axis": 3}, scores.shape, None,
+    last = scores.id
+    if masks:
+        found[f"{path}:masked"] = Layer(f"{path}:masked", "add", [scores.id, *masks], {}, scores.shape, None,
+                                        f"{path}'s scores + masks")
+        last = f"{path}:masked"
+    found[f"{path}:softmax"] = Layer(f"{path}:softmax", "softmax", [last], {"axis": 3}, scores.shape, None,
                                      f"{path}'s softmax")
     found[f"{path}:context"] = Layer(f"{path}:context", "other:matmul", [f"{path}:softmax", f"{path}.in_proj:v"],
                                      {}, (batch, heads, tokens, e // heads), None, f"{path}'s probs @ v")
@@ -557,6 +752,15 @@ def _attention_layers(path: str, m, ins: list[str], n) -> tuple[dict[str, Layer]
                                                             "bias": m.out_proj.bias is not None},
                        tuple(shape), m.out_proj)
     return found, {0: out, 1: f"{path}:softmax"}
+
+
+def _masks_only(mask) -> bool:
+    """A constant attention mask: booleans, or 0 where attended and -inf (or a large negative number) elsewhere."""
+    import torch
+
+    if mask.dtype == torch.bool or mask.is_meta:
+        return True
+    return bool(torch.all((mask == 0) | (mask <= -1e4)))
 
 
 def _values_from_buffer(n) -> bool:
@@ -568,10 +772,11 @@ def _values_from_buffer(n) -> bool:
     return source is not None and not hasattr(source, "meta")
 
 
-def _sdpa_layers(n, ins: list[str], alias: dict[str, str]) -> dict[str, Layer]:
+def _sdpa_layers(n, ins: list[str], alias: dict[str, str], selected=None) -> dict[str, Layer]:
     """F.scaled_dot_product_attention as the layers TF's attention has: the scaled product q @ kᵀ, the mask
     added (when one is passed), softmax, the product with the values (the call's own node). A causal call's mask
-    is computed from constants on TF's side, as the module's is here: read through."""
+    is computed from constants on TF's side, as the module's is here: read through. `selected(mask)`: the const
+    layer of a mask computed from one parameter alone (Swin's relative position bias), or None."""
     import torch.fx
 
     def arg(k: int, key: str, default=None):
@@ -595,6 +800,12 @@ def _sdpa_layers(n, ins: list[str], alias: dict[str, str]) -> dict[str, Layer]:
     if isinstance(mask, torch.fx.Node) and mask.name in alias:
         found[f"{n.name}:masked"] = Layer(f"{n.name}:masked", "add", [last, alias[mask.name]], {}, scores.shape,
                                           None, f"forward's {n.name} (+ mask)")
+        last = f"{n.name}:masked"
+    elif selected is not None and selected(mask) is not None:
+        table = selected(mask)
+        found[table.id] = table
+        found[f"{n.name}:masked"] = Layer(f"{n.name}:masked", "add", [last, table.id], {}, scores.shape,
+                                          None, f"forward's {n.name} (+ {table.label})")
         last = f"{n.name}:masked"
     found[f"{n.name}:softmax"] = Layer(f"{n.name}:softmax", "softmax", [last], {"axis": len(scores.shape) - 1},
                                        scores.shape, None, f"forward's {n.name} (softmax)")
@@ -652,7 +863,15 @@ def torch_layers(traced, other=None) -> LayerGraph:
                 del alias[n.name]
             continue
         if n.op == "call_function" and record.canonical(n.target) == "scaled_dot_product_attention":
-            layers.update(_sdpa_layers(n, ins, alias))
+            layers.update(_sdpa_layers(n, ins, alias, lambda mask: _selected_layer(mask, traced, owners)))
+            alias[n.name] = n.name
+            continue
+        picked = _picked_rows(n, traced.rows, owners) if len(ins) == 1 else None
+        if picked is not None:  # rows of an embedding table picked by constant ids, added: a constant term
+            path, rows_shape = picked
+            layers[path] = Layer(path, "const", [], {"weight": tuple(modules[path].weight.shape)}, rows_shape,
+                                 modules[path])
+            layers[n.name] = Layer(n.name, "add", [ins[0], path], {}, shape)
             alias[n.name] = n.name
             continue
         table = _table_term(n, owners, storages) if len(ins) == 1 else None
@@ -661,13 +880,22 @@ def torch_layers(traced, other=None) -> LayerGraph:
             layers[n.name] = Layer(n.name, "add", [ins[0], table[0]], {}, shape)
             alias[n.name] = n.name
             continue
+        selected = _selected_term(n, traced, owners) if len(ins) == 1 else None
+        if selected is not None:  # a selection of a parameter's entries added in forward (a relative position bias)
+            layers[selected.id] = selected
+            layers[n.name] = Layer(n.name, "add", [ins[0], selected.id], {}, shape)
+            alias[n.name] = n.name
+            continue
         if n.op == "call_module" and isinstance(modules[str(n.target)], nn.MultiheadAttention):
-            found, results = _attention_layers(str(n.target), modules[str(n.target)], ins, n)
+            found, results = _attention_layers(str(n.target), modules[str(n.target)], n, alias)
             layers.update(found)
             items[n.name], alias[n.name] = results, results[0]
             continue
         conv = _conv_path(n, modules, owners) if n.op == "call_function" else None
-        if conv is not None:
+        dense = _functional_linear(n, owners, ins, shape) if n.op == "call_function" else None
+        if dense is not None:
+            layer = dense
+        elif conv is not None:
             layer = _functional_conv(n, conv, modules[conv], ins, shape)
             if conv in pre_pads:
                 layer.attrs["pre_pad"] = pre_pads[conv]
@@ -677,7 +905,8 @@ def torch_layers(traced, other=None) -> LayerGraph:
             norm = _norm_path(n, owners)
             layer = _module_layer(norm, modules[norm], ins[:1], shape)
         elif n.op == "call_module":
-            layer = _module_layer(str(n.target), modules[str(n.target)], ins, shape)
+            src = n.args[0].meta.get("shape", ()) if n.args and hasattr(n.args[0], "meta") else ()
+            layer = _module_layer(str(n.target), modules[str(n.target)], ins, shape, src)
             if layer is not None and layer.kind == "avg_pool" and _whole_window(layer, n):
                 layer = Layer(layer.id, "global_avg", ins, {}, shape, layer.node)  # HF EfficientNet's pooler
             if layer is not None and layer.id in pre_pads:

@@ -25,7 +25,7 @@ _KERNEL_TRANSFORMS = {
 
 
 # the op a parser names a node by, under the layer's (variable scope's) name
-_OP_SUFFIXES = ("/MatMul", "/linear", "/batchnorm/add_1")
+_OP_SUFFIXES = ("/MatMul", "/linear", "/batchnorm/add_1", "/Conv1D")
 # Keras MultiHeadAttention's projections: their kernels keep the heads as an axis of their own
 _MHA_KERNELS = {
     "query": "Keras MultiHeadAttention (d_model, heads, head_dim) -> (heads*head_dim, d_model)",
@@ -75,10 +75,12 @@ def bias_folds(pairs: list[tuple[Layer, Layer]], module_layers: dict[str, Layer]
 
 
 def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=None,
-               biases: dict[str, tuple[str, Any]] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+               biases: dict[str, tuple[str, Any]] | None = None, selections=None
+               ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(state_dict values as numpy, records) for every paired parametric layer. `flattened`: the IR
     linear layers whose weight rows the passes permuted for a flatten (NHWC -> NCHW order). `tables(t, i)`:
-    (the whole table, its TF name) for a module embedding of constant ids whose rows TF added as a constant."""
+    (the whole table, its TF name) for a module embedding of constant ids whose rows TF added as a constant.
+    `selections(t, i)`: the parameter behind module layer `t`, a selection of its entries TF adds as constant `i`."""
     values: dict[str, np.ndarray] = {}
     records: list[dict[str, Any]] = []
 
@@ -99,6 +101,12 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
             weight = np.asarray(lazy.materialize(node.params["weight"]))
             put(t.id, "weight", weight.reshape(weight.shape[:2]), _tf_name(node, "weight"),
                 "(1, 1, in, out) -> (out, in): a 1x1 conv's kernel as Linear's weight")
+        elif t.kind == "linear" and ("matrix" in i.attrs or t.attrs.get("stored") == "in_out"):
+            put(t.id, "weight", *_stored_weight(t, i))
+        elif t.kind == "conv" and t.attrs.get("conv1d"):  # TF's Conv1D is the IR's conv2d of height 1
+            weight = np.asarray(lazy.materialize(node.params["weight"]))
+            put(t.id, "weight", weight.reshape(weight.shape[0], weight.shape[1], weight.shape[3]),
+                _tf_name(node, "weight"), "TF (k, in, out) -> (out, in, k): Conv1D's kernel")
         elif t.kind in ("conv", "conv_transpose", "linear"):
             put(t.id, "weight", node.params["weight"], _tf_name(node, "weight"),
                 _kernel_transform(i, i.id in flattened))
@@ -117,7 +125,7 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
             else:  # one_hot(ids) @ table: the linear holds the table transposed
                 put(t.id, "weight", np.asarray(lazy.materialize(node.params["weight"])).T, f"{node.name} (table)",
                     "one_hot @ table in TF: the table as is")
-        elif t.kind == "layer_norm":
+        elif t.kind in ("layer_norm", "channel_norm"):
             width = t.attrs["features"]
             for name, param, default in (("weight", "gamma", 1.0), ("bias", "beta", 0.0)):
                 if getattr(t.node, name, None) is None:
@@ -131,6 +139,9 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
         elif t.kind == "concat":  # a parameter joined in forward (a CLS token): TF's constant part
             for (_, key, shape), (_, const) in zip(t.attrs.get("const_parts", []), i.attrs.get("const_parts", [])):
                 put("", key, _one_copy(const, shape), const.name, f"TF's constant joined by '{i.id}', as {shape}")
+        elif t.kind == "const" and "selected" in t.attrs:
+            put("", t.attrs["param"], selections(t, i), node.name,
+                "TF's constant added by its reader, read back through the module's own selection of the entries")
         elif t.kind == "const" and "param" in t.attrs:
             value = np.asarray(lazy.materialize(node.params["value"]))
             put("", t.attrs["param"], value.reshape(t.attrs["shape"]), node.name,
@@ -151,7 +162,56 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
                         rec["tf"] += f" - {conv}/bias"
             values.update(values_bn)
             records.extend(recs)
+    parametrized(values, records, pairs)
     return values, records
+
+
+def _stored_weight(t: Layer, i: Layer) -> tuple[np.ndarray, str, str]:
+    """(value, TF name, transform) of a linear's weight where one side keeps it (in, out): TF's matmul with a
+    constant matrix (a head tied to the embeddings), the module's Hugging Face Conv1D (GPT-2's projections)."""
+    if "matrix" in i.attrs:
+        name, matrix = i.attrs["matrix"]  # (in, out)
+        how = "TF's x @ matrix (in, out)"
+    else:
+        name = _tf_name(i.node, "weight")
+        matrix = np.asarray(lazy.materialize(i.node.params["weight"])).T
+        how = "TF's kernel (in, out)"
+    if t.attrs.get("stored") == "in_out":
+        return matrix, name, f"{how} as is: the module stores (in, out) (Hugging Face's Conv1D)"
+    return matrix.T, name, f"{how} -> (out, in)"
+
+
+def parametrized(values: dict[str, Any], records: list[dict[str, Any]], pairs: list[tuple[Layer, Layer]]) -> None:
+    """A module weight behind a `torch.nn.utils.parametrize` parametrization (Wav2Vec2's weight-normed positional
+    conv: `parametrizations.weight.original0/1`) gets what gives TF's kernel back: for weight norm, the direction
+    v = the kernel and the magnitude g = its norm (g * v / |v| is the kernel). Any other parametrization cannot
+    be inverted: refused naming the module path."""
+    from torch.nn.utils import parametrize
+
+    for t, _ in pairs:
+        m = t.node
+        key = f"{t.id}.weight"
+        if m is None or key not in values or not parametrize.is_parametrized(m, "weight"):
+            continue
+        chain = list(m.parametrizations["weight"])
+        if len(chain) != 1 or type(chain[0]).__name__ != "_WeightNorm":
+            names = ", ".join(type(p).__name__ for p in chain)
+            raise UnsupportedError([Unsupported("parametrization", t.id, f"its weight is computed by {names}: TF's "
+                                                "kernel cannot be put back through it (weight norm can)")], "--into")
+        kernel = values.pop(key)
+        dim = int(chain[0].dim)
+        axes = tuple(a for a in range(kernel.ndim) if a != dim % kernel.ndim) if dim != -1 else tuple(
+            range(kernel.ndim))
+        norm = np.sqrt(np.sum(np.square(kernel, dtype=np.float64), axis=axes, keepdims=True)).astype(np.float32)
+        record = next(r for r in records if r["parameter"] == key)
+        records.remove(record)
+        base = f"{t.id}.parametrizations.weight"
+        values[f"{base}.original0"], values[f"{base}.original1"] = norm, kernel
+        records.append({**record, "parameter": f"{base}.original0", "shape": list(norm.shape),
+                        "transform": f"weight norm's g: the norm of TF's kernel ({record['transform']}) over every "
+                                     f"axis but {dim}"})
+        records.append({**record, "parameter": f"{base}.original1",
+                        "transform": f"weight norm's v: TF's kernel ({record['transform']})"})
 
 
 def _one_copy(const, shape: tuple[int, ...]) -> np.ndarray:

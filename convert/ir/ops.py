@@ -23,19 +23,20 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..targets import TARGETS  # noqa: F401 - the targets a row's `refused` names
-from . import shapes
+from . import shapes, shapes_control
 from .shapes import ShapeRule
 
 REQUIRED = object()  # an Attr default meaning "every node must set it"
 
 # An op's family: the file its reference function and each target's handler live in (`spatial.py`, or a
 # part of it, `spatial_3d.py`); parsers group their handlers by the same names.
-FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize", "detection")
-KINDS = ("spatial", "parametric", "shape", "reduction", "binary", "unary", "source", "sequence")
+FAMILIES = ("elementwise", "reduce", "shape", "spatial", "nn", "sequence", "resize", "detection", "control")
+KINDS = ("spatial", "parametric", "shape", "reduction", "binary", "unary", "source", "sequence", "control")
 
 # What a row's kind implies for the fields it leaves unset.
 _FAMILY_OF_KIND = {"spatial": "spatial", "parametric": "nn", "shape": "shape", "reduction": "reduce",
-                   "binary": "elementwise", "unary": "elementwise", "source": "shape", "sequence": "sequence"}
+                   "binary": "elementwise", "unary": "elementwise", "source": "shape", "sequence": "sequence",
+                   "control": "control"}
 _SHAPE_OF_KIND: dict[str, ShapeRule] = {"binary": shapes.broadcast, "unary": shapes.same,
                                         "source": shapes.source}
 
@@ -129,6 +130,9 @@ class OpSpec:
     # The TFLite builtin operators that are this op, one to one (`tflite=("LOGISTIC",)`): name -> attrs (or a
     # tuple). The TFLite parser's elementwise table derives from it.
     tflite: Mapping[str, Mapping[str, Any]] | tuple[str, ...] = ()
+    # Its output's sizes follow the values of run-time inputs (a shape, paddings, a depth): the shape rule
+    # gives them as RUN_TIME, the model computes them while it runs (convert.ir.runtime_dims).
+    run_time_sizes: bool = False
 
     def __post_init__(self) -> None:
         derived = {
@@ -203,7 +207,23 @@ _RUNNING: dict[str, Any] = {"types": {"axis": Attr("int"), "exclusive": Attr("bo
                             "positional": channels_only("axis"), "size": "channel_axis", "shape": shapes.same}
 
 
+# what the integer (TFLite full-integer) rows share
+_QUANTIZED_TYPES = {"scale": Attr("float"), "zero_point": Attr("int"),
+                    "dtype": Attr("str", REQUIRED, ("int8", "uint8"))}
+_QUANTIZED_REFUSED = {
+    "mxnet": "TFLite's fixed-point integer arithmetic (int64 products, rounding shifts) is not lowered to MXNet yet; "
+             "convert a full-integer .tflite model to torch or onnx",
+    "caffe": "Caffe blobs are float32: TFLite's integer arithmetic (int8 tensors, int32 accumulators, fixed-point "
+             "multipliers) cannot be expressed",
+}
+
+
 # name -> spec. attrs marked with '?' are optional.
+# why MXNet and Caffe have no handler for an op whose sizes follow run-time values
+_STATIC_ONLY = {target: f"its output's sizes follow a run-time value and the {name} format holds static shapes "
+                        "only (make that value a constant, --set NAME=VALUE)"
+                for target, name in (("mxnet", "MXNet"), ("caffe", "Caffe"))}
+
 OPS: dict[str, OpSpec] = {
     # ---- spatial ------------------------------------------------------------------------------
     "conv2d": OpSpec(
@@ -584,6 +604,76 @@ OPS: dict[str, OpSpec] = {
         refused={"caffe": "BVLC Caffe has no floor (or other rounding) layer, so the quantization step "
                           "cannot be expressed"},
     ),
+    # ---- TFLite's integer arithmetic (full-integer .tflite models), bit for bit (convert.fixed_point) ----
+    "quantize": OpSpec(
+        ("scale", "zero_point", "dtype"),
+        (),
+        "TFLite's QUANTIZE of float32 x: clamp(round(x / scale) + zero_point) to dtype's range, the division in "
+        "float64 (of the float32 value by the float32 scale widened), round half away from zero.",
+        "unary",
+        family="nn", types=_QUANTIZED_TYPES, refused=_QUANTIZED_REFUSED,
+    ),
+    "dequantize": OpSpec(
+        ("scale", "zero_point"),
+        (),
+        "TFLite's DEQUANTIZE of integer q: float32(float64(scale) * (q - zero_point)).",
+        "unary",
+        family="nn", types={"scale": Attr("float"), "zero_point": Attr("int")}, integers="wrap",
+        refused=_QUANTIZED_REFUSED,
+    ),
+    "requantize": OpSpec(
+        ("axis", "offset", "pre_shift", "zero_point", "min", "max", "dtype"),
+        ("multiplier", "shift"),
+        "Integer x to integer y = clamp(M((x + offset) * 2**pre_shift, multiplier[c], shift[c]) + zero_point, min, "
+        "max) as dtype; M is TFLite's MultiplyByQuantizedMultiplier (x * 2**max(s, 0), SaturatingRoundingDoubling"
+        "HighMul by the significand, RoundingDivideByPOT by max(-s, 0): convert.fixed_point.multiply); c the index "
+        "along `axis` when the params hold one value per channel, else their one value. Every intermediate fits "
+        "int64; (x + offset) * 2**max(s, 0) * 2**pre_shift fits int32 (the parser checks it).",
+        "parametric",
+        family="nn", shape=shapes.same, integers="wrap", refused=_QUANTIZED_REFUSED,
+        types={"axis": Attr("int", 1), "offset": Attr("int", 0), "pre_shift": Attr("int", 0),
+               "zero_point": Attr("int", 0), "min": Attr("int"), "max": Attr("int"),
+               "dtype": Attr("str", REQUIRED, ("int8", "uint8", "int32"))},
+    ),
+    "integer_conv2d": OpSpec(
+        ("kernel", "stride", "dilation", "groups", "edges", "input_zero_point", "weight_zero_point"),
+        ("weight", "bias?"),
+        "TFLite's quantized conv accumulator, int32: bias[o] + sum over the window and the group's input channels "
+        "of (x - input_zero_point) * (weight - weight_zero_point); weight OIHW integers, bias int32; edges=(t,b,l,r) "
+        "padding that adds nothing (a padded x counts as input_zero_point); groups == in_channels is depthwise.",
+        "spatial",
+        types={"kernel": Attr("ints"), "stride": Attr("ints"), "dilation": Attr("ints"), "groups": Attr("int"),
+               "edges": Attr("ints"), "input_zero_point": Attr("int"), "weight_zero_point": Attr("int", 0)},
+        family="nn", shape=shapes.integer_window, integers="wrap", refused=_QUANTIZED_REFUSED,
+    ),
+    "integer_linear": OpSpec(
+        ("input_zero_point", "weight_zero_point"),
+        ("weight", "bias?"),
+        "TFLite's quantized fully-connected accumulator, int32: bias + (x - input_zero_point) @ (weight - "
+        "weight_zero_point).T over x's last axis; weight (out, in) integers, bias int32.",
+        "parametric",
+        types={"input_zero_point": Attr("int"), "weight_zero_point": Attr("int", 0)},
+        size="last_axis", shape=shapes.linear, integers="wrap", refused=_QUANTIZED_REFUSED,
+    ),
+    "lookup": OpSpec(
+        ("low",),
+        ("table",),
+        "An integer x mapped through a table: y = table[x - low] (table of the dtype y takes, one entry per value "
+        "x can hold from low up); TFLite's 8-bit LOGISTIC is such a table, computed from the scales.",
+        "unary",
+        family="nn", types={"low": Attr("int")}, integers="wrap", refused=_QUANTIZED_REFUSED,
+    ),
+    "integer_avg_pool2d": OpSpec(
+        ("kernel", "stride", "edges", "min", "max"),
+        (),
+        "TFLite's quantized average pooling, integers in and out (same dtype): per window the sum s of its real "
+        "(unpadded) elements and their count n; y = clamp((s + n // 2) / n if s > 0 else (s - n // 2) / n, min, "
+        "max), the division truncating toward zero; edges=(t,b,l,r).",
+        "spatial",
+        types={"kernel": Attr("ints"), "stride": Attr("ints"), "edges": Attr("ints"), "min": Attr("int"),
+               "max": Attr("int")},
+        family="nn", shape=shapes.integer_window, integers="wrap", refused=_QUANTIZED_REFUSED,
+    ),
     # ---- sequence (recurrent layers) ----------------------------------------
     # x is (N, T, F), batch-major, time on axis 1 (Keras's layout; rank 3 keeps its source layout).
     # Canonical weights: weight_ih (G*U, F), weight_hh (G*U, U), bias_ih (G*U,), bias_hh (G*U,)
@@ -653,6 +743,41 @@ OPS: dict[str, OpSpec] = {
     ),
     # Cropping3D: fixed amounts off both ends of each axis, so the output follows any size (a slice's
     # absolute ends would bake it)
+    # ---- sizes that follow run-time values (convert.ir.runtime_dims): the parameter is an input tensor ----
+    "reshape_to": OpSpec((), (), "x (input 0) reshaped row-major to the run-time integer vector `shape` (input 1), "
+                         "one -1 in it resolved as numpy (TF's Reshape to a computed shape).", "shape",
+                         shape=shapes.to_run_time_vector, run_time_sizes=True,
+                         refused=_STATIC_ONLY),
+    "broadcast_to": OpSpec((), (), "numpy.broadcast_to(x, shape) of inputs (x, shape), `shape` a run-time integer "
+                           "vector (TF's BroadcastTo, and Fill: a scalar broadcast).", "shape",
+                           shape=shapes.to_run_time_vector, run_time_sizes=True,
+                           refused=_STATIC_ONLY),
+    "tile_by": OpSpec((), (), "numpy.tile(x, multiples) of inputs (x, multiples), `multiples` a run-time integer "
+                      "vector, one per axis of x.", "shape",
+                      shape=shapes.run_time_same_rank, run_time_sizes=True, refused=_STATIC_ONLY),
+    "pad_by": OpSpec(("value",), (), "Constant pad of inputs (x, paddings): `paddings` a run-time (rank, 2) integer "
+                     "matrix, (before, after) per axis of x in order, filled with `value`.", "shape",
+                     types={"value": Attr("float", 0.0)}, shape=shapes.run_time_same_rank, run_time_sizes=True,
+                     refused=_STATIC_ONLY),
+    "slice_to": OpSpec((), (), "x[starts[0]:ends[0], starts[1]:ends[1], ...] of inputs (x, starts, ends), run-time "
+                       "integer vectors with one element per axis of x, Python's slice rules (negative counts "
+                       "from the end, bounds clamped to the axis).", "shape",
+                       shape=shapes.run_time_same_rank, run_time_sizes=True,
+                       refused=_STATIC_ONLY),
+    "one_hot_by": OpSpec(("axis", "on", "off"), (), "one_hot of inputs (indices, depth), `depth` a run-time "
+                         "integer scalar: float32, the new axis of size depth inserted at `axis`, `on` where "
+                         "index == position, `off` elsewhere (out-of-range and negative indices: all `off`).",
+                         "shape", family="shape",
+                         types={"axis": Attr("int"), "on": Attr("float", 1.0), "off": Attr("float", 0.0)},
+                         shape=shapes.one_hot_by, run_time_sizes=True, refused=_STATIC_ONLY),
+    "range": OpSpec((), (), "start, start + delta, ... up to limit (excluded) of integer scalar inputs (start, "
+                    "limit, delta) known at run time, TF's Range: ceil((limit - start) / delta) values, none when "
+                    "that is negative.", "shape",
+                    shape=shapes.run_time_length, run_time_sizes=True, refused=_STATIC_ONLY),
+    "expand_dims_by": OpSpec((), (), "numpy.expand_dims(x, axis) of inputs (x, axis), `axis` a run-time integer "
+                             "scalar in [-rank - 1, rank] (negative counts from the end of the output).", "shape",
+                             shape=shapes.expand_dims_by, run_time_sizes=True,
+                             refused=_STATIC_ONLY),
     "crop": OpSpec(
         ("crops",),
         (),
@@ -758,6 +883,35 @@ OPS: dict[str, OpSpec] = {
                  "caffe": "Caffe blobs have fixed shapes: an output whose length depends on the data cannot "
                           "be returned"},
     ),
+    # ---- control flow: nested graphs (convert.ir.subgraph.Subgraph) run a run-time number of times ----
+    "while_loop": OpSpec(
+        ("cond", "body", "carried", "output"),
+        (),
+        "A loop with a run-time trip count. Inputs: the first `carried` are the loop variables' first values "
+        "(static shapes, kept by every step), the rest invariants. `cond` and `body` are Subgraphs whose inputs "
+        "bind to all the node's inputs in order: while cond's one output (a bool scalar or one-element "
+        "tensor) is true, the loop variables become body's outputs (one per loop variable, same shapes and "
+        "dtypes). The node returns loop variable `output` after the last step (one node per variable read).",
+        "control",
+        types={"carried": Attr("int"), "output": Attr("int")},
+        shape=shapes_control.loop_output,
+        refused={"mxnet": "MXNet's contrib.while_loop runs at most a fixed max_iterations steps and pads its "
+                          "outputs: a loop whose trip count the data decides is not expressed exactly",
+                 "caffe": "BVLC Caffe has no loops: a layer graph runs every layer once"},
+    ),
+    "cond": OpSpec(
+        ("then_branch", "else_branch", "output"),
+        (),
+        "A conditional: inputs (pred, *operands), pred a bool scalar (or one-element tensor). then_branch or "
+        "else_branch (Subgraphs whose inputs bind to the operands in order, same output shapes and dtypes) "
+        "runs, only the one pred picks; the node returns that branch's output `output` (one node per output).",
+        "control",
+        types={"output": Attr("int")},
+        shape=shapes_control.branch_output,
+        refused={"mxnet": "MXNet's contrib.cond is not exported into a symbol file this converter writes: a "
+                          "branch chosen at run time is not expressed",
+                 "caffe": "BVLC Caffe has no conditionals: a layer graph runs every layer once"},
+    ),
 }
 
 
@@ -788,6 +942,7 @@ VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/verify/token_in
 INTEGER_WRAPPING = ops_where(lambda spec: spec.integers == "wrap")  # app/verify/token_inputs
 INTEGER_ENDING = ops_where(lambda spec: spec.integers == "end")  # app/verify/token_inputs
 DATA_DEPENDENT = ops_where(lambda spec: spec.data_dependent)  # convert.ir.graph.data_dependent_length
+RUN_TIME_SIZED = ops_where(lambda spec: spec.run_time_sizes)  # convert.ir.runtime_dims
 # TF op -> (IR op, attrs) for the TF ops that are one catalog op (the rows' `tf`)
 TF_OPS: dict[str, tuple[str, dict[str, Any]]] = {
     tf_op: (name, attrs) for name, spec in OPS.items() for tf_op, attrs in spec.tf.items()}

@@ -12,6 +12,7 @@ import numpy as np
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.ir.dtypes import IR_DTYPES
 from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.progress import SILENT, Progress
 from tf_convert.convert.registry import import_family_modules
@@ -30,8 +31,8 @@ def _layout(dims: tuple[int, ...]) -> str:
     return "NCHW" if len(dims) == 4 else ""
 
 
-# the IR dtypes an ONNX model here takes and returns (int8/uint8 token ids stay inside)
-_BOUNDARY_DTYPES = ("float32", "float16", "float64", "int32", "int64", "bool", "int16", "uint16", "uint32", "uint64")
+# the IR dtypes an ONNX model here takes and returns: every one (onnxruntime feeds and returns each)
+_BOUNDARY_DTYPES = IR_DTYPES
 
 
 def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:

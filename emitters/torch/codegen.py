@@ -15,6 +15,7 @@ from tf_convert.convert.padding.sizes import size_flow, size_words
 from ..options import TorchOptions
 from .contract import AUX_SUFFIXES, TABLE, Ctx, Lowered
 from .names import MODULE_ATTRIBUTES, Namer, common_scope
+from .nn_quant import REQUANTIZE_HELPER
 
 NCHW_TO_NHWC = (0, 2, 3, 1)
 NHWC_TO_NCHW = (0, 3, 1, 2)
@@ -93,6 +94,7 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
             var=var,
             dynamic=gen.size_bound is None,
             free_axes=free if gen.size_bound is None else {},
+            namer=namer,
         )
         result = TABLE.get(node.op)(ctx)
         exprs[node.output] = result.expr or var
@@ -161,6 +163,7 @@ def _describe(entries: list[dict[str, Any]]) -> str:
 def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str], results: list[str],
             gen: Generated) -> str:
     helper = any("tf_same_pad(" in line for line in forward)
+    requantize = any("tflite_requantize(" in line for line in forward)
     signature = ", ".join(["self"] + [f"{a}: torch.Tensor" for a in args])
     if len(results) == 1:
         returns, ret = "torch.Tensor", results[0]
@@ -185,6 +188,7 @@ def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str
         "from torch import nn",
         "",
         *([_SAME_PAD_HELPER] if helper else []),
+        *([REQUANTIZE_HELPER] if requantize else []),
         "",
         "class Model(nn.Module):",
         f"    input_layouts = {tuple(e['layout'] for e in gen.inputs)!r}",

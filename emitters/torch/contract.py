@@ -25,6 +25,7 @@ TABLE = HandlerTable("torch", "no PyTorch lowering for this IR op")
 AUX_SUFFIXES = ("pad", "full", "divisor", "count", "scale", "shift", "gamma", "beta", "rows", "cols", "wy", "wx", "top")
 AUX_SUFFIXES += ("gx", "state", "cell", "steps", "t", "gates", "rec", "update")  # sequence_recurrent.py's loop locals
 AUX_SUFFIXES += ("lo", "hi", "area", "iou", "over", "order", "keep", "i", "take", "pos")  # detection.py's NMS locals
+AUX_SUFFIXES += ("left", "multiplier", "right", "mask", "bias")  # nn_quant.py's integer kernels
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Ctx(NodeContext):
     dynamic: bool = False  # the model runs at any H/W: size-dependent pads follow the runtime size
     # a dynamic model's tensors -> their axes that follow the runtime size (convert.padding.sizes.size_flow)
     free_axes: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    namer: Any = None  # the model's Namer (codegen.py): identifiers for the nodes of nested graphs (control.py)
 
     def aux(self, suffix: str) -> str:
         if suffix not in AUX_SUFFIXES:

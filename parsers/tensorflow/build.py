@@ -11,19 +11,23 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from typing import Any
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.ir import runtime_dims
 from tf_convert.convert.ir.dtypes import IR_DTYPES
 from tf_convert.parsers.base import ParseOptions
 
-from . import complex_values, input_layout, lengths, ops  # noqa: F401 - registers the handlers
+from . import complex_values, input_layout, lengths, ops, runtime_shapes  # noqa: F401 - registers the handlers
 from .context import NHWC_TO_NCHW, Context, NotConvertible, Val, show_shape
 from .graphio import node_of
 from .loader import Frozen
 from .loops import loop_hint
 from .safety import LOOP_HINT, LOOP_OPS
+from .shape_conds import fold_shape_conds
+from .subgraphs import function_graph
 from .table import TABLE
 from .tfgraph import SHAPE_OPS, DType, Graph, ShapeError, TensorShape
 from .unroll import unroll_loops
@@ -99,13 +103,15 @@ def _import(frozen: Frozen, input_map: dict) -> Graph:
 
 
 def _unrolled(frozen: Frozen, signatures: list, notes: list[str] | None = None) -> Frozen:
-    """`frozen` with its While loops unrolled at the fixed input shapes (TF's reference run keeps them)."""
+    """`frozen` with its conds decided and its While loops unrolled at the fixed input shapes (TF's reference
+    run keeps them)."""
     from dataclasses import replace
 
     input_map = {t: (dtype, shape) for t, dtype, shape in signatures}
+    weights, keep = getattr(frozen, "weights", {}), frozen.inputs + frozen.outputs
     try:
-        graph_def = unroll_loops(frozen.graph_def, input_map, getattr(frozen, "weights", {}),
-                                 frozen.inputs + frozen.outputs, notes=notes)
+        graph_def = fold_shape_conds(frozen.graph_def, input_map, weights, keep)
+        graph_def = unroll_loops(graph_def, input_map, weights, keep, notes=notes)
     except ShapeError as e:
         raise UsageError(f"the input shape does not fit the graph: {_line(e)}") from None
     return frozen if graph_def is frozen.graph_def else replace(frozen, graph_def=graph_def)
@@ -193,6 +199,9 @@ def _convert_ops(ctx: Context, ops_: list[Any], library: dict[str, Any] | None =
             continue
         try:
             ctx.current = op
+            sized = runtime_shapes.refusal(ctx, op)
+            if sized:
+                raise NotConvertible(sized)
             lengths.follow(ctx, op)
             if not complex_values.follow(ctx, op):
                 handler(ctx, op)
@@ -258,12 +267,16 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     fmt = _data_format(live_ops)
     _add_inputs(ctx, signatures, placeholders, fmt, options)
     library = {f.signature.name: f for f in tfg.graph_def.library.function}
+    ctx.library = tfg.graph_def.library  # a run-time loop's or branch's functions (ops/control.py)
+    ctx.build_function = partial(function_graph, build_graph, tfg.graph_def.library)
     _convert_ops(ctx, live_ops, library, dynamic, {p.name: t for t, p in placeholders.items()},
                  blockers + _foreign_inputs(signatures), set(frontier) - set(values))
     _add_outputs(ctx, frozen.outputs, out_tensors)
     graph.metadata["source_tensors"] = {t: v for t, v in source_tensors(ctx).items() if node_of(t) in original}
     graph.prune()
-    unknown = [t for t in graph.tensors.values() if any(d < 0 for d in t.shape)]
+    # a size that follows a run-time value is RUN_TIME (convert.ir.runtime_dims); only an input's must be given
+    tensors = [graph.tensors[t] for t in graph.inputs] if runtime_dims.has_run_time(graph) else graph.tensors.values()
+    unknown = [t for t in tensors if any(d < 0 for d in t.shape)]
     if unknown:
         raise UsageError(f"tensor '{unknown[0].name}' has an unknown size ({input_desc}); "
                          "pass --input-shape, e.g. --input-shape 1,224,224,3")

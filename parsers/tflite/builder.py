@@ -14,13 +14,13 @@ from tf_convert.convert import ir
 from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError, UsageError
 from tf_convert.parsers.base import ParseOptions
 
-from . import layout, reference, refused, validate, weights
+from . import layout, quantized, reference, refused, validate, weights
 from .op import Op
 from .schema import NUMPY_TYPES, Model, Operator, Subgraph, Tensor
-from .table import CUSTOM, FOLD, TABLE
+from .table import CUSTOM, FOLD, QUANTIZED, TABLE
 
 POISON = "\0unbuilt"  # stands for the outputs of an operator that could not be converted
-_INPUT_TYPES = {"FLOAT32": "float32", "INT32": "int32", "INT64": "int64", "BOOL": "bool"}
+_INPUT_TYPES = {"FLOAT32": "float32", "INT32": "int32", "INT64": "int64", "BOOL": "bool", **quantized.INTEGER_TYPES}
 
 
 def choose(model: Model, signature: str | None) -> tuple[Subgraph, dict[str, int] | None, dict[str, int] | None]:
@@ -229,9 +229,11 @@ class Builder:
             for index, value in zip(operator.outputs, results):
                 self.values[index] = np.asarray(value)
             return
-        handler = (CUSTOM if operator.custom else TABLE).get(operator.name)
+        integer = not operator.custom and quantized.integer(operator, self.tensors)
+        handler = (CUSTOM if operator.custom else QUANTIZED if integer else TABLE).get(operator.name)
         if handler is None:
-            why = None if operator.custom else refused.reason(operator.name)
+            why = quantized.refusal(operator.name) if integer else \
+                None if operator.custom else refused.reason(operator.name)
             what = "custom operator" if operator.custom else "builtin operator"
             self.errors.append(Unsupported(operator.name, op.name, f"{what}: {why}" if why else
                                            f"{what} with no converter"))

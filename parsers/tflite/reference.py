@@ -1,6 +1,8 @@
-"""The reference for a `.tflite` source: the file itself in TFLite's interpreter (TensorFlow's
-`tf.lite.Interpreter`, or ai-edge-litert's where TensorFlow does not import), at the file's input size
-(or a size its shape signature leaves free).
+"""The reference for a `.tflite` source: the file itself in TFLite's interpreter (ai-edge-litert's where it is
+installed, and then TensorFlow is never imported on this path; else TensorFlow's `tf.lite.Interpreter`), at
+the file's input size (or a size its shape signature leaves free). A full-integer model runs on TFLite's
+reference kernels (the op resolver BUILTIN_REF): its optimized kernels and the XNNPACK delegate round some
+products differently.
 
 The interpreter refusing the file (it cannot load it, or run it at the file's own size) is an InputError
 (exit 2: "TFLite's interpreter cannot run this file: ..."); refusing another size is not (verify skips that
@@ -15,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -23,27 +26,21 @@ from tf_convert.convert import ir, isolated
 from tf_convert.convert.errors import InputError
 
 from . import layout
+from .quantized import integer
 from .schema import read
 
 
-def _interpreter_class(litert_first: bool = False) -> type:
-    """TensorFlow's interpreter, else LiteRT's (the same runtime, packaged without TensorFlow); `litert_first`:
-    LiteRT's where it imports (a child that only prepares the file: seconds less than TensorFlow's import)."""
+def _interpreter_class() -> type:
+    """LiteRT's interpreter (ai-edge-litert: the same TFLite runtime, packaged without TensorFlow: its import
+    takes a fraction of TensorFlow's time and memory), else TensorFlow's tf.lite.Interpreter."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    if litert_first:
-        try:
-            from ai_edge_litert.interpreter import Interpreter
-        except ImportError:
-            pass
-        else:
-            return Interpreter
     try:
-        import tensorflow as tf
-    except ImportError:
         from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        import tensorflow as tf
 
-        return Interpreter
-    return tf.lite.Interpreter
+        return tf.lite.Interpreter
+    return Interpreter
 
 
 def run_reference(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -56,6 +53,11 @@ def run_reference_sets(path: str | Path, graph: ir.Graph,
     """run_reference for each of `input_sets`, the file read once."""
     return _Runner(Path(path), graph).run_all(input_sets)
 
+
+# custom operator -> its outputs the interpreter encodes its own way: MediaPipe's argmax index, which TFLite's
+# XNNPACK delegate (the one that runs MediaPipe's pair) writes as a uint32 in column-major window order where
+# MediaPipe's kernel writes a float (parsers/tflite/mediapipe_pooling.py): no reference for that tensor
+OWN_ENCODING = {"MaxPoolingWithArgmax2D": (1,)}
 
 REFUSAL_TIMEOUT_S = 300  # the child imports TensorFlow (seconds) and prepares a small file
 _REFUSED = 3  # the child's exit status when the interpreter refuses the file (its message on stdout)
@@ -86,7 +88,7 @@ def _prepare(path: str) -> int:
     """The child of refusal(): load the file, prepare it and run it once on zeros at its own size; exit
     _REFUSED with the reason when that fails."""
     try:
-        interpreter = _interpreter_class(litert_first=True)
+        interpreter = _interpreter_class()
     except ImportError:
         return 0
     try:
@@ -111,7 +113,7 @@ def run_tensors(path: str | Path, graph: ir.Graph, inputs: list[np.ndarray],
         return {}
     runner.run(inputs)
     return {name: np.array(runner.interpreter.get_tensor(runner.by_name[name]))
-            for name in names if name in runner.by_name}
+            for name in names if name in runner.by_name and runner.by_name[name] not in runner.own_encoding}
 
 
 class _Runner:
@@ -129,14 +131,37 @@ class _Runner:
             self.by_name = {t.name: t.index for t in sub.tensors}
         self.tensors = sub.tensors
         self.outputs = [self.by_name[graph.source_names.get(t, t)] for t in graph.outputs]
+        self.own_encoding = {op.outputs[k] for op in sub.operators if op.custom
+                             for k in OWN_ENCODING.get(op.name, ()) if k < len(op.outputs)}
+        for index in set(self.outputs) & self.own_encoding:
+            raise InputError(f"{path.name}: output '{self.tensors[index].name}' is an argmax index TFLite's "
+                             "interpreter encodes its own way (XNNPACK's), not MediaPipe's: it cannot be "
+                             "checked; leave it out of --outputs to verify the others")
         self.inner = preserve or (not self.signature and not set(self.outputs) <= set(sub.outputs))
         cls = _interpreter_class()
+        kernels = {}
+        if any(integer(op, sub.tensors) for op in sub.operators):  # integer arithmetic as the reference kernels do it
+            kernels["experimental_op_resolver_type"] = sys.modules[cls.__module__].OpResolverType.BUILTIN_REF
         try:
-            self.interpreter = cls(model_path=str(path), num_threads=1,
-                                   experimental_preserve_all_tensors=self.inner)
+            with warnings.catch_warnings():  # its advice against preserving tensors: keeping them is the point
+                warnings.filterwarnings("ignore", message=".*experimental_preserve_all_tensors")
+                self.interpreter = self._load(cls, kernels)
         except ValueError as error:  # what the interpreter raises for a file it cannot load
             raise cannot_run(path, error) from None
         self.shapes: dict[int, tuple[int, ...]] = {}
+
+    def _load(self, cls: type, kernels: dict) -> object:
+        """The interpreter on `kernels`; where the reference kernels lack one of the file's operators (their
+        resolver registers fewer versions: int8 TILE), TFLite's builtin kernels without a delegate."""
+        try:
+            return cls(model_path=str(self.path), num_threads=1, experimental_preserve_all_tensors=self.inner,
+                       **kernels)
+        except ValueError:
+            if not kernels:
+                raise
+        kernels = {"experimental_op_resolver_type": sys.modules[cls.__module__].OpResolverType
+                   .BUILTIN_WITHOUT_DEFAULT_DELEGATES}
+        return cls(model_path=str(self.path), num_threads=1, experimental_preserve_all_tensors=self.inner, **kernels)
 
     def run_all(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
         return [self.run(inputs) for inputs in input_sets]

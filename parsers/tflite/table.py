@@ -12,3 +12,6 @@ FOLD = OpTable("tflite folding")
 # Custom operators, by their custom code (Convolution2DTransposeBias): a table of their own, so that a custom
 # code never shadows a builtin's name.
 CUSTOM = OpTable("tflite custom")
+
+# Operators on 8-bit quantized activations (parsers.tflite.quantized): TFLite's integer kernels, by builtin name.
+QUANTIZED = OpTable("tflite quantized")

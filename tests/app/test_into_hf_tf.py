@@ -26,21 +26,30 @@ transformers = pytest.importorskip("transformers")
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "support" / "hf_tf_models.py"
-# name -> (conversion shapes, another size): sequence lengths 7 and 11, images 32 and 40 (ViT: its fixed 32, batch 3)
+# name -> conversion shapes; another size: sequence lengths 7 and 11 (Whisper's decoder; its 16 mel frames fixed),
+# images 32 and 40 (ViT: its fixed 32, batch 3)
 TEXT = {"input_ids": (2, 7), "attention_mask": (2, 7), "token_type_ids": (2, 7)}
 CASES = {
     "bert": TEXT,
     "bert_ids": {"input_ids": (2, 7)},
     "distilbert": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
     "roberta": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
+    "gpt2_lm": {"input_ids": (2, 7)},
+    "whisper": {"input_features": (2, 8, 16), "decoder_input_ids": (2, 7)},
     "vit": {"pixel_values": (2, 3, 32, 32)},
     "deit": {"pixel_values": (2, 3, 32, 32)},
     "convnext": {"pixel_values": (2, 3, 32, 32)},
     "resnet": {"pixel_values": (2, 3, 32, 32)},
     "regnet": {"pixel_values": (2, 3, 32, 32)},
+    "swin": {"pixel_values": (2, 3, 32, 32)},
+    "segformer": {"pixel_values": (2, 3, 32, 32)},
+    "wav2vec2": {"input_values": (2, 400)},
 }
-ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "vit", "deit"}  # built with SDPA too
+OTHER = {"wav2vec2": {"input_values": (2, 560)}}  # audio: 79 and 111 frames after the feature extractor
+ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "gpt2_lm", "whisper", "vit", "deit", "swin", "wav2vec2",
+             "segformer"}  # with SDPA too
 FIXED_SIZE = {"vit", "deit"}  # TF's ViT and DeiT are bound to their config's image size
+FIXED_INPUTS = {"input_features"}  # Whisper's mel frames: 2 * max_source_positions, always
 
 
 @pytest.fixture(scope="module")
@@ -59,14 +68,15 @@ def saved(tmp_path_factory) -> Path:
 def _other(shapes: dict[str, tuple[int, ...]], fixed_image: bool) -> dict[str, tuple[int, ...]]:
     if fixed_image:
         return {k: (v[0] + 1, *v[1:]) for k, v in shapes.items()}
-    return {k: (*v[:-1], v[-1] + 4) if len(v) == 2 else (*v[:2], v[2] + 8, v[3] + 8) for k, v in shapes.items()}
+    return {k: v if k in FIXED_INPUTS else (*v[:-1], v[-1] + 4) if len(v) == 2 else (*v[:2], v[2] + 8, v[3] + 8)
+            for k, v in shapes.items()}
 
 
 def _feeds(shapes: dict[str, tuple[int, ...]], vocab: int, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     feeds = {}
     for name, shape in shapes.items():
-        if name == "pixel_values":
+        if name in ("pixel_values", "input_features", "input_values"):
             feeds[name] = rng.standard_normal(shape).astype(np.float32)
         elif name == "attention_mask":  # padding at the end of the second row
             mask = np.ones(shape, np.int32)
@@ -116,7 +126,8 @@ def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
     model = cls(config).eval()
     model.load_state_dict(torch.load(tmp_path / "out" / "state_dict.pt"), strict=True)
     fixed = name in FIXED_SIZE
-    errors = _errors(saved / name, model, [shapes, _other(shapes, fixed)], meta["kwargs"].get("vocab_size", 2))
+    other = OTHER.get(name) or _other(shapes, fixed)
+    errors = _errors(saved / name, model, [shapes, other], meta["kwargs"].get("vocab_size", 2))
     print(f"{name} {attention}: max_rel {max(errors):.2g} ({errors}), {seconds:.1f} s")
     assert max(errors) < 1e-5, errors
     if "pixel_values" in shapes:
@@ -137,3 +148,33 @@ def test_save_pretrained_h5_is_refused_naming_the_savedmodel_route(tmp_path):
     assert code == 2, err
     assert "TFBertModel" in err and "save_pretrained(dir, saved_model=True)" in err and "tf.saved_model.save" in err
     assert "model.save('model.h5')" not in err and not (tmp_path / "out").exists()
+
+
+class FeaturesThenIds(torch.nn.Module):
+    """Whisper's forward order (features, then decoder ids) in a few layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(8, 16, 3, padding=1)
+        self.embed = torch.nn.Embedding(40, 16)
+
+    def forward(self, input_features, decoder_ids):
+        return self.conv(input_features).mean(-1, keepdim=True).transpose(1, 2) + self.embed(decoder_ids)
+
+
+@pytest.mark.parametrize("names, hint", [
+    (["decoder_ids", "features"], "pass --inputs features,decoder_ids"),
+    (["ids", "mel"], "name TF's inputs as forward's parameters"),
+])
+def test_inputs_fed_by_position_in_the_wrong_order_name_the_order_to_pass(names, hint):
+    """Two TF inputs whose names are not all forward's go by position, in TF's order: where the module fails,
+    the message gives TF's order, forward's and the --inputs order that fits (or how to make one)."""
+    from tf_convert.app.into_module import trace
+    from tf_convert.convert.errors import ConvertError
+
+    with pytest.raises(ConvertError) as failure:
+        trace.build("tests.app.test_into_hf_tf:FeaturesThenIds", {}, [((2, 7), "int32"), ((2, 8, 16), "float32")],
+                    [f"{n}:0" for n in names])
+    message = str(failure.value)
+    assert f"TF's inputs {names} went to forward's ['input_features', 'decoder_ids'] by position" in message, message
+    assert hint in message, message

@@ -1,10 +1,13 @@
-"""`--verify` of a `.tflite` where TensorFlow does not import: the reference is ai-edge-litert's interpreter
-(the same TFLite runtime, packaged without TensorFlow); with neither, one line (exit 2). TensorFlow is
+"""`--verify` of a `.tflite` runs ai-edge-litert's interpreter (the same TFLite runtime, packaged without
+TensorFlow) and never imports TensorFlow, installed or not; where TensorFlow does not import, the same; with
+neither interpreter, one line (exit 2). TensorFlow is
 hidden in this process (`sys.modules[name] = None` makes its import fail), after it wrote the files:
 the CLI's reference child starts isolated (`python -I`), so a PYTHONPATH blocker would not reach it."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 
 import numpy as np
@@ -73,5 +76,38 @@ def test_neither_interpreter_is_one_line(no_tensorflow, monkeypatch):
     with pytest.raises(MissingDependency) as err:
         requirements.check_reference("tflite")
     message = str(err.value)
-    assert "neither tensorflow nor ai_edge_litert.interpreter can be imported" in message
+    assert "neither ai_edge_litert.interpreter nor tensorflow can be imported" in message
     assert "\n" not in message and "[verify]" in message
+
+
+# The CLI's --verify and `verify --layers` (their reference in the child), then what that child runs, in one
+# fresh process: TensorFlow is installed but nothing on this path may import it.
+_NOTHING_IMPORTS_TF = """
+import json, sys
+from click.testing import CliRunner
+from tf_convert import cli, parsers
+from tf_convert.app import requirements
+from tf_convert.app.verify import reference_process
+from tf_convert.parsers.base import ParseOptions
+path, out = sys.argv[1], sys.argv[2]
+found = {"verify": CliRunner().invoke(cli.main, ["tf2onnx", path, "-o", out, "--verify"]).exit_code,
+         "layers": CliRunner().invoke(cli.main, ["verify", out, "--layers"]).exit_code}
+requirements.check_reference("tflite")  # the child's steps, in process
+graph = parsers.parse(path, ParseOptions())
+x = [reference_process.skeleton(graph).tensors[graph.inputs[0]].shape]
+sets = [[__import__("numpy").zeros(x[0], "float32")]]
+found["sets"] = [type(o).__name__ for o in reference_process.all_sets(path, graph, sets)]
+found["tensors"] = len(parsers.run_reference_tensors(path, graph, sets[0], list(graph.source_names.values())))
+found["tensorflow"] = sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras", "tf_keras"))
+print(json.dumps(found))
+"""
+
+
+def test_no_tensorflow_import_on_the_tflite_check(files, tmp_path):
+    done = subprocess.run([sys.executable, "-c", _NOTHING_IMPORTS_TF, str(files["keras_convs_15"]),
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["verify"] == 0 and found["layers"] == 0, found
+    assert found["sets"] == ["list"] and found["tensors"] > 0, found
+    assert found["tensorflow"] == [], found

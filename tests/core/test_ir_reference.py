@@ -17,8 +17,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from tests.support import ir_cases, sequence_cases
 from tests.support.ir_cases import rel_error
+from tests.support.tflite_integer import ROWS as TFLITE_INTEGER_ROWS
 from tf_convert.convert import ir
 from tf_convert.convert.ir.reference import REFERENCE, EvaluationError
+from tf_convert.convert.ir.subgraph import Subgraph
 
 RTOL = 1e-5
 MATRIX = ir_cases.matrix(full=bool(os.environ.get("CONVERT_FULL_MATRIX")))
@@ -336,6 +338,27 @@ OTHER_OPS.update({
     "rnn": [_recurrent_row("rnn", activation="relu", output="last_h"),
             _recurrent_row("rnn", 1)],
 })
+# ---- sizes that follow run-time values: the parameter is an input (convert.ir.runtime_dims) ----
+_I = np.int32
+OTHER_OPS.update({
+    "reshape_to": [({}, {}, [X4, _I([6, -1])], lambda tf, x, s: tf.reshape(x, s)),
+                   ({}, {}, [X4[:0], _I([0, 7])], lambda tf, x, s: tf.reshape(x, s))],
+    "broadcast_to": [({}, {}, [np.float32(1.5), _I([2, 3])], lambda tf, x, s: tf.fill(s, x)),
+                     ({}, {}, [_f32(3, 1), np.int64([2, 3, 4])], lambda tf, x, s: tf.broadcast_to(x, s))],
+    "tile_by": [({}, {}, [_f32(2, 3), _I([2, 0])], lambda tf, x, m: tf.tile(x, m)),
+                ({}, {}, [IDS, np.int64([3, 1])], lambda tf, x, m: tf.tile(x, m))],
+    "pad_by": [({"value": 0.0}, {}, [X4, _I([[0, 1], [2, 0], [0, 0], [1, 1]])], lambda tf, x, p: tf.pad(x, p)),
+               ({"value": -2.0}, {}, [IDS, np.int64([[1, 0], [0, 2]])],
+                lambda tf, x, p: tf.pad(x, p, constant_values=-2))],
+    "slice_to": [({}, {}, [X4, _I([1, -2, 0, 2]), _I([2, 2**31 - 1, -1, 2])],
+                  lambda tf, x, b, e: tf.strided_slice(x, b, e))],
+    "one_hot_by": [({"axis": 1, "on": 2.0, "off": -1.0}, {}, [IDS - 1, _I(4)],
+                    lambda tf, i, d: tf.one_hot(i, d, on_value=2.0, off_value=-1.0, axis=1))],
+    "range": [({}, {}, [_I(2), _I(11), _I(3)], lambda tf, a, b, c: tf.range(a, b, c)),
+              ({}, {}, [np.int64(5), np.int64(-3), np.int64(-2)], lambda tf, a, b, c: tf.range(a, b, c))],
+    "expand_dims_by": [({}, {}, [X4, _I(-2)], lambda tf, x, a: tf.expand_dims(x, a)),
+                       ({}, {}, [np.float32(3.0), _I(0)], lambda tf, x, a: tf.expand_dims(x, a))],
+})
 SPATIAL = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"}  # the padding matrix covers these
 
 # ---- the 3-D ops against TF's own SAME padding (asymmetric at these sizes) -----------------
@@ -433,6 +456,49 @@ OTHER_OPS.update({
         tf.raw_ops, o)(x=a, y=b)), ({}, {}, [_full_range("int64", (2, 5), 24), np.int64([[-1], [63]])],
                                     lambda tf, a, b, o=tf_op: getattr(tf.raw_ops, o)(x=a, y=b))]
        for op, tf_op in (("left_shift", "LeftShift"), ("right_shift", "RightShift"))},
+})
+
+OTHER_OPS.update(TFLITE_INTEGER_ROWS)  # TFLite's integer kernels, against a second transcription of TFLite's C
+
+
+# ---- control flow: nested graphs run a run-time number of times ----------------------------------------
+def _loop_graphs() -> tuple[Subgraph, Subgraph]:
+    """cond: i < n; body: (i + 1, x * 1.5); inputs (i, x, n)."""
+    graphs = []
+    for name in ("cond", "body"):
+        g = Subgraph(name)
+        g.inputs = [g.add_tensor("i", (), "int32"), g.add_tensor("x", (2, 3)), g.add_tensor("n", (), "int32")]
+        if name == "cond":
+            g.outputs = [g.add_node("less", "go", ["i", "n"], (), out_dtype="bool")]
+        else:
+            one = g.add_node("const", "one", [], (), params={"value": np.int32(1)}, out_dtype="int32")
+            half = g.add_node("const", "k", [], (), params={"value": np.float32(1.5)})
+            g.outputs = [g.add_node("add", "next_i", ["i", one], ()), g.add_node("mul", "next_x", ["x", half], (2, 3))]
+        graphs.append(g)
+    return graphs[0], graphs[1]
+
+
+def _branches() -> tuple[Subgraph, Subgraph]:
+    """then: x + 1; else: x * 3; input x."""
+    graphs = []
+    for name, op, k in (("then", "add", 1.0), ("else", "mul", 3.0)):
+        g = Subgraph(name)
+        g.inputs = [g.add_tensor("x", (2, 3))]
+        c = g.add_node("const", "k", [], (), params={"value": np.float32(k)})
+        g.outputs = [g.add_node(op, "y", ["x", c], (2, 3))]
+        graphs.append(g)
+    return graphs[0], graphs[1]
+
+
+_COND, _BODY = _loop_graphs()
+_THEN, _ELSE = _branches()
+_X23 = _f32(2, 3)
+OTHER_OPS.update({
+    "while_loop": [({"cond": _COND, "body": _BODY, "carried": 2, "output": 1}, {}, [np.int32(0), _X23, np.int32(n)],
+                    lambda tf, i, x, n: tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * 1.5), (i, x))[1])
+                   for n in (0, 3)],
+    "cond": [({"then_branch": _THEN, "else_branch": _ELSE, "output": 0}, {}, [np.bool_(p), _X23],
+              lambda tf, p, x: tf.cond(p, lambda: x + 1.0, lambda: x * 3.0)) for p in (True, False)],
 })
 
 

@@ -134,6 +134,27 @@ def test_zero_pad_folds():
     _same_numbers(before, g)
 
 
+def test_zero_pad_of_nhwc_folds_through_its_transpose():
+    """SegFormer's patch embeddings: tokens reshaped to (N, H, W, C), zero-padded, turned NCHW, convolved."""
+    rng = np.random.default_rng(0)
+    g = ir.Graph("t")
+    g.add_tensor("x", (1, 7, 6, 3))
+    g.inputs.append("x")
+    pad = g.add_node("pad", "pad", ["x"], (1, 8, 9, 3),
+                     {"pads": ((0, 0), (1, 0), (1, 2), (0, 0)), "mode": "constant", "value": 0.0})
+    turned = g.add_node("transpose", "turn", [pad], (1, 3, 8, 9), {"perm": (0, 3, 1, 2)})
+    g.outputs.append(g.add_node("conv2d", "conv", [turned], (1, 4, 6, 7),
+                                {"kernel": (3, 3), "stride": (1, 1), "dilation": (1, 1), "groups": 1,
+                                 "pads": (0, 0, 0, 0)},
+                                {"weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32)}))
+    g.validate()
+    before = _copy(g)
+    assert fold_pad_into_conv(g)
+    g.validate()
+    assert g.node("conv").attrs["pads"] == (1, 0, 1, 2) and g.shape("turn") == (1, 3, 7, 6)
+    _same_numbers(before, g)
+
+
 @pytest.mark.parametrize("attrs,consumers", [
     ({"pads": ((0, 0), (0, 0), (1, 1), (1, 1)), "mode": "constant", "value": 1.0}, 1),  # value != 0
     ({"pads": ((0, 0), (0, 0), (1, 1), (1, 1)), "mode": "reflect", "value": 0.0}, 1),

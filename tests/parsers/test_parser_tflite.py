@@ -75,8 +75,7 @@ def test_float16_weights_are_taken_as_float32_with_a_note(tflite_files):
     assert options.records[0]["stored"] == "float16" and options.records[0]["taken"] == "float32"
 
 
-@pytest.mark.parametrize("name,named", [("dynamic_range", "hybrid (dynamic-range)"), ("int8", "QUANTIZE"),
-                                        ("unique", "UNIQUE")])
+@pytest.mark.parametrize("name,named", [("dynamic_range", "hybrid (dynamic-range)"), ("unique", "UNIQUE")])
 def test_refused_by_name(name, named, tflite_files):
     with pytest.raises(UnsupportedError, match=named.replace("(", r"\(").replace(")", r"\)")):
         _parse(tflite_files[name])

@@ -55,3 +55,18 @@ def _no_op(node: Node) -> list:
 @shape_fn("IteratorGetNext", "IteratorGetNextSync")
 def _iterator(node: Node) -> list:
     return [TensorShape.from_proto(s).dims for s in node.attr("output_shapes", []) or []]
+
+
+@shape_fn("While", "StatelessWhile")
+def _while(node: Node) -> list:
+    """A loop variable of static shape keeps it (parsers/tensorflow/ops/control.py refuses a body that
+    changes it): output k has input k's shape."""
+    return [node.dims(i) for i in range(len(node.op.inputs))]
+
+
+@shape_fn("If", "StatelessIf")
+def _if(node: Node) -> list:
+    """The branches' output shapes as TF recorded them (None where it did not)."""
+    recorded = node.op.node_def.attr["output_shapes"].list.shape if "output_shapes" in node.op.node_def.attr else []
+    shapes = [TensorShape.from_proto(s).dims for s in recorded]
+    return shapes if len(shapes) == len(node.op.outputs) else [None] * len(node.op.outputs)

@@ -1,0 +1,66 @@
+"""Nested graphs: the condition and body of a `while_loop`, the branches of a `cond` (catalog rows).
+
+A `Subgraph` is an IR graph held as a node attribute. Its `inputs` are bound, in order, to the node's
+inputs (a loop: the loop variables, then the invariants it reads); its `outputs` are what it returns.
+It compares by identity, so passes that compare attributes (common subexpressions) never walk two
+bodies: the nodes of one loop share one Subgraph object. Passes leave bodies alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .graph import Graph, Node
+
+# the attributes of the control ops that hold nested graphs
+SUBGRAPH_ATTRS = ("cond", "body", "then_branch", "else_branch")
+
+
+@dataclass(eq=False)
+class Subgraph(Graph):
+    """An IR graph nested in a node (a loop body, a branch); equal only to itself."""
+
+    def output_shapes(self) -> list[tuple[int, ...]]:
+        return [self.shape(t) for t in self.outputs]
+
+    def output_dtypes(self) -> list[str]:
+        return [self.tensors[t].dtype for t in self.outputs]
+
+
+def as_subgraph(graph: Graph) -> Subgraph:
+    """`graph`'s contents as a Subgraph (the same nodes and tensors, not copied)."""
+    return Subgraph(graph.name, graph.nodes, graph.tensors, graph.inputs, graph.outputs, graph.source_names,
+                    graph.source_layouts, graph.metadata)
+
+
+def subgraphs(node: Node) -> Iterator[tuple[str, Subgraph]]:
+    """(attribute, nested graph) of a control node, in SUBGRAPH_ATTRS order."""
+    for name in SUBGRAPH_ATTRS:
+        value = node.attrs.get(name)
+        if isinstance(value, Graph):
+            yield name, value
+
+
+def walk(graph: Graph) -> Iterator[Node]:
+    """Every node of `graph` and of the graphs nested in it, depth first."""
+    for node in graph.nodes:
+        yield node
+        for _, body in subgraphs(node):
+            yield from walk(body)
+
+
+def inputs_reaching(graph: Graph, tensors: list[str]) -> set[int]:
+    """The positions in `graph.inputs` of the inputs that `tensors` are computed from."""
+    producers = {out: node for node in graph.nodes for out in node.outputs}
+    found, seen, stack = set(), set(), list(tensors)
+    while stack:
+        tensor = stack.pop()
+        if tensor in seen:
+            continue
+        seen.add(tensor)
+        if tensor in graph.inputs:
+            found.add(graph.inputs.index(tensor))
+        elif tensor in producers:
+            stack.extend(producers[tensor].inputs)
+    return found
