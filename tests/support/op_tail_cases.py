@@ -83,6 +83,14 @@ def cases() -> dict[str, Case]:
         "dtype_float64_one_hot": ({"ids": i32([[0, 3, -1], [5, 1, 2]])},
                                   lambda p: tf.one_hot(p["ids"], 4, on_value=np.float64(0.25), dtype=tf.float64)),
         "dtype_float16_one_hot": ({"ids": i32([2, 0])}, lambda p: tf.one_hot(p["ids"], 3, dtype=tf.float16)),
+        # MaxPoolWithArgmax's argmax (odd sizes, SAME pads, ties: the first of equal values in row order)
+        "argmax_same": ({"img": image}, lambda p: tf.nn.max_pool_with_argmax(p["img"], 2, 2, "SAME")[1]),
+        "argmax_ties": ({"img": np.round(image * 2)}, lambda p: tf.nn.max_pool_with_argmax(
+            p["img"], [3, 2], [1, 2], "SAME", include_batch_in_index=True)[1]),
+        "argmax_valid_int32": ({"img": image}, lambda p: tf.nn.max_pool_with_argmax(
+            _conv(p["img"]), 3, 2, "VALID", output_dtype=tf.int32)[1]),
+        "argmax_both": ({"img": image}, lambda p: tf.add_n([tf.cast(a, tf.float32) for a in
+                                                            tf.nn.max_pool_with_argmax(p["img"], 2, 1, "SAME")])),
         # segment reductions over ids the graph computes, a constant segment count (empty segments, an id
         # dropped for being negative, ids of rank 2, integer data)
         "unsorted_sum": ({"x": x, "s": i32([2, -1, 2])}, lambda p: tf.math.unsorted_segment_sum(p["x"], p["s"], 4)),
