@@ -507,8 +507,8 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
     q = add("gru", (1, 2, 3), [q], attrs, params)
     attrs, params = recurrent_node_spec("rnn", 3, 2, output="last_h")
     q = add("rnn", (1, 2), [q], attrs, params)
-    g.outputs = [t, r, ln, am, oh, oh2, f, v, q, _issue22_chain(g, add, mp), _bitwise_chain(g), *_detection_chain(g),
-                 _linalg_chain(add, mp)]
+    g.outputs = [t, r, ln, am, oh, oh2, f, v, q, _issue22_chain(g, add, mp), _bitwise_chain(g), _integer_chain(g),
+                 *_detection_chain(g), _linalg_chain(add, mp)]
     return g, np.abs(rand(1, 3, 8, 9))
 
 
@@ -578,6 +578,35 @@ def _bitwise_chain(g: ir.Graph) -> str:
     for op in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
         acc = node(op, [acc, three])
     return node("cast", [node("bitwise_not", [acc])], {"dtype": "float32"}, "float32")
+
+
+def _integer_chain(g: ir.Graph) -> str:
+    """TFLite's integer arithmetic on x: quantize, integer conv, requantize, integer pooling, a table, an integer
+    fully-connected layer, dequantize; one float32 output."""
+    rng = np.random.default_rng(7)
+
+    def node(op, inputs, shape, attrs, dtype, params=None):
+        return g.add_node(op, g.unique_name(f"chain/{op}/Op"), inputs, shape, attrs, params, out_dtype=dtype)
+
+    def requantize(inputs, channels):
+        attrs = {"axis": 1, "zero_point": -2, "min": -128, "max": 127, "dtype": "int8"}
+        scaling = {"multiplier": np.full(channels, 1_518_500_250, np.int32), "shift": np.full(channels, -7, np.int32)}
+        return node("requantize", inputs, g.shape(inputs[0]), attrs, "int8", scaling)
+
+    q = node("quantize", ["x"], (1, 3, 8, 9), {"scale": 0.05, "zero_point": 3, "dtype": "int8"}, "int8")
+    acc = node("integer_conv2d", [q], (1, 4, 8, 9), {"kernel": (3, 3), "stride": (1, 1), "dilation": (1, 1),
+                                                     "groups": 1, "edges": (1, 1, 1, 1), "input_zero_point": 3},
+               "int32", {"weight": rng.integers(-127, 128, (4, 3, 3, 3), dtype=np.int8),
+                         "bias": rng.integers(-500, 500, 4, dtype=np.int32)})
+    pooled = node("integer_avg_pool2d", [requantize([acc], 4)], (1, 4, 4, 5),
+                  {"kernel": (2, 2), "stride": (2, 2), "edges": (0, 0, 0, 1), "min": -128, "max": 127}, "int8")
+    table = node("lookup", [pooled], (1, 4, 4, 5), {"low": -128}, "int8",
+                 {"table": rng.integers(-128, 128, 256, dtype=np.int8)})
+    flat = node("reshape", [table], (1, 80), {"shape": (1, 80)}, "int8")
+    acc = node("integer_linear", [flat], (1, 5), {"input_zero_point": -2}, "int32",
+               {"weight": rng.integers(-127, 128, (5, 80), dtype=np.int8),
+                "bias": rng.integers(-500, 500, 5, dtype=np.int32)})
+    return node("dequantize", [requantize([acc], 5)], (1, 5), {"scale": 0.1, "zero_point": -2}, "float32")
 
 
 def _detection_chain(g: ir.Graph) -> list[str]:

@@ -6,7 +6,9 @@ Fixtures (tf.function graphs frozen to .pb, weights as constants):
 - `counter`: a counter bounded by an input scalar `n` (the trip count is n);
 - `reduced`: a condition on a reduced value (sum(y) < 10, y grown by the body);
 - `nested`: an outer loop bounded by `n` whose body runs an inner data-dependent loop and a matmul;
-- `cond`: tf.cond on sum(x) > 0 between a matmul branch and an elementwise one;
+- `cond`: tf.cond on sum(x) > 1 between a matmul branch and an elementwise one;
+- `cond_loop`: tf.cond whose taken branch runs a data-dependent loop that would never end if the branch
+  ran when not taken (a select of both branches would hang);
 - `tf1_loop`, `tf1_cond`: the counter loop and a cond as TF 1.x wrote them (Enter/Merge/Switch/LoopCond/Exit
   frames; Switch/Merge).
 Each is run in TF, in the IR's numpy reference, in PyTorch and in onnxruntime at two inputs that give
@@ -70,6 +72,15 @@ def _cond(tf):
     return f, [tf.TensorSpec((1, 4), tf.float32)]
 
 
+def _cond_loop(tf):
+    """A branch that must not run when not taken: for sum(x) <= 0 its loop would never end (y grows ever more
+    negative), so computing both branches and selecting would hang; only a real conditional is exact."""
+    def f(x):
+        grow = lambda: tf.while_loop(lambda y: tf.reduce_sum(y) < 10.0, lambda y: (y * 1.5 + 0.25,), [x])[0]  # noqa: E731
+        return tf.cond(tf.reduce_sum(x) > 0.0, grow, lambda: x - 1.0)
+    return f, [tf.TensorSpec((1, 4), tf.float32)]
+
+
 def _tf1(kind: str):
     """The counter loop or the cond as TF 1.x wrote them (control flow v2 off: Enter/Merge/Switch/LoopCond/Exit
     frames, Switch/Merge conds): builders of a GraphDef."""
@@ -98,6 +109,7 @@ CASES = {
     "reduced": (_reduced, "x", [[X_SMALL], [X_LARGE]]),
     "nested": (_nested, "x,n", [[X_SMALL, np.int32(2)], [X_LARGE, np.int32(4)]]),
     "cond": (_cond, "x", [[X_SMALL], [X_LARGE]]),
+    "cond_loop": (_cond_loop, "x", [[X_SMALL], [-X_LARGE]]),
     "tf1_loop": (_tf1("loop"), "x,n", [[X_SMALL, np.int32(2)], [X_SMALL, np.int32(5)]]),
     "tf1_cond": (_tf1("cond"), "x", [[X_SMALL], [X_LARGE]]),
 }
@@ -250,3 +262,21 @@ def test_torch_control_flow_scripts(tmp_path):
         args = [torch.from_numpy(np.asarray(f)) for f in feeds]
         with torch.no_grad():
             assert np.array_equal(model(*args).numpy(), want) and np.array_equal(scripted(*args).numpy(), want)
+
+
+def test_loop_variable_that_changes_shape_is_refused_by_name(tf, tmp_path):
+    """A loop that grows a variable (shape_invariants relaxed) has no static shape: exit 3 naming the loop and
+    the variable, nothing written."""
+    def grow(x, n):
+        return tf.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, tf.concat([y, y], 0)), [tf.constant(0), x],
+                             shape_invariants=[tf.TensorShape([]), tf.TensorShape([None, 4])])[1]
+
+    signature = [tf.TensorSpec((1, 4), tf.float32), tf.TensorSpec((), tf.int32)]
+    graph = tf.function(grow, input_signature=signature).get_concrete_function().graph
+    path = tmp_path / "grow.pb"
+    path.write_bytes(graph.as_graph_def().SerializeToString())
+    result = CliRunner().invoke(cli.main, ["tf2onnx", str(path), "-o", str(tmp_path / "out"), "--inputs", "x,n",
+                                           "--outputs", _output(tf, path)])
+    assert result.exit_code == 3 and "While" in result.output and "changes from float32 [1, 4]" in result.output, \
+        result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()
