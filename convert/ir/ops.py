@@ -331,6 +331,16 @@ OPS: dict[str, OpSpec] = {
     "matmul": OpSpec((), (), "a @ b (numpy.matmul) of two tensors of rank >= 2; leading axes broadcast.",
                      "binary", family="nn", elementwise=False, positional=False, size="matmul", shape=shapes.matmul,
                      refused={"caffe": "BVLC Caffe has no product of two activations"}, integers="wrap"),
+    # float32 LU with partial pivoting, as TF's Eigen kernels; other libraries round in another order, so the
+    # results agree to about n * eps * cond(A), not bit for bit (tests/parsers/test_op_tail.py says how close)
+    "matrix_determinant": OpSpec((), (), "det of each square matrix of the last two axes (..., n, n) -> (...).",
+                                 "reduction", family="nn", positional=False, shape=shapes.matrix_determinant,
+                                 refused={"caffe": _NO_CAFFE_LAYER.format("a determinant")}),
+    "matrix_inverse": OpSpec((), (), "Inverse of each square matrix of the last two axes (..., n, n).", "shape",
+                             family="nn", shape=shapes.same,
+                             refused={"caffe": _NO_CAFFE_LAYER.format("a matrix inverse"),
+                                      "onnx": "ONNX has no matrix inverse operator (onnxruntime's com.microsoft "
+                                              "Inverse is no standard ONNX); its Det is there, an inverse is not"}),
     "reshape": OpSpec(("shape",), (), "Row-major reshape to `shape` (IR layout, full static shape).", "shape",
                       types={"shape": Attr("shape")}, foldable=True, size="unit_axes", shape=shapes.reshape,
                       keeps_values=True),

@@ -148,6 +148,11 @@ def top_k(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str
 # ---- token inputs -------------------------------------------------------------------
 
 
+def matrix_determinant(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """One value per square matrix of the last two axes."""
+    return tuple(inputs[0][:-2])
+
+
 def gather(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """data.shape[:axis] + indices.shape + data.shape[axis+1:] (inputs: data, indices)."""
     data, indices = inputs

@@ -283,17 +283,23 @@ DTYPE_REASON = "Caffe blobs are float32: no {} tensors (token ids, masks, indice
 
 
 def dtype_problems(graph: Graph) -> list[Unsupported]:
-    """Every node that reads or makes an integer or bool tensor."""
+    """Every node that reads or makes a tensor other than float32 (integer, bool, float64...)."""
     found = []
     for node in graph.nodes:
         dtypes = {graph.tensors[t].dtype for t in [*node.inputs, node.output] if t in graph.tensors}
-        odd = sorted(d for d in dtypes if not d.startswith("float"))
+        odd = sorted(d for d in dtypes if d != "float32")
         if odd:
-            found.append(Unsupported(node.op, node.name, DTYPE_REASON.format("/".join(odd))))
+            found.append(Unsupported(node.op, node.name, _dtype_reason(odd)))
     for t in graph.inputs:
-        if not graph.tensors[t].dtype.startswith("float"):
-            found.append(Unsupported("input", t, DTYPE_REASON.format(graph.tensors[t].dtype)))
+        if graph.tensors[t].dtype != "float32":
+            found.append(Unsupported("input", t, _dtype_reason([graph.tensors[t].dtype])))
     return found
+
+
+def _dtype_reason(dtypes: list[str]) -> str:
+    if all(d.startswith("float") for d in dtypes):  # float64, float16
+        return f"Caffe blobs are float32: no {'/'.join(dtypes)} tensors"
+    return DTYPE_REASON.format("/".join(dtypes))
 
 
 @TABLE.register("log1p")

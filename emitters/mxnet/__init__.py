@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError
+from tf_convert.convert.ir.dtypes import CORE_DTYPES, WIDE_DTYPES
 from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.progress import SILENT, Progress
 from tf_convert.convert.registry import import_family_modules
@@ -35,8 +36,8 @@ import_family_modules(__name__, FAMILIES)  # the handlers, a module per catalog 
 TARGET = "mxnet"
 SYMBOL_FILE = "model-symbol.json"
 PARAMS_FILE = "model-0000.params"
-# what graph inputs and outputs may be (token ids, masks, indices and numbers)
-BOUNDARY_DTYPES = ("float32", "int32", "int64", "bool", "uint8", "int8")
+# what graph inputs and outputs may be (token ids, masks, indices and numbers): the IR's core dtypes
+BOUNDARY_DTYPES = CORE_DTYPES
 
 __all__ = ["TARGET", "unsupported", "emit", "run", "start_run", "run_internals", "run_many", "evaluate",
            "mxnet_python", "nd_load", "nd_save_bytes", "mxnet_tojson"]
@@ -47,6 +48,11 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     items = [Unsupported("input", t, f"dtype {graph.tensors[t].dtype}: MXNet models here take "
                          f"{', '.join(BOUNDARY_DTYPES)} tensors")
              for t in graph.inputs + graph.outputs if graph.tensors[t].dtype not in BOUNDARY_DTYPES]
+    for node in graph.nodes:  # a node reading or making a wide dtype (float64, int16...)
+        wide = [graph.tensors[t].dtype for t in [*node.inputs, node.output] if graph.tensors[t].dtype in WIDE_DTYPES]
+        if wide:
+            items.append(Unsupported("dtype", node.name, f"dtype {wide[0]}: MXNet models here compute in "
+                                     f"{', '.join(BOUNDARY_DTYPES)} tensors"))
     # MXNet 1.x shapes read 0 as "unknown"
     items += [Unsupported("empty", t.name, f"an empty tensor {t.shape}: MXNet 1.x shapes read a 0 as an unknown size")
               for t in graph.tensors.values() if 0 in t.shape]

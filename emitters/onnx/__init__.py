@@ -12,6 +12,7 @@ import numpy as np
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.ir.dtypes import IR_DTYPES
 from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.progress import SILENT, Progress
 from tf_convert.convert.registry import import_family_modules
@@ -30,11 +31,15 @@ def _layout(dims: tuple[int, ...]) -> str:
     return "NCHW" if len(dims) == 4 else ""
 
 
+# the IR dtypes an ONNX model here takes and returns: every one (onnxruntime feeds and returns each)
+_BOUNDARY_DTYPES = IR_DTYPES
+
+
 def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     """Every node ONNX (at `options.opset`) cannot express, with a hint."""
     found = TABLE.unsupported(graph, options)
     for t in list(graph.inputs) + list(graph.outputs):
-        if graph.tensors[t].dtype not in ("float32", "float16", "float64", "int32", "int64", "bool", "int8", "uint8"):
+        if graph.tensors[t].dtype not in _BOUNDARY_DTYPES:
             found.append(Unsupported("dtype", t, f"tensor dtype {graph.tensors[t].dtype} at the model boundary"))
     return found
 
@@ -75,6 +80,7 @@ def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILE
 _ORT_DTYPES = {
     "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
     "tensor(int32)": np.int32, "tensor(int64)": np.int64, "tensor(bool)": np.bool_,
+    "tensor(int16)": np.int16, "tensor(uint16)": np.uint16, "tensor(uint32)": np.uint32, "tensor(uint64)": np.uint64,
 }
 
 

@@ -193,6 +193,8 @@ def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str
         "class Model(nn.Module):",
         f"    input_layouts = {tuple(e['layout'] for e in gen.inputs)!r}",
         f"    output_layouts = {tuple(e['layout'] for e in gen.outputs)!r}",
+        *([f"    input_dtypes = {tuple(e.get('dtype', 'float32') for e in gen.inputs)!r}"]
+          if any(e.get("dtype") in ("float64", "float16") for e in gen.inputs) else []),
         "",
         "    def __init__(self) -> None:",
         "        super().__init__()",

@@ -42,10 +42,11 @@ def _set_threads(torch) -> None:
     torch.set_num_threads(max(1, min(8, os.cpu_count() or 1)))
 
 
-def _as_fed(x: np.ndarray) -> np.ndarray:
-    """Integer and bool inputs keep their type (token ids, masks); numbers are float32."""
+def _as_fed(x: np.ndarray, dtype: str = "float32") -> np.ndarray:
+    """Integer and bool inputs keep their type (token ids, masks); numbers are float32, or the float64 /
+    float16 the model's input is."""
     x = np.asarray(x)
-    fed = x if x.dtype.kind in "iub" else x.astype(np.float32)
+    fed = x if x.dtype.kind in "iub" else x.astype(dtype if dtype in ("float64", "float16") else np.float32)
     return np.ascontiguousarray(fed).reshape(fed.shape)  # a 0-d input stays 0-d
 
 
@@ -68,8 +69,9 @@ def run_sets(out_dir: Path, input_sets: list[list[np.ndarray]]) -> list[list[np.
 
 def _forward(torch, module: ModuleType, model, inputs: list[np.ndarray]) -> list[np.ndarray]:
     tensors = []
-    for x, layout in zip(inputs, module.Model.input_layouts):
-        t = torch.from_numpy(_as_fed(x))
+    dtypes = getattr(module.Model, "input_dtypes", ("float32",) * len(inputs))
+    for x, layout, dtype in zip(inputs, module.Model.input_layouts, dtypes):
+        t = torch.from_numpy(_as_fed(x, dtype))
         tensors.append(t.permute(0, 2, 3, 1) if layout == "NHWC" else t)
     with torch.no_grad():
         result = model(*tensors)
@@ -102,8 +104,9 @@ def run_internals(out_dir: Path, inputs: list[np.ndarray], names: list[str]) -> 
     try:
         model = load_weights(module, out_dir)
         tensors = []
-        for x, layout in zip(inputs, module.Model.input_layouts):
-            t = torch.from_numpy(_as_fed(x))
+        dtypes = getattr(module.Model, "input_dtypes", ("float32",) * len(inputs))
+        for x, layout, dtype in zip(inputs, module.Model.input_layouts, dtypes):
+            t = torch.from_numpy(_as_fed(x, dtype))
             tensors.append(t.permute(0, 2, 3, 1) if layout == "NHWC" else t)
         previous = sys.gettrace()
         sys.settrace(on_call)

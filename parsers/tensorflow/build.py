@@ -17,6 +17,7 @@ from typing import Any
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 from tf_convert.convert.ir import runtime_dims
+from tf_convert.convert.ir.dtypes import IR_DTYPES
 from tf_convert.parsers.base import ParseOptions
 
 from . import complex_values, input_layout, lengths, ops, runtime_shapes  # noqa: F401 - registers the handlers
@@ -24,7 +25,7 @@ from .context import NHWC_TO_NCHW, Context, NotConvertible, Val, show_shape
 from .graphio import node_of
 from .loader import Frozen
 from .loops import loop_hint
-from .ops.elementwise import IR_DTYPES
+from .refused_ops import refusal_reason
 from .safety import LOOP_HINT, LOOP_OPS
 from .shape_conds import fold_shape_conds
 from .subgraphs import function_graph
@@ -186,7 +187,7 @@ def _convert_ops(ctx: Context, ops_: list[Any], library: dict[str, Any] | None =
     for op in ops_:
         handler = TABLE.get(op.type)
         if handler is None:
-            hint = _HINTS.get(op.type, "no converter for this TF op")
+            hint = _HINTS.get(op.type) or refusal_reason(op.type) or "no converter for this TF op"
             if op.type in LOOP_OPS:
                 hint = loop_hint(op.node_def, [t.name for t in op.inputs], library or {},
                                  lambda tensor: tensor.split(":")[0] in (dynamic or set()),

@@ -17,6 +17,7 @@ import numpy as np
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import UsageError
+from tf_convert.convert.ir.dtypes import wide_dtype_problem
 from tf_convert.convert.ir.lazy import contiguous, is_lazy
 from tf_convert.convert.ir.shapes import RUN_TIME
 from tf_convert.parsers.common.layout import TO_NCHW as NHWC_TO_NCHW
@@ -187,7 +188,13 @@ class Context:
         source_op: str = "",
         out_dtype: str | None = None,
     ) -> str:
-        """Append an IR node; its output has `out_dtype`, by default its first input's (float32 for none)."""
+        """Append an IR node; its output has `out_dtype`, by default its first input's (float32 for none). A
+        wide dtype (float64, int16...) goes only through casts and copies (convert.ir.dtypes)."""
+        dtypes = [(t, self.graph.tensors[t].dtype) for t in inputs if t in self.graph.tensors]
+        first = dtypes[0][1] if dtypes else "float32"
+        problem = wide_dtype_problem(op, dtypes, out_dtype or first)
+        if problem is not None:
+            raise NotConvertible(problem)
         return self.graph.add_node(op, self.name(base), inputs, out_shape, attrs, params, source_op, out_dtype)
 
     def set(self, t: Any, ir_name: str, perm: Perm = None) -> None:

@@ -186,6 +186,9 @@ OTHER_OPS = {
                ({"axis": 3, "keepdims": True}, {}, [X4], lambda tf, x: tf.expand_dims(tf.math.argmax(x, 3), 3))],
     "depth_to_space": [({"block_size": 2}, {}, [_f32(1, 8, 3, 5)], lambda tf, x: _nhwc(tf.nn.depth_to_space, x, 2))],
     "space_to_depth": [({"block_size": 2}, {}, [_f32(1, 3, 4, 6)], lambda tf, x: _nhwc(tf.nn.space_to_depth, x, 2))],
+    "matrix_determinant": [({}, {}, [_f32(2, 3, 4, 4) + 4 * np.eye(4, dtype=np.float32)],
+                            lambda tf, x: tf.linalg.det(x))],
+    "matrix_inverse": [({}, {}, [_f32(3, 5, 5) + 4 * np.eye(5, dtype=np.float32)], lambda tf, x: tf.linalg.inv(x))],
     "matmul": [({}, {}, [_f32(2, 3, 4, 5), _f32(2, 3, 5, 6, seed=8)], lambda tf, a, b: tf.linalg.matmul(a, b)),
                ({}, {}, [_f32(4, 5), _f32(5, 3, seed=8)], lambda tf, a, b: tf.linalg.matmul(a, b))],
     # ---- embeddings, token inputs ----

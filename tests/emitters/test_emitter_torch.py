@@ -508,8 +508,15 @@ def every_op_chain() -> tuple[ir.Graph, np.ndarray]:
     attrs, params = recurrent_node_spec("rnn", 3, 2, output="last_h")
     q = add("rnn", (1, 2), [q], attrs, params)
     g.outputs = [t, r, ln, am, oh, oh2, f, v, q, _issue22_chain(g, add, mp), _bitwise_chain(g), _integer_chain(g),
-                 *_detection_chain(g)]
+                 *_detection_chain(g), _linalg_chain(add, mp)]
     return g, np.abs(rand(1, 3, 8, 9))
+
+
+def _linalg_chain(add, mp: str) -> str:
+    """Determinant and inverse of well-conditioned matrices made from mp (1, 4, 6, 6)."""
+    diagonal = add("const", (6, 6), [], {}, {"value": (10 * np.eye(6)).astype(np.float32)})
+    m = add("matrix_inverse", (1, 4, 6, 6), [add("add", (1, 4, 6, 6), [mp, diagonal])])
+    return add("matrix_determinant", (1, 4), [m])
 
 
 def _issue22_chain(g: ir.Graph, add, mp: str) -> str:

@@ -31,8 +31,8 @@ TOLERANCE = {"saturation": 1e-5, "unsorted_sum": 1e-6, "unsorted_prod": 1e-6, "s
 # case prefix -> what a target's refusal says (every other case must be taken by every target named here)
 REFUSES: dict[str, dict[str, str]] = {
     "torch": {},
-    "onnx": {},
-    "mxnet": {},
+    "onnx": {"inverse": "ONNX has no matrix inverse operator"},
+    "mxnet": {"dtype_": "MXNet models here"},
 }
 COUNTS: dict[str, dict[str, list[str]]] = {}  # target -> exact / refused / wrong -> cases
 
@@ -108,7 +108,23 @@ def _refused_cases() -> dict[str, tuple[Callable[[], Any], str]]:
     def p(dtype, shape, name):
         return tf.compat.v1.placeholder(dtype, shape, name=name)
 
+    def table(keys):
+        init = tf.lookup.KeyValueTensorInitializer(tf.constant([3, 5], tf.int64), tf.constant([1, 2], tf.int64))
+        return tf.lookup.StaticHashTable(init, -1).lookup(keys)
+
     return {
+        "float64_arithmetic": (lambda: p(tf.float64, [3], "x") * 3.0, "of a float64 tensor ('x')"),
+        "float16_reduction": (lambda: tf.reduce_sum(p(tf.float16, [3], "x")), "of a float16 tensor ('x')"),
+        "bfloat16_input": (lambda: tf.identity(p(tf.bfloat16, [3], "x")), "dtype bfloat16"),
+        "diag_part_run_time_k": (lambda: tf.linalg.diag_part(p(tf.float32, [3, 3], "x"), k=p(tf.int32, [], "k")),
+                                 "run-time value of its input 'k:0'"),
+        "sparse_segment_run_time_count": (lambda: tf.sparse.segment_sum(
+            p(tf.float32, [3, 2], "x"), p(tf.int32, [2], "i"), p(tf.int32, [2], "s")), "run-time value"),
+        "unique": (lambda: tf.unique(p(tf.int32, [5], "x"))[0], "number of distinct values"),
+        "string": (lambda: tf.strings.length(tf.strings.lower(p(tf.string, [2], "x"))), "no target holds string"),
+        "set": (lambda: tf.sets.size(tf.sets.intersection(p(tf.int32, [2, 3], "a"), p(tf.int32, [2, 3], "b"))),
+                "a set operation"),
+        "hash_table": (lambda: table(p(tf.int64, [4], "keys")), "a hash table"),
         "qdq_v3_run_time_bits": (lambda: tf.raw_ops.QuantizeAndDequantizeV3(
             input=p(tf.float32, [4], "x"), input_min=-1.0, input_max=1.0, num_bits=p(tf.int32, [], "bits")),
             "'bits:0' is computed at run time"),

@@ -740,6 +740,13 @@ _UNSORTED_IDS = _ids("UnsortedSegment", 6, -1, 6).reshape(2, 3)  # a -1 drops it
 for _kind, _feed in (("Sum", "x"), ("Max", "x"), ("Min", "x"), ("Prod", "u"), ("Max", "i"), ("Min", "i")):
     sample(f"UnsortedSegment{_kind}", f"UnsortedSegment{_kind}_{_feed}", lambda tf, t, k=_kind, f=_feed: raw(
         tf, f"UnsortedSegment{k}", t[f], _UNSORTED_IDS, np.int32(7)))
+# well-conditioned matrices (diagonally dominant): float32 LU agrees with TF's to a few units in the last place
+sample("MatrixDeterminant", "MatrixDeterminant", lambda tf, t: raw(
+    tf, "MatrixDeterminant", t["x"][..., :4] + 8 * np.eye(4, dtype=np.float32)))
+sample("MatrixInverse", "MatrixInverse", lambda tf, t: raw(
+    tf, "MatrixInverse", t["x"][..., :4] + 8 * np.eye(4, dtype=np.float32)))
+sample("MatrixInverse", "MatrixInverse_adjoint", lambda tf, t: raw(
+    tf, "MatrixInverse", t["x"][..., 1:] + 8 * np.eye(4, dtype=np.float32), adjoint=True))
 sample("Bincount", "Bincount", lambda tf, t: raw(tf, "Bincount", tf.abs(t["i"]), np.int32(15), np.float32([])))
 sample("Bincount", "Bincount_weights", lambda tf, t: raw(tf, "Bincount", tf.abs(t["i"]), np.int32(17), t["x"]))
 sample("DenseBincount", "DenseBincount", lambda tf, t: raw(

@@ -38,6 +38,7 @@ def cases() -> dict[str, Case]:
 
     rng = np.random.default_rng(43)
     x, v, ints = _x(rng), _x(rng, (6,)), _x(rng, (4, 6), np.int32)
+    square = _x(rng, (2, 3, 5, 5)) / 4 + 6 * np.eye(5, dtype=np.float32)  # diagonally dominant
     image = rng.uniform(0, 1, (2, 5, 6, 3)).astype(f32)
     image[0, 0, :3] = [[0.5, 0.5, 0.5], [0.2, 0.7, 0.7], [0.9, 0.1, 0.9]]  # grey and tied channels
     return {
@@ -58,6 +59,38 @@ def cases() -> dict[str, Case]:
         "qdq_v4": ({"x": x, "lo": f32(-2), "hi": f32(9)}, _qdq(4)),
         "qdq_v4_const_low": ({"x": x, "const_lo": f32(-2), "hi": f32(9)}, _qdq(4)),
         "qdq_v4_const": ({"x": x, "const_lo": f32(-2), "const_hi": f32(9)}, _qdq(4)),
+        # determinant and inverse of well-conditioned matrices (float32 LU: TOLERANCE in test_op_tail.py)
+        "det": ({"s": square}, lambda p: tf.linalg.det(p["s"])),
+        "det_one_matrix": ({"s": square[0, 0]}, lambda p: tf.linalg.det(p["s"])),
+        "det_1x1": ({"s": square[:, :, :1, :1]}, lambda p: tf.linalg.det(p["s"])),
+        "inverse": ({"s": square}, lambda p: tf.linalg.inv(p["s"])),
+        "inverse_adjoint": ({"s": square[1]}, lambda p: tf.linalg.inv(p["s"], adjoint=True)),
+        "inverse_const": ({"const_s": square[0, 1], "y": square[1, 2]}, lambda p: tf.linalg.inv(p["const_s"]) * p["y"]),
+        # the wide dtypes: at the boundary, in casts and through copies (odd sizes, empty, rank 0)
+        **{f"dtype_{d}_copies": ({"w": np.abs(_x(rng, (3, 5, 4)) * 9).astype(d)}, lambda p: tf.concat(
+            [tf.transpose(p["w"], [2, 0, 1])[1:, :, ::2], tf.reshape(p["w"][:1, 1:4, :3], [1, 3, 3])], 0))
+           for d in ("float64", "float16", "int16", "uint16", "uint32", "uint64")},
+        "dtype_float64_to_float32": ({"w": _x(rng, (2, 3)).astype(np.float64) / 3},
+                                     lambda p: tf.cast(p["w"], tf.float32) * 2.0),
+        "dtype_float32_to_float64": ({"x": x}, lambda p: tf.cast(p["x"] * 3.0, tf.float64)),
+        "dtype_float32_to_float16": ({"x": x}, lambda p: tf.cast(p["x"] * 300.0, tf.float16)),
+        "dtype_float16_to_int16": ({"w": np.float16([[-3.7, 2.5, 700.0], [0, -0.2, 9]])},
+                                   lambda p: tf.cast(tf.cast(p["w"], tf.int16), tf.int32) + 1),
+        "dtype_uint16_to_float32": ({"w": np.uint16([0, 65535, 17])}, lambda p: tf.cast(p["w"], tf.float32) * 0.5),
+        "dtype_int64_to_uint32": ({"k": i64([7, 2**32 + 5, -1])}, lambda p: tf.cast(p["k"], tf.uint32)),
+        "dtype_float64_rank0": ({"w": np.float64(0.1)}, lambda p: tf.reshape(p["w"], [1, 1])),
+        "dtype_float64_empty": ({"w": _x(rng, (2, 3, 3)).astype(np.float64)}, lambda p: tf.transpose(p["w"][:, :0])),
+        "dtype_float64_one_hot": ({"ids": i32([[0, 3, -1], [5, 1, 2]])},
+                                  lambda p: tf.one_hot(p["ids"], 4, on_value=np.float64(0.25), dtype=tf.float64)),
+        "dtype_float16_one_hot": ({"ids": i32([2, 0])}, lambda p: tf.one_hot(p["ids"], 3, dtype=tf.float16)),
+        # MaxPoolWithArgmax's argmax (odd sizes, SAME pads, ties: the first of equal values in row order)
+        "argmax_same": ({"img": image}, lambda p: tf.nn.max_pool_with_argmax(p["img"], 2, 2, "SAME")[1]),
+        "argmax_ties": ({"img": np.round(image * 2)}, lambda p: tf.nn.max_pool_with_argmax(
+            p["img"], [3, 2], [1, 2], "SAME", include_batch_in_index=True)[1]),
+        "argmax_valid_int32": ({"img": image}, lambda p: tf.nn.max_pool_with_argmax(
+            _conv(p["img"]), 3, 2, "VALID", output_dtype=tf.int32)[1]),
+        "argmax_both": ({"img": image}, lambda p: tf.add_n([tf.cast(a, tf.float32) for a in
+                                                            tf.nn.max_pool_with_argmax(p["img"], 2, 1, "SAME")])),
         # segment reductions over ids the graph computes, a constant segment count (empty segments, an id
         # dropped for being negative, ids of rank 2, integer data)
         "unsorted_sum": ({"x": x, "s": i32([2, -1, 2])}, lambda p: tf.math.unsorted_segment_sum(p["x"], p["s"], 4)),

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert.convert.ir.dtypes import IR_DTYPES
 from tf_convert.convert.ir.ops import OPS, TF_OPS
 
 from ..context import Context, NotConvertible, Perm, identity, permute_shape
@@ -199,8 +200,6 @@ def pow_(ctx: Context, op: Any) -> None:
     ctx.set(op.outputs[0], out, v.perm)
 
 
-# the dtypes tensors may have in the IR (the targets' common ground); Cast to others is refused
-IR_DTYPES = ("float32", "int32", "int64", "bool", "uint8", "int8")
 
 
 @tf_op("Div")

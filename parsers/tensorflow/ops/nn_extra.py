@@ -1,4 +1,4 @@
-"""More nn ops: MaxPoolV2 (constant ksize/strides), MaxPoolWithArgmax (its values),
+"""More nn ops: MaxPoolV2 (constant ksize/strides), MaxPoolWithArgmax (values and argmax),
 DepthwiseConv2dNativeBackpropInput, FusedPadConv2D / FusedResizeAndPadConv2D (graph-transform fusions:
 MirrorPad (after a bilinear resize) then Conv2D), the softmax cross-entropies (loss and backprop),
 Dilation2D and Conv3DBackpropInput (V1)."""
@@ -47,12 +47,64 @@ def max_pool_v2(ctx: Context, op: Any) -> None:
 
 @tf_op("MaxPoolWithArgmax")
 def max_pool_with_argmax(ctx: Context, op: Any) -> None:
-    """The pooled values; the argmax output (TF's flattened ((b * H + y) * W + x) * C + c positions, its
-    tie order) is refused where anything reads it."""
-    if op.outputs[1].consumers():
-        raise NotConvertible("the argmax output of MaxPoolWithArgmax (TF's flattened positions) is not "
-                             "converted; only its values output (0) is")
+    """The pooled values, and where anything reads it the argmax: TF's flattened (y * W + x) * C + c
+    positions (+ b * H * W * C with include_batch_in_index), the first maximum of each window in row order."""
     _max_pool(ctx, op, list(op.get_attr("ksize")), list(op.get_attr("strides")))
+    if op.outputs[1].consumers():
+        _argmax(ctx, op, list(op.get_attr("ksize"))[1:3], list(op.get_attr("strides"))[1:3])
+
+
+def _argmax(ctx: Context, op: Any, kernel: list[int], stride: list[int]) -> None:
+    """Each window offset (dy, dx) gives every output pixel one candidate (a strided view of the padded
+    input) and its constant position; a running strict maximum keeps the first of equal values, as TF's
+    kernel; padded cells (-inf) never win over a real one."""
+    if op.inputs[0].dtype.name != "float32":
+        raise NotConvertible(f"MaxPoolWithArgmax of {op.inputs[0].dtype.name}: only float32 images are supported")
+    if kernel[0] * kernel[1] > 64:
+        raise NotConvertible(f"MaxPoolWithArgmax's argmax over a {kernel[0]}x{kernel[1]} window (one candidate "
+                             "per window cell, at most 64)")
+    x = ctx.nchw(op.inputs[0], "NHWC")
+    n, c, h, w = ctx.graph.shape(x)
+    top, _, left, _ = conv_pads(op, (h, w), kernel, stride, (1, 1), "NHWC")
+    out_shape = tuple(ctx.graph.shape(ctx.val(op.outputs[0]).ir))
+    oh, ow = out_shape[2:]
+    need_h, need_w = (oh - 1) * stride[0] + kernel[0], (ow - 1) * stride[1] + kernel[1]
+    pads = ((0, 0), (0, 0), (top, max(0, need_h - h - top)), (left, max(0, need_w - w - left)))
+    if any(pads[2] + pads[3]):
+        x = ctx.emit("pad", f"{op.name}/argmax_pad", [x], (n, c, h + sum(pads[2]), w + sum(pads[3])),
+                     {"pads": pads, "mode": "constant", "value": float("-inf")}, source_op=op.type)
+    dtype = op.get_attr("Targmax").name
+    batch = np.arange(n).reshape(n, 1, 1, 1) * (h * w * c) if bool(attr(op, "include_batch_in_index", False)) \
+        else np.zeros((1, 1, 1, 1), np.int64)
+    best = index = None
+    for dy in range(kernel[0]):
+        for dx in range(kernel[1]):
+            part = f"{op.name}/argmax_{dy}_{dx}"
+            full = tuple(ctx.graph.shape(x))
+            view = ctx.emit("slice", f"{part}/from", [x], (n, c, full[2] - dy, full[3] - dx),
+                            {"begin": (0, 0, dy, dx), "end": full}, source_op=op.type)
+            view = pick_every(ctx, f"{part}/rows", view, 2, stride[0], oh, op.type)
+            view = pick_every(ctx, f"{part}/cols", view, 3, stride[1], ow, op.type)
+            ys = np.arange(oh).reshape(1, 1, oh, 1) * stride[0] + dy - top
+            xs = np.arange(ow).reshape(1, 1, 1, ow) * stride[1] + dx - left
+            where = (ys * w + xs) * c + np.arange(c).reshape(1, c, 1, 1) + batch
+            spot = ctx.emit("const", f"{part}/index", [], where.shape, params={"value": where.astype(dtype)},
+                            source_op=op.type, out_dtype=dtype)
+            if best is None:
+                best, index = view, spot
+                continue
+            better = ctx.emit("greater", f"{part}/better", [view, best], out_shape, source_op=op.type,
+                              out_dtype="bool")
+            best = ctx.emit("select", f"{part}/max", [better, view, best], out_shape, source_op=op.type,
+                            out_dtype="float32")
+            index_shape = tuple(np.broadcast_shapes(out_shape, ctx.graph.shape(spot), ctx.graph.shape(index)))
+            index = ctx.emit("select", f"{part}/argmax", [better, spot, index], index_shape, source_op=op.type,
+                             out_dtype=dtype)
+    if tuple(ctx.graph.shape(index)) != out_shape:  # a 1x1 window over one image: the positions, broadcast
+        zero = ctx.emit("const", f"{op.name}/argmax_zero", [], out_shape,
+                        params={"value": np.zeros(out_shape, dtype)}, source_op=op.type, out_dtype=dtype)
+        index = ctx.emit("add", f"{op.name}/argmax", [zero, index], out_shape, source_op=op.type)
+    ctx.set(op.outputs[1], index, NHWC_TO_NCHW)
 
 
 @tf_op("DepthwiseConv2dNativeBackpropInput")

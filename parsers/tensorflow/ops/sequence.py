@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert.convert.ir.dtypes import IR_DTYPES
 from tf_convert.convert.ir.lazy import contiguous
 
 from .. import runtime_shapes
@@ -93,12 +94,12 @@ def gather_v1(ctx: Context, op: Any) -> None:
 
 @tf_op("OneHot")
 def one_hot(ctx: Context, op: Any) -> None:
-    """The IR's one_hot is float32; an integer or bool one-hot is that, cast (exact: on and off are whole
-    numbers float32 holds)."""
+    """The IR's one_hot is float32; a one-hot of another dtype is that, cast (exact: on and off are values
+    float32 holds)."""
     indices, depth, on, off = op.inputs
     out_t = op.outputs[0]
     dtype = _dtype(out_t)
-    if dtype not in ("float32", *_EXACT_FROM_FLOAT):
+    if dtype not in IR_DTYPES:
         raise NotConvertible(f"OneHot to {dtype}: the converted graph holds float32, integer and bool one-hot "
                              f"tensors, not {dtype}")
     rank = out_t.shape.rank if out_t.shape.rank is not None else len(ctx.shape(out_t))
@@ -121,9 +122,6 @@ def one_hot(ctx: Context, op: Any) -> None:
         out = ctx.emit("cast", op.name, [out], ctx.shape(out_t), {"dtype": dtype}, source_op=op.type,
                        out_dtype=dtype)
     ctx.set(out_t, out)
-
-
-_EXACT_FROM_FLOAT = ("int32", "int64", "uint8", "int8", "bool")  # the IR's other dtypes
 
 
 # ---- Einsum ------------------------------------------------------------------------------------------

@@ -109,6 +109,13 @@ fold("Mul")(reference("mul"))
 fold("Pow")(reference("pow"))
 fold("Erf")(reference("erf"))
 fold("Erfc")(reference("erfc"))
+fold("MatrixDeterminant", "BatchMatrixDeterminant")(reference("matrix_determinant"))
+
+
+@fold("MatrixInverse", "BatchMatrixInverse")
+def _matrix_inverse(op: Any, x: Any) -> np.ndarray:
+    x = np.asarray(x)
+    return reference("matrix_inverse")(op, np.swapaxes(x, -1, -2) if _attr(op, "adjoint") else x)
 
 
 @fold("Div")

@@ -107,3 +107,14 @@ def _extract_volume_patches(node: Node) -> list:
     out = [x[0]] + [window_size(x[a], int(kernel[a]), int(strides[a]), 1, padding, (0, 0)) for a in (1, 2, 3)]
     depth = None if x[4] is None else x[4] * int(kernel[1]) * int(kernel[2]) * int(kernel[3])
     return [out + [depth]]
+
+
+@shape_fn("MatrixDeterminant", "BatchMatrixDeterminant")
+def _matrix_determinant(node: Node) -> list:
+    x = node.dims(0)
+    return [None if x is None else x[:-2]]
+
+
+@shape_fn("MatrixInverse", "BatchMatrixInverse")
+def _matrix_inverse(node: Node) -> list:
+    return [node.dims(0)]
