@@ -187,6 +187,9 @@ def conversion_options(fn: Callable) -> Callable:
                      help="A full-integer .tflite model as the float model it approximates (dequantized weights, "
                           "float arithmetic), judged with --rtol [TFLite's integer arithmetic, exact]."),
         click.option("--verify", is_flag=True, help="Run TF and the target runtime on the same input and compare."),
+        click.option("--feed", "feeds", multiple=True, metavar="NAME=VALUE",
+                     help="What --verify feeds input NAME, TF and the target alike: a number or a list such as "
+                          "[4,15] (repeatable; needed for an input that sets sizes while the model runs)."),
         click.option("--rtol", type=float, default=1e-4, show_default=True,
                      help="Max relative error max|a-b|/max|ref| per output for --verify (plus a 40 dB SNR floor)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the verification input."),
@@ -221,7 +224,7 @@ def _check_rtol(rtol: float | None) -> None:
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
              as_json, keep_ir, force, quiet=False, timeout=None, max_memory=None, unsafe=False, signature=None,
-             input_layout=None, dequantize=False, **target_options) -> None:
+             input_layout=None, dequantize=False, feeds=(), **target_options) -> None:
     from tf_convert.app import api, report
     from tf_convert.app.verify import reference_store
 
@@ -232,6 +235,7 @@ def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, setti
                           verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
                           max_memory=max_memory, settings=settings, use_ema=use_ema, safe_mode=not unsafe,
                           progress=not (as_json or quiet), reference_child=True, input_layout=input_layout,
+                          feeds=list(feeds),
                           reference_store=reference_store.location() if verify else None, **target_options)
     except ConvertError as exc:
         if as_json:

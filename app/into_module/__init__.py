@@ -105,8 +105,10 @@ def _flattened(graph) -> set[str]:
     return found
 
 
-def _state_dict(model, values: dict[str, np.ndarray]):
-    """The module's state_dict with every float tensor from TF; ArchitectureMismatch for one left over."""
+def _state_dict(model, values: dict[str, np.ndarray], idle=None):
+    """The module's state_dict with every float tensor from TF; ArchitectureMismatch for one left over.
+    `idle(key)`: the module's own value of a parameter its forward does not read at inference (Wav2Vec2's
+    `masked_spec_embed`, for SpecAugment in training), or None where forward reads it."""
     import torch
 
     state = model.state_dict()
@@ -124,6 +126,8 @@ def _state_dict(model, values: dict[str, np.ndarray]):
             result[key] = torch.from_numpy(np.require(value, requirements=["C", "W"])).to(current.dtype)
         elif key.endswith("num_batches_tracked"):
             result[key] = torch.zeros(current.shape, dtype=current.dtype)  # a fresh module's count
+        elif idle is not None and idle(key) is not None:
+            result[key] = idle(key)
         else:
             raise ArchitectureMismatch(f"module parameter '{key}' has no partner in the TF graph; "
                                        f"pin its layer with --map if the pairing is ambiguous")
@@ -372,7 +376,17 @@ def run(req: IntoRequest) -> dict[str, Any]:
     biases = transforms.bias_folds(pairs, module_layers.layers, ir_layers.layers)
     values, records = transforms.parameters(pairs, _flattened(graph), partial(_whole_table, source), biases,
                                             partial(_selection, built, req, {}))
-    state = _state_dict(model, values)
+    unread = trace.unread_parameters(traced)
+    fresh: dict = {}
+
+    def idle(key: str):
+        if key not in unread:
+            return None
+        if "model" not in fresh:
+            fresh["model"] = trace.materialize(built, req.target, req.kwargs)
+        return dict(fresh["model"].named_parameters())[key].detach().clone()
+
+    state = _state_dict(model, values, idle)
     seconds["match"] = round(time.perf_counter() - t0, 3)
 
     folded = {module_layers.layers[bn].inputs[0] for bn in biases}
@@ -381,6 +395,8 @@ def run(req: IntoRequest) -> dict[str, Any]:
                 for f in findings if f.warning]
     size_bound = bool(warnings)
     findings = [f for f in findings if not f.warning]
+    warnings += [f"module parameter '{key}' is not read by forward at inference and TF's graph does not use it: "
+                 f"it keeps the module's own initial value" for key in sorted(unread) if key not in values]
     if affine is not None:
         first = next(t.id for t, i in pairs if graph.inputs[0] in i.inputs)
         warnings.append(preprocessing.note(prep_names, scale, shift, first))

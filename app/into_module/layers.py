@@ -91,6 +91,9 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         weight = node.params["weight"]  # (out, in) = table transposed
         return Layer(node.name, "embedding", inputs, {"weight": (weight.shape[1], weight.shape[0])},
                      tuple(graph.shape(node.output)), node)
+    if op == "layer_norm" and _per_channel_norm(node, graph.shape(node.output)):
+        width = int(np.prod(node.params["gamma"].shape))
+        return Layer(node.name, "channel_norm", inputs, {"features": width}, tuple(graph.shape(node.output)), node)
     if op == "layer_norm":
         out = graph.shape(node.output)  # the normalized axes' size (channels of an NCHW tensor: axis 1)
         features = int(np.prod([out[int(x) % len(out)] for x in a.get("axes", [-1])]))
@@ -139,6 +142,17 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
     if op == "pad" and a.get("mode", "constant") == "constant":  # Swin's pad to whole windows (zero at its size)
         return Layer(node.name, op, inputs, {"fill": float(a.get("value", 0.0))}, shape, node)
     return Layer(node.name, f"other:{op}", inputs, {}, shape, node)
+
+
+def _per_channel_norm(node: Node, shape: tuple[int, ...]) -> bool:
+    """A layer norm that normalizes every axis but the batch and the one its gamma runs along: each channel over
+    the rest (TF's group norm with a group per channel, Wav2Vec2's first conv layer), nn.GroupNorm(C, C)."""
+    gamma = node.params.get("gamma")
+    if gamma is None or len(shape) < 3 or gamma.ndim != len(shape):
+        return False
+    along = [k for k, d in enumerate(gamma.shape) if d > 1]
+    normalized = {int(a) % len(shape) for a in node.attrs.get("axes", [-1])}
+    return len(along) == 1 and normalized == set(range(1, len(shape))) - set(along)
 
 
 def ir_layers(graph: Graph) -> LayerGraph:

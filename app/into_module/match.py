@@ -61,7 +61,7 @@ def _architecture(t: Layer, i: Layer) -> str | None:
         for key in ("stride", "dilation"):
             if ta[key] != ia[key]:
                 return f"{key} {ta[key]} where TF has {ia[key]}"
-    elif t.kind in ("embedding", "layer_norm"):
+    elif t.kind in ("embedding", "layer_norm", "channel_norm"):
         key = "weight" if t.kind == "embedding" else "features"
         if ta[key] != ia[key]:
             return f"{t.describe()} where TF has {i.describe()}"
@@ -198,7 +198,7 @@ def match(module: LayerGraph, ir: LayerGraph, pinned: dict[str, str] | None = No
         sys.setrecursionlimit(limit)
     if failure is not None:
         return failure
-    params = ("conv", "conv_transpose", "linear", "bn", "embedding", "layer_norm", "const")
+    params = ("conv", "conv_transpose", "linear", "bn", "embedding", "layer_norm", "channel_norm", "const")
     for name, layer in module.layers.items():
         if name not in walk.t2i and layer.kind in params:
             return Mismatch(name, "-", f"{layer.describe()} computes nothing the outputs use (no TF partner)")

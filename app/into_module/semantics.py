@@ -144,7 +144,7 @@ def check(pairs: list[tuple[Layer, Layer]], in_hw: dict[str, tuple]) -> list[Fin
             findings.extend(_transposed_crop(t, i, in_hw))
         elif t.kind == "other:matmul":
             findings.extend(_attention_scale(t, i, pairs))
-        elif t.kind == "layer_norm" and "epsilon" in i.node.attrs:  # TF1 BERT's 1e-12, nn.LayerNorm's 1e-5
+        elif t.kind in ("layer_norm", "channel_norm") and "epsilon" in i.node.attrs:  # TF1 BERT's 1e-12 vs 1e-5
             eps, theirs = float(t.node.eps), float(i.node.attrs["epsilon"])
             if abs(eps - theirs) > 1e-6 * theirs:  # TF stores 1e-12 as float32
                 findings.append(Finding(t.id, "epsilon", f"eps={eps:g}, TF's epsilon is {theirs:.3g}",

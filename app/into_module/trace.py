@@ -234,6 +234,34 @@ def trace(model, shape, keywords: list[str] | None = None):
     return record.record(model, zeros(None), failure, keywords)
 
 
+def unread_parameters(traced) -> set[str]:
+    """State-dict keys of the parameters the recorded forward never reads: no module that ran holds them, no
+    recorded call takes them, nothing computed from them (training-only parameters)."""
+    import torch
+
+    read: set[int] = set()
+
+    def visit(v) -> None:
+        if isinstance(v, torch.Tensor):
+            read.add(id(v))
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                visit(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                visit(x)
+
+    modules = dict(traced.named_modules())
+    for n in traced.graph.nodes:
+        if n.op == "call_module":
+            read.update(id(p) for p in modules[str(n.target)].parameters())
+        visit((n.args, n.kwargs))
+    for _, args, kwargs in traced.derived.values():
+        visit((args, kwargs))
+    read.update(id(t) for t in traced.rows.values())
+    return {key for key, p in traced.model.named_parameters() if id(p) not in read}
+
+
 def input_shapes_of(traced) -> dict[str, tuple[int, ...]]:
     """{module path: input shape} of every call_module node, as recorded."""
     result = {}
@@ -293,6 +321,8 @@ def _module_layer(path: str, m, inputs: list[str], shape, in_shape: tuple[int, .
         return Layer(path, "conv_transpose", inputs, attrs, shape, m)
     if isinstance(m, nn.Embedding):  # ids from a buffer (positions): a table added as a constant
         return Layer(path, "embedding" if inputs else "const", inputs, {"weight": tuple(m.weight.shape)}, shape, m)
+    if isinstance(m, nn.GroupNorm) and m.num_groups == m.num_channels:  # each channel over the rest (Wav2Vec2)
+        return Layer(path, "channel_norm", inputs, {"features": m.num_channels}, shape, m)
     if isinstance(m, nn.LayerNorm):
         return Layer(path, "layer_norm", inputs, {"features": int(m.normalized_shape[-1])}, shape, m)
     if isinstance(m, nn.Linear):

@@ -125,7 +125,7 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
             else:  # one_hot(ids) @ table: the linear holds the table transposed
                 put(t.id, "weight", np.asarray(lazy.materialize(node.params["weight"])).T, f"{node.name} (table)",
                     "one_hot @ table in TF: the table as is")
-        elif t.kind == "layer_norm":
+        elif t.kind in ("layer_norm", "channel_norm"):
             width = t.attrs["features"]
             for name, param, default in (("weight", "gamma", 1.0), ("bias", "beta", 0.0)):
                 if getattr(t.node, name, None) is None:
@@ -162,6 +162,7 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
                         rec["tf"] += f" - {conv}/bias"
             values.update(values_bn)
             records.extend(recs)
+    parametrized(values, records, pairs)
     return values, records
 
 
@@ -178,6 +179,39 @@ def _stored_weight(t: Layer, i: Layer) -> tuple[np.ndarray, str, str]:
     if t.attrs.get("stored") == "in_out":
         return matrix, name, f"{how} as is: the module stores (in, out) (Hugging Face's Conv1D)"
     return matrix.T, name, f"{how} -> (out, in)"
+
+
+def parametrized(values: dict[str, Any], records: list[dict[str, Any]], pairs: list[tuple[Layer, Layer]]) -> None:
+    """A module weight behind a `torch.nn.utils.parametrize` parametrization (Wav2Vec2's weight-normed positional
+    conv: `parametrizations.weight.original0/1`) gets what gives TF's kernel back: for weight norm, the direction
+    v = the kernel and the magnitude g = its norm (g * v / |v| is the kernel). Any other parametrization cannot
+    be inverted: refused naming the module path."""
+    from torch.nn.utils import parametrize
+
+    for t, _ in pairs:
+        m = t.node
+        key = f"{t.id}.weight"
+        if m is None or key not in values or not parametrize.is_parametrized(m, "weight"):
+            continue
+        chain = list(m.parametrizations["weight"])
+        if len(chain) != 1 or type(chain[0]).__name__ != "_WeightNorm":
+            names = ", ".join(type(p).__name__ for p in chain)
+            raise UnsupportedError([Unsupported("parametrization", t.id, f"its weight is computed by {names}: TF's "
+                                                "kernel cannot be put back through it (weight norm can)")], "--into")
+        kernel = values.pop(key)
+        dim = int(chain[0].dim)
+        axes = tuple(a for a in range(kernel.ndim) if a != dim % kernel.ndim) if dim != -1 else tuple(
+            range(kernel.ndim))
+        norm = np.sqrt(np.sum(np.square(kernel, dtype=np.float64), axis=axes, keepdims=True)).astype(np.float32)
+        record = next(r for r in records if r["parameter"] == key)
+        records.remove(record)
+        base = f"{t.id}.parametrizations.weight"
+        values[f"{base}.original0"], values[f"{base}.original1"] = norm, kernel
+        records.append({**record, "parameter": f"{base}.original0", "shape": list(norm.shape),
+                        "transform": f"weight norm's g: the norm of TF's kernel ({record['transform']}) over every "
+                                     f"axis but {dim}"})
+        records.append({**record, "parameter": f"{base}.original1",
+                        "transform": f"weight norm's v: TF's kernel ({record['transform']})"})
 
 
 def _one_copy(const, shape: tuple[int, ...]) -> np.ndarray:

@@ -884,7 +884,7 @@ OPS: dict[str, OpSpec] = {
         "dtypes). The node returns loop variable `output` after the last step (one node per variable read).",
         "control",
         types={"carried": Attr("int"), "output": Attr("int")},
-        shape=shapes_control.loop_output, integers="end",
+        shape=shapes_control.loop_output,
         refused={"mxnet": "MXNet's contrib.while_loop runs at most a fixed max_iterations steps and pads its "
                           "outputs: a loop whose trip count the data decides is not expressed exactly",
                  "caffe": "BVLC Caffe has no loops: a layer graph runs every layer once"},
@@ -897,7 +897,7 @@ OPS: dict[str, OpSpec] = {
         "runs, only the one pred picks; the node returns that branch's output `output` (one node per output).",
         "control",
         types={"output": Attr("int")},
-        shape=shapes_control.branch_output, integers="end",
+        shape=shapes_control.branch_output,
         refused={"mxnet": "MXNet's contrib.cond is not exported into a symbol file this converter writes: a "
                           "branch chosen at run time is not expressed",
                  "caffe": "BVLC Caffe has no conditionals: a layer graph runs every layer once"},

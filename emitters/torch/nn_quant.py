@@ -78,8 +78,8 @@ def integer_conv2d(ctx: Ctx) -> Lowered:
     buffers = [(ctx.var, weight)]
     bias = ""
     if "bias" in ctx.params:
-        buffers.append((ctx.aux("shift"), ctx.params["bias"].astype(np.int32)))
-        bias = f", self.{ctx.aux('shift')}.double()"
+        buffers.append((ctx.aux("bias"), ctx.params["bias"].astype(np.int32)))
+        bias = f", self.{ctx.aux('bias')}.double()"
     x = _padded(f"({ctx.args[0]}.double() - {int(a['input_zero_point'])})", a["edges"])
     conv = (f"nn.functional.conv2d({x}, self.{ctx.var}.double(){bias}, stride={list(a['stride'])}, "
             f"dilation={list(a['dilation'])}, groups={int(a['groups'])})")
@@ -93,8 +93,8 @@ def integer_linear(ctx: Ctx) -> Lowered:
     buffers = [(ctx.var, weight)]
     bias = ""
     if "bias" in ctx.params:
-        buffers.append((ctx.aux("shift"), ctx.params["bias"].astype(np.int32).reshape(-1)))
-        bias = f", self.{ctx.aux('shift')}.double()"
+        buffers.append((ctx.aux("bias"), ctx.params["bias"].astype(np.int32).reshape(-1)))
+        bias = f", self.{ctx.aux('bias')}.double()"
     x = f"{ctx.args[0]}.double() - {int(a['input_zero_point'])}"
     return Lowered(buffers=buffers, lines=[f"{ctx.var} = nn.functional.linear({x}, self.{ctx.var}.double(){bias})"
                                            f".to(torch.int32)"])

@@ -28,6 +28,22 @@ READS_RUN_TIME = frozenset({
 
 _INDEX_TYPES = ("int32", "int64")
 
+# TF op -> the parameters whose run-time values its output's sizes follow, in PyTorch and ONNX (each run against
+# TF at two values by tests/parsers/test_runtime_shapes.py; docs/ops.md's "run-time parameters" column)
+RUN_TIME_SIZES = {
+    "Reshape": "shape (sizes follow it)",
+    "ExpandDims": "axis (sizes follow it)",
+    "Fill": "dims (sizes follow them)",
+    "BroadcastTo": "shape (sizes follow it)",
+    "Tile": "multiples (sizes follow them)",
+    "Pad": "paddings (sizes follow them)",
+    "PadV2": "paddings (sizes follow them)",
+    "Slice": "begin and size (sizes follow them)",
+    "StridedSlice": "begin, end with strides of 1 (sizes follow them)",
+    "OneHot": "depth (sizes follow it)",
+    "Range": "start, limit, delta of integers (sizes follow them)",
+}
+
 
 def follows(ctx: Context, op: Any, *parameters: int) -> bool:
     """Whether `op` takes the run-time path: one of its inputs `parameters` is computed by the run and TF

@@ -31,7 +31,8 @@ def _landmarks(op: Op, k: int, dims: tuple[int, ...]) -> tuple[str, tuple[int, .
     x = op.x(k)
     shape = op.shape(x)
     if len(shape) == 4:
-        raise op.unsupported("version 1 (rank-4 landmarks): only version 2 (rank 3) is converted")
+        raise op.unsupported("version 1 (rank-4 landmarks): only version 2 (rank 3), the one MediaPipe's CPU "
+                             "resolver registers, is converted")
     if len(shape) != 3 or shape[0] != 1 or shape[2] not in dims or op.dtype(x) != "float32":
         wanted = " or ".join(map(str, dims))
         raise op.unsupported(f"input {k} of shape {shape}, {op.dtype(x)} (float32 (1, N, {wanted}))")

@@ -21,7 +21,7 @@ from . import layout, pieces, reduce, shape, spatial
 from .elementwise import operand
 from .op import Op
 from .schema import ACTIVATIONS, Operator, Quantization, Tensor
-from .table import QUANTIZED
+from .table import QUANTIZED, TABLE
 
 INTEGER_TYPES = {"INT8": "int8", "UINT8": "uint8"}
 _LIMITS = {"INT8": (-128, 127), "UINT8": (0, 255)}
@@ -92,23 +92,28 @@ def _fused(op: Op) -> str:
 
 
 def _requantize(op: Op, x: str, multipliers: list[tuple[int, int]], out: tuple[str, int, int], zero_point: int,
-                offset: int = 0, pre_shift: int = 0, suffix: str = "") -> str:
-    """requantize of x by (significand, shift) per channel (axis 1) or one, to out = (dtype, min, max)."""
+                offset: int = 0, pre_shift: int = 0, suffix: str = "", bound: int = 255) -> str:
+    """requantize of x by (significand, shift) per channel (axis 1) or one, to out = (dtype, min, max). `bound`:
+    the largest |x + offset| the operator can reach (None: checked by the caller); TFLite scales it by 2**shift in
+    int32, so a bound that could leave int32 there is refused (C's overflow has no exact form)."""
     dtype, lo, hi = out
     m = np.array([s for s, _ in multipliers], np.int64)
     s = np.array([e for _, e in multipliers], np.int64)
+    if bound is not None and bound << (pre_shift + max(0, int(s.max()))) > fixed_point.INT32_MAX:
+        raise op.unsupported(f"values up to {bound} times 2**{pre_shift + int(s.max())} can leave int32 (TFLite's own "
+                             "product would overflow)")
     attrs = {"axis": 1, "offset": offset, "pre_shift": pre_shift, "zero_point": zero_point, "min": lo, "max": hi,
              "dtype": dtype}
     return op.add("requantize", [x], op.shape(x), attrs, {"multiplier": m, "shift": s}, suffix=suffix,
                   out_dtype=dtype)
 
 
-def _to_output(op: Op, acc: str, multipliers: list[tuple[int, int]]) -> str:
+def _to_output(op: Op, acc: str, multipliers: list[tuple[int, int]], bound: int | None = None) -> str:
     """An int32 accumulator to the operator's output integers, its fused activation clamped."""
     t = _output(op)
     lo, hi = _activation_range(op, t, _fused(op))
     return _requantize(op, acc, multipliers, (INTEGER_TYPES[t.type], lo, hi), _single(op, t, "output")[1],
-                       suffix="/requantize")
+                       suffix="/requantize", bound=bound)
 
 
 def _check_headroom(op: Op, weight: np.ndarray, zero: int, bias: np.ndarray | None,
@@ -277,6 +282,9 @@ def add(op: Op) -> list[str]:
     m2 = fixed_point.quantize_multiplier(float(np.float64(s2) / twice_max))
     mo = fixed_point.quantize_multiplier(float(twice_max / np.float64(np.float32(1 << _ADD_PRE_SHIFT) *
                                                                       np.float32(so))))
+    if max(m1[1], m2[1], mo[1]) > 0:  # TFLite's Prepare refuses it too (QuantizeMultiplierSmallerThanOneExp)
+        raise op.unsupported(f"scales {s1}, {s2} -> {so} need a multiplier above 1, which TFLite's 8-bit {op.op.name} "
+                             "does not take")
     a, b, out = _operands(op)
     a = _requantize(op, a, [m1], _ACCUMULATOR, 0, offset=-z1, pre_shift=_ADD_PRE_SHIFT, suffix="/scaled0")
     b = _requantize(op, b, [m2], _ACCUMULATOR, 0, offset=-z2, pre_shift=_ADD_PRE_SHIFT, suffix="/scaled1")
@@ -302,7 +310,7 @@ def mul(op: Op) -> list[str]:
     a, b, out = _operands(op)
     product = op.add("mul", [_centred(op, a, z1, 0), _centred(op, b, z2, 1)], out, suffix="/product",
                      out_dtype="int32")
-    return [_to_output(op, product, [multiplier])]
+    return [_to_output(op, product, [multiplier], bound=255 * 255)]
 
 
 @QUANTIZED.register("MEAN")
@@ -326,7 +334,7 @@ def mean(op: Op) -> list[str]:
         op.ir[index] = x
     lo, hi = _LIMITS[t.type]
     return [_requantize(op, total, [((significand << k) // n, shift - k)], (INTEGER_TYPES[t.type], lo, hi), z_out,
-                        offset=-z_in * n, suffix="/requantize")]
+                        offset=-z_in * n, suffix="/requantize", bound=255 * n)]
 
 
 @QUANTIZED.register("LOGISTIC")
@@ -428,8 +436,26 @@ def _moved(handler: Callable[[Op], list[str]], checked: bool = True) -> Callable
     return moved
 
 
+def _in_float(op: Op, handler: Callable[[Op], list[str]]) -> str:
+    """A float handler that only picks input elements (nearest resize, depth <-> space), run on a float32 copy
+    of input 0 (every 8-bit integer is a float32) and cast back: the same integers, moved."""
+    _same_quantization(op, [0])
+    x = op.x()
+    index = op.op.inputs[0]
+    op.ir[index] = op.add("cast", [x], op.shape(x), {"dtype": "float32"}, suffix="/float", out_dtype="float32")
+    try:
+        [y] = handler(op)
+    finally:
+        op.ir[index] = x
+    dtype = op.dtype(x)
+    return op.add("cast", [y], op.shape(y), {"dtype": dtype}, suffix="/integer", out_dtype=dtype)
+
+
+for _name in ("RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH"):
+    QUANTIZED.register(_name)(lambda op, name=_name: [_in_float(op, TABLE.get(name))])  # (looked up when called)
+
 for _name, _handler in {"RESHAPE": shape.reshape, "SQUEEZE": shape.squeeze, "EXPAND_DIMS": shape.expand_dims,
                         "TRANSPOSE": shape.transpose, "STRIDED_SLICE": shape.strided_slice_activation,
-                        "SLICE": pieces.slice_}.items():
+                        "SLICE": pieces.slice_, "TILE": pieces.tile}.items():
     QUANTIZED.register(_name)(_moved(_handler))
 QUANTIZED.register("SHAPE")(_moved(shape.shape_activation, checked=False))

@@ -43,8 +43,10 @@ CASES = {
     "regnet": {"pixel_values": (2, 3, 32, 32)},
     "swin": {"pixel_values": (2, 3, 32, 32)},
     "segformer": {"pixel_values": (2, 3, 32, 32)},
+    "wav2vec2": {"input_values": (2, 400)},
 }
-ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "gpt2_lm", "whisper", "vit", "deit", "swin",
+OTHER = {"wav2vec2": {"input_values": (2, 560)}}  # audio: 79 and 111 frames after the feature extractor
+ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "gpt2_lm", "whisper", "vit", "deit", "swin", "wav2vec2",
              "segformer"}  # with SDPA too
 FIXED_SIZE = {"vit", "deit"}  # TF's ViT and DeiT are bound to their config's image size
 FIXED_INPUTS = {"input_features"}  # Whisper's mel frames: 2 * max_source_positions, always
@@ -74,7 +76,7 @@ def _feeds(shapes: dict[str, tuple[int, ...]], vocab: int, seed: int) -> dict[st
     rng = np.random.default_rng(seed)
     feeds = {}
     for name, shape in shapes.items():
-        if name in ("pixel_values", "input_features"):
+        if name in ("pixel_values", "input_features", "input_values"):
             feeds[name] = rng.standard_normal(shape).astype(np.float32)
         elif name == "attention_mask":  # padding at the end of the second row
             mask = np.ones(shape, np.int32)
@@ -124,7 +126,8 @@ def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
     model = cls(config).eval()
     model.load_state_dict(torch.load(tmp_path / "out" / "state_dict.pt"), strict=True)
     fixed = name in FIXED_SIZE
-    errors = _errors(saved / name, model, [shapes, _other(shapes, fixed)], meta["kwargs"].get("vocab_size", 2))
+    other = OTHER.get(name) or _other(shapes, fixed)
+    errors = _errors(saved / name, model, [shapes, other], meta["kwargs"].get("vocab_size", 2))
     print(f"{name} {attention}: max_rel {max(errors):.2g} ({errors}), {seconds:.1f} s")
     assert max(errors) < 1e-5, errors
     if "pixel_values" in shapes:

@@ -402,60 +402,6 @@ OTHER_OPS["crop"] = [({"crops": ((0, 0), (1, 0), (0, 2), (1, 1), (0, 0))}, {}, [
                      ({"crops": ((0, 0),) * 3}, {}, [_f32(1, 2, 3)], lambda tf, x: x)]
 
 
-
-# ---- control flow: nested graphs (a loop of run-time length, a branch chosen at run time) -----------------
-def _loop_graphs():
-    """while sum(y) < limit: i += 1; y = y * 1.5 + 0.25 (loop variables i, y; invariant limit)."""
-    from tf_convert.convert.ir.subgraph import Subgraph
-
-    cond = Subgraph("cond")
-    cond.inputs = [cond.add_tensor("i", (), "int32"), cond.add_tensor("y", (1, 4)), cond.add_tensor("limit", ())]
-    cond.add_node("reduce_sum", "s", ["y"], (), {"axes": (0, 1), "keepdims": False})
-    cond.outputs = [cond.add_node("less", "go", ["s", "limit"], (), out_dtype="bool")]
-    body = Subgraph("body")
-    body.inputs = [body.add_tensor("i", (), "int32"), body.add_tensor("y", (1, 4)), body.add_tensor("limit", ())]
-    body.add_node("const", "one", [], (), params={"value": np.int32(1)}, out_dtype="int32")
-    body.add_node("const", "k", [], (), params={"value": np.float32(1.5)})
-    body.add_node("const", "b", [], (), params={"value": np.float32(0.25)})
-    body.add_node("mul", "scaled", ["y", "k"], (1, 4))
-    body.outputs = [body.add_node("add", "next_i", ["i", "one"], ()),
-                    body.add_node("add", "next_y", ["scaled", "b"], (1, 4))]
-    return cond, body
-
-
-def _branch_graphs():
-    """then: x * 2 - 1, else: x + 3 (operand x)."""
-    from tf_convert.convert.ir.subgraph import Subgraph
-
-    branches = []
-    for name, (op1, v1, op2, v2) in (("then", ("mul", 2.0, "sub", 1.0)), ("else", ("add", 3.0, "add", 0.0))):
-        g = Subgraph(name)
-        g.inputs = [g.add_tensor("x", (1, 4))]
-        g.add_node("const", "a", [], (), params={"value": np.float32(v1)})
-        g.add_node("const", "b", [], (), params={"value": np.float32(v2)})
-        g.add_node(op1, "first", ["x", "a"], (1, 4))
-        g.outputs = [g.add_node(op2, "second", ["first", "b"], (1, 4))]
-        branches.append(g)
-    return branches
-
-
-def _tf_loop(tf, i, y, limit):
-    return tf.while_loop(lambda i, y: tf.reduce_sum(y) < limit, lambda i, y: (i + 1, y * 1.5 + 0.25), [i, y])
-
-
-_COND, _BODY = _loop_graphs()
-_THEN, _ELSE = _branch_graphs()
-_Y0 = np.array([[0.1, 0.3, -0.2, 0.4]], np.float32)
-OTHER_OPS["while_loop"] = [
-    ({"cond": _COND, "body": _BODY, "carried": 2, "output": k}, {}, [np.int32(0), _Y0, np.float32(limit)],
-     lambda tf, i, y, limit, k=k: _tf_loop(tf, i, y, limit)[k])
-    for k in (0, 1) for limit in (5.0, 40.0)]
-OTHER_OPS["cond"] = [
-    ({"then_branch": _THEN, "else_branch": _ELSE, "output": 0}, {}, [np.bool_(pred), _Y0],
-     lambda tf, p, x: tf.cond(p, lambda: x * 2.0 - 1.0, lambda: x + 3.0))
-    for pred in (True, False)]
-
-
 # ---- shape and indexing ops -------------------------------------------------------------------------------
 _FAKE_QUANT_FN = {"FakeQuantWithMinMaxArgs": "fake_quant_with_min_max_args",
                   "FakeQuantWithMinMaxVars": "fake_quant_with_min_max_vars"}

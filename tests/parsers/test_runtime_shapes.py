@@ -18,6 +18,7 @@ from tf_convert.convert.errors import UnsupportedError
 from tf_convert.convert.ir import check
 from tf_convert.emitters.base import EmitOptions
 from tf_convert.parsers.base import ParseOptions
+from tf_convert.parsers.tensorflow.runtime_shapes import RUN_TIME_SIZES
 
 tf = pytest.importorskip("tensorflow")
 
@@ -163,6 +164,23 @@ def test_the_model_py_scripts(converted):
     assert np.array_equal(got[graph.outputs.index(f"out_{case}")].numpy(), want)
 
 
+def test_every_entry_of_the_table_is_run():
+    """Each TF op of the parser's RUN_TIME_SIZES (docs/ops.md's column) is fed a placeholder parameter above."""
+    covered = set()
+    with tf.Graph().as_default() as graph:
+        for params, fn, *_ in CASES.values():
+            x = tf.compat.v1.placeholder(tf.float32, X.shape)
+            fn(x, {n: tf.compat.v1.placeholder(d, s) for n, (d, s) in params.items()})
+    fed = set()
+    for op in graph.get_operations():  # in creation order: inputs first
+        reads = {t.op.name for t in op.inputs}
+        if op.type == "Placeholder" and op.outputs[0].dtype.is_integer or reads & fed:
+            fed.add(op.name)
+        if reads & fed:
+            covered.add(op.type)
+    assert set(RUN_TIME_SIZES) <= covered, set(RUN_TIME_SIZES) - covered
+
+
 # ---- what still needs a size while converting: refused by name, exit 3 -------------------------------------
 
 def _refused() -> dict[str, tuple[Callable[[Any], Any], str]]:
@@ -193,3 +211,40 @@ def test_what_needs_the_size_while_converting_is_refused_by_name(case, tmp_path)
         parsers.parse(pb, ParseOptions(inputs=inputs, outputs=["y:0"]))
     message = str(caught.value)
     assert "run-time" in message and named in message and "--input-shape" not in message, message
+
+
+# ---- end to end: --verify runs the model at the values --feed gives, and says so -------------------------------
+
+@pytest.fixture(scope="module")
+def reshape_pb(tmp_path_factory):
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [3, 5, 4], name="x")
+        tf.identity(tf.reshape(x, tf.compat.v1.placeholder(tf.int32, [2], name="shape")) * 2.0, name="y")
+    pb = tmp_path_factory.mktemp("reshape") / "reshape.pb"
+    pb.write_bytes(graph.as_graph_def().SerializeToString())
+    return pb
+
+
+def test_verify_runs_at_the_fed_values_and_records_them(reshape_pb, tmp_path):
+    from tf_convert.app import api
+
+    doc = api.convert(reshape_pb, "onnx", tmp_path / "out", outputs="y:0", verify=True, feeds=["shape=[-1, 6]"])
+    assert doc["verify"]["passed"] and doc["verify"]["max_abs"] == 0.0
+    assert doc["verify_feeds"] == {"shape": [-1, 6]}
+    assert doc["outputs"][0]["shape"] == [-1, -1]  # sizes that follow the run-time value
+
+
+@pytest.mark.parametrize("target, feeds, code, says", [
+    ("onnx", None, 2, "--feed shape="),  # a shape drawn at random would fail TF, not check the model
+    ("onnx", ["shape=[4]"], 2, "the input has shape [2]"),
+    ("mxnet", None, 3, "follows a run-time value"),
+])
+def test_what_cannot_be_checked_or_written_is_refused(reshape_pb, tmp_path, target, feeds, code, says):
+    from tf_convert.app import api
+    from tf_convert.convert.errors import ConvertError
+
+    with pytest.raises(ConvertError) as caught:
+        api.convert(reshape_pb, target, tmp_path / "out", outputs="y:0", verify=True, feeds=feeds)
+    assert caught.value.exit_code == code and says in str(caught.value), str(caught.value)
+    assert not (tmp_path / "out").exists()
