@@ -108,11 +108,16 @@ def _on_empty_cpu_memory(model, target: str):
 
 
 def _fill_empty(model, torch) -> None:
+    made: dict[int, tuple] = {}  # id(meta tensor) -> (it, its replacement): a tied parameter stays one tensor
     for m in model.modules():
         for name, p in list(m.named_parameters(recurse=False)):
-            setattr(m, name, torch.nn.Parameter(_empty(p), requires_grad=p.requires_grad))
+            if id(p) not in made:
+                made[id(p)] = (p, torch.nn.Parameter(_empty(p), requires_grad=p.requires_grad))
+            setattr(m, name, made[id(p)][1])
         for name, b in list(m.named_buffers(recurse=False)):
-            setattr(m, name, _empty(b))  # an existing buffer keeps its persistence
+            if id(b) not in made:
+                made[id(b)] = (b, _empty(b))
+            setattr(m, name, made[id(b)][1])  # an existing buffer keeps its persistence
 
 
 def _empty(t):
