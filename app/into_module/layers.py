@@ -134,6 +134,8 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         return Layer(node.name, op, inputs, {"axis": int(a["axis"]) % len(shape), "const_parts": parts}, shape, node)
     if op == "softmax":
         return Layer(node.name, op, inputs, {"axis": int(a["axis"]) % len(shape)}, shape, node)
+    if op == "resize":  # MobileViT's resize to whole patches and back
+        return Layer(node.name, op, inputs, {"sampling": (a["mode"], a["coordinate"])}, shape, node)
     if op == "pad" and a.get("mode", "constant") == "constant":  # Swin's pad to whole windows (zero at its size)
         return Layer(node.name, op, inputs, {"fill": float(a.get("value", 0.0))}, shape, node)
     return Layer(node.name, f"other:{op}", inputs, {}, shape, node)
