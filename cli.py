@@ -183,7 +183,13 @@ def conversion_options(fn: Callable) -> Callable:
                      help="Keras's safe_mode=False: a .keras file's Lambda layers (Python bytecode) are loaded, "
                           "so their code runs, and the model is traced into a TF graph. Only for files you trust."),
         click.option("--signature", metavar="NAME", help="A .tflite file's SignatureDef [its main subgraph]."),
+        click.option("--dequantize", is_flag=True,
+                     help="A full-integer .tflite model as the float model it approximates (dequantized weights, "
+                          "float arithmetic), judged with --rtol [TFLite's integer arithmetic, exact]."),
         click.option("--verify", is_flag=True, help="Run TF and the target runtime on the same input and compare."),
+        click.option("--feed", "feeds", multiple=True, metavar="NAME=VALUE",
+                     help="What --verify feeds input NAME, TF and the target alike: a number or a list such as "
+                          "[4,15] (repeatable; needed for an input that sets sizes while the model runs)."),
         click.option("--rtol", type=float, default=1e-4, show_default=True,
                      help="Max relative error max|a-b|/max|ref| per output for --verify (plus a 40 dB SNR floor)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the verification input."),
@@ -218,17 +224,18 @@ def _check_rtol(rtol: float | None) -> None:
 
 def _convert(target: str, src: Path, *, out, input_shape, inputs, outputs, settings, use_ema, verify, rtol, seed,
              as_json, keep_ir, force, quiet=False, timeout=None, max_memory=None, unsafe=False, signature=None,
-             input_layout=None, **target_options) -> None:
+             input_layout=None, dequantize=False, feeds=(), **target_options) -> None:
     from tf_convert.app import api, report
     from tf_convert.app.verify import reference_store
 
     _check_rtol(rtol)
-    settings = _with_signature(settings, signature)
+    settings = (*_with_signature(settings, signature), *(["dequantize=true"] if dequantize else []))
     try:
         doc = api.convert(src, target, out, input_shape=parse_shapes(input_shape), inputs=inputs, outputs=outputs,
                           verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force,
                           max_memory=max_memory, settings=settings, use_ema=use_ema, safe_mode=not unsafe,
                           progress=not (as_json or quiet), reference_child=True, input_layout=input_layout,
+                          feeds=list(feeds),
                           reference_store=reference_store.location() if verify else None, **target_options)
     except ConvertError as exc:
         if as_json:

@@ -25,6 +25,7 @@ from . import inspect as inspect_mod
 from . import into_kwargs, memory, pipeline
 from . import into_module as into_mod
 from .loading import check_target
+from .verify import feeds as verify_feeds
 
 Shape = Union[str, Sequence[int]]
 InputShape = Union[None, Shape, Mapping[str, Shape]]
@@ -84,7 +85,7 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
             force: bool = False, max_memory: int | str | None = None, settings: Any = None,
             use_ema: bool = False, progress: Any = False, reference_child: bool = False,
             reference_store: str | PathLike | None = None, safe_mode: bool = True, input_layout: str | None = None,
-            **target_options: Any) -> dict[str, Any]:
+            feeds: Any = None, **target_options: Any) -> dict[str, Any]:
     """Convert `source` for `target` ('torch', 'caffe', 'mxnet', 'onnx' or 'ir') into `out`
     (default ./<model>-<target>/); `target_options` are that target's options (nhwc, caffe_pad,
     opset, ...); `settings` give scalar placeholders a value (--set), `use_ema` takes moving-average
@@ -96,6 +97,8 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
     converts once (the CLI): TF's import then overlaps the conversion (a loop of conversions: leave it off).
     `reference_store`: a directory where --verify keeps TF's outputs between runs and reuses them for the same
     source bytes, inputs and TF (app.verify.reference_store; the CLI's is `reference_store.location()`).
+    `feeds` ({NAME: value} or ["NAME=VALUE", ...], --feed): what --verify feeds those inputs, TF and the target
+    alike (an input that sets sizes while the model runs needs one: app.verify.feeds).
     Returns the conversion record; raises ConvertError (with `exit_code`)."""
     check_target(target)
     options = None
@@ -119,6 +122,7 @@ def convert(source: str | PathLike, target: str, out: str | PathLike | None = No
         inputs=names(inputs), outputs=names(outputs), input_shapes=input_shapes(input_shape),
         verify=verify, rtol=rtol, seed=seed, keep_ir=keep_ir, force=force, options=options,
         max_memory=max_memory, settings=settings_of(settings), use_ema=use_ema, progress=progress,
+        feeds=verify_feeds.parse(feeds or {}),
         reference_child=reference_child, safe_mode=safe_mode, input_layout=_layout(input_layout),
         reference_store=Path(reference_store) if reference_store is not None else None,
     )

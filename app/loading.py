@@ -40,6 +40,7 @@ class Request:
     force: bool = False
     options: Any = None  # the target's options (emitters.options), or None for its defaults
     settings: dict[str, str] = field(default_factory=dict)  # --set NAME=VALUE (scalar placeholders)
+    feeds: dict[str, object] = field(default_factory=dict)  # --feed NAME=VALUE: what --verify feeds that input
     use_ema: bool = False  # --use-ema
     safe_mode: bool = True  # False: --no-safe-mode (Keras Lambda layers load)
     input_layout: str | None = None  # --input-layout nchw|nhwc (rank-4 inputs); None: from the graph

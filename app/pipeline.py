@@ -33,6 +33,7 @@ from . import memory, outdir, recorded, report, requirements, verify
 from .cache import Cache
 from .diagnose import explain, explain_out
 from .loading import Request, check_target, default_out, load_graph
+from .verify import feeds as verify_feeds
 from .verify.reference import Reference
 from .version import __version__
 
@@ -134,7 +135,10 @@ def _run(req: Request, cache: Cache | None, progress: Progress) -> Conversion:
                            reference=not reference.child)
         progress.stage("parse")
         graph, kind, seconds, notes = load_graph(req, reference.cache, progress)
+        if req.feeds:
+            verify_feeds.attach(graph, req.feeds)
         if checks:  # refuse what the check cannot hold before anything is written
+            verify_feeds.require(graph, req.target)
             memory.check_verify(graph, req.max_memory, str(source), reference.child)
         try:
             tmp = outdir.temp_dir(out)
@@ -223,6 +227,8 @@ def _document(req: Request, source: Any, out: Path, kind: str, sha256: str, grap
         doc["lowerings"] = padding.lowerings(graph, options_for(req.target, req.options).plan_options())
     doc["inference_passes"] = graph.metadata.get("inference_passes", [])
     doc["source_settings"] = graph.metadata.get("tf_settings")
+    if graph.metadata.get(verify_feeds.FEEDS):  # the values the check fed (the sizes followed them)
+        doc[verify_feeds.FEEDS] = graph.metadata[verify_feeds.FEEDS]
     doc["peak_rss_mb"] = peak_rss_mb()
     return doc
 
@@ -246,6 +252,8 @@ def reverify(out: Path, rtol: float | None = None, reference_store: Path | None 
     graph.metadata[SAFE_MODE] = safe_mode
     if doc.get("source_settings"):
         graph.metadata["tf_settings"] = doc["source_settings"]
+    if doc.get(verify_feeds.FEEDS):
+        graph.metadata[verify_feeds.FEEDS] = doc[verify_feeds.FEEDS]
     tol = rtol if rtol is not None else doc.get("options", {}).get("rtol", 1e-4)
     model = _written_model(emitters.get(doc["target"]), Path(out))
     result = reference.checked(lambda references: verify.verify(

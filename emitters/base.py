@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
 from tf_convert.convert.errors import Unsupported
-from tf_convert.convert.ir import OPS, Graph, GraphIndex, Node
+from tf_convert.convert.ir import OPS, Graph, GraphIndex, Node, runtime_dims
 from tf_convert.convert.padding import plan
 from tf_convert.convert.registry import OpTable
 
@@ -88,12 +88,15 @@ class HandlerTable(OpTable):
         for its op, or its limit check gives a hint."""
         options = options_for(self.target, options)
         index = GraphIndex(graph)
+        run_time = runtime_dims.has_run_time(graph)  # a size follows a run-time value somewhere
         found = []
         for node in graph.nodes:
-            if node.op not in self:  # the catalog's reason for refusing the op, if it states one
+            # a size this target cannot follow comes first: it is the reason whatever the handler
+            hint = runtime_dims.refusal(graph, node, self.target) if run_time else None
+            if hint is None and node.op not in self:  # the catalog's reason for refusing the op, if it states one
                 hint = OPS[node.op].refused.get(self.target) if node.op in OPS else None
                 hint = hint or self.no_handler_hint
-            else:
+            elif hint is None:
                 hint = self.limit(NodeContext(node, graph, options, index))
             if hint:
                 found.append(Unsupported(node.op, node.name, hint))

@@ -137,6 +137,7 @@ def _one_line(text: str) -> str:
 
 
 def render(table: dict[str, dict[str, str]]) -> str:
+    from tf_convert.parsers.tensorflow.runtime_shapes import RUN_TIME_SIZES
     from tf_convert.parsers.tensorflow.runtime_values import RUN_TIME_PARAMETERS
 
     counts = {t: sum(row[t] == "exact" for row in table.values()) for t in COLUMNS}
@@ -148,13 +149,15 @@ def render(table: dict[str, dict[str, str]]) -> str:
         + f"; exact in PyTorch, ONNX and MXNet alike: {three}. Caffe takes float32 tensors only; its OpenCV "
         "dialect (files OpenCV DNN reads, BVLC Caffe does not: docs/caffe-dialect.md) adds OpenCV's own layers. "
         "Run-time parameters: those the converted model reads as tensors when the graph computes them (a "
-        "placeholder, the data); every other parameter must be a constant at conversion.",
+        "placeholder, the data); every other parameter must be a constant at conversion. Where the output's sizes "
+        "follow them, PyTorch and ONNX compute the sizes while the model runs, MXNet and Caffe refuse.",
         "",
         "| TF op | " + " | ".join(HEADERS[t] for t in COLUMNS) + " | Run-time parameters |",
         "|---|" + "---|" * (len(COLUMNS) + 1),
     ]
     for op, row in table.items():
-        lines.append(f"| {op} | " + " | ".join(row[t] for t in COLUMNS) + f" | {RUN_TIME_PARAMETERS.get(op, '')} |")
+        params = "; ".join(filter(None, (RUN_TIME_PARAMETERS.get(op), RUN_TIME_SIZES.get(op))))
+        lines.append(f"| {op} | " + " | ".join(row[t] for t in COLUMNS) + f" | {params} |")
     lines.append(END)
     return "\n".join(lines)
 

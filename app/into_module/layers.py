@@ -136,6 +136,11 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         return Layer(node.name, op, inputs, {"axis": int(a["axis"]) % len(shape)}, shape, node)
     if op == "resize":  # MobileViT's resize to whole patches and back
         return Layer(node.name, op, inputs, {"sampling": (a["mode"], a["coordinate"])}, shape, node)
+    if op == "slice":  # along one axis: which part (GPT-2's q, k or v of its fused c_attn)
+        full = graph.shape(node.inputs[0])
+        cut = [(k, b, e) for k, (b, e, n) in enumerate(zip(a["begin"], a["end"], full)) if (b, e) != (0, n)]
+        part = {"range": (cut[0][0] - len(full), cut[0][1], cut[0][2])} if len(cut) == 1 else {}
+        return Layer(node.name, "other:slice", inputs, part, shape, node)
     if op == "pad" and a.get("mode", "constant") == "constant":  # Swin's pad to whole windows (zero at its size)
         return Layer(node.name, op, inputs, {"fill": float(a.get("value", 0.0))}, shape, node)
     return Layer(node.name, f"other:{op}", inputs, {}, shape, node)

@@ -101,6 +101,9 @@ def _architecture(t: Layer, i: Layer) -> str | None:
         if t.kind == "concat" and mine != theirs:
             return (f"it joins parameters at positions {mine} where TF joins constants at {theirs}"
                     if mine or theirs else "")
+    elif t.kind == "other:slice" and "range" in ta and "range" in ia and ta["range"] != ia["range"]:
+        return (f"it takes [{ta['range'][1]}:{ta['range'][2]}] of axis {ta['range'][0]} where TF takes "
+                f"[{ia['range'][1]}:{ia['range'][2]}]")
     if len(t.inputs) != len(i.inputs):
         return f"{len(t.inputs)} inputs where TF has {len(i.inputs)}"
     return None

@@ -41,7 +41,27 @@ def build(target: str, kwargs: dict[str, Any] | None, shape, names: list[str] | 
         except Exception:  # noqa: BLE001 - any failure on empty memory: build it for real
             pass
         model = load_module(target, kwargs)
-    return _recorded(model, shape, True, keywords)
+    try:
+        return _recorded(model, shape, True, keywords)
+    except ArchitectureMismatch as exc:
+        if names and len(names) > 1 and keywords is None:  # passed by position: perhaps in the wrong order
+            raise ArchitectureMismatch(f"{exc}{_order_hint(model, names)}") from None
+        raise
+
+
+def _order_hint(model, names: list[str]) -> str:
+    """What a failure of a module fed several inputs by position adds: TF's order against forward's, and the
+    --inputs order that puts each TF input at forward's parameter of its name (the others in the free places)."""
+    bare = [n.rpartition("/")[2].split(":")[0] for n in names]
+    params = record.forward_names(model, len(bare))
+    slots = {n: params.index(n) for n in bare if n in params}
+    free = iter(k for k in range(len(bare)) if k not in slots.values())
+    slots.update({n: next(free) for n in bare if n not in slots})
+    ordered = sorted(bare, key=slots.get)
+    hint = (f"pass --inputs {','.join(ordered)}" if ordered != bare else
+            "name TF's inputs as forward's parameters, or give the module a forward that takes TF's order")
+    return (f" (TF's inputs {bare} went to forward's {params} by position, their names not all forward's: "
+            f"{hint})")
 
 
 def _recorded(model, shape, initialized: bool, keywords: list[str] | None = None) -> Built:
@@ -342,7 +362,8 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
         index = index if isinstance(index, tuple) else (index,)
         if all(i is None or i is Ellipsis or _whole(i) for i in index):
             return None  # GPT-2's `hidden_states[:, slice(-0, None), :]` before its head keeps every token
-        return Layer(name, "other:slice", inputs, {}, shape)
+        part = _split_part(args[0], index[0]) if len(index) == 1 and isinstance(index[0], int) else None
+        return Layer(name, "other:slice", inputs, {"range": part} if part else {}, shape)
     if target in (torch.matmul, operator.matmul) or fname in ("matmul", "bmm"):
         return Layer(name, "other:matmul", inputs, {}, shape)
     if target in (operator.add, torch.add) or fname in ("add", "add_", "__add__", "__iadd__"):
@@ -408,6 +429,27 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
             return Layer(name, "pad", inputs, {"fill": float(value or 0.0)}, shape)
         return Layer(name, f"other:pad_{mode}", inputs, {}, shape)
     return Layer(name, f"other:{fname}", inputs, {}, shape)
+
+
+def _split_part(source, index: int) -> tuple[int, int, int] | None:
+    """(axis from the end, start, stop) of part `index` of a recorded split or chunk (GPT-2's c_attn into q, k, v),
+    or None."""
+    import torch.fx
+
+    if not isinstance(source, torch.fx.Node) or record.canonical(source.target) not in ("split", "chunk"):
+        return None
+    shape = source.args[0].meta.get("shape", ()) if source.args and hasattr(source.args[0], "meta") else ()
+    dim = source.args[2] if len(source.args) > 2 else source.kwargs.get("dim", 0)
+    sizes = source.args[1] if len(source.args) > 1 else source.kwargs.get("split_size_or_sections")
+    if not shape or sizes is None:
+        return None
+    length = shape[dim]
+    if record.canonical(source.target) == "chunk":
+        sizes = -(-length // int(sizes))
+    if isinstance(sizes, int):
+        sizes = [min(sizes, length - k) for k in range(0, length, sizes)]
+    starts = [sum(sizes[:k]) for k in range(len(sizes))]
+    return (dim % len(shape) - len(shape), starts[index], starts[index] + sizes[index]) if index < len(sizes) else None
 
 
 def _whole(index) -> bool:

@@ -13,7 +13,7 @@ from tf_convert.convert.errors import ConvertError, InputError
 from tf_convert.convert.ir import Graph
 from tf_convert.convert.padding.sizes import input_free_axes
 
-from . import mask_inputs, reference_process, token_inputs
+from . import feeds, mask_inputs, reference_process, token_inputs
 from .metric import CANNOT_TELL, judge, judge_across, verdict_of
 from .metric import worst as worst_row
 
@@ -22,7 +22,9 @@ def make_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
     """The same random inputs for both sides: standard normal (token ids, integer and bool masks, float
     ids cast to int: whole numbers uniform over their valid range, app.verify.token_inputs), fixed seed, IR layout."""
     rng = np.random.default_rng(seed)
-    return [_random_input(graph, name, graph.shape(name), rng) for name in graph.inputs]
+    given = feeds.fed(graph)  # --feed: the values a run-time size follows
+    return [given[name] if name in given else _random_input(graph, name, graph.shape(name), rng)
+            for name in graph.inputs]
 
 
 def _random_input(graph: Graph, name: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -193,7 +195,8 @@ def extra_probes(graph: Graph, inputs: list[np.ndarray]) -> list[list[np.ndarray
     draws = {"uniform01": lambda s: rng.uniform(0.0, 1.0, s), "uniform11": lambda s: rng.uniform(-1.0, 1.0, s),
              "normal_x0.25": lambda s: 0.25 * rng.standard_normal(s),
              "normal_x4": lambda s: 4.0 * rng.standard_normal(s)}
-    return [[draws[kind](x.shape).astype(x.dtype)
+    given = feeds.fed(graph)  # kept: the sizes follow them
+    return [[x if name in given else draws[kind](x.shape).astype(x.dtype)
              if np.issubdtype(x.dtype, np.floating) and token_inputs.value_range(graph, name) is None
              else _redrawn_ids(graph, name, x, rng) for name, x in zip(graph.inputs, inputs)]
             for kind in EXTRA_PROBES]
@@ -341,7 +344,8 @@ def sensitivity_probes(graph: Graph, inputs: list[np.ndarray]) -> tuple[list[np.
             edged[i][:, :, :, -1] = rng.standard_normal(edged[i][:, :, :, -1].shape)
     # token ids and masks are redrawn in their valid range too: kept, a text model's output looked dead
     # (float ids that a Keras 2 text model casts to int too: tf_keras's gather refuses a negative id)
-    other = [rng.standard_normal(x.shape).astype(x.dtype)
+    given = feeds.fed(graph)  # kept: the sizes follow them
+    other = [x if name in given else rng.standard_normal(x.shape).astype(x.dtype)
              if np.issubdtype(x.dtype, np.floating) and token_inputs.value_range(graph, name) is None
              else _redrawn_ids(graph, name, x, rng) for name, x in zip(graph.inputs, inputs)]
     return edged, other

@@ -23,6 +23,7 @@ Modules:
 Emitters register one handler per op name; ``Graph.validate`` rejects anything outside the catalog.
 """
 
+from . import runtime_dims
 from .graph import Graph, Node, Tensor
 from .index import GraphIndex
 from .ops import OPS, OpSpec, ops_of_kind
@@ -31,5 +32,5 @@ from .serialize import IR_VERSION, load, save
 
 __all__ = [
     "IR_VERSION", "OPS", "Graph", "GraphIndex", "Node", "OpSpec", "Tensor",
-    "evaluate", "evaluate_node", "load", "ops_of_kind", "save",
+    "evaluate", "evaluate_node", "load", "ops_of_kind", "runtime_dims", "save",
 ]

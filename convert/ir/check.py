@@ -12,6 +12,7 @@ from typing import Any
 
 from .graph import Graph, Node
 from .ops import OPS
+from .shapes import RUN_TIME
 
 
 def _param_shapes(node: Node) -> dict[str, tuple[int, ...]]:
@@ -36,9 +37,15 @@ def node_problems(graph: Graph, node: Node) -> list[str]:
         except (KeyError, ValueError, IndexError, TypeError) as exc:
             return [f"node {node.name} ({node.op}): its shape rule cannot run ({type(exc).__name__}: {exc})"]
         have = tuple(graph.shape(node.output))
-        if want != have:
+        if not _agrees(want, have):
             found.append(f"node {node.name} ({node.op}): output shape {have}, the op's shape rule gives {want}")
     return found
+
+
+def _agrees(want: tuple[int, ...], have: tuple[int, ...]) -> bool:
+    """The declared shape is the rule's; where the rule has a run-time size, the parser may know it (TF's own
+    shape inference fixes the size a run-time value must give)."""
+    return want == have or (len(want) == len(have) and all(w in (h, RUN_TIME) for w, h in zip(want, have)))
 
 
 def problems(graph: Graph) -> list[str]:

@@ -130,6 +130,9 @@ class OpSpec:
     # The TFLite builtin operators that are this op, one to one (`tflite=("LOGISTIC",)`): name -> attrs (or a
     # tuple). The TFLite parser's elementwise table derives from it.
     tflite: Mapping[str, Mapping[str, Any]] | tuple[str, ...] = ()
+    # Its output's sizes follow the values of run-time inputs (a shape, paddings, a depth): the shape rule
+    # gives them as RUN_TIME, the model computes them while it runs (convert.ir.runtime_dims).
+    run_time_sizes: bool = False
 
     def __post_init__(self) -> None:
         derived = {
@@ -216,6 +219,11 @@ _QUANTIZED_REFUSED = {
 
 
 # name -> spec. attrs marked with '?' are optional.
+# why MXNet and Caffe have no handler for an op whose sizes follow run-time values
+_STATIC_ONLY = {target: f"its output's sizes follow a run-time value and the {name} format holds static shapes "
+                        "only (make that value a constant, --set NAME=VALUE)"
+                for target, name in (("mxnet", "MXNet"), ("caffe", "Caffe"))}
+
 OPS: dict[str, OpSpec] = {
     # ---- spatial ------------------------------------------------------------------------------
     "conv2d": OpSpec(
@@ -637,6 +645,14 @@ OPS: dict[str, OpSpec] = {
         types={"input_zero_point": Attr("int"), "weight_zero_point": Attr("int", 0)},
         size="last_axis", shape=shapes.linear, integers="wrap", refused=_QUANTIZED_REFUSED,
     ),
+    "lookup": OpSpec(
+        ("low",),
+        ("table",),
+        "An integer x mapped through a table: y = table[x - low] (table of the dtype y takes, one entry per value "
+        "x can hold from low up); TFLite's 8-bit LOGISTIC is such a table, computed from the scales.",
+        "unary",
+        family="nn", types={"low": Attr("int")}, integers="wrap", refused=_QUANTIZED_REFUSED,
+    ),
     "integer_avg_pool2d": OpSpec(
         ("kernel", "stride", "edges", "min", "max"),
         (),
@@ -717,6 +733,41 @@ OPS: dict[str, OpSpec] = {
     ),
     # Cropping3D: fixed amounts off both ends of each axis, so the output follows any size (a slice's
     # absolute ends would bake it)
+    # ---- sizes that follow run-time values (convert.ir.runtime_dims): the parameter is an input tensor ----
+    "reshape_to": OpSpec((), (), "x (input 0) reshaped row-major to the run-time integer vector `shape` (input 1), "
+                         "one -1 in it resolved as numpy (TF's Reshape to a computed shape).", "shape",
+                         shape=shapes.to_run_time_vector, run_time_sizes=True,
+                         refused=_STATIC_ONLY),
+    "broadcast_to": OpSpec((), (), "numpy.broadcast_to(x, shape) of inputs (x, shape), `shape` a run-time integer "
+                           "vector (TF's BroadcastTo, and Fill: a scalar broadcast).", "shape",
+                           shape=shapes.to_run_time_vector, run_time_sizes=True,
+                           refused=_STATIC_ONLY),
+    "tile_by": OpSpec((), (), "numpy.tile(x, multiples) of inputs (x, multiples), `multiples` a run-time integer "
+                      "vector, one per axis of x.", "shape",
+                      shape=shapes.run_time_same_rank, run_time_sizes=True, refused=_STATIC_ONLY),
+    "pad_by": OpSpec(("value",), (), "Constant pad of inputs (x, paddings): `paddings` a run-time (rank, 2) integer "
+                     "matrix, (before, after) per axis of x in order, filled with `value`.", "shape",
+                     types={"value": Attr("float", 0.0)}, shape=shapes.run_time_same_rank, run_time_sizes=True,
+                     refused=_STATIC_ONLY),
+    "slice_to": OpSpec((), (), "x[starts[0]:ends[0], starts[1]:ends[1], ...] of inputs (x, starts, ends), run-time "
+                       "integer vectors with one element per axis of x, Python's slice rules (negative counts "
+                       "from the end, bounds clamped to the axis).", "shape",
+                       shape=shapes.run_time_same_rank, run_time_sizes=True,
+                       refused=_STATIC_ONLY),
+    "one_hot_by": OpSpec(("axis", "on", "off"), (), "one_hot of inputs (indices, depth), `depth` a run-time "
+                         "integer scalar: float32, the new axis of size depth inserted at `axis`, `on` where "
+                         "index == position, `off` elsewhere (out-of-range and negative indices: all `off`).",
+                         "shape", family="shape",
+                         types={"axis": Attr("int"), "on": Attr("float", 1.0), "off": Attr("float", 0.0)},
+                         shape=shapes.one_hot_by, run_time_sizes=True, refused=_STATIC_ONLY),
+    "range": OpSpec((), (), "start, start + delta, ... up to limit (excluded) of integer scalar inputs (start, "
+                    "limit, delta) known at run time, TF's Range: ceil((limit - start) / delta) values, none when "
+                    "that is negative.", "shape",
+                    shape=shapes.run_time_length, run_time_sizes=True, refused=_STATIC_ONLY),
+    "expand_dims_by": OpSpec((), (), "numpy.expand_dims(x, axis) of inputs (x, axis), `axis` a run-time integer "
+                             "scalar in [-rank - 1, rank] (negative counts from the end of the output).", "shape",
+                             shape=shapes.expand_dims_by, run_time_sizes=True,
+                             refused=_STATIC_ONLY),
     "crop": OpSpec(
         ("crops",),
         (),
@@ -833,7 +884,7 @@ OPS: dict[str, OpSpec] = {
         "dtypes). The node returns loop variable `output` after the last step (one node per variable read).",
         "control",
         types={"carried": Attr("int"), "output": Attr("int")},
-        shape=shapes_control.loop_output, integers="end",
+        shape=shapes_control.loop_output,
         refused={"mxnet": "MXNet's contrib.while_loop runs at most a fixed max_iterations steps and pads its "
                           "outputs: a loop whose trip count the data decides is not expressed exactly",
                  "caffe": "BVLC Caffe has no loops: a layer graph runs every layer once"},
@@ -846,7 +897,7 @@ OPS: dict[str, OpSpec] = {
         "runs, only the one pred picks; the node returns that branch's output `output` (one node per output).",
         "control",
         types={"output": Attr("int")},
-        shape=shapes_control.branch_output, integers="end",
+        shape=shapes_control.branch_output,
         refused={"mxnet": "MXNet's contrib.cond is not exported into a symbol file this converter writes: a "
                           "branch chosen at run time is not expressed",
                  "caffe": "BVLC Caffe has no conditionals: a layer graph runs every layer once"},
@@ -881,6 +932,7 @@ VALUE_KEEPING = ops_where(lambda spec: spec.keeps_values)  # app/verify/token_in
 INTEGER_WRAPPING = ops_where(lambda spec: spec.integers == "wrap")  # app/verify/token_inputs
 INTEGER_ENDING = ops_where(lambda spec: spec.integers == "end")  # app/verify/token_inputs
 DATA_DEPENDENT = ops_where(lambda spec: spec.data_dependent)  # convert.ir.graph.data_dependent_length
+RUN_TIME_SIZED = ops_where(lambda spec: spec.run_time_sizes)  # convert.ir.runtime_dims
 # TF op -> (IR op, attrs) for the TF ops that are one catalog op (the rows' `tf`)
 TF_OPS: dict[str, tuple[str, dict[str, Any]]] = {
     tf_op: (name, attrs) for name, spec in OPS.items() for tf_op, attrs in spec.tf.items()}

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 Shape = tuple[int, ...]
+RUN_TIME = -1  # a size only the run knows (convert.ir.runtime_dims); a static graph never holds one
 ShapeRule = Callable[[Sequence[Shape], Mapping[str, Any], Mapping[str, Shape]], Shape]
 
 
@@ -70,7 +71,23 @@ def same(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str,
 
 def broadcast(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """numpy broadcasting of all inputs."""
+    if any(RUN_TIME in s for s in inputs):
+        return _broadcast_run_time(inputs)
     return tuple(np.broadcast_shapes(*map(tuple, inputs)))
+
+
+def _broadcast_run_time(inputs: Sequence[Shape]) -> Shape:
+    """Broadcasting with run-time sizes: a known size other than 1 wins (a run-time one can only be 1 or
+    equal to it in a valid model); 1s and run-time sizes alone stay run-time."""
+    rank = max(len(s) for s in inputs)
+    out = []
+    for axis in range(rank):
+        sizes = {s[axis - rank + len(s)] for s in inputs if axis - rank + len(s) >= 0}
+        known = sizes - {1, RUN_TIME}
+        if len(known) > 1:
+            raise ValueError(f"shapes {list(inputs)} do not broadcast")
+        out.append(known.pop() if known else RUN_TIME if RUN_TIME in sizes else 1)
+    return tuple(out)
 
 
 def linear(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
@@ -191,3 +208,33 @@ def crop_and_resize(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: M
 def first(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """The first input's shape (prefix: the longest its data-dependent length can be)."""
     return tuple(inputs[0])
+
+
+# ---- sizes that follow run-time values (convert.ir.runtime_dims) ----------------------------------------
+
+
+def to_run_time_vector(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """reshape_to / broadcast_to: one run-time size per element of the shape vector (inputs[1])."""
+    return (RUN_TIME,) * int(inputs[1][0])
+
+
+def run_time_same_rank(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """tile_by / pad_by / slice_to: the input's rank, every size run-time."""
+    return (RUN_TIME,) * len(inputs[0])
+
+
+def one_hot_by(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """The indices' shape with a run-time size inserted at `axis`."""
+    indices = tuple(inputs[0])
+    axis = int(attrs["axis"]) % (len(indices) + 1)
+    return (*indices[:axis], RUN_TIME, *indices[axis:])
+
+
+def run_time_length(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """range: one axis, its length run-time."""
+    return (RUN_TIME,)
+
+
+def expand_dims_by(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """One more axis than the input, where a run-time value says: every size run-time."""
+    return (RUN_TIME,) * (len(inputs[0]) + 1)

@@ -48,3 +48,19 @@ def walk(graph: Graph) -> Iterator[Node]:
         yield node
         for _, body in subgraphs(node):
             yield from walk(body)
+
+
+def inputs_reaching(graph: Graph, tensors: list[str]) -> set[int]:
+    """The positions in `graph.inputs` of the inputs that `tensors` are computed from."""
+    producers = {out: node for node in graph.nodes for out in node.outputs}
+    found, seen, stack = set(), set(), list(tensors)
+    while stack:
+        tensor = stack.pop()
+        if tensor in seen:
+            continue
+        seen.add(tensor)
+        if tensor in graph.inputs:
+            found.add(graph.inputs.index(tensor))
+        elif tensor in producers:
+            stack.extend(producers[tensor].inputs)
+    return found

@@ -10,8 +10,12 @@ import os
 from collections.abc import Sequence
 from typing import Callable
 
-from ..ir import Graph
+from ..ir import Graph, runtime_dims
 from .index import GraphIndex
+
+# The passes that read no size: all a graph whose sizes follow run-time values gets (convert.ir.runtime_dims);
+# the others match per-channel constants, transposes and reshapes by their static sizes.
+SIZE_FREE_PASSES = frozenset({"fold_constants", "drop_identities", "merge_duplicates", "drop_neutral_arith"})
 
 Pass = Callable[..., bool]  # pass(graph[, index]) -> changed
 
@@ -47,6 +51,8 @@ def check_graph(graph: Graph, index: GraphIndex, outputs: Sequence[str], after: 
 def run_passes(graph: Graph, passes: Sequence[Pass], max_rounds: int = 20, check: bool | None = None) -> Graph:
     """Run `passes` in order, over and over until none changes the graph (at most `max_rounds`)."""
     check = checks_enabled() if check is None else check
+    if runtime_dims.has_run_time(graph):
+        passes = [p for p in passes if pass_name(p) in SIZE_FREE_PASSES]
     index = GraphIndex(graph)
     outputs = list(graph.outputs)
     if check:

@@ -16,6 +16,7 @@ import numpy as np
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError
+from tf_convert.convert.ir import runtime_dims
 from tf_convert.convert.ir.graph import LOWERINGS
 from tf_convert.convert.ir.ops import FAMILIES
 from tf_convert.convert.progress import SILENT, Progress
@@ -53,7 +54,9 @@ def _too_big(graph: ir.Graph, options) -> list[Unsupported]:
 
 
 def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
-    typed = dtype_problems(graph)
+    # a size that follows a run-time value is the first reason (TABLE.unsupported gives it), before a dtype
+    sized = {n.name for n in graph.nodes if runtime_dims.follows(graph, n)} if runtime_dims.has_run_time(graph) else ()
+    typed = [p for p in dtype_problems(graph) if p.node not in sized]
     refused = {p.node for p in typed}
     found = [p for p in TABLE.unsupported(graph, options) if p.node not in refused]  # the catalog says why
     return _too_big(graph, options) + _in_lowerings(graph, typed + found)

@@ -16,7 +16,7 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.ir.subgraph import subgraphs
 
-from .contract import TABLE, Builder, Ctx, Emitted, sanitize
+from .contract import TABLE, Builder, Ctx, Emitted, tensor_names
 
 
 def nested_limit(ctx: Ctx) -> str | None:
@@ -39,10 +39,8 @@ def _lower(ctx: Ctx, graph: ir.Graph, bound: Mapping[str, str], prefix: str, int
            nodes: list) -> list[str]:
     """`graph`'s nodes appended to `nodes`, its inputs read from the ONNX names `bound` (input -> name);
     initializers and deferred weights go to `into` (the main graph's). Returns its outputs' ONNX names."""
-    names = dict(bound)
-    for node in graph.nodes:
-        for out in node.outputs:
-            names[out] = f"{prefix}/{sanitize(out)}"
+    names = {t: f"{prefix}/{name}" for t, name in tensor_names(graph).items()}  # unique as the main graph's
+    names.update(bound)
     index = ir.GraphIndex(graph)
     for node in graph.nodes:
         part = TABLE.get(node.op)(Ctx(node, graph, ctx.options, index, names, {}))

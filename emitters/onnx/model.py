@@ -12,6 +12,7 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.direct_file import open_direct
 from tf_convert.convert.ir.lazy import read_ahead
+from tf_convert.convert.ir.runtime_dims import RUN_TIME, run_time_axes
 from tf_convert.convert.padding.sizes import size_bound, size_flow
 from tf_convert.convert.progress import SILENT, Progress
 
@@ -46,6 +47,8 @@ def _value_info(name: str, tensor: ir.Tensor, free_batch: bool = False, free: fr
     dims: list[Any] = list(tensor.shape)
     if counted:
         dims[0] = f"{name}_count"
+    for axis in run_time_axes(tensor.shape):  # a size that follows a run-time value (convert.ir.runtime_dims)
+        dims[axis] = f"{name}_{axis}"
     if free_batch and dims:
         dims[0] = "N"
     volume = dict(zip(sorted(free), "DHW")) if len(dims) == 5 else {}  # NDHWC or NCDHW: D, H, W in order
@@ -125,7 +128,8 @@ def _check_shapes(inferred: Any, graph: ir.Graph) -> None:
     for out, t in zip(inferred.graph.output, graph.outputs):
         dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in out.type.tensor_type.shape.dim)
         # free axes (batch, a size-free model's H/W) are symbolic: only the static ones must agree
-        if len(dims) != len(graph.shape(t)) or any(d not in (-1, n) for d, n in zip(dims, graph.shape(t))):
+        if len(dims) != len(graph.shape(t)) or any(d not in (-1, n) and n != RUN_TIME
+                                                   for d, n in zip(dims, graph.shape(t))):
             raise AssertionError(f"ONNX shape inference gives {dims} for output {out.name}, IR says {graph.shape(t)}")
 
 

@@ -154,3 +154,12 @@ def integer_avg_pool2d(ctx: Ctx) -> Emitted:
     y = _clamp(b, b.op("Div", [rounded, b.const("count", count, _I64)]), int(a["min"]), int(a["max"]), _I64)
     _cast(b, y, str(x_dtype), b.out)
     return b.done()
+
+
+@TABLE.register("lookup")
+def lookup(ctx: Ctx) -> Emitted:
+    b = Builder(ctx, ctx.node)
+    table = np.asarray(ctx.node.params["table"])
+    index = b.op("Sub", [_cast(b, b.x(), "int64"), b.const("low", np.array(int(ctx.node.attrs["low"]), _I64), _I64)])
+    b.op("Gather", [b.const("table", table, table.dtype), index], b.out, axis=0)
+    return b.done()

@@ -25,7 +25,7 @@ TABLE = HandlerTable("torch", "no PyTorch lowering for this IR op")
 AUX_SUFFIXES = ("pad", "full", "divisor", "count", "scale", "shift", "gamma", "beta", "rows", "cols", "wy", "wx", "top")
 AUX_SUFFIXES += ("gx", "state", "cell", "steps", "t", "gates", "rec", "update")  # sequence_recurrent.py's loop locals
 AUX_SUFFIXES += ("lo", "hi", "area", "iou", "over", "order", "keep", "i", "take", "pos")  # detection.py's NMS locals
-AUX_SUFFIXES += ("left", "multiplier", "right", "mask")  # nn_quant.py's fixed-point multiplier
+AUX_SUFFIXES += ("left", "multiplier", "right", "mask", "bias")  # nn_quant.py's integer kernels
 
 
 @dataclass(frozen=True)

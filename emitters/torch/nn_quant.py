@@ -78,8 +78,8 @@ def integer_conv2d(ctx: Ctx) -> Lowered:
     buffers = [(ctx.var, weight)]
     bias = ""
     if "bias" in ctx.params:
-        buffers.append((ctx.aux("shift"), ctx.params["bias"].astype(np.int32)))
-        bias = f", self.{ctx.aux('shift')}.double()"
+        buffers.append((ctx.aux("bias"), ctx.params["bias"].astype(np.int32)))
+        bias = f", self.{ctx.aux('bias')}.double()"
     x = _padded(f"({ctx.args[0]}.double() - {int(a['input_zero_point'])})", a["edges"])
     conv = (f"nn.functional.conv2d({x}, self.{ctx.var}.double(){bias}, stride={list(a['stride'])}, "
             f"dilation={list(a['dilation'])}, groups={int(a['groups'])})")
@@ -93,8 +93,8 @@ def integer_linear(ctx: Ctx) -> Lowered:
     buffers = [(ctx.var, weight)]
     bias = ""
     if "bias" in ctx.params:
-        buffers.append((ctx.aux("shift"), ctx.params["bias"].astype(np.int32).reshape(-1)))
-        bias = f", self.{ctx.aux('shift')}.double()"
+        buffers.append((ctx.aux("bias"), ctx.params["bias"].astype(np.int32).reshape(-1)))
+        bias = f", self.{ctx.aux('bias')}.double()"
     x = f"{ctx.args[0]}.double() - {int(a['input_zero_point'])}"
     return Lowered(buffers=buffers, lines=[f"{ctx.var} = nn.functional.linear({x}, self.{ctx.var}.double(){bias})"
                                            f".to(torch.int32)"])
@@ -119,3 +119,10 @@ def integer_avg_pool2d(ctx: Ctx) -> Lowered:
         f"rounding_mode=\"trunc\")",
         f"{v} = torch.clamp({v}, {int(a['min'])}, {int(a['max'])}).to({ctx.args[0]}.dtype)",
     ])
+
+
+@TABLE.register("lookup")
+def lookup(ctx: Ctx) -> Lowered:
+    low = int(ctx.attrs["low"])
+    index = f"{ctx.args[0]}.long() - {low}" if low else f"{ctx.args[0]}.long()"
+    return Lowered(buffers=[(ctx.var, np.asarray(ctx.params["table"]))], lines=[f"{ctx.var} = self.{ctx.var}[{index}]"])

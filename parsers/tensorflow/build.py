@@ -16,9 +16,10 @@ from typing import Any
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.ir import runtime_dims
 from tf_convert.parsers.base import ParseOptions
 
-from . import complex_values, input_layout, lengths, ops  # noqa: F401 - registers the handlers
+from . import complex_values, input_layout, lengths, ops, runtime_shapes  # noqa: F401 - registers the handlers
 from .context import NHWC_TO_NCHW, Context, NotConvertible, Val, show_shape
 from .graphio import node_of
 from .loader import Frozen
@@ -198,6 +199,9 @@ def _convert_ops(ctx: Context, ops_: list[Any], library: dict[str, Any] | None =
             continue
         try:
             ctx.current = op
+            sized = runtime_shapes.refusal(ctx, op)
+            if sized:
+                raise NotConvertible(sized)
             lengths.follow(ctx, op)
             if not complex_values.follow(ctx, op):
                 handler(ctx, op)
@@ -270,7 +274,9 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     _add_outputs(ctx, frozen.outputs, out_tensors)
     graph.metadata["source_tensors"] = {t: v for t, v in source_tensors(ctx).items() if node_of(t) in original}
     graph.prune()
-    unknown = [t for t in graph.tensors.values() if any(d < 0 for d in t.shape)]
+    # a size that follows a run-time value is RUN_TIME (convert.ir.runtime_dims); only an input's must be given
+    tensors = [graph.tensors[t] for t in graph.inputs] if runtime_dims.has_run_time(graph) else graph.tensors.values()
+    unknown = [t for t in tensors if any(d < 0 for d in t.shape)]
     if unknown:
         raise UsageError(f"tensor '{unknown[0].name}' has an unknown size ({input_desc}); "
                          "pass --input-shape, e.g. --input-shape 1,224,224,3")

@@ -18,6 +18,7 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir.lazy import contiguous, is_lazy
+from tf_convert.convert.ir.shapes import RUN_TIME
 from tf_convert.parsers.common.layout import TO_NCHW as NHWC_TO_NCHW
 
 NDHWC_TO_NCDHW = (0, 4, 1, 2, 3)
@@ -126,6 +127,8 @@ class Context:
         dims = t.shape.as_list() if t.shape.rank is not None else None
         if dims and dims[0] is None and t.name in self.lengths:  # held padded to its longest
             dims[0] = self.lengths[t.name].longest
+        if dims is not None and None in dims and self.follows_run_time(t):
+            return tuple(RUN_TIME if d is None else int(d) for d in dims)
         if dims is None or any(d is None for d in dims):
             op = t.op
             if self.sizes_given:  # no input size is missing: the size follows a value the graph computes
@@ -140,6 +143,23 @@ class Context:
             raise self.needs_input_shape(f"node '{op.name}' ({op.type}{why}) has an unknown static shape "
                                          f"{shown}: the spatial input size is needed")
         return tuple(int(d) for d in dims)
+
+    def run_time_sizes(self, t: Any) -> tuple[int, ...]:
+        """The IR shape of converted TF tensor `t` when a size of it follows a run-time value, else ()."""
+        v = self.vals.get(t.name)
+        shape = self.graph.shape(v.ir) if v is not None else ()
+        return shape if RUN_TIME in shape else ()
+
+    def reads_run_time(self, op: Any) -> bool:
+        """Whether a size of one of `op`'s inputs follows a run-time value."""
+        return any(self.run_time_sizes(i) for i in op.inputs)
+
+    def follows_run_time(self, t: Any) -> bool:
+        """Whether TF's unknown sizes of `t` follow run-time values: `t` holds such a size, or it is an output
+        of the op being converted, which reads one (the parser lets only ops that can follow them that far)."""
+        if self.run_time_sizes(t):
+            return True
+        return self.current is not None and t.op.name == self.current.name and self.reads_run_time(self.current)
 
     def needs_input_shape(self, why: str) -> UsageError:
         """The error asking for --input-shape, after `why` (which names the node)."""

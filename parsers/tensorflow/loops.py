@@ -1,5 +1,6 @@
-"""Why a TF While loop is refused: one whose trip count the data decides is never
-unrolled (no fixed graph computes it); unroll.py unrolls the others.
+"""What bounds a TF While loop: one whose trip count the data decides is never unrolled (no fixed graph
+computes it; ops/control.py converts it to a run-time loop, and its refusals say what bounds it);
+unroll.py unrolls the others.
 
 A functional While takes its loop variables as inputs; its `cond` function reads some of them and
 its `body` returns the next value of each. A variable depends on the data when its first value

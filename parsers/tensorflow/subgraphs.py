@@ -18,6 +18,8 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.errors import ConvertError, UnsupportedError
 from tf_convert.convert.ir.subgraph import Subgraph, as_subgraph
+from tf_convert.convert.passes.cleanup import drop_identities
+from tf_convert.convert.passes.runner import run_passes
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.common.layout import TO_NCHW
 
@@ -63,10 +65,10 @@ def _canonical(ref: str) -> str:
 
 
 def function_graph(build: Callable[..., ir.Graph], library: Any, fdef: Any, bindings: list[Binding],
-                   name: str) -> Subgraph:
+                   name: str, wanted: list[int] | None = None) -> Subgraph:
     """`fdef` (a FunctionDef of `library`, a FunctionDefLibrary) as a Subgraph: its inputs are the run-time
-    arguments in argument order, its outputs the function's return values in order. `build` is
-    build.build_graph. Raises FunctionNotConvertible naming what fails."""
+    arguments in argument order, its outputs the function's return values `wanted` (default all), in that
+    order. `build` is build.build_graph. Raises FunctionNotConvertible naming what fails."""
     functions = {f.signature.name: f for f in library.function}
     graph_def = GraphDef()
     graph_def.library.CopyFrom(library)
@@ -82,12 +84,14 @@ def function_graph(build: Callable[..., ir.Graph], library: Any, fdef: Any, bind
     try:
         nodes, returns = body_nodes(fdef, functions, _PREFIX, bound)
         graph_def.node.extend(nodes)
-        frozen = Frozen(graph_def, inputs, [_canonical(r) for r in returns])
+        picked = returns if wanted is None else [returns[k] for k in wanted]
+        frozen = Frozen(graph_def, inputs, [_canonical(r) for r in picked])
         graph = build(frozen, ParseOptions(inputs=inputs, input_layout="nhwc"), name, "function")
     except UnsupportedError as e:
         raise FunctionNotConvertible("; ".join(str(item) for item in e.items)) from None
     except ConvertError as e:
         raise FunctionNotConvertible(str(e)) from None
+    run_passes(graph, [drop_identities])  # the function's Identity returns: readable bodies
     _outputs_in_ir_order(graph)
     return as_subgraph(graph)
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 
+from .conds import functional_conds
 from .frames import functional_loops
 from .graphio import split_ref
 from .inline import body_nodes, inline_calls, rewire
@@ -252,6 +253,22 @@ def _reads_data(loop: _Loop) -> bool:
     return not loop.cond_reads() <= loop.static
 
 
+_LIST_TYPES = (20, 21)  # DT_RESOURCE, DT_VARIANT: a TensorArray / TensorList handle
+
+
+def _refuse_lists(node: Any, library: dict[str, Any], is_data: Callable[[str], bool], label: Callable[[str], str],
+                  origins: Callable[[str], list[str]]) -> None:
+    """A run-time loop that carries a TensorList/TensorArray (dynamic_rnn's outputs, a map_fn): its length
+    is the trip count, which the data decides: refused by name (exit 3)."""
+    if any(t in _LIST_TYPES for t in node.attr["T"].list.type):
+        refs = [r for r in node.input if not r.startswith("^")]
+        hint = loop_hint(node, refs, library, is_data, label, origins).split(": not convertible")[0]
+        if "depends on the data" not in hint:
+            hint = "a While loop whose trip count depends on the data"
+        raise _refuse(node, f"{hint}: it carries a TensorList/TensorArray whose length follows the trip count; "
+                            "lists of run-time length are not converted, make the number of steps a constant")
+
+
 def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights: dict[str, Any],
                  keep: list[str], label: Callable[[str], str] = str, notes: list[str] | None = None) -> Any:
     """`graph_def` with its While loops unrolled at the fixed input shapes `input_map` (as
@@ -259,7 +276,7 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
     A loop whose body is a known recurrent cell becomes one recurrent node instead (recurrent_loops.py;
     a line in `notes` says so). Tensors named in `keep` (inputs, outputs) keep their meaning."""
 
-    graph_def = functional_loops(graph_def)  # TF1 frames as While nodes
+    graph_def = functional_conds(functional_loops(graph_def))  # TF1 frames as While nodes, TF1 conds as If
     if not any(n.op in WHILE_OPS for n in graph_def.node):
         return lower_tensor_lists(graph_def, input_map, weights)
     library = {f.signature.name: f for f in graph_def.library.function}
@@ -271,13 +288,16 @@ def unroll_loops(graph_def: Any, input_map: dict[str, tuple[Any, Any]], weights:
     runtime: set[str] = set()  # loops whose condition reads the data: kept, converted as run-time loops
     while nesting < MAX_NESTING:
         graph = Graph(current, input_map, weights)
-        runtime |= {n.name for n in current.node if n.op in WHILE_OPS and n.name not in runtime
-                    and _reads_data(_Loop(n, library, graph))}
+        by_name = {n.name: n for n in current.node}
+        data = input_dependent(by_name)
+        for node in current.node:
+            if node.op in WHILE_OPS and node.name not in runtime and _reads_data(_Loop(node, library, graph)):
+                _refuse_lists(node, library, lambda ref, data=data: split_ref(ref)[0] in data, label,
+                              lambda ref, nodes=by_name: input_ancestors(nodes, ref))
+                runtime.add(node.name)
         loops = [n for n in current.node if n.op in WHILE_OPS and n.name not in runtime]
         if not loops:
             return lower_tensor_lists(current, input_map, weights)
-        by_name = {n.name: n for n in current.node}
-        data = input_dependent(by_name)
         taken = _scopes(n.name for n in current.node)
         added, returns, sequence_lists = [], {}, set()
         deferred = _fed_by_loops(by_name, loops)  # next round, when their input's shape is known

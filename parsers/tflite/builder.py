@@ -106,9 +106,12 @@ class Builder:
         weights.record(self, self.options)
         for operator in validate.order(self.subgraph, self.model.path.name):
             self._operator(operator)
+        outputs = self._outputs()
+        if self.options.outputs:  # only what the chosen outputs need must convert (a graph cut before its head)
+            self.errors = [e for e in self.errors if e.node in self._needed_names([i for _, i in outputs])]
         if self.errors:
             raise UnsupportedError(self.errors, target="tflite parser")
-        self._set_outputs(self._outputs())
+        self._set_outputs(outputs)
         self.graph.prune()
         self.graph.metadata["source_format"] = "tflite"
         self.graph.metadata["source_tensors"] = self._source_tensors()
@@ -190,6 +193,18 @@ class Builder:
             self.graph.outputs.append(tensor)
             self.graph.source_names[tensor] = name
             self.graph.source_layouts[tensor] = "NHWC" if len(self.graph.shape(tensor)) == 4 else ""
+
+    def _needed_names(self, wanted: list[int]) -> set[str]:
+        """The IR base names (first outputs' names) of the operators the tensors `wanted` depend on."""
+        producer = {i: op for op in self.subgraph.operators for i in op.outputs if i >= 0}
+        needed: dict[int, Operator] = {}
+        todo = list(wanted)
+        while todo:
+            op = producer.get(todo.pop())
+            if op is not None and op.index not in needed:
+                needed[op.index] = op
+                todo.extend(i for i in op.inputs if i >= 0)
+        return {Op(self.graph, op, self.tensors, {}, {}).name for op in needed.values()}
 
     def _source_tensors(self) -> dict[str, list]:
         """TFLite tensor name -> [IR tensor, perm (IR = transpose(TFLite, perm)) or None, IR shape], in the

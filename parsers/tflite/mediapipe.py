@@ -14,6 +14,7 @@ import struct
 
 import numpy as np
 
+from . import mediapipe_landmarks, mediapipe_pooling, mediapipe_transform  # noqa: F401 - MediaPipe's other operators register there
 from .op import Op
 from .table import CUSTOM
 from .weights import float_weight

@@ -13,14 +13,15 @@ from collections.abc import Callable
 import numpy as np
 
 from tf_convert.convert import fixed_point
+from tf_convert.convert.ir.libm_expf import expf
 from tf_convert.convert.padding import output_hw, tf_pads
 from tf_convert.parsers.common.layout import nhwc_reshape
 
-from . import layout, pieces, shape, spatial
+from . import layout, pieces, reduce, shape, spatial
 from .elementwise import operand
 from .op import Op
 from .schema import ACTIVATIONS, Operator, Quantization, Tensor
-from .table import QUANTIZED
+from .table import QUANTIZED, TABLE
 
 INTEGER_TYPES = {"INT8": "int8", "UINT8": "uint8"}
 _LIMITS = {"INT8": (-128, 127), "UINT8": (0, 255)}
@@ -28,10 +29,10 @@ _ACCUMULATOR = ("int32", fixed_point.INT32_MIN, fixed_point.INT32_MAX)
 _ADD_PRE_SHIFT = 20  # TFLite's ADD/SUB of 8-bit operands: both scaled by 2**20 before their multipliers
 _LUT = ("TFLite computes it on 8-bit integers through its own lookup tables / fixed-point exp, which the "
         "converter does not reproduce bit for bit yet")
+_TABLE = ("TFLite's table for it is computed with a libm function (tanhf) the converter does not reproduce bit for "
+          "bit (expf it does: int8 LOGISTIC converts)")
 # integer operators with no exact conversion yet: why (the refusal names them, exit 3)
-REASONS = {"SOFTMAX": _LUT, "LOGISTIC": _LUT, "TANH": _LUT, "LOG_SOFTMAX": _LUT, "HARD_SWISH": _LUT,
-           "MEAN": "TFLite's integer MEAN (sum, then its own multiplier per reduced count) is not reproduced bit "
-                   "for bit yet"}
+REASONS = {"SOFTMAX": _LUT, "TANH": _TABLE, "LOG_SOFTMAX": _LUT, "HARD_SWISH": _LUT}
 _DEFAULT_REASON = "TFLite's integer kernel for it is not reproduced bit for bit yet"
 
 
@@ -63,7 +64,10 @@ def _single(op: Op, t: Tensor, what: str) -> tuple[float, int]:
 
 
 def _output(op: Op) -> Tensor:
-    return op.tensors[op.op.outputs[0]]
+    t = op.tensors[op.op.outputs[0]]
+    if t.type not in INTEGER_TYPES:
+        raise op.unsupported(f"an integer operator writing {t.type} '{t.name}' (only int8/uint8 are converted)")
+    return t
 
 
 def _activation_range(op: Op, t: Tensor, name: str) -> tuple[int, int]:
@@ -88,23 +92,28 @@ def _fused(op: Op) -> str:
 
 
 def _requantize(op: Op, x: str, multipliers: list[tuple[int, int]], out: tuple[str, int, int], zero_point: int,
-                offset: int = 0, pre_shift: int = 0, suffix: str = "") -> str:
-    """requantize of x by (significand, shift) per channel (axis 1) or one, to out = (dtype, min, max)."""
+                offset: int = 0, pre_shift: int = 0, suffix: str = "", bound: int = 255) -> str:
+    """requantize of x by (significand, shift) per channel (axis 1) or one, to out = (dtype, min, max). `bound`:
+    the largest |x + offset| the operator can reach (None: checked by the caller); TFLite scales it by 2**shift in
+    int32, so a bound that could leave int32 there is refused (C's overflow has no exact form)."""
     dtype, lo, hi = out
     m = np.array([s for s, _ in multipliers], np.int64)
     s = np.array([e for _, e in multipliers], np.int64)
+    if bound is not None and bound << (pre_shift + max(0, int(s.max()))) > fixed_point.INT32_MAX:
+        raise op.unsupported(f"values up to {bound} times 2**{pre_shift + int(s.max())} can leave int32 (TFLite's own "
+                             "product would overflow)")
     attrs = {"axis": 1, "offset": offset, "pre_shift": pre_shift, "zero_point": zero_point, "min": lo, "max": hi,
              "dtype": dtype}
     return op.add("requantize", [x], op.shape(x), attrs, {"multiplier": m, "shift": s}, suffix=suffix,
                   out_dtype=dtype)
 
 
-def _to_output(op: Op, acc: str, multipliers: list[tuple[int, int]]) -> str:
+def _to_output(op: Op, acc: str, multipliers: list[tuple[int, int]], bound: int | None = None) -> str:
     """An int32 accumulator to the operator's output integers, its fused activation clamped."""
     t = _output(op)
     lo, hi = _activation_range(op, t, _fused(op))
     return _requantize(op, acc, multipliers, (INTEGER_TYPES[t.type], lo, hi), _single(op, t, "output")[1],
-                       suffix="/requantize")
+                       suffix="/requantize", bound=bound)
 
 
 def _check_headroom(op: Op, weight: np.ndarray, zero: int, bias: np.ndarray | None,
@@ -164,8 +173,6 @@ def _weight_zero(op: Op, q: Quantization) -> int:
 @QUANTIZED.register("QUANTIZE")
 def quantize(op: Op) -> list[str]:
     x, t = op.x(), _output(op)
-    if t.type not in INTEGER_TYPES:
-        raise op.unsupported(f"QUANTIZE to {t.type}")
     scale, zero = _single(op, t, "output")
     if op.dtype(x) == "float32":
         dtype = INTEGER_TYPES[t.type]
@@ -262,9 +269,11 @@ def _operands(op: Op) -> tuple[str, str, tuple[int, ...]]:
 
 
 @QUANTIZED.register("ADD")
+@QUANTIZED.register("SUB")
 def add(op: Op) -> list[str]:
-    """TFLite's 8-bit ADD: each operand (x - zero) * 2**20 times its multiplier (scale / (2 * max scale)), the
-    int32 sum times the output multiplier (2 * max scale / (2**20 * output scale)), plus the output zero."""
+    """TFLite's 8-bit ADD / SUB: each operand (x - zero) * 2**20 times its multiplier (scale / (2 * max scale)),
+    the int32 sum (difference) times the output multiplier (2 * max scale / (2**20 * output scale)), plus the
+    output zero."""
     s1, z1 = _single(op, op.tensor(0), "input")
     s2, z2 = _single(op, op.tensor(1), "input")
     so, _ = _single(op, _output(op), "output")
@@ -273,10 +282,13 @@ def add(op: Op) -> list[str]:
     m2 = fixed_point.quantize_multiplier(float(np.float64(s2) / twice_max))
     mo = fixed_point.quantize_multiplier(float(twice_max / np.float64(np.float32(1 << _ADD_PRE_SHIFT) *
                                                                       np.float32(so))))
+    if max(m1[1], m2[1], mo[1]) > 0:  # TFLite's Prepare refuses it too (QuantizeMultiplierSmallerThanOneExp)
+        raise op.unsupported(f"scales {s1}, {s2} -> {so} need a multiplier above 1, which TFLite's 8-bit {op.op.name} "
+                             "does not take")
     a, b, out = _operands(op)
     a = _requantize(op, a, [m1], _ACCUMULATOR, 0, offset=-z1, pre_shift=_ADD_PRE_SHIFT, suffix="/scaled0")
     b = _requantize(op, b, [m2], _ACCUMULATOR, 0, offset=-z2, pre_shift=_ADD_PRE_SHIFT, suffix="/scaled1")
-    total = op.add("add", [a, b], out, suffix="/sum", out_dtype="int32")
+    total = op.add("sub" if op.op.name == "SUB" else "add", [a, b], out, suffix="/sum", out_dtype="int32")
     return [_to_output(op, total, [mo])]
 
 
@@ -298,7 +310,49 @@ def mul(op: Op) -> list[str]:
     a, b, out = _operands(op)
     product = op.add("mul", [_centred(op, a, z1, 0), _centred(op, b, z2, 1)], out, suffix="/product",
                      out_dtype="int32")
-    return [_to_output(op, product, [multiplier])]
+    return [_to_output(op, product, [multiplier], bound=255 * 255)]
+
+
+@QUANTIZED.register("MEAN")
+def mean(op: Op) -> list[str]:
+    """TFLite's integer MEAN: the int32 sum of the n reduced integers, less n * input zero, times the input /
+    output scale multiplier with n folded in (its significand * 2**k // n, k = min(floor(log2 n), 32, 31 + shift),
+    the shift less k), plus the output zero, clamped (reference_ops::QuantizedMeanOrSum)."""
+    x, t = op.x(), _output(op)
+    s_in, z_in = _single(op, op.tensor(0), "input")
+    s_out, z_out = _single(op, t, "output")
+    source = op.source_shape(0)
+    n = int(np.prod([source[int(a) % len(source)] for a in set(op.const(1, "axes").reshape(-1).tolist())]))
+    significand, shift = fixed_point.quantize_multiplier(float(np.float64(s_in) / np.float64(s_out)))
+    k = min(n.bit_length() - 1, 32, 31 + shift)
+    wide = op.add("cast", [x], op.shape(x), {"dtype": "int32"}, suffix="/int32", out_dtype="int32")
+    index = op.op.inputs[0]
+    op.ir[index] = wide  # the float handler's axis bookkeeping, on the int32 copy
+    try:
+        [total] = reduce.TABLE.get("SUM")(op)
+    finally:
+        op.ir[index] = x
+    lo, hi = _LIMITS[t.type]
+    return [_requantize(op, total, [((significand << k) // n, shift - k)], (INTEGER_TYPES[t.type], lo, hi), z_out,
+                        offset=-z_in * n, suffix="/requantize", bound=255 * n)]
+
+
+@QUANTIZED.register("LOGISTIC")
+def logistic(op: Op) -> list[str]:
+    """TFLite's int8 LOGISTIC is a table of the 256 inputs (LUTPopulate): float32 scale * (q - zero), 1 / (1 +
+    expf(-v)) with glibc's expf (convert.ir.libm_expf), times 1 / output scale, rounded half away from zero, plus
+    the output zero, clamped. The uint8 kernel is another (fixed-point) one: refused."""
+    x, t = op.x(), _output(op)
+    if t.type != "INT8" or op.tensor(0).type != "INT8":
+        raise op.unsupported(f"{op.tensor(0).type} LOGISTIC: {_LUT}")
+    s_in, z_in = _single(op, op.tensor(0), "input")
+    s_out, z_out = _single(op, t, "output")
+    values = np.arange(-128, 128)
+    real = np.float32(s_in) * (values - z_in).astype(np.float32)
+    sigmoid = np.float32(1) / (np.float32(1) + expf(-real).astype(np.float32))
+    scaled = (sigmoid * (np.float32(1) / np.float32(s_out))).astype(np.float32)
+    table = np.clip(fixed_point.round_half_away(scaled) + z_out, -128, 127).astype(np.int8)
+    return [op.add("lookup", [x], op.shape(x), {"low": -128}, {"table": table})]
 
 
 # ---- pooling and data movement ----------------------------------------------------------------------------
@@ -382,8 +436,26 @@ def _moved(handler: Callable[[Op], list[str]], checked: bool = True) -> Callable
     return moved
 
 
+def _in_float(op: Op, handler: Callable[[Op], list[str]]) -> str:
+    """A float handler that only picks input elements (nearest resize, depth <-> space), run on a float32 copy
+    of input 0 (every 8-bit integer is a float32) and cast back: the same integers, moved."""
+    _same_quantization(op, [0])
+    x = op.x()
+    index = op.op.inputs[0]
+    op.ir[index] = op.add("cast", [x], op.shape(x), {"dtype": "float32"}, suffix="/float", out_dtype="float32")
+    try:
+        [y] = handler(op)
+    finally:
+        op.ir[index] = x
+    dtype = op.dtype(x)
+    return op.add("cast", [y], op.shape(y), {"dtype": dtype}, suffix="/integer", out_dtype=dtype)
+
+
+for _name in ("RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH"):
+    QUANTIZED.register(_name)(lambda op, name=_name: [_in_float(op, TABLE.get(name))])  # (looked up when called)
+
 for _name, _handler in {"RESHAPE": shape.reshape, "SQUEEZE": shape.squeeze, "EXPAND_DIMS": shape.expand_dims,
                         "TRANSPOSE": shape.transpose, "STRIDED_SLICE": shape.strided_slice_activation,
-                        "SLICE": pieces.slice_}.items():
+                        "SLICE": pieces.slice_, "TILE": pieces.tile}.items():
     QUANTIZED.register(_name)(_moved(_handler))
 QUANTIZED.register("SHAPE")(_moved(shape.shape_activation, checked=False))

@@ -145,11 +145,23 @@ class _Runner:
         try:
             with warnings.catch_warnings():  # its advice against preserving tensors: keeping them is the point
                 warnings.filterwarnings("ignore", message=".*experimental_preserve_all_tensors")
-                self.interpreter = cls(model_path=str(path), num_threads=1,
-                                       experimental_preserve_all_tensors=self.inner, **kernels)
+                self.interpreter = self._load(cls, kernels)
         except ValueError as error:  # what the interpreter raises for a file it cannot load
             raise cannot_run(path, error) from None
         self.shapes: dict[int, tuple[int, ...]] = {}
+
+    def _load(self, cls: type, kernels: dict) -> object:
+        """The interpreter on `kernels`; where the reference kernels lack one of the file's operators (their
+        resolver registers fewer versions: int8 TILE), TFLite's builtin kernels without a delegate."""
+        try:
+            return cls(model_path=str(self.path), num_threads=1, experimental_preserve_all_tensors=self.inner,
+                       **kernels)
+        except ValueError:
+            if not kernels:
+                raise
+        kernels = {"experimental_op_resolver_type": sys.modules[cls.__module__].OpResolverType
+                   .BUILTIN_WITHOUT_DEFAULT_DELEGATES}
+        return cls(model_path=str(self.path), num_threads=1, experimental_preserve_all_tensors=self.inner, **kernels)
 
     def run_all(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
         return [self.run(inputs) for inputs in input_sets]

@@ -150,3 +150,33 @@ def test_save_pretrained_h5_is_refused_naming_the_savedmodel_route(tmp_path):
     assert code == 2, err
     assert "TFBertModel" in err and "save_pretrained(dir, saved_model=True)" in err and "tf.saved_model.save" in err
     assert "model.save('model.h5')" not in err and not (tmp_path / "out").exists()
+
+
+class FeaturesThenIds(torch.nn.Module):
+    """Whisper's forward order (features, then decoder ids) in a few layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(8, 16, 3, padding=1)
+        self.embed = torch.nn.Embedding(40, 16)
+
+    def forward(self, input_features, decoder_ids):
+        return self.conv(input_features).mean(-1, keepdim=True).transpose(1, 2) + self.embed(decoder_ids)
+
+
+@pytest.mark.parametrize("names, hint", [
+    (["decoder_ids", "features"], "pass --inputs features,decoder_ids"),
+    (["ids", "mel"], "name TF's inputs as forward's parameters"),
+])
+def test_inputs_fed_by_position_in_the_wrong_order_name_the_order_to_pass(names, hint):
+    """Two TF inputs whose names are not all forward's go by position, in TF's order: where the module fails,
+    the message gives TF's order, forward's and the --inputs order that fits (or how to make one)."""
+    from tf_convert.app.into_module import trace
+    from tf_convert.convert.errors import ConvertError
+
+    with pytest.raises(ConvertError) as failure:
+        trace.build("tests.app.test_into_hf_tf:FeaturesThenIds", {}, [((2, 7), "int32"), ((2, 8, 16), "float32")],
+                    [f"{n}:0" for n in names])
+    message = str(failure.value)
+    assert f"TF's inputs {names} went to forward's ['input_features', 'decoder_ids'] by position" in message, message
+    assert hint in message, message

@@ -1,6 +1,7 @@
 """`.tflite` sources end to end: files written by TFLite's converter (Keras models and tf.functions) go
 to every target and are measured against TFLite's own interpreter; the CLI converts and --verify checks
-them; quantized files are refused by name or dequantized where that is exact."""
+them; hybrid quantized files are refused by name, full-integer ones converted bit for bit, weights dequantized
+where that is exact."""
 
 from __future__ import annotations
 
@@ -101,13 +102,18 @@ def test_a_free_input_size_converts_at_the_size_given(size, tflite_files, tmp_pa
 @pytest.mark.parametrize("name,exit_code,named", [
     ("unique", 3, "UNIQUE"),  # a builtin without a converter
     ("dynamic_range", 3, "hybrid (dynamic-range) quantized weights"),
-    ("int8", 3, "QUANTIZE"),
 ])
 def test_refusals_name_the_operator(name, exit_code, named, tflite_files, tmp_path):
     result = _cli("tf2onnx", tflite_files[name], "-o", tmp_path / "out")
     assert result.exit_code == exit_code, result.output
     assert named in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_full_integer_file_converts_bit_for_bit(tflite_files, tmp_path):
+    """TFLite's integer arithmetic (tests/parsers/test_tflite_int8.py measures it op by op)."""
+    result = _cli("tf2onnx", tflite_files["int8"], "-o", tmp_path / "out", "--verify")
+    assert result.exit_code == 0 and "exact" in result.output, result.output
 
 
 @pytest.mark.parametrize("name,verify,claimed", [

@@ -335,6 +335,27 @@ OTHER_OPS.update({
     "rnn": [_recurrent_row("rnn", activation="relu", output="last_h"),
             _recurrent_row("rnn", 1)],
 })
+# ---- sizes that follow run-time values: the parameter is an input (convert.ir.runtime_dims) ----
+_I = np.int32
+OTHER_OPS.update({
+    "reshape_to": [({}, {}, [X4, _I([6, -1])], lambda tf, x, s: tf.reshape(x, s)),
+                   ({}, {}, [X4[:0], _I([0, 7])], lambda tf, x, s: tf.reshape(x, s))],
+    "broadcast_to": [({}, {}, [np.float32(1.5), _I([2, 3])], lambda tf, x, s: tf.fill(s, x)),
+                     ({}, {}, [_f32(3, 1), np.int64([2, 3, 4])], lambda tf, x, s: tf.broadcast_to(x, s))],
+    "tile_by": [({}, {}, [_f32(2, 3), _I([2, 0])], lambda tf, x, m: tf.tile(x, m)),
+                ({}, {}, [IDS, np.int64([3, 1])], lambda tf, x, m: tf.tile(x, m))],
+    "pad_by": [({"value": 0.0}, {}, [X4, _I([[0, 1], [2, 0], [0, 0], [1, 1]])], lambda tf, x, p: tf.pad(x, p)),
+               ({"value": -2.0}, {}, [IDS, np.int64([[1, 0], [0, 2]])],
+                lambda tf, x, p: tf.pad(x, p, constant_values=-2))],
+    "slice_to": [({}, {}, [X4, _I([1, -2, 0, 2]), _I([2, 2**31 - 1, -1, 2])],
+                  lambda tf, x, b, e: tf.strided_slice(x, b, e))],
+    "one_hot_by": [({"axis": 1, "on": 2.0, "off": -1.0}, {}, [IDS - 1, _I(4)],
+                    lambda tf, i, d: tf.one_hot(i, d, on_value=2.0, off_value=-1.0, axis=1))],
+    "range": [({}, {}, [_I(2), _I(11), _I(3)], lambda tf, a, b, c: tf.range(a, b, c)),
+              ({}, {}, [np.int64(5), np.int64(-3), np.int64(-2)], lambda tf, a, b, c: tf.range(a, b, c))],
+    "expand_dims_by": [({}, {}, [X4, _I(-2)], lambda tf, x, a: tf.expand_dims(x, a)),
+                       ({}, {}, [np.float32(3.0), _I(0)], lambda tf, x, a: tf.expand_dims(x, a))],
+})
 SPATIAL = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"}  # the padding matrix covers these
 
 # ---- the 3-D ops against TF's own SAME padding (asymmetric at these sizes) -----------------
@@ -379,60 +400,6 @@ OTHER_OPS["repeat"] = [({"repeats": (1, 2, 1, 3, 1)}, {}, [_f32(2, 3, 4, 2, 3)],
 OTHER_OPS["crop"] = [({"crops": ((0, 0), (1, 0), (0, 2), (1, 1), (0, 0))}, {}, [_f32(2, 4, 5, 6, 3)],
                       lambda tf, x: x[:, 1:, :-2, 1:-1]),
                      ({"crops": ((0, 0),) * 3}, {}, [_f32(1, 2, 3)], lambda tf, x: x)]
-
-
-
-# ---- control flow: nested graphs (a loop of run-time length, a branch chosen at run time) -----------------
-def _loop_graphs():
-    """while sum(y) < limit: i += 1; y = y * 1.5 + 0.25 (loop variables i, y; invariant limit)."""
-    from tf_convert.convert.ir.subgraph import Subgraph
-
-    cond = Subgraph("cond")
-    cond.inputs = [cond.add_tensor("i", (), "int32"), cond.add_tensor("y", (1, 4)), cond.add_tensor("limit", ())]
-    cond.add_node("reduce_sum", "s", ["y"], (), {"axes": (0, 1), "keepdims": False})
-    cond.outputs = [cond.add_node("less", "go", ["s", "limit"], (), out_dtype="bool")]
-    body = Subgraph("body")
-    body.inputs = [body.add_tensor("i", (), "int32"), body.add_tensor("y", (1, 4)), body.add_tensor("limit", ())]
-    body.add_node("const", "one", [], (), params={"value": np.int32(1)}, out_dtype="int32")
-    body.add_node("const", "k", [], (), params={"value": np.float32(1.5)})
-    body.add_node("const", "b", [], (), params={"value": np.float32(0.25)})
-    body.add_node("mul", "scaled", ["y", "k"], (1, 4))
-    body.outputs = [body.add_node("add", "next_i", ["i", "one"], ()),
-                    body.add_node("add", "next_y", ["scaled", "b"], (1, 4))]
-    return cond, body
-
-
-def _branch_graphs():
-    """then: x * 2 - 1, else: x + 3 (operand x)."""
-    from tf_convert.convert.ir.subgraph import Subgraph
-
-    branches = []
-    for name, (op1, v1, op2, v2) in (("then", ("mul", 2.0, "sub", 1.0)), ("else", ("add", 3.0, "add", 0.0))):
-        g = Subgraph(name)
-        g.inputs = [g.add_tensor("x", (1, 4))]
-        g.add_node("const", "a", [], (), params={"value": np.float32(v1)})
-        g.add_node("const", "b", [], (), params={"value": np.float32(v2)})
-        g.add_node(op1, "first", ["x", "a"], (1, 4))
-        g.outputs = [g.add_node(op2, "second", ["first", "b"], (1, 4))]
-        branches.append(g)
-    return branches
-
-
-def _tf_loop(tf, i, y, limit):
-    return tf.while_loop(lambda i, y: tf.reduce_sum(y) < limit, lambda i, y: (i + 1, y * 1.5 + 0.25), [i, y])
-
-
-_COND, _BODY = _loop_graphs()
-_THEN, _ELSE = _branch_graphs()
-_Y0 = np.array([[0.1, 0.3, -0.2, 0.4]], np.float32)
-OTHER_OPS["while_loop"] = [
-    ({"cond": _COND, "body": _BODY, "carried": 2, "output": k}, {}, [np.int32(0), _Y0, np.float32(limit)],
-     lambda tf, i, y, limit, k=k: _tf_loop(tf, i, y, limit)[k])
-    for k in (0, 1) for limit in (5.0, 40.0)]
-OTHER_OPS["cond"] = [
-    ({"then_branch": _THEN, "else_branch": _ELSE, "output": 0}, {}, [np.bool_(pred), _Y0],
-     lambda tf, p, x: tf.cond(p, lambda: x * 2.0 - 1.0, lambda: x + 3.0))
-    for pred in (True, False)]
 
 
 # ---- shape and indexing ops -------------------------------------------------------------------------------

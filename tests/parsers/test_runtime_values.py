@@ -1,8 +1,8 @@
 """Parameters the graph computes while it runs, op by op in the style of TF's own op tests: each op with its
 parameters as constants and as placeholders fed at run time (rank 0, negative indices, empty results), all
 in one TF graph, through the parser and every target's real runtime against TF. Each case is exact on a
-target or refused by it with a reason; never wrong. Ops whose output shape would follow a run-time value
-are refused by the parser, by name, exit 3 (not "pass --input-shape": every input shape is given)."""
+target or refused by it with a reason; never wrong. Ops whose output shape follows a run-time value:
+test_runtime_shapes.py."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from tests.support import op_breadth, op_tail_cases
 from tf_convert import emitters, parsers
 from tf_convert.app import verify
 from tf_convert.convert import passes
-from tf_convert.convert.errors import UnsupportedError
 from tf_convert.emitters.base import EmitOptions
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.tensorflow.runtime_values import RUN_TIME_PARAMETERS
@@ -203,42 +202,6 @@ def test_every_run_time_parameter_is_run():
         if any(t.op.name in fed for t in op.inputs[1:]):
             covered.add(op.type)
     assert set(RUN_TIME_PARAMETERS) <= covered, set(RUN_TIME_PARAMETERS) - covered
-
-
-# ---- a shape that follows a run-time value: refused by name, exit 3 -------------------------------------
-
-def _shape_following() -> dict[str, tuple[Callable[[Any], Any], str]]:
-    def p(dtype, shape, name):
-        return tf.compat.v1.placeholder(dtype, shape, name=name)
-
-    return {
-        "pad": (lambda x: tf.pad(x, p(tf.int32, [3, 2], "pads")), "pads"),
-        "reshape": (lambda x: tf.reshape(x, p(tf.int32, [2], "shape")), "shape"),
-        "slice_open_end": (lambda x: x[p(tf.int32, [], "i"):], "begin"),
-        "slice_size": (lambda x: tf.slice(x, [0, 0, 0], p(tf.int32, [3], "size")), "size"),
-        "tile": (lambda x: tf.tile(x, p(tf.int32, [3], "multiples")), "multiples"),
-        "fill": (lambda x: x[0, 0, 0] + tf.fill(p(tf.int32, [2], "dims"), 1.0), "dims"),
-        "expand_dims": (lambda x: tf.expand_dims(x, p(tf.int32, [], "axis")), "axis"),
-        "one_hot_depth": (lambda x: x[0, 0, 0] + tf.one_hot(p(tf.int32, [4], "ids"), p(tf.int32, [], "depth")),
-                          "depth"),
-        "resize_size": (lambda x: tf.compat.v1.image.resize_bilinear(x[None], p(tf.int32, [2], "size")), "size"),
-    }
-
-
-@pytest.mark.parametrize("case", list(_shape_following()))
-def test_a_shape_that_follows_a_value_is_refused_by_name(case, tmp_path):
-    build, named = _shape_following()[case]
-    graph = tf.Graph()
-    with graph.as_default():
-        x = tf.compat.v1.placeholder(tf.float32, [3, 5, 4], name="x")
-        tf.identity(build(x), name="y")
-    pb = tmp_path / f"{case}.pb"
-    pb.write_bytes(graph.as_graph_def().SerializeToString())
-    inputs = [f"{op.name}:0" for op in graph.get_operations() if op.type == "Placeholder"]
-    with pytest.raises(UnsupportedError) as caught:
-        parsers.parse(pb, ParseOptions(inputs=inputs, outputs=["y:0"]))
-    message = str(caught.value)
-    assert "run-time value" in message and named in message and "--input-shape" not in message, message
 
 
 def teardown_module(module) -> None:

@@ -6,8 +6,11 @@ Fixtures (tf.function graphs frozen to .pb, weights as constants):
 - `counter`: a counter bounded by an input scalar `n` (the trip count is n);
 - `reduced`: a condition on a reduced value (sum(y) < 10, y grown by the body);
 - `nested`: an outer loop bounded by `n` whose body runs an inner data-dependent loop and a matmul;
-- `cond`: tf.cond on sum(x) > 0 between a matmul branch and an elementwise one;
-- `tf1`: the counter loop as TF 1.x wrote it (Enter/Merge/Switch/LoopCond/Exit frames).
+- `cond`: tf.cond on sum(x) > 1 between a matmul branch and an elementwise one;
+- `cond_loop`: tf.cond whose taken branch runs a data-dependent loop that would never end if the branch
+  ran when not taken (a select of both branches would hang);
+- `tf1_loop`, `tf1_cond`: the counter loop and a cond as TF 1.x wrote them (Enter/Merge/Switch/LoopCond/Exit
+  frames; Switch/Merge).
 Each is run in TF, in the IR's numpy reference, in PyTorch and in onnxruntime at two inputs that give
 different trip counts (different branches) and compared.
 """
@@ -24,6 +27,7 @@ from tf_convert import cli, emitters
 from tf_convert.app import verify
 from tf_convert.convert import ir
 from tf_convert.convert.ir import check
+from tf_convert.convert.ir.subgraph import Subgraph
 from tf_convert.emitters.base import EmitOptions
 from tf_convert.parsers.base import ParseOptions
 from tf_convert.parsers.tensorflow import parse, run_reference
@@ -68,12 +72,46 @@ def _cond(tf):
     return f, [tf.TensorSpec((1, 4), tf.float32)]
 
 
+def _cond_loop(tf):
+    """A branch that must not run when not taken: for sum(x) <= 0 its loop would never end (y grows ever more
+    negative), so computing both branches and selecting would hang; only a real conditional is exact."""
+    def f(x):
+        grow = lambda: tf.while_loop(lambda y: tf.reduce_sum(y) < 10.0, lambda y: (y * 1.5 + 0.25,), [x])[0]  # noqa: E731
+        return tf.cond(tf.reduce_sum(x) > 0.0, grow, lambda: x - 1.0)
+    return f, [tf.TensorSpec((1, 4), tf.float32)]
+
+
+def _tf1(kind: str):
+    """The counter loop or the cond as TF 1.x wrote them (control flow v2 off: Enter/Merge/Switch/LoopCond/Exit
+    frames, Switch/Merge conds): builders of a GraphDef."""
+    def build(tf):
+        tf.compat.v1.disable_control_flow_v2()
+        try:
+            graph = tf.Graph()
+            with graph.as_default():
+                x = tf.compat.v1.placeholder(tf.float32, (1, 4), name="x")
+                if kind == "loop":
+                    n = tf.compat.v1.placeholder(tf.int32, (), name="n")
+                    _, y = tf.compat.v1.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, y * 1.25 + 0.5),
+                                                   [tf.constant(0), x])
+                else:
+                    y = tf.compat.v1.cond(tf.reduce_sum(x) > 1.0, lambda: tf.matmul(x, W) + 1.0, lambda: x * 2.0 - 1.0)
+                tf.identity(y, name="y")
+        finally:
+            tf.compat.v1.enable_control_flow_v2()
+        return graph.as_graph_def(), None
+    return build
+
+
 # fixture -> (builder, input names, two input sets giving different trip counts / branches)
 CASES = {
     "counter": (_counter, "x,n", [[X_SMALL, np.int32(3)], [X_SMALL, np.int32(7)]]),
     "reduced": (_reduced, "x", [[X_SMALL], [X_LARGE]]),
     "nested": (_nested, "x,n", [[X_SMALL, np.int32(2)], [X_LARGE, np.int32(4)]]),
     "cond": (_cond, "x", [[X_SMALL], [X_LARGE]]),
+    "cond_loop": (_cond_loop, "x", [[X_SMALL], [-X_LARGE]]),
+    "tf1_loop": (_tf1("loop"), "x,n", [[X_SMALL, np.int32(2)], [X_SMALL, np.int32(5)]]),
+    "tf1_cond": (_tf1("cond"), "x", [[X_SMALL], [X_LARGE]]),
 }
 
 
@@ -85,9 +123,10 @@ def tf():
 def _frozen(tf, directory: Path, case: str) -> Path:
     build, _, _ = CASES[case]
     fn, signature = build(tf)
-    graph = tf.function(fn, input_signature=signature).get_concrete_function().graph
+    graph_def = fn if signature is None else tf.function(fn, input_signature=signature).get_concrete_function(
+    ).graph.as_graph_def()
     path = directory / f"{case}.pb"
-    path.write_bytes(graph.as_graph_def().SerializeToString())
+    path.write_bytes(graph_def.SerializeToString())
     return path
 
 
@@ -147,3 +186,97 @@ def test_mxnet_and_caffe_refuse_by_name(tf, sources, tmp_path, target):
                                            "--outputs", _output(tf, path)])
     assert result.exit_code == 3 and "while_loop" in result.output and "Traceback" not in result.output, result.output
     assert not (tmp_path / "out").exists()
+
+
+def _loop_graphs():
+    """while sum(y) < limit: i += 1; y = y * 1.5 + 0.25 (loop variables i, y; invariant limit)."""
+    cond = Subgraph("cond")
+    cond.inputs = [cond.add_tensor("i", (), "int32"), cond.add_tensor("y", (1, 4)), cond.add_tensor("limit", ())]
+    cond.add_node("reduce_sum", "s", ["y"], (), {"axes": (0, 1), "keepdims": False})
+    cond.outputs = [cond.add_node("less", "go", ["s", "limit"], (), out_dtype="bool")]
+    body = Subgraph("body")
+    body.inputs = [body.add_tensor("i", (), "int32"), body.add_tensor("y", (1, 4)), body.add_tensor("limit", ())]
+    body.add_node("const", "one", [], (), params={"value": np.int32(1)}, out_dtype="int32")
+    body.add_node("const", "k", [], (), params={"value": np.float32(1.5)})
+    body.add_node("const", "b", [], (), params={"value": np.float32(0.25)})
+    body.add_node("mul", "scaled", ["y", "k"], (1, 4))
+    body.outputs = [body.add_node("add", "next_i", ["i", "one"], ()),
+                    body.add_node("add", "next_y", ["scaled", "b"], (1, 4))]
+    return cond, body
+
+
+def _branch_graphs():
+    """then: x * 2 - 1, else: x + 3 (operand x)."""
+    branches = []
+    for name, (op1, v1, op2, v2) in (("then", ("mul", 2.0, "sub", 1.0)), ("else", ("add", 3.0, "add", 0.0))):
+        g = Subgraph(name)
+        g.inputs = [g.add_tensor("x", (1, 4))]
+        g.add_node("const", "a", [], (), params={"value": np.float32(v1)})
+        g.add_node("const", "b", [], (), params={"value": np.float32(v2)})
+        g.add_node(op1, "first", ["x", "a"], (1, 4))
+        g.outputs = [g.add_node(op2, "second", ["first", "b"], (1, 4))]
+        branches.append(g)
+    return branches
+
+
+def _control_graph() -> ir.Graph:
+    """A loop (sum(y) < limit) feeding a branch (pred), built by hand."""
+    (cond, body), (then, other) = _loop_graphs(), _branch_graphs()
+    g = ir.Graph("control")
+    g.inputs = [g.add_tensor("y", (1, 4)), g.add_tensor("limit", ()), g.add_tensor("pred", (), "bool")]
+    zero = g.add_node("const", "zero", [], (), params={"value": np.int32(0)}, out_dtype="int32")
+    loop = g.add_node("while_loop", "loop", [zero, "y", "limit"], (1, 4),
+                      {"cond": cond, "body": body, "carried": 2, "output": 1})
+    g.outputs = [g.add_node("cond", "branch", ["pred", loop], (1, 4),
+                            {"then_branch": then, "else_branch": other, "output": 0})]
+    return g
+
+
+def test_ir_files_keep_nested_graphs(tmp_path):
+    """graph.json + weights.npz (tf2ir, --keep-ir) hold the loop's and the branches' graphs and weights."""
+    g = _control_graph()
+    ir.save(g, tmp_path)
+    loaded = ir.load(tmp_path)
+    assert check.problems(loaded) == []
+    for limit, pred in ((5.0, True), (40.0, False)):
+        feeds = [X_SMALL, np.float32(limit), np.bool_(pred)]
+        assert np.array_equal(ir.evaluate(loaded, feeds)[loaded.outputs[0]], ir.evaluate(g, feeds)[g.outputs[0]])
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
+def test_torch_control_flow_scripts(tmp_path):
+    """model.py's while/if compile with torch.jit.script and give the eager numbers (torch.export does not
+    take them: it traces one path through data-dependent control flow)."""
+    import torch
+
+    from tf_convert.emitters.torch.runner import import_model
+
+    g = _control_graph()
+    branch = g.outputs[0]
+    emitters.get("torch").emit(g, tmp_path, EmitOptions())
+    model = import_model(tmp_path).load(str(tmp_path / "model.pt"))
+    scripted = torch.jit.script(model)
+    for limit, pred in ((5.0, True), (40.0, False)):
+        feeds = [X_SMALL, np.float32(limit), np.bool_(pred)]
+        want = ir.evaluate(g, feeds)[branch]
+        args = [torch.from_numpy(np.asarray(f)) for f in feeds]
+        with torch.no_grad():
+            assert np.array_equal(model(*args).numpy(), want) and np.array_equal(scripted(*args).numpy(), want)
+
+
+def test_loop_variable_that_changes_shape_is_refused_by_name(tf, tmp_path):
+    """A loop that grows a variable (shape_invariants relaxed) has no static shape: exit 3 naming the loop and
+    the variable, nothing written."""
+    def grow(x, n):
+        return tf.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, tf.concat([y, y], 0)), [tf.constant(0), x],
+                             shape_invariants=[tf.TensorShape([]), tf.TensorShape([None, 4])])[1]
+
+    signature = [tf.TensorSpec((1, 4), tf.float32), tf.TensorSpec((), tf.int32)]
+    graph = tf.function(grow, input_signature=signature).get_concrete_function().graph
+    path = tmp_path / "grow.pb"
+    path.write_bytes(graph.as_graph_def().SerializeToString())
+    result = CliRunner().invoke(cli.main, ["tf2onnx", str(path), "-o", str(tmp_path / "out"), "--inputs", "x,n",
+                                           "--outputs", _output(tf, path)])
+    assert result.exit_code == 3 and "While" in result.output and "changes from float32 [1, 4]" in result.output, \
+        result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()

@@ -37,32 +37,57 @@ def _small_cnn(keras, shape):
 
 def _keyword_spotter(keras, shape):
     """A DS-CNN keyword spotter on a (frames, 1, features) map at odd sizes: a strided conv, depthwise-separable
-    blocks with ReLU6, global average pooling and a classifier."""
+    blocks with ReLU6, global average pooling (MEAN) and a classifier."""
     L = keras.layers
     x = keras.Input(shape)
     y = L.Conv2D(12, (5, 1), strides=(2, 1), padding="same", activation="relu")(x)
     for _ in range(2):
         y = L.DepthwiseConv2D((3, 1), padding="same", activation="relu6")(y)
         y = L.Conv2D(12, 1, activation="relu6")(y)
-    y = L.AveragePooling2D((y.shape[1], 1))(y)
-    return keras.Model(x, L.Dense(4)(L.Flatten()(y)))
+    return keras.Model(x, L.Dense(4)(L.GlobalAveragePooling2D()(y)))
 
 
 def _conv1d(keras, shape):
-    """Conv1D (TFLite's CONV_2D between reshapes), padded and concatenated branches, a product and ReLU6."""
+    """Conv1D (TFLite's CONV_2D between reshapes), padded and concatenated branches, a product, a difference,
+    ReLU6 and a sigmoid (TFLite's int8 LOGISTIC table)."""
     L = keras.layers
     x = keras.Input(shape)
     a = L.Conv1D(6, 3, padding="valid", activation="relu6")(L.ZeroPadding1D(2)(x))
     b = L.Conv1D(6, 5, padding="same")(x)
     y = L.Concatenate()([a[:, 1:-1], b])
-    y = L.Multiply()([y, L.Conv1D(12, 1)(x)])
-    return keras.Model(x, L.Dense(3)(L.Flatten()(y)))
+    c = L.Conv1D(12, 1)(x)
+    y = L.Subtract()([L.Multiply()([y, c]), c])
+    return keras.Model(x, L.Dense(3, activation="sigmoid")(L.Flatten()(y)))
+
+
+def _mixed(keras, shape):
+    """Depth multiplier 2 without bias, SAME average pooling at odd sizes, VALID max pooling, asymmetric zero
+    padding, a (2, 3) kernel, a kept-dims MEAN broadcast back by a product, a nearest up-sampling, a concatenation,
+    a dense without bias."""
+    L = keras.layers
+    x = keras.Input(shape)
+    a = L.Conv2D(6, 3, padding="same", activation="relu6")(x)
+    b = L.DepthwiseConv2D(3, depth_multiplier=2, strides=2, padding="same", use_bias=False)(a)
+    c = L.AveragePooling2D(3, strides=2, padding="same")(b)
+    e = L.Conv2D(12, 1)(L.ZeroPadding2D(((0, 1), (1, 0)))(L.MaxPooling2D(2)(b)))
+    e = L.Conv2D(12, (2, 3))(e)
+    g = L.Multiply()([c, L.GlobalAveragePooling2D(keepdims=True)(c)])
+    u = L.Resizing(7, 9, interpolation="nearest")(c)  # RESIZE_NEAREST_NEIGHBOR
+    flat = [L.Flatten()(t) for t in (g, e, u)]
+    return keras.Model(x, L.Dense(7, use_bias=False)(L.Concatenate()(flat)))
+
+
+def _per_tensor(keras, shape):
+    """Written with one scale per weight tensor (the converter's per-channel quantization turned off)."""
+    L = keras.layers
+    return keras.Sequential([keras.Input(shape), L.Conv2D(5, 3), L.Flatten(), L.Dense(9), L.Dense(4)])
 
 
 # name -> (model builder, input shape, inference input/output type)
 CASES = {"cnn_int8": (_small_cnn, (13, 11, 3), "int8"), "cnn_float": (_small_cnn, (9, 7, 2), None),
          "cnn_uint8": (_small_cnn, (7, 9, 3), "uint8"), "kws_int8": (_keyword_spotter, (37, 1, 13), "int8"),
-         "conv1d_float": (_conv1d, (23, 5), None)}
+         "conv1d_float": (_conv1d, (23, 5), None), "mixed_int8": (_mixed, (15, 13, 3), "int8"),
+         "per_tensor_int8": (_per_tensor, (5, 4, 3), "int8")}
 
 
 def _write(tf, model, shape, io, path: Path) -> Path:
@@ -72,6 +97,9 @@ def _write(tf, model, shape, io, path: Path) -> Path:
     converter.representative_dataset = lambda: ([rng.standard_normal((1, *shape)).astype(np.float32) * 2]
                                                 for _ in range(20))
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    if path.stem.startswith("per_tensor"):
+        converter._experimental_disable_per_channel = True
+        converter._experimental_disable_per_channel_quantization_for_dense_layers = True
     if io is not None:
         converter.inference_input_type = converter.inference_output_type = {"int8": tf.int8, "uint8": tf.uint8}[io]
     path.write_bytes(converter.convert())
@@ -141,7 +169,11 @@ def test_torch_and_onnx_compute_tflite_integer_arithmetic_bit_for_bit(measured, 
 def test_the_files_hold_the_integer_kernels(files):
     held = {o.name for path in files.values() for s in read(path).subgraphs for o in s.operators}
     assert {"QUANTIZE", "DEQUANTIZE", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "RESHAPE",
-            "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "PAD"} <= held, held
+            "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "PAD", "MEAN", "LOGISTIC", "SUB",
+            "RESIZE_NEAREST_NEIGHBOR"} <= held, held
+    sub = read(files["per_tensor_int8"]).subgraphs[0]  # one weight scale there, one per channel elsewhere
+    assert {sub.tensors[o.inputs[1]].quantization.scale.size for o in sub.operators
+            if o.name in ("CONV_2D", "FULLY_CONNECTED")} == {1}
 
 
 def test_mxnet_and_caffe_refuse_by_name(files):
@@ -162,6 +194,10 @@ def test_an_integer_softmax_is_refused_by_name(tmp_path):
     path = _write(tf, model, (6,), "int8", tmp_path / "softmax.tflite")
     with pytest.raises(UnsupportedError, match=r"SOFTMAX .*int8/uint8 tensors: TFLite computes it on 8-bit"):
         parsers.parse(path, ParseOptions())
+    sub = read(path).subgraphs[0]  # cut before it: the logits convert
+    [logits] = [sub.tensors[o.outputs[0]].name for o in sub.operators if o.name == "FULLY_CONNECTED"]
+    graph = parsers.parse(path, ParseOptions(outputs=[logits]))
+    assert [graph.source_names[t] for t in graph.outputs] == [logits]
 
 
 def test_verify_through_the_cli_expects_zero_difference(files, tmp_path):
@@ -175,3 +211,24 @@ def test_verify_through_the_cli_expects_zero_difference(files, tmp_path):
     assert "exact" in result.output
     again = CliRunner().invoke(cli.main, ["verify", str(out)])  # the recorded check, on the same kernels
     assert again.exit_code == 0 and "exact" in again.output, again.output
+
+
+def test_dequantize_is_a_named_float_choice_judged_with_the_user_tolerance(files, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from tf_convert import cli
+
+    out = tmp_path / "float"
+    args = ["tf2onnx", str(files["cnn_float"]), "--dequantize", "--verify"]
+    result = CliRunner().invoke(cli.main, [*args, "-o", str(out), "--rtol", "0.3"])
+    assert result.exit_code == 0 and "exact" not in result.output, result.output
+    doc = json.loads((out / "conversion.json").read_text())
+    assert doc["source_settings"] == {"dequantize": "true"}
+    assert [p["pass"] for p in doc["inference_passes"]] == ["tflite_dequantize"]
+    strict = CliRunner().invoke(cli.main, [*args, "-o", str(tmp_path / "strict")])  # float is not the integers
+    assert strict.exit_code == 4, strict.output
+    refused = CliRunner().invoke(cli.main, ["tf2onnx", str(files["cnn_int8"]), "-o", str(tmp_path / "int"),
+                                            "--dequantize"])
+    assert refused.exit_code == 3 and "int8/uint8 model input or output" in refused.output, refused.output

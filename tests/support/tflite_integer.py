@@ -92,7 +92,12 @@ _BIAS = _rng.integers(-5000, 5000, 4).astype(np.int32)
 _FC = _rng.integers(-127, 128, (7, 6)).astype(np.int8)
 _FC_BIAS = _rng.integers(-5000, 5000, 7).astype(np.int32)
 
+_TABLE = _rng.integers(-128, 128, 256).astype(np.int8)
+
 ROWS = {
+    "lookup": [({"low": -128}, {"table": _TABLE}, [_INT8],
+                lambda tf, x: np.array([_TABLE[int(v) + 128] for v in np.asarray(x).reshape(-1)], np.int8).reshape(
+                    np.shape(x)))],
     "requantize": [
         ({"axis": 1, "offset": 0, "pre_shift": 0, "zero_point": 3, "min": -128, "max": 127, "dtype": "int8"},
          {"multiplier": _MULTIPLIERS, "shift": _SHIFTS}, [_ACC],

@@ -99,3 +99,9 @@ def integer_avg_pool2d(node: Node, x: np.ndarray) -> np.ndarray:
     rounded = np.where(total > 0, total + half, total - half)
     quotient = np.abs(rounded) // count * np.sign(rounded)  # C's division: toward zero
     return np.clip(quotient, int(a["min"]), int(a["max"])).astype(x.dtype)
+
+
+@reference_op("lookup")
+def lookup(node: Node, x: np.ndarray) -> np.ndarray:
+    table = np.asarray(node.params["table"])
+    return table[x.astype(np.int64) - int(node.attrs["low"])]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tf_convert.convert.ir.subgraph import inputs_reaching
 from tf_convert.parsers.common.layout import TO_NCHW
 
 from ..context import Context, NotConvertible
@@ -43,9 +44,10 @@ def _binding(ctx: Context, t: Any, constant: bool) -> Binding:
     return Binding(dtype=int(t.dtype), dims=ctx.shape(t))
 
 
-def _build(ctx: Context, op: Any, attr: str, bindings: list[Binding], why: str) -> Any:
+def _build(ctx: Context, op: Any, attr: str, bindings: list[Binding], why: str,
+           wanted: list[int] | None = None) -> Any:
     try:
-        return ctx.build_function(_function(ctx, op, attr), bindings, f"{op.name}/{attr}")
+        return ctx.build_function(_function(ctx, op, attr), bindings, f"{op.name}/{attr}", wanted)
     except FunctionNotConvertible as e:
         raise NotConvertible(f"{why}: its {attr} function cannot be converted: {e}") from None
 
@@ -67,6 +69,12 @@ def _predicate(graph: Any, what: str) -> None:
                              "boolean")
 
 
+def _label(ctx: Context, tensor: str) -> str:
+    """A tensor as the user knows it: a model input by its own name (`steps`, not `steps:0`)."""
+    name = ctx.input_names.get(tensor, tensor)
+    return name[:-2] if name.endswith(":0") else name
+
+
 @tf_op("While", "StatelessWhile")
 def while_loop(ctx: Context, op: Any) -> None:
     cond, body = _function(ctx, op, "cond"), _function(ctx, op, "body")
@@ -75,7 +83,7 @@ def while_loop(ctx: Context, op: Any) -> None:
         raise NotConvertible("its cond/body functions do not take its loop variables; the file is corrupt")
     invariant = {i for i, out in enumerate(body.signature.output_arg) if body.ret.get(out.name) == args[i]}
     why = loop_hint(op.node_def, [t.name for t in op.inputs], {f.signature.name: f for f in ctx.library.function},
-                    lambda tensor: tensor not in ctx.consts, lambda tensor: ctx.input_names.get(tensor, tensor))
+                    lambda tensor: tensor not in ctx.consts, lambda tensor: _label(ctx, tensor))
     why = "a While loop whose trip count depends on the data" if "depends on the data" not in why else \
         why.split(": not convertible")[0]
     bindings = [_binding(ctx, t, i in invariant) for i, t in enumerate(op.inputs)]
@@ -83,17 +91,26 @@ def while_loop(ctx: Context, op: Any) -> None:
     carried = [i for i in runtime if i not in invariant]
     order = carried + [i for i in runtime if i in invariant]  # the node's inputs: loop variables first
     inputs = [ctx.ir(op.inputs[i], _perm(ctx, op.inputs[i])) for i in order]
+    ir_of = dict(zip(order, inputs))
     cond_graph = _build(ctx, op, "cond", bindings, why)
-    body_graph = _build(ctx, op, "body", bindings, why)
+    body_graph = _build(ctx, op, "body", bindings, why, carried)
     for graph in (cond_graph, body_graph):  # their inputs are the run-time arguments, in argument order
         graph.inputs = [graph.inputs[runtime.index(i)] for i in order]
     _predicate(cond_graph, "condition")
-    body_graph.outputs = [body_graph.outputs[i] for i in carried]
     _same_signature(ctx, op, "loop variable", inputs[:len(carried)], body_graph)
+    kept = _live_variables(op, carried, cond_graph, body_graph)
+    if len(kept) < len(carried):  # TF2's iteration counter, a bound nothing reads: no need to carry them
+        inputs = [inputs[k] for k in kept] + inputs[len(carried):]
+        for graph in (cond_graph, body_graph):
+            graph.inputs = [graph.inputs[k] for k in kept] + graph.inputs[len(carried):]
+        body_graph.outputs = [body_graph.outputs[k] for k in kept]
+        body_graph.prune()
+        cond_graph.prune()
+        carried = [carried[k] for k in kept]
     for i, t in enumerate(op.outputs):
         if i not in carried:  # an invariant leaves the loop as it entered
             if i in invariant and not bindings[i].is_const:
-                ctx.set(t, inputs[order.index(i)], _perm(ctx, op.inputs[i]))
+                ctx.set(t, ir_of[i], _perm(ctx, op.inputs[i]))
             elif bindings[i].is_const:
                 ctx.consts[t.name] = bindings[i].value
             continue
@@ -102,6 +119,22 @@ def while_loop(ctx: Context, op: Any) -> None:
                         {"cond": cond_graph, "body": body_graph, "carried": len(carried), "output": k},
                         source_op=op.type, out_dtype=ctx.graph.tensors[inputs[k]].dtype)
         ctx.set(t, name, _perm(ctx, op.inputs[i]))
+
+
+def _live_variables(op: Any, carried: list[int], cond: Any, body: Any) -> list[int]:
+    """The positions in `carried` of the loop variables that matter: read after the loop or by the
+    condition, or needed for the next value of one that is (all, when the loop's outputs have no readers
+    in the graph: an output picked by --outputs then keeps its variable)."""
+    if not any(op.outputs[i].consumers() for i in carried):
+        return list(range(len(carried)))
+    live = {k for k, i in enumerate(carried) if op.outputs[i].consumers()}
+    live |= {k for k in inputs_reaching(cond, cond.outputs) if k < len(carried)}
+    grown = True
+    while grown:
+        more = {j for k in live for j in inputs_reaching(body, [body.outputs[k]]) if j < len(carried)}
+        grown = not more <= live
+        live |= more
+    return sorted(live)
 
 
 @tf_op("If", "StatelessIf")

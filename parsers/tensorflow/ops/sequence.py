@@ -11,6 +11,7 @@ import numpy as np
 
 from tf_convert.convert.ir.lazy import contiguous
 
+from .. import runtime_shapes
 from ..context import Context, NotConvertible
 from ..lowering import Lowering
 from ..table import tf_op
@@ -100,13 +101,20 @@ def one_hot(ctx: Context, op: Any) -> None:
     if dtype not in ("float32", *_EXACT_FROM_FLOAT):
         raise NotConvertible(f"OneHot to {dtype}: the converted graph holds float32, integer and bool one-hot "
                              f"tensors, not {dtype}")
-    rank = len(ctx.shape(out_t))
+    rank = out_t.shape.rank if out_t.shape.rank is not None else len(ctx.shape(out_t))
     values = [np.asarray(ctx.const(t)).astype(np.float64).item() for t in (on, off)]
     if dtype != "float32" and any(v != np.float32(v) for v in values):
         raise NotConvertible(f"OneHot to {dtype} with on/off {values}: made as float32 then cast, which holds "
                              "these values only up to 2**24")
-    attrs = {"depth": int(ctx.const(depth)), "axis": int(op.get_attr("axis")) % rank,
-             "on": values[0], "off": values[1]}
+    attrs = {"axis": int(op.get_attr("axis")) % rank, "on": values[0], "off": values[1]}
+    if runtime_shapes.follows(ctx, op, 1):
+        out = runtime_shapes.one_hot(ctx, op, _indices(ctx, op, indices), attrs)
+        if dtype != "float32":
+            out = ctx.emit("cast", op.name, [out], ctx.graph.shape(out), {"dtype": dtype}, source_op=op.type,
+                           out_dtype=dtype)
+        ctx.set(out_t, out)
+        return
+    attrs = {"depth": int(ctx.const(depth)), **attrs}
     out = ctx.emit("one_hot", op.name if dtype == "float32" else f"{op.name}/float", [_indices(ctx, op, indices)],
                    ctx.shape(out_t), attrs, source_op=op.type, out_dtype="float32")
     if dtype != "float32":

@@ -8,6 +8,7 @@ import numpy as np
 
 from tf_convert.convert.padding.rules import same_pads_1d
 
+from .. import runtime_shapes
 from ..context import (
     NHWC_TO_NCHW,
     Context,
@@ -42,6 +43,9 @@ def shape_of(ctx: Context, op: Any) -> None:
 def reshape(ctx: Context, op: Any) -> None:
     if inside_dilated_conv(op):
         return  # a batch-folded phase tensor: the BatchToSpaceND after it emits the whole conv
+    if op.type != "Squeeze" and runtime_shapes.follows(ctx, op, 1):
+        runtime_shapes.reshape(ctx, op)
+        return
     x = ctx.tf_order(op.inputs[0])
     shape = ctx.shape(op.outputs[0])
     if tuple(ctx.graph.shape(x)) == tuple(shape):
@@ -311,6 +315,9 @@ def strided_slice(ctx: Context, op: Any) -> None:
     the range holding the picked elements, in the input's IR order; every |stride|-th element by a
     reshape and a slice; a negative stride reverses; then a reshape drops the shrunk axes and
     inserts the new ones."""
+    if runtime_shapes.follows(ctx, op, 1, 2, 3):
+        runtime_shapes.strided_slice(ctx, op)
+        return
     shape = list(ctx.shape(op.inputs[0]))
     begin, end, strides = (known_ints(ctx, t) for t in op.inputs[1:4])
     masks = {m: int(op.get_attr(m)) for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
@@ -355,6 +362,9 @@ def strided_slice(ctx: Context, op: Any) -> None:
 def slice_(ctx: Context, op: Any) -> None:
     """A static slice; a start the graph computes (with a constant size) takes `size` elements by a gather
     from it, on that axis."""
+    if runtime_shapes.follows(ctx, op, 1, 2):
+        runtime_shapes.slice_(ctx, op)
+        return
     shape = ctx.shape(op.inputs[0])
     begin = known_ints(ctx, op.inputs[1])
     size = known_ints(ctx, op.inputs[2])
@@ -426,6 +436,9 @@ def pack(ctx: Context, op: Any) -> None:
 @tf_op("Tile")
 def tile(ctx: Context, op: Any) -> None:
     """One concat of copies per tiled axis, in the input's own IR order (a conv output stays NCHW)."""
+    if runtime_shapes.follows(ctx, op, 1):
+        runtime_shapes.tile(ctx, op)
+        return
     v = ctx.val(op.inputs[0])
     multiples = [int(m) for m in np.atleast_1d(ctx.const(op.inputs[1]))]
     rank = len(multiples)
@@ -451,6 +464,9 @@ def broadcast_ir(ctx: Context, name: str, x: str, out_shape: tuple[int, ...], so
 
 @tf_op("BroadcastTo")
 def broadcast_to(ctx: Context, op: Any) -> None:
+    if runtime_shapes.follows(ctx, op, 1):
+        runtime_shapes.fill(ctx, op)
+        return
     x = ctx.ir(op.inputs[0], None, len(ctx.shape(op.inputs[0])))
     ctx.set(op.outputs[0], broadcast_ir(ctx, op.name, x, tuple(ctx.shape(op.outputs[0])), op.type))
 

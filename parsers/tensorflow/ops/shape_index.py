@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import runtime_shapes
 from ..context import Context, NotConvertible, ir_axis
 from ..lengths import mark
 from ..lowering import Lowering
@@ -95,6 +96,9 @@ def _scalar(low: Lowering, ctx: Context, t: Any, part: str) -> str:
 @tf_op("Fill")
 def fill(ctx: Context, op: Any) -> None:
     """A runtime value copied to the (constant) shape."""
+    if runtime_shapes.follows(ctx, op, 0):
+        runtime_shapes.fill(ctx, op)
+        return
     shape = ctx.shape(op.outputs[0])
     if 0 in shape:
         raise NotConvertible(f"Fill of an empty shape {list(shape)}")
@@ -128,8 +132,7 @@ def lin_space(ctx: Context, op: Any) -> None:
 @tf_op("Range")
 def range_(ctx: Context, op: Any) -> None:
     """Reached only when start, limit or delta is a runtime value (constants are folded)."""
-    raise NotConvertible("a Range of runtime start/limit/delta: its length depends on the values, so the "
-                         "output shape is not static; compute them from constants")
+    runtime_shapes.range_(ctx, op)
 
 
 @tf_op("Where")

@@ -25,7 +25,7 @@ from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir.lazy import contiguous
 from tf_convert.convert.padding import PaddingError, output_hw, space_to_batch_conv, tf_pads, transposed_conv_crop
 
-from .. import space_batch
+from .. import runtime_shapes, space_batch
 from ..context import Context, NotConvertible, attr, fmt_perm, permute_shape
 from ..table import tf_op
 
@@ -348,6 +348,9 @@ _PAD_MODES = {"Pad": "constant", "PadV2": "constant"}
 
 @tf_op("Pad", "PadV2", "MirrorPad")
 def pad(ctx: Context, op: Any) -> None:
+    if runtime_shapes.follows(ctx, op, 1):
+        runtime_shapes.pad(ctx, op)
+        return
     x = op.inputs[0]
     v = ctx.val(x)
     rank = len(ctx.shape(x))

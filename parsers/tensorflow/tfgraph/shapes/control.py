@@ -59,9 +59,18 @@ def _iterator(node: Node) -> list:
 
 @shape_fn("While", "StatelessWhile")
 def _while(node: Node) -> list:
-    """A loop variable of static shape keeps it (parsers/tensorflow/ops/control.py refuses a body that
-    changes it): output k has input k's shape."""
-    return [node.dims(i) for i in range(len(node.op.inputs))]
+    """Output k has input k's shape where TF's recorded shape of it (`output_shapes`, the loop's shape
+    invariants) agrees; an axis TF relaxed stays unknown, so nothing folds a shape the loop may change
+    (parsers/tensorflow/ops/control.py refuses a body that changes one). A While from TF1 frames records
+    none: its variables' first shapes."""
+    firsts = [node.dims(i) for i in range(len(node.op.inputs))]
+    attr = node.op.node_def.attr
+    recorded = [TensorShape.from_proto(s).dims for s in attr["output_shapes"].list.shape] \
+        if "output_shapes" in attr else []
+    if len(recorded) != len(firsts):
+        return firsts
+    return [None if r is None or f is None or len(r) != len(f) else [a if a == b else None for a, b in zip(f, r)]
+            for f, r in zip(firsts, recorded)]
 
 
 @shape_fn("If", "StatelessIf")

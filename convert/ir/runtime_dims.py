@@ -1,0 +1,56 @@
+"""Dimensions known only at run time: a size that follows a value the model computes (a Reshape to a fed
+shape, a Fill of fed dims, a Pad of fed paddings).
+
+`Tensor.shape` holds such an axis as RUN_TIME (-1); a static graph never holds one, so everything written for
+static shapes sees exactly what it saw before. The shape rules of the ops in FOLLOWING carry run-time axes on;
+every other consumer refuses by name (`refusal`): a padding plan, a weight or a Caffe/MXNet layer needs the
+size while converting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .graph import Graph, Node
+from .ops import RUN_TIME_SIZED, TF_OPS
+from .shapes import RUN_TIME
+
+__all__ = ["FOLLOWING", "RUN_TIME", "TARGETS", "TF_FOLLOWING", "has_run_time", "refusal", "run_time_axes"]
+
+# IR ops whose shape rule and PyTorch/ONNX handlers take run-time sizes: the rows that compute with a run-time
+# size, and the elementwise ops a model applies to their results (their handlers never read a size)
+FOLLOWING = RUN_TIME_SIZED | {
+    "identity", "cast", "add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "relu"}
+# the TF ops that are one of those (a row's `tf`): the TF parser lets them read run-time sizes
+TF_FOLLOWING = frozenset(tf_op for tf_op, (op, _) in TF_OPS.items() if op in FOLLOWING)
+TARGETS = ("torch", "onnx")  # the targets whose models compute sizes while they run
+
+
+def run_time_axes(shape: Sequence[int]) -> list[int]:
+    return [axis for axis, size in enumerate(shape) if size == RUN_TIME]
+
+
+def has_run_time(graph: Graph) -> bool:
+    return any(RUN_TIME in t.shape for t in graph.tensors.values())
+
+
+def follows(graph: Graph, node: Node) -> str | None:
+    """"the size of axis k of tensor T follows a run-time value" for the first such tensor `node` reads or
+    writes, None when they are all static."""
+    for tensor in [*node.inputs, *node.outputs]:
+        axes = run_time_axes(graph.shape(tensor)) if tensor in graph.tensors else []
+        if axes:
+            return f"the size of axis {axes[0]} of tensor '{tensor}' follows a run-time value"
+    return None
+
+
+def refusal(graph: Graph, node: Node, target: str) -> str | None:
+    """Why `target` cannot express `node` because of a run-time size (None when it can, or all are static)."""
+    why = follows(graph, node)
+    if why is None:
+        return None
+    if target not in TARGETS:
+        return f"{why}; the {target} format holds static shapes only (make that value a constant, --set NAME=VALUE)"
+    if node.op not in FOLLOWING:
+        return f"{why}; the {target} lowering of {node.op} needs it while converting (make that value a constant)"
+    return None

@@ -1,0 +1,108 @@
+"""The ONNX handlers of the shape ops whose sizes follow run-time values (convert.ir.runtime_dims): the
+operators' input forms (Reshape, Expand, Tile, Pad, Slice, Range, Unsqueeze) read the parameter tensor, cast to
+int64 where ONNX wants it; the sizes are symbolic in the graph's value infos (model.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..base import NodeContext
+from .contract import TABLE, Builder, Ctx, Emitted
+
+_INT64 = 7  # TensorProto.INT64
+_FLOAT = 1  # TensorProto.FLOAT
+
+
+def _int64(b: Builder, index: int) -> str:
+    """The node's index-th input as int64 (what ONNX's shape inputs take)."""
+    if np.dtype(b.ctx.graph.tensors[b.node.inputs[index]].dtype) == np.int64:
+        return b.x(index)
+    return b.op("Cast", [b.x(index)], to=_INT64)
+
+
+def _zero_is_zero(ctx: NodeContext) -> str | None:
+    return "a reshape to a run-time shape needs Reshape's allowzero (a 0 is a size, as in TF): opset 14 or " \
+           "later" if int(ctx.options.opset) < 14 else None
+
+
+@TABLE.register("reshape_to", limit=_zero_is_zero)
+def reshape_to(ctx: Ctx) -> Emitted:
+    b = Builder(ctx, ctx.node)
+    b.op("Reshape", [b.x(0), _int64(b, 1)], b.out, allowzero=1)
+    return b.done()
+
+
+@TABLE.register("broadcast_to")
+def broadcast_to(ctx: Ctx) -> Emitted:
+    b = Builder(ctx, ctx.node)
+    b.op("Expand", [b.x(0), _int64(b, 1)], b.out)
+    return b.done()
+
+
+@TABLE.register("tile_by")
+def tile_by(ctx: Ctx) -> Emitted:
+    b = Builder(ctx, ctx.node)
+    b.op("Tile", [b.x(0), _int64(b, 1)], b.out)
+    return b.done()
+
+
+@TABLE.register("pad_by")
+def pad_by(ctx: Ctx) -> Emitted:
+    """ONNX's pads are every axis' before, then every axis' after: TF's (rank, 2) paddings transposed."""
+    b = Builder(ctx, ctx.node)
+    pads = b.op("Reshape", [b.op("Transpose", [_int64(b, 1)], perm=[1, 0]), b.ints("flat", [-1])])
+    dtype = np.dtype(ctx.graph.tensors[ctx.node.inputs[0]].dtype)
+    b.op("Pad", [b.x(0), pads, b.const("value", np.array(ctx.attrs.get("value", 0.0)).astype(dtype), dtype)], b.out,
+         mode="constant")
+    return b.done()
+
+
+@TABLE.register("slice_to")
+def slice_to(ctx: Ctx) -> Emitted:
+    """ONNX Slice clamps and counts negative bounds from the end as Python (and TF, for a step of 1) do."""
+    b = Builder(ctx, ctx.node)
+    rank = len(ctx.shape(ctx.node.inputs[0]))
+    if not rank:
+        b.op("Identity", [b.x(0)], b.out)
+        return b.done()
+    b.op("Slice", [b.x(0), _int64(b, 1), _int64(b, 2), b.ints("axes", range(rank))], b.out)
+    return b.done()
+
+
+@TABLE.register("one_hot_by")
+def one_hot_by(ctx: Ctx) -> Emitted:
+    """A comparison with the positions 0..depth-1 (ONNX's OneHot counts a negative index from the end; TF's is
+    all `off`)."""
+    a = ctx.node.attrs
+    axis = int(a["axis"])
+    b = Builder(ctx, ctx.node)
+    ids_type = np.dtype(ctx.graph.tensors[ctx.node.inputs[0]].dtype)
+    rank = len(ctx.shape(ctx.node.inputs[0]))
+    ids = b.op("Unsqueeze", [b.x(0), b.ints("axis", [axis])])
+    depth = b.op("Cast", [b.x(1)], to=int(_ONNX_TYPES[ids_type.name]))
+    positions = b.op("Range", [b.const("zero", np.array(0, ids_type), ids_type), depth,
+                               b.const("one", np.array(1, ids_type), ids_type)])
+    positions = b.op("Reshape", [positions, b.ints("positions", [-1] + [1] * (rank - axis))])
+    hit = b.op("Equal", [ids, positions])
+    if (float(a["on"]), float(a["off"])) == (1.0, 0.0):
+        b.op("Cast", [hit], b.out, to=_FLOAT)
+    else:
+        b.op("Where", [hit, b.const("on", np.float32(a["on"])), b.const("off", np.float32(a["off"]))], b.out)
+    return b.done()
+
+
+_ONNX_TYPES = {"int32": 6, "int64": 7}
+
+
+@TABLE.register("range")
+def range_(ctx: Ctx) -> Emitted:
+    b = Builder(ctx, ctx.node)
+    b.op("Range", [b.x(0), b.x(1), b.x(2)], b.out)
+    return b.done()
+
+
+@TABLE.register("expand_dims_by")
+def expand_dims_by(ctx: Ctx) -> Emitted:
+    b = Builder(ctx, ctx.node)
+    b.op("Unsqueeze", [b.x(0), b.op("Reshape", [_int64(b, 1), b.ints("one", [1])])], b.out)
+    return b.done()

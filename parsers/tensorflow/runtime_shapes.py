@@ -1,0 +1,192 @@
+"""Sizes that follow run-time values: a Reshape to a shape the graph computes, a Fill of fed dims, a Pad of fed
+paddings, a slice to a fed bound, a one-hot of a fed depth.
+
+The IR holds such a size as RUN_TIME (convert.ir.runtime_dims) and the parameter as an input tensor of an op
+that computes with it (`reshape_to`, `broadcast_to`, `tile_by`, `pad_by`, `slice_to`, `one_hot_by`, `range`,
+`expand_dims_by`). An op reaches these lowerings only when TF leaves an output size unknown although every input
+size is given, or when it reads a tensor with a run-time size: a static graph converts as before. The tensors
+these lowerings read and write are in TF's own axis order. Any other op reading a run-time size is refused by
+name (`refusal`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tf_convert.convert.ir.runtime_dims import RUN_TIME, TF_FOLLOWING
+
+from .context import Context, NotConvertible
+from .lowering import Lowering
+
+# TF ops whose handler carries a run-time size on (their lowering here, or an IR op that follows one)
+READS_RUN_TIME = frozenset({
+    "Identity", "StopGradient", "Snapshot", "PreventGradient", "IdentityN", "Cast", "Mul",
+    "Reshape", "ExpandDims", "Fill", "BroadcastTo", "Tile", "Pad", "PadV2", "Slice", "StridedSlice", "OneHot",
+}) | TF_FOLLOWING
+
+_INDEX_TYPES = ("int32", "int64")
+
+# TF op -> the parameters whose run-time values its output's sizes follow, in PyTorch and ONNX (each run against
+# TF at two values by tests/parsers/test_runtime_shapes.py; docs/ops.md's "run-time parameters" column)
+RUN_TIME_SIZES = {
+    "Reshape": "shape (sizes follow it)",
+    "ExpandDims": "axis (sizes follow it)",
+    "Fill": "dims (sizes follow them)",
+    "BroadcastTo": "shape (sizes follow it)",
+    "Tile": "multiples (sizes follow them)",
+    "Pad": "paddings (sizes follow them)",
+    "PadV2": "paddings (sizes follow them)",
+    "Slice": "begin and size (sizes follow them)",
+    "StridedSlice": "begin, end with strides of 1 (sizes follow them)",
+    "OneHot": "depth (sizes follow it)",
+    "Range": "start, limit, delta of integers (sizes follow them)",
+}
+
+
+def follows(ctx: Context, op: Any, *parameters: int) -> bool:
+    """Whether `op` takes the run-time path: one of its inputs `parameters` is computed by the run and TF
+    leaves an output size unknown though every input size is given, or an input already has a run-time size."""
+    if ctx.reads_run_time(op):
+        return True
+    return (ctx.sizes_given and not all(ctx.is_const(op.inputs[i]) for i in parameters)
+            and not all(o.shape.is_fully_defined() for o in op.outputs)
+            and not any(i.name in ctx.lengths for i in op.inputs))
+
+
+def refusal(ctx: Context, op: Any) -> str | None:
+    """Why `op` cannot be converted: it reads a size that follows a run-time value and needs it while converting."""
+    if op.type in READS_RUN_TIME:
+        return None
+    for t in op.inputs:
+        shape = ctx.run_time_sizes(t)
+        if shape:
+            return (f"the size of axis {list(shape).index(RUN_TIME)} of tensor '{ctx.shown(t)}' follows a run-time "
+                    f"value; {op.type} needs it while converting (make that value a constant, --set NAME=VALUE)")
+    return None
+
+
+def _out(ctx: Context, t: Any) -> tuple[int, ...]:
+    """TF's shape of output `t`, each size TF leaves unknown RUN_TIME."""
+    if t.shape.rank is None:
+        raise NotConvertible(f"the rank of '{t.name}' follows a run-time value; the converted graph needs ranks")
+    return tuple(RUN_TIME if d is None else int(d) for d in t.shape.as_list())
+
+
+def _integer(ctx: Context, op: Any, t: Any, what: str) -> str:
+    """The run-time integer parameter `t` as an IR tensor (TF order)."""
+    if t.dtype.name not in _INDEX_TYPES:
+        raise NotConvertible(f"{op.type} '{op.name}': its {what} '{ctx.shown(t)}' is {t.dtype.name}; int32 and int64 "
+                             "are converted")
+    return ctx.tf_order(t)
+
+
+def _emit(ctx: Context, op: Any, ir_op: str, inputs: list[str], attrs: dict | None = None,
+          dtype: str | None = None) -> None:
+    out = op.outputs[0]
+    ctx.set(out, ctx.emit(ir_op, op.name, inputs, _out(ctx, out), attrs, source_op=op.type,
+                          out_dtype=dtype or out.dtype.name))
+
+
+def reshape(ctx: Context, op: Any) -> None:
+    """Reshape to a computed shape; ExpandDims at a computed axis."""
+    x = ctx.tf_order(op.inputs[0])
+    if op.type == "ExpandDims":  # TF knows no size of the output, nor its rank: one more than the input's
+        out = ctx.emit("expand_dims_by", op.name, [x, _integer(ctx, op, op.inputs[1], "axis")],
+                       (RUN_TIME,) * (len(ctx.graph.shape(x)) + 1), source_op=op.type)
+        ctx.set(op.outputs[0], out)
+        return
+    _emit(ctx, op, "reshape_to", [x, _integer(ctx, op, op.inputs[1], "shape")])
+
+
+def fill(ctx: Context, op: Any) -> None:
+    """Fill(dims, value) and BroadcastTo(x, shape): the value broadcast to the run-time shape."""
+    dims, value = (op.inputs[0], op.inputs[1]) if op.type == "Fill" else (op.inputs[1], op.inputs[0])
+    _emit(ctx, op, "broadcast_to", [ctx.tf_order(value), _integer(ctx, op, dims, "shape")])
+
+
+def tile(ctx: Context, op: Any) -> None:
+    _emit(ctx, op, "tile_by", [ctx.tf_order(op.inputs[0]), _integer(ctx, op, op.inputs[1], "multiples")])
+
+
+def pad(ctx: Context, op: Any) -> None:
+    """A constant pad by run-time paddings (MirrorPad: refused, a reflection needs its sizes to check them)."""
+    if op.type == "MirrorPad":
+        raise NotConvertible(f"MirrorPad '{op.name}' with run-time paddings '{ctx.shown(op.inputs[1])}': only a "
+                             "constant pad follows run-time paddings; make them a constant (--set NAME=VALUE)")
+    value = 0.0
+    if op.type == "PadV2":
+        if not ctx.is_const(op.inputs[2]):
+            raise NotConvertible(f"PadV2 '{op.name}': its constant_values '{ctx.shown(op.inputs[2])}' is computed at "
+                                 "run time; make it a constant")
+        value = float(np.asarray(ctx.const(op.inputs[2])).reshape(()))
+    _emit(ctx, op, "pad_by", [ctx.tf_order(op.inputs[0]), _integer(ctx, op, op.inputs[1], "paddings")],
+          {"value": value})
+
+
+def _vector(low: Lowering, part: str, values: list[int], dtype: str) -> str:
+    return low.const(part, np.asarray(values, dtype), dtype)
+
+
+def slice_(ctx: Context, op: Any) -> None:
+    """Slice(x, begin, size): x[begin:end] with end = begin + size, or the axis end where size is -1."""
+    low = Lowering(ctx, op)
+    begin = _integer(ctx, op, op.inputs[1], "begin")
+    size = _integer(ctx, op, op.inputs[2], "size")
+    dtype = low.dtype(begin)
+    if low.dtype(size) != dtype:
+        size = low.cast("size", size, dtype)
+    whole = _vector(low, "to_end", [np.iinfo(dtype).max] * low.shape(begin)[0], dtype)
+    open_end = low.compare("less", "open", size, _vector(low, "zero", [0], dtype))
+    end = low.select("end", open_end, whole, low.binary("add", "stop", begin, size))
+    _emit(ctx, op, "slice_to", [ctx.tf_order(op.inputs[0]), begin, end])
+
+
+def strided_slice(ctx: Context, op: Any) -> None:
+    """x[b:e] per axis with run-time bounds: strides of 1, no ellipsis, new or shrunk axis (those keep the
+    static path's refusal); an axis the spec leaves out is whole."""
+    masks = {m: int(op.get_attr(m)) for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                                               "shrink_axis_mask")}
+    strides = op.inputs[3]
+    steps = np.asarray(ctx.const(strides)).reshape(-1) if ctx.is_const(strides) else None
+    if steps is None or (steps != 1).any() or masks["ellipsis_mask"] or masks["new_axis_mask"] \
+            or masks["shrink_axis_mask"]:
+        raise ctx.shape_follows(op, op.inputs[1], "bounds (run-time bounds are converted for strides of 1, "
+                                                  "without ellipsis, new or shrunk axes)")
+    low = Lowering(ctx, op)
+    rank, count = len(op.inputs[0].shape.as_list()), len(steps)
+    begin = _integer(ctx, op, op.inputs[1], "begin")
+    dtype = low.dtype(begin)
+    end = low.cast("end_type", _integer(ctx, op, op.inputs[2], "end"), dtype)
+    big = np.iinfo(dtype).max
+    bits = [[bool(masks[m] >> i & 1) for i in range(count)] for m in ("begin_mask", "end_mask")]
+    if any(bits[0]):
+        begin = low.select("starts", low.const("begin_mask", bits[0]), _vector(low, "zeros", [0] * count, dtype),
+                           begin)
+    if any(bits[1]):
+        end = low.select("ends", low.const("end_mask", bits[1]), _vector(low, "whole", [big] * count, dtype), end)
+    if count < rank:  # the axes after the spec: whole
+        begin = low.concat("starts_all", [begin, _vector(low, "rest_begin", [0] * (rank - count), dtype)], 0)
+        end = low.concat("ends_all", [end, _vector(low, "rest_end", [big] * (rank - count), dtype)], 0)
+    _emit(ctx, op, "slice_to", [ctx.tf_order(op.inputs[0]), begin, end])
+
+
+def one_hot(ctx: Context, op: Any, indices: str, attrs: dict[str, Any]) -> str:
+    """OneHot to a run-time depth (float32, as the IR's one_hot; the handler casts)."""
+    depth = _integer(ctx, op, op.inputs[1], "depth")
+    return ctx.emit("one_hot_by", op.name, [indices, depth], _out(ctx, op.outputs[0]), attrs, source_op=op.type,
+                    out_dtype="float32")
+
+
+def range_(ctx: Context, op: Any) -> None:
+    """Range of integer start, limit and delta known at run time."""
+    if op.outputs[0].dtype.name not in _INDEX_TYPES:
+        raise NotConvertible(f"Range '{op.name}' of {op.outputs[0].dtype.name} values with a run-time start, limit "
+                             "or delta: integer ranges are converted (a float range's length rounds in TF's own "
+                             "way); make them constants")
+    low = Lowering(ctx, op)
+    dtype = op.outputs[0].dtype.name
+    scalars = [low.cast(f"{part}_type", low.reshape(part, ctx.tf_order(t), ()), dtype)
+               for part, t in zip(("start", "limit", "delta"), op.inputs)]
+    _emit(ctx, op, "range", scalars)
