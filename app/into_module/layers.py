@@ -182,9 +182,12 @@ def ir_layers(graph: Graph) -> LayerGraph:
         if len(set(inputs)) == 1 and graph.tensors[node.output].dtype[:3] in ("int", "boo", "uin"):
             alias[node.output] = inputs[0]  # ids and masks: indexing, casts, comparisons, positions from the ids
             continue
-        if _more_of_a_selection(node, inputs, layers, consts) or (
-                node.op == "slice" and len(inputs) == 1 and graph.shape(node.output) == graph.shape(node.inputs[0])):
+        if _more_of_a_selection(node, inputs, layers, consts):
+            layers[inputs[0]].attrs.pop("range", None)  # no longer one part along one axis
             alias[node.output] = inputs[0]
+            continue
+        if node.op == "slice" and len(inputs) == 1 and graph.shape(node.output) == graph.shape(node.inputs[0]):
+            alias[node.output] = inputs[0]  # the whole tensor (TF's AdaptiveAveragePooling1D splits it in one)
             continue
         if node.name in pool_pads and len(inputs) == 1:
             alias[node.output] = inputs[0]
