@@ -417,6 +417,16 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
             return Layer(name, "mean_1d", inputs, {"reduced": src[dims[0]]}, shape)
     if fname == "adaptive_avg_pool2d" and (args[1] if len(args) > 1 else kwargs.get("output_size")) in (1, (1, 1)):
         return Layer(name, "global_avg", inputs, {}, shape)
+    if fname == "interpolate" and len(shape) == 4:
+        mode = args[3] if len(args) > 3 else kwargs.get("mode", "nearest")
+        corners = args[4] if len(args) > 4 else kwargs.get("align_corners", None)
+        antialias = kwargs.get("antialias", False)
+        coordinate = {("bilinear", True): "align_corners", ("bilinear", False): "half_pixel",
+                      ("nearest", None): "asymmetric", ("nearest-exact", None): "half_pixel"}.get((mode, corners))
+        if mode == "bilinear" and corners is None:
+            coordinate = "half_pixel"
+        if coordinate is not None and not antialias:
+            return Layer(name, "resize", inputs, {"sampling": (mode.removesuffix("-exact"), coordinate)}, shape)
     if target is F.pad or fname == "pad":
         mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
         value = args[3] if len(args) > 3 else kwargs.get("value", None)
