@@ -134,6 +134,8 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         return Layer(node.name, op, inputs, {"axis": int(a["axis"]) % len(shape), "const_parts": parts}, shape, node)
     if op == "softmax":
         return Layer(node.name, op, inputs, {"axis": int(a["axis"]) % len(shape)}, shape, node)
+    if op == "resize":  # MobileViT's resize to whole patches and back
+        return Layer(node.name, op, inputs, {"sampling": (a["mode"], a["coordinate"])}, shape, node)
     if op == "slice":  # along one axis: which part (GPT-2's q, k or v of its fused c_attn)
         full = graph.shape(node.inputs[0])
         cut = [(k, b, e) for k, (b, e, n) in enumerate(zip(a["begin"], a["end"], full)) if (b, e) != (0, n)]
@@ -180,9 +182,12 @@ def ir_layers(graph: Graph) -> LayerGraph:
         if len(set(inputs)) == 1 and graph.tensors[node.output].dtype[:3] in ("int", "boo", "uin"):
             alias[node.output] = inputs[0]  # ids and masks: indexing, casts, comparisons, positions from the ids
             continue
-        if _more_of_a_selection(node, inputs, layers, consts) or (
-                node.op == "slice" and len(inputs) == 1 and graph.shape(node.output) == graph.shape(node.inputs[0])):
+        if _more_of_a_selection(node, inputs, layers, consts):
+            layers[inputs[0]].attrs.pop("range", None)  # no longer one part along one axis
             alias[node.output] = inputs[0]
+            continue
+        if node.op == "slice" and len(inputs) == 1 and graph.shape(node.output) == graph.shape(node.inputs[0]):
+            alias[node.output] = inputs[0]  # the whole tensor (TF's AdaptiveAveragePooling1D splits it in one)
             continue
         if node.name in pool_pads and len(inputs) == 1:
             alias[node.output] = inputs[0]

@@ -82,6 +82,9 @@ def _architecture(t: Layer, i: Layer) -> str | None:
     elif t.kind in ("max_pool", "avg_pool"):
         if ta != ia:
             return f"kernel/stride {ta['kernel']}/{ta['stride']} where TF has {ia['kernel']}/{ia['stride']}"
+    elif t.kind == "resize":
+        if ta["sampling"] != ia["sampling"] or t.shape[-2:] != i.shape[-2:]:
+            return f"a {ta['sampling']} resize to {t.shape} where TF resizes {ia['sampling']} to {i.shape}"
     elif t.kind == "mean_1d":
         if ta["reduced"] != ia["reduced"]:
             return f"a mean over {ta['reduced']} values where TF averages {ia['reduced']}"

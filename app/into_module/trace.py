@@ -108,11 +108,16 @@ def _on_empty_cpu_memory(model, target: str):
 
 
 def _fill_empty(model, torch) -> None:
+    made: dict[int, tuple] = {}  # id(meta tensor) -> (it, its replacement): a tied parameter stays one tensor
     for m in model.modules():
         for name, p in list(m.named_parameters(recurse=False)):
-            setattr(m, name, torch.nn.Parameter(_empty(p), requires_grad=p.requires_grad))
+            if id(p) not in made:
+                made[id(p)] = (p, torch.nn.Parameter(_empty(p), requires_grad=p.requires_grad))
+            setattr(m, name, made[id(p)][1])
         for name, b in list(m.named_buffers(recurse=False)):
-            setattr(m, name, _empty(b))  # an existing buffer keeps its persistence
+            if id(b) not in made:
+                made[id(b)] = (b, _empty(b))
+            setattr(m, name, made[id(b)][1])  # an existing buffer keeps its persistence
 
 
 def _empty(t):
@@ -412,6 +417,16 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
             return Layer(name, "mean_1d", inputs, {"reduced": src[dims[0]]}, shape)
     if fname == "adaptive_avg_pool2d" and (args[1] if len(args) > 1 else kwargs.get("output_size")) in (1, (1, 1)):
         return Layer(name, "global_avg", inputs, {}, shape)
+    if fname == "interpolate" and len(shape) == 4:
+        mode = args[3] if len(args) > 3 else kwargs.get("mode", "nearest")
+        corners = args[4] if len(args) > 4 else kwargs.get("align_corners", None)
+        antialias = kwargs.get("antialias", False)
+        coordinate = {("bilinear", True): "align_corners", ("bilinear", False): "half_pixel",
+                      ("nearest", None): "asymmetric", ("nearest-exact", None): "half_pixel"}.get((mode, corners))
+        if mode == "bilinear" and corners is None:
+            coordinate = "half_pixel"
+        if coordinate is not None and not antialias:
+            return Layer(name, "resize", inputs, {"sampling": (mode.removesuffix("-exact"), coordinate)}, shape)
     if target is F.pad or fname == "pad":
         mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
         value = args[3] if len(args) > 3 else kwargs.get("value", None)

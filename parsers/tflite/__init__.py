@@ -15,11 +15,13 @@ from tf_convert.parsers.source import kinds_of
 from . import (  # noqa: F401
     elementwise,
     logic,
+    loops,
     mediapipe,
     mediapipe_pooling,
     nn,
     pieces,
     quantized,
+    recurrent,
     reduce,
     resize,
     shape,

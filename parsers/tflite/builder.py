@@ -56,9 +56,11 @@ class Builder:
         self.resized = False  # --input-shape set a size the file does not store: shapes are not checked
         self.depth = 0  # how many subgraph calls (IF branches) deep this builder is
 
-    def call(self, index: int, inputs: list[str]) -> list[str]:
-        """Subgraph `index` inlined into the same IR graph on the IR tensors `inputs` (an IF's branch): its
-        output tensors. A subgraph that calls itself, directly or not, is refused (TFLite's own recursion)."""
+    def call(self, index: int, inputs: list[str | np.ndarray], keep_values: bool = False) -> list[str | np.ndarray]:
+        """Subgraph `index` inlined into the same IR graph on `inputs` (an IF's branch, a WHILE's body): IR
+        tensors, or known values (numpy) that fold through it. Its outputs: IR tensors, or with `keep_values`
+        the values it computes from known ones only (a loop's counter). A subgraph that calls itself, directly
+        or not, is refused (TFLite's own recursion)."""
         if not 0 <= index < len(self.model.subgraphs):
             raise UnsupportedError([Unsupported("IF", f"subgraph {index}", f"the file has "
                                                 f"{len(self.model.subgraphs)} subgraphs")], target="tflite parser")
@@ -77,13 +79,19 @@ class Builder:
             raise UnsupportedError([Unsupported("IF", f"subgraph {index}", f"called with {len(inputs)} inputs, it "
                                                 f"takes {len(child.subgraph.inputs)}")], target="tflite parser")
         for index_in, tensor in zip(child.subgraph.inputs, inputs):
-            child.ir[index_in] = tensor
+            if isinstance(tensor, np.ndarray):
+                child.values[index_in] = tensor
+            else:
+                child.ir[index_in] = tensor
         for operator in validate.order(child.subgraph, self.model.path.name):
             child._operator(operator)
         if child.errors:
             raise UnsupportedError(child.errors, target="tflite parser")
-        outs = []
+        outs: list[str | np.ndarray] = []
         for i in child.subgraph.outputs:
+            if keep_values and i in child.values:
+                outs.append(child.values[i])
+                continue
             if i not in child.ir and i in child.values:  # an output the branch computes from constants only
                 Op(self.graph, _holder(i), child.tensors, child.ir, child.values).x(0)
             outs.append(child.ir[i])

@@ -49,7 +49,8 @@ def operand(op: Op, k: int, rank: int) -> str:
         value = value.reshape((1,) * (rank - value.ndim) + value.shape)
         if rank == 4:
             value = value.transpose(layout.TO_NCHW)
-        return op.add("const", [], value.shape, params={"value": np.ascontiguousarray(value)}, suffix=f"/c{k}",
+        value = np.ascontiguousarray(value).reshape(value.shape)  # a 0-d value stays 0-d
+        return op.add("const", [], value.shape, params={"value": value}, suffix=f"/c{k}",
                       out_dtype=str(value.dtype))
     x = op.x(k)
     shape = op.source_shape(k)

@@ -24,7 +24,7 @@ class Op:
     ir: dict[int, str]  # tensor index -> IR tensor (activations)
     values: dict[int, np.ndarray]  # tensor index -> known value (constants, folded shapes), TFLite layout
     # another subgraph of the file inlined on IR tensors (its index, its inputs): its outputs (IF, WHILE)
-    call: Callable[[int, list[str]], list[str]] | None = None
+    call: Callable[..., list] | None = None
 
     # ---- queries ---------------------------------------------------------------------------
     @property
@@ -74,7 +74,8 @@ class Op:
         if value.ndim == 4:
             value = value.transpose(layout.TO_NCHW)
         node = self.graph.unique_name(self.tensors[index].name)
-        out = self.graph.add_node("const", node, [], value.shape, params={"value": np.ascontiguousarray(value)},
+        value = np.ascontiguousarray(value).reshape(value.shape)  # a 0-d value stays 0-d
+        out = self.graph.add_node("const", node, [], value.shape, params={"value": value},
                                   source_op="constant", out_dtype=str(value.dtype))
         self.ir[index] = out
         return out

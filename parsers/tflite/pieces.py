@@ -1,5 +1,5 @@
 """Operators that move run-time elements around: PACK, UNPACK, SPLIT, SPLIT_V, SLICE, GATHER, GATHER_ND,
-TILE, BROADCAST_TO, CUMSUM and CAST. Each works on its inputs in TFLite's own element order (a rank-4
+TILE, BROADCAST_TO, CUMSUM, CAST and REVERSE_V2. Each works on its inputs in TFLite's own element order (a rank-4
 activation transposed from the IR's NCHW first, the result transposed back), so every axis is the file's
 axis as written: copies of elements (or a running sum in TFLite's order), exact in every target."""
 
@@ -20,7 +20,8 @@ def source_ordered(op: Op, k: int) -> str:
     value = op.value(k)
     if value is not None:
         value = np.asarray(value.astype(np.float32) if value.dtype.kind == "f" else value)
-        return op.add("const", [], value.shape, params={"value": np.ascontiguousarray(value)}, suffix=f"/c{k}",
+        value = np.ascontiguousarray(value).reshape(value.shape)  # a 0-d value stays 0-d
+        return op.add("const", [], value.shape, params={"value": value}, suffix=f"/c{k}",
                       out_dtype=str(value.dtype))
     x = op.x(k)
     if len(op.shape(x)) != 4:
@@ -138,6 +139,10 @@ def gather(op: Op) -> list[str]:
     if indices is not None and (indices.min(initial=0) < 0 or indices.max(initial=0) >= shape[axis]):
         raise op.unsupported(f"indices outside [0, {shape[axis]})")
     idx_shape = op.source_shape(1)
+    if indices is not None and indices.ndim == 0:  # one position (a loop's step): a slice, which every target has
+        at = int(indices)
+        piece = _slice(op, source_ordered(op, 0), axis, at, at + 1, "/take")
+        return [from_source(op, _reshape(op, piece, (*shape[:axis], *shape[axis + 1:]), "/squeeze"))]
     out = (*shape[:axis], *idx_shape, *shape[axis + 1:])
     y = op.add("gather", [source_ordered(op, 0), source_ordered(op, 1)], out, {"axis": axis}, suffix="/gather")
     return [from_source(op, y)]
@@ -207,3 +212,19 @@ def cast(op: Op) -> list[str]:
         raise op.unsupported(f"CAST to {to}")
     x = op.x()
     return [op.add("cast", [x], op.shape(x), {"dtype": _IR_TYPES[to]}, out_dtype=_IR_TYPES[to])]
+
+
+@TABLE.register("REVERSE_V2")
+def reverse_v2(op: Op) -> list[str]:
+    """Inputs (x, axes): each axis read backwards, a gather of the positions n-1 ... 0 (a copy, exact)."""
+    shape = op.source_shape(0)
+    axes = sorted({_axis(op, int(a), len(shape)) for a in op.const(1, "axes").reshape(-1)})
+    x = first = source_ordered(op, 0)
+    for a in (a for a in axes if shape[a] > 1):
+        backwards = np.arange(shape[a] - 1, -1, -1, dtype=np.int64)
+        positions = op.add("const", [], backwards.shape, params={"value": backwards}, suffix=f"/positions{a}",
+                           out_dtype="int64")
+        x = op.add("gather", [x, positions], shape, {"axis": a}, suffix=f"/reverse{a}")
+    if x == first:  # nothing to reverse: the output is still a tensor of its own
+        x = op.add("identity", [x], shape)
+    return [from_source(op, x)]

@@ -208,6 +208,9 @@ class _Runner:
                     it.resize_tensor_input(index, list(x.shape), strict=True)
                     self.shapes[index] = x.shape
             it.allocate_tensors()
+            # a recurrent kernel's state lives in variable tensors kept between invocations: every run starts
+            # from zeros, as the converted model does
+            it.reset_all_variables()
             for name, x in feed.items():
                 it.set_tensor(self.by_name[name], x)
             it.invoke()

@@ -7,8 +7,6 @@ _STATE = ("state kept between invocations (variables, hash tables): a converted 
           "inputs only")
 _RANDOM = "random numbers: no two runtimes draw the same ones"
 _DATA_LENGTH = "its output's length depends on the data (the targets' graphs have fixed shapes)"
-_RECURRENT = ("TFLite's fused recurrent kernel: its gate weights' layout is not read yet (convert the Keras or TF "
-              "model, whose LSTM/GRU/RNN layers convert)")
 _COMPLEX = "complex numbers: no target holds them"
 _LEGACY_TEXT = "a legacy text-hashing operator: no target has it"
 _NOT_YET = "no converter yet"
@@ -18,11 +16,12 @@ REFUSED: dict[str, str] = {
                      "HASHTABLE_IMPORT", "HASHTABLE_LOOKUP", "HASHTABLE_SIZE"), _STATE),
     **dict.fromkeys(("RANDOM_STANDARD_NORMAL", "RANDOM_UNIFORM", "MULTINOMIAL"), _RANDOM),
     **dict.fromkeys(("UNIQUE", "WHERE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5"), _DATA_LENGTH),
-    **dict.fromkeys(("LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "RNN",
-                     "UNIDIRECTIONAL_SEQUENCE_RNN", "BIDIRECTIONAL_SEQUENCE_RNN", "SVDF"), _RECURRENT),
+    "LSTM": ("TFLite's one-step LSTM kernel (the converter writes UNIDIRECTIONAL_SEQUENCE_LSTM, which converts): "
+             "not converted; convert the Keras or TF model"),
+    "SVDF": ("a singular-value-decomposition filter keeping its memory in a variable tensor (streaming keyword "
+             "spotters): not converted"),
     **dict.fromkeys(("COMPLEX_ABS", "REAL", "IMAG", "RFFT2D"), _COMPLEX),
     **dict.fromkeys(("LSH_PROJECTION", "SKIP_GRAM", "CONCAT_EMBEDDINGS", "EMBEDDING_LOOKUP_SPARSE"), _LEGACY_TEXT),
-    "WHILE": "a loop over a subgraph: not converted yet (an IF converts; a WHILE's trip count is the data's)",
     "CALL": "a call of another subgraph outside IF: not converted yet",
     "CUSTOM": "not an operator: a custom operator is named by its own code",
     "DELEGATE": "not an operator: a delegate's placeholder, written only inside a running interpreter",
@@ -34,7 +33,7 @@ REFUSED: dict[str, str] = {
                      "CONV_3D_TRANSPOSE", "DILATE", "DYNAMIC_UPDATE_SLICE", "EMBEDDING_LOOKUP", "FILL", "FLOOR_DIV",
                      "FLOOR_MOD", "L2_NORMALIZATION", "L2_POOL_2D", "LOCAL_RESPONSE_NORMALIZATION", "MATRIX_DIAG",
                      "MATRIX_SET_DIAG", "ONE_HOT", "RANGE", "REDUCE_ALL", "REDUCE_ANY", "REDUCE_WINDOW",
-                     "REVERSE_SEQUENCE", "REVERSE_V2", "RIGHT_SHIFT", "SCATTER_ND", "SEGMENT_SUM", "SPACE_TO_BATCH_ND",
+                     "REVERSE_SEQUENCE", "RIGHT_SHIFT", "SCATTER_ND", "SEGMENT_SUM", "SPACE_TO_BATCH_ND",
                      "SPARSE_TO_DENSE", "TOPK_V2", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN",
                      "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_SUM", "ZEROS_LIKE"), _NOT_YET),
 }

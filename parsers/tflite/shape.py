@@ -65,6 +65,8 @@ def concatenation(op: Op) -> list[str]:
     rank = len(op.source_shape(0))
     axis = layout.ir_axis(int(op.options.Axis()), rank)
     inputs = [operand(op, k, rank) for k in range(len(op.op.inputs))]
+    # an empty piece (a loop's first write into its output buffer) adds nothing: the targets get none
+    inputs = [t for t in inputs if op.shape(t)[axis]] or inputs[:1]
     shape = list(op.shape(inputs[0]))
     shape[axis] = sum(op.shape(t)[axis] for t in inputs)
     return [op.activation(op.add("concat", inputs, shape, {"axis": axis}))]

@@ -5,6 +5,7 @@ PyTorch's model.py and as ONNX Loop/If; MXNet and Caffe refuse them by name.
 Fixtures (tf.function graphs frozen to .pb, weights as constants):
 - `counter`: a counter bounded by an input scalar `n` (the trip count is n);
 - `reduced`: a condition on a reduced value (sum(y) < 10, y grown by the body);
+- `conv`: an NHWC image as the loop variable, a conv applied n times;
 - `nested`: an outer loop bounded by `n` whose body runs an inner data-dependent loop and a matmul;
 - `cond`: tf.cond on sum(x) > 1 between a matmul branch and an elementwise one;
 - `cond_loop`: tf.cond whose taken branch runs a data-dependent loop that would never end if the branch
@@ -36,6 +37,7 @@ RTOL = 1e-5
 W = np.linspace(-0.6, 0.5, 16, dtype=np.float32).reshape(4, 4)
 X_SMALL = np.array([[0.1, 0.3, -0.2, 0.4]], np.float32)
 X_LARGE = np.array([[1.5, 2.0, 0.5, 1.0]], np.float32)
+IMAGE = np.random.default_rng(5).standard_normal((1, 2, 5, 6)).astype(np.float32)  # NCHW, as the IR takes it
 
 
 def _counter(tf):
@@ -70,6 +72,16 @@ def _cond(tf):
     def f(x):
         return tf.cond(tf.reduce_sum(x) > 1.0, lambda: tf.matmul(x, w) + 1.0, lambda: x * 2.0 - 1.0)
     return f, [tf.TensorSpec((1, 4), tf.float32)]
+
+
+def _conv(tf):
+    """An NHWC image as the loop variable (NCHW in the IR, inside the body too): a conv applied n times."""
+    kernel = tf.constant(np.linspace(-0.3, 0.4, 36, dtype=np.float32).reshape(3, 3, 2, 2))
+
+    def f(x, n):
+        step = lambda i, y: (i + 1, tf.nn.relu(tf.nn.conv2d(y, kernel, 1, "SAME")) + 0.1)  # noqa: E731
+        return tf.while_loop(lambda i, y: i < n, step, [tf.constant(0), x])[1]
+    return f, [tf.TensorSpec((1, 5, 6, 2), tf.float32), tf.TensorSpec((), tf.int32)]
 
 
 def _cond_loop(tf):
@@ -110,6 +122,7 @@ CASES = {
     "nested": (_nested, "x,n", [[X_SMALL, np.int32(2)], [X_LARGE, np.int32(4)]]),
     "cond": (_cond, "x", [[X_SMALL], [X_LARGE]]),
     "cond_loop": (_cond_loop, "x", [[X_SMALL], [-X_LARGE]]),
+    "conv": (_conv, "x,n", [[IMAGE, np.int32(1)], [IMAGE, np.int32(3)]]),
     "tf1_loop": (_tf1("loop"), "x,n", [[X_SMALL, np.int32(2)], [X_SMALL, np.int32(5)]]),
     "tf1_cond": (_tf1("cond"), "x", [[X_SMALL], [X_LARGE]]),
 }

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from tf_convert.convert.ir.subgraph import inputs_reaching
 from tf_convert.parsers.common.layout import TO_NCHW
 
@@ -64,7 +66,7 @@ def _same_signature(ctx: Context, op: Any, what: str, tensors: list[str], graph:
 
 def _predicate(graph: Any, what: str) -> None:
     out = graph.outputs[0]
-    if graph.tensors[out].dtype != "bool" or len(graph.shape(out)) and int(graph.shape(out)[0]) != 1:
+    if graph.tensors[out].dtype != "bool" or int(np.prod(graph.shape(out))) != 1:
         raise NotConvertible(f"its {what} returns {graph.tensors[out].dtype} {list(graph.shape(out))}, not one "
                              "boolean")
 
