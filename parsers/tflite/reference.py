@@ -197,6 +197,7 @@ class _Runner:
     def _run(self, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
         if self.signature:
             runner = self.interpreter.get_signature_runner(self.signature)
+            self.interpreter.reset_all_variables()  # every run starts from zero recurrent state
             results = runner(**feed)
             wanted = [self.graph.source_names.get(t, t) for t in self.graph.outputs]
             values = [results[w] for w in wanted]
