@@ -17,6 +17,7 @@ from tf_convert import emitters, parsers
 from tf_convert.convert import passes
 from tf_convert.convert.errors import UnsupportedError
 from tf_convert.convert.ir import Graph
+from tf_convert.convert.ir.dtypes import IR_DTYPES
 from tf_convert.emitters.base import EmitOptions
 from tf_convert.parsers.base import ParseOptions
 
@@ -28,8 +29,8 @@ FEEDS: dict[str, tuple[str, tuple[int, ...]]] = {
     **{f"{r}_{dt}": (dt, shape) for dt in (*DTYPES, "bool") for r, shape in (("s", ()), ("v", (3, 4)))},
     "idx": ("int32", ()), "i8a": ("int8", (2, 3, 4)), "i8b": ("int8", (2, 4, 5)),
 }
-# ONNX keeps its boundary to the dtypes onnxruntime computes with (a refusal naming the dtype, exit 3)
-ONNX_BOUNDARY = ("float32", "int32", "int64", "bool")
+# ONNX takes every IR dtype at its boundary (int8/uint8 included: TFLite's integer models hand them over)
+ONNX_BOUNDARY = IR_DTYPES
 
 Build = Callable[[dict[str, Any]], Any]
 CASES: dict[str, Build] = {}
