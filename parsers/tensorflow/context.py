@@ -148,7 +148,9 @@ class Context:
     def run_time_sizes(self, t: Any) -> tuple[int, ...]:
         """The IR shape of converted TF tensor `t` when a size of it follows a run-time value, else ()."""
         v = self.vals.get(t.name)
-        shape = self.graph.shape(v.ir) if v is not None else ()
+        if v is None or v.ir in self.graph.inputs:  # an input's unknown size is one to give (--input-shape)
+            return ()
+        shape = self.graph.shape(v.ir)
         return shape if RUN_TIME in shape else ()
 
     def reads_run_time(self, op: Any) -> bool:

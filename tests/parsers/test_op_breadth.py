@@ -29,7 +29,7 @@ def parsed(tmp_path_factory):
 # sample -> what the parser's refusal says: resizes with no exact form in any target (naming what to use
 # instead), and ops whose output size depends on runtime values
 REFUSED_BY_THE_PARSER = {"ResizeBicubic": "antialias=False", "ResizeArea": "antialias=False",
-                         "ScaleAndTranslate": "antialias=False", "Range": "not static"}
+                         "ScaleAndTranslate": "antialias=False"}
 
 
 def test_the_parser_takes_every_sample_but_the_inexact_resizes(parsed):

@@ -25,8 +25,8 @@ CASES = {
     # Where converts with a length that depends on the data; an op that would mix its rows is refused
     "where_runtime_summed": (lambda x: tf.reduce_sum(tf.cast(raw(tf, "Where", x > 3.0), tf.float32)), "Sum",
                              "depends on the data"),
-    "range_runtime": (lambda x: tf.cast(raw(tf, "Range", 0, tf.cast(tf.reduce_max(x), tf.int32), 1), tf.float32),
-                      "Range", "not static"),
+    # an integer range of run-time length converts (tests/parsers/test_runtime_shapes.py); a float one does not
+    "range_runtime_float": (lambda x: raw(tf, "Range", 0.0, tf.reduce_max(x), 1.0), "Range", "float32 values"),
     "strided_update_broadcast": (lambda x: raw(tf, "TensorStridedSliceUpdate", x, np.int32([0]), np.int32([2]),
                                                np.int32([1]), x[0]), "TensorStridedSliceUpdate", "broadcasting"),
 }

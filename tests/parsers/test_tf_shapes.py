@@ -280,6 +280,14 @@ SHAPE_CASES = {
 # identity-likes, the matrix diagonal / band family, nn extras, bitwise ops
 _RAW = tf.raw_ops
 SHAPE_CASES.update({
+    # a run-time loop and a run-time branch (control flow v2: StatelessWhile / StatelessIf with their functions)
+    "control_flow": lambda: [
+        tf.while_loop(lambda i, x: i < v1.placeholder(tf.int32, (), name="n"), lambda i, x: (i + 1, x * 2.0),
+                      (tf.constant(0), _ph([2, None]))),
+        tf.cond(v1.placeholder(tf.bool, (), name="p"), lambda: _ph([3, 4]) + 1.0, lambda: _ph([3, 4]) * 2.0)],
+    "linalg": lambda: [_RAW.MatrixDeterminant(input=_ph([2, 3, 3])), _RAW.MatrixInverse(input=_ph([None, 4, 4]))],
+})
+SHAPE_CASES.update({
     "identity_likes": lambda: [_RAW.CheckNumericsV2(tensor=_ph([2, None]), message="x"),
                                _RAW.DeepCopy(x=_ph([None, 3])), _RAW.Copy(input=_ph([2, 3])),
                                _RAW.CopyHost(input=_ph([None]))],
@@ -393,12 +401,21 @@ _SAME_AS_CHECKED = {"Variable", "RefEnter", "RefExit", "RefMerge", "RefSwitch", 
 # the converter's own node standing for a recognized recurrent While loop: TF has no such op; its shapes
 # are those of the loop it replaces, checked against TF's run in tests/parsers/test_tf_unrolled_loops.py
 _OWN_OPS = {RECURRENT_OP}
+# ops TF removed or whose stateful twin shares the checked op's functions (a shape and a fold each)
+_TWINS = {"BatchMatrixDeterminant": "MatrixDeterminant", "BatchMatrixInverse": "MatrixInverse",
+          "If": "StatelessIf", "While": "StatelessWhile"}
+
+
+def test_twins_share_the_checked_functions():
+    for twin, checked in _TWINS.items():
+        assert SHAPE_FNS.get(twin) is SHAPE_FNS.get(checked) is not None, twin
+        assert FOLDS.get(twin) is FOLDS.get(checked), twin
 
 
 def test_every_shape_function_is_checked():
     seen = {op.type for case in SHAPE_CASES.values() for op in _build(case).get_operations()}
     seen |= {op.type for op in _build(_legacy_ops).get_operations()}  # test_legacy_shapes_equal_tf_run
-    unchecked = set(SHAPE_FNS) - seen - _SAME_AS_CHECKED - _OWN_OPS
+    unchecked = set(SHAPE_FNS) - seen - _SAME_AS_CHECKED - _OWN_OPS - set(_TWINS)
     assert not unchecked, sorted(unchecked)
 
 
@@ -454,6 +471,8 @@ def _catalog_ops():
 
 FOLD_CASES = {
     "catalog": _catalog_ops,
+    "linalg": lambda: [_RAW.MatrixDeterminant(input=_f(2, 3, 3)),
+                       _RAW.MatrixInverse(input=_f(3, 3) + np.eye(3, dtype=np.float32) * 4, adjoint=True)],
     "shape_slicing": lambda: tf.stack([tf.shape(_f(2, 3, 4))[1], tf.shape(_f(2, 3, 4))[-1] * 2, -1]),
     "strided": lambda: (_i(np.arange(60).reshape(3, 4, 5))[::-1, 1:, ::2],
                         _i(np.arange(24).reshape(2, 3, 4))[..., None, 1],
@@ -537,7 +556,7 @@ def test_folded_values_equal_tf(case):
 
 def test_every_evaluator_is_checked():
     seen = {op.type for case in FOLD_CASES.values() for op in _build(case).get_operations()}
-    assert not set(FOLDS) - seen, sorted(set(FOLDS) - seen)
+    assert not set(FOLDS) - seen - set(_TWINS), sorted(set(FOLDS) - seen - set(_TWINS))
 
 
 def test_const_value_uses_the_same_evaluators():

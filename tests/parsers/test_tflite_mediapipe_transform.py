@@ -139,7 +139,8 @@ def test_transform_tensor_bilinear_matches_mediapipes_kernel(measured, case):
     assert 0 < cell["read_inside"] < OUT_H * OUT_W * C  # some pixels inside, some outside
     for target in ("torch", "onnx"):
         assert cell[target] == 0.0, (target, cell)
-    assert cell["mxnet"] <= 2.5e-7, cell  # its symbols hold float64 as float32: the double mix rounds twice
+    # MXNet's symbols would hold the kernel's float64 mix as float32 (a second rounding): refused, naming the dtype
+    assert "float64" in cell["mxnet"], cell["mxnet"]
     assert "gather" in cell["caffe"], cell["caffe"]
 
 
