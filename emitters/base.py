@@ -13,6 +13,7 @@ from typing import Any, Callable, TypeVar
 
 from tf_convert.convert.errors import Unsupported
 from tf_convert.convert.ir import OPS, Graph, GraphIndex, Node, runtime_dims
+from tf_convert.convert.ir.subgraph import subgraphs
 from tf_convert.convert.padding import plan
 from tf_convert.convert.registry import OpTable
 
@@ -82,6 +83,15 @@ class HandlerTable(OpTable):
     def limit(self, ctx: NodeContext) -> str | None:
         check = self._limits.get(ctx.node.op)
         return check(ctx) if check else None
+
+    def nested_limit(self, ctx: Any) -> str | None:
+        """A control node's limit: the first node of its nested graphs this target cannot express, as a hint
+        naming it (None: all can)."""
+        for attr, body in subgraphs(ctx.node):
+            problems = self.unsupported(body, ctx.options)
+            if problems:
+                return f"its {attr} holds {problems[0]}"
+        return None
 
     def unsupported(self, graph: Graph, options: Any = None) -> list[Unsupported]:
         """Every node the target cannot express (with `options`, e.g. the ONNX opset): no handler

@@ -14,18 +14,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from tf_convert.convert import ir
-from tf_convert.convert.ir.subgraph import subgraphs
 
 from .contract import TABLE, Builder, Ctx, Emitted, tensor_names
-
-
-def nested_limit(ctx: Ctx) -> str | None:
-    """The first node of a nested graph ONNX cannot express, as a hint naming it (None: all can)."""
-    for attr, graph in subgraphs(ctx.node):
-        problems = TABLE.unsupported(graph, ctx.options)
-        if problems:
-            return f"its {attr} holds {problems[0]}"
-    return None
 
 
 def _value_info(name: str, tensor: ir.Tensor, shape: Sequence[int] | None = None) -> object:
@@ -61,7 +51,7 @@ def _scalar(b: Builder, x: str, nodes: list) -> str:
     return out
 
 
-@TABLE.register("while_loop", limit=nested_limit)
+@TABLE.register("while_loop", limit=TABLE.nested_limit)
 def while_loop(ctx: Ctx) -> Emitted:
     from onnx import TensorProto, helper
 
@@ -100,7 +90,7 @@ def while_loop(ctx: Ctx) -> Emitted:
     return emitted
 
 
-@TABLE.register("cond", limit=nested_limit)
+@TABLE.register("cond", limit=TABLE.nested_limit)
 def cond(ctx: Ctx) -> Emitted:
     from onnx import helper
 

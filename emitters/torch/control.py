@@ -11,18 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tf_convert.convert import ir
-from tf_convert.convert.ir.subgraph import subgraphs
 
 from .contract import TABLE, Ctx, Lowered
-
-
-def nested_limit(ctx: Ctx) -> str | None:
-    """The first node of a nested graph PyTorch cannot express, as a hint naming it (None: all can)."""
-    for attr, graph in subgraphs(ctx.node):
-        problems = TABLE.unsupported(graph, ctx.options)
-        if problems:
-            return f"its {attr} holds {problems[0]}"
-    return None
 
 
 def _lower(ctx: Ctx, graph: ir.Graph, args: Sequence[str], into: Lowered) -> list[str]:
@@ -49,7 +39,7 @@ def _indented(lines: list[str]) -> list[str]:
     return [f"    {line}" for line in lines]
 
 
-@TABLE.register("while_loop", limit=nested_limit)
+@TABLE.register("while_loop", limit=TABLE.nested_limit)
 def while_loop(ctx: Ctx) -> Lowered:
     carried = int(ctx.attrs["carried"])
     cond, body = ctx.attrs["cond"], ctx.attrs["body"]
@@ -68,7 +58,7 @@ def while_loop(ctx: Ctx) -> Lowered:
     return out
 
 
-@TABLE.register("cond", limit=nested_limit)
+@TABLE.register("cond", limit=TABLE.nested_limit)
 def cond(ctx: Ctx) -> Lowered:
     output = int(ctx.attrs["output"])
     out = Lowered(lines=[f"# a branch chosen at run time ({ctx.node.source_op or 'cond'} '{ctx.node.name}')"])
