@@ -133,6 +133,9 @@ class OpSpec:
     # Its output's sizes follow the values of run-time inputs (a shape, paddings, a depth): the shape rule
     # gives them as RUN_TIME, the model computes them while it runs (convert.ir.runtime_dims).
     run_time_sizes: bool = False
+    # Its PyTorch/ONNX handlers never read a size, so a run-time size passes through it (an elementwise op a
+    # model applies to such a result).
+    passes_run_time_sizes: bool = False
 
     def __post_init__(self) -> None:
         derived = {
@@ -366,17 +369,24 @@ OPS: dict[str, OpSpec] = {
                       types={"axis": Attr("int")}, positional=channels_only("axis"), size="own_axes",
                       shape=shapes.same),
     # ---- elementwise -------------------------------------------------------------------------
-    "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", foldable=True, tf=("Add", "AddV2"), tflite=("ADD",),
+    "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", passes_run_time_sizes=True,
+                  foldable=True, tf=("Add", "AddV2"), tflite=("ADD",),
                   integers="wrap"),
-    "sub": OpSpec((), (), "a - b, numpy broadcasting.", "binary", foldable=True, tf=("Sub",), tflite=("SUB",),
+    "sub": OpSpec((), (), "a - b, numpy broadcasting.", "binary", passes_run_time_sizes=True,
+                  foldable=True, tf=("Sub",), tflite=("SUB",),
                   integers="wrap"),
-    "mul": OpSpec((), (), "a * b, numpy broadcasting.", "binary", foldable=True, tflite=("MUL",), integers="wrap"),
-    "div": OpSpec((), (), "a / b, numpy broadcasting.", "binary", foldable=True, tf=("RealDiv",), tflite=("DIV",)),
-    "maximum": OpSpec((), (), "max(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Maximum",),
+    "mul": OpSpec((), (), "a * b, numpy broadcasting.", "binary", passes_run_time_sizes=True,
+                  foldable=True, tflite=("MUL",), integers="wrap"),
+    "div": OpSpec((), (), "a / b, numpy broadcasting.", "binary", passes_run_time_sizes=True,
+                  foldable=True, tf=("RealDiv",), tflite=("DIV",)),
+    "maximum": OpSpec((), (), "max(a, b), numpy broadcasting.", "binary", passes_run_time_sizes=True,
+                      foldable=True, tf=("Maximum",),
                       tflite=("MAXIMUM",), integers="wrap"),
-    "minimum": OpSpec((), (), "min(a, b), numpy broadcasting.", "binary", foldable=True, tf=("Minimum",),
+    "minimum": OpSpec((), (), "min(a, b), numpy broadcasting.", "binary", passes_run_time_sizes=True,
+                      foldable=True, tf=("Minimum",),
                       tflite=("MINIMUM",), integers="wrap"),
-    "relu": OpSpec((), (), "max(x, 0).", "unary", foldable=True, tf=("Relu",), keras=("relu",), tflite=("RELU",)),
+    "relu": OpSpec((), (), "max(x, 0).", "unary", passes_run_time_sizes=True,
+                   foldable=True, tf=("Relu",), keras=("relu",), tflite=("RELU",)),
     "clip": OpSpec(("min", "max"), (), "min(max(x, min), max). ReLU6 is clip(0, 6).", "unary",
                    types={"min": Attr("float", None), "max": Attr("float", None)}, foldable=True,
                    tf={"Relu6": {"min": 0.0, "max": 6.0}},
@@ -406,10 +416,12 @@ OPS: dict[str, OpSpec] = {
     "sqrt": OpSpec((), (), "sqrt(x).", "unary", foldable=True, tf=("Sqrt",), tflite=("SQRT",)),
     "rsqrt": OpSpec((), (), "1 / sqrt(x).", "unary", foldable=True, tf=("Rsqrt",), tflite=("RSQRT",)),
     "square": OpSpec((), (), "x * x.", "unary", foldable=True, tf=("Square",), tflite=("SQUARE",), integers="wrap"),
-    "neg": OpSpec((), (), "-x.", "unary", foldable=True, tf=("Neg",), tflite=("NEG",), integers="wrap"),
-    "abs": OpSpec((), (), "|x|.", "unary", foldable=True, tf=("Abs",), tflite=("ABS",), integers="wrap"),
+    "neg": OpSpec((), (), "-x.", "unary", passes_run_time_sizes=True,
+                  foldable=True, tf=("Neg",), tflite=("NEG",), integers="wrap"),
+    "abs": OpSpec((), (), "|x|.", "unary", passes_run_time_sizes=True,
+                  foldable=True, tf=("Abs",), tflite=("ABS",), integers="wrap"),
     "identity": OpSpec((), (), "y = x (kept only where a graph output needs its own name).", "unary",
-                       foldable=True, size="free", keeps_values=True),
+                       passes_run_time_sizes=True, foldable=True, size="free", keeps_values=True),
     "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source"),
     # ---- elementwise math, comparisons, logic, casts, reductions ------------------
     # One row per op; the numpy meaning is in reference/elementwise.py's ELEMENTWISE table. Bool results are dtype bool.
@@ -448,7 +460,7 @@ OPS: dict[str, OpSpec] = {
                         tf=("IsFinite",)),
     "logical_not": OpSpec((), (), "not x (bool).", "unary", refused={"caffe": _CAFFE_TYPED}, tf=("LogicalNot",)),
     "cast": OpSpec(("dtype",), (), "x as `dtype` (float -> int truncates toward 0; -> bool is x != 0).", "unary",
-                   types={"dtype": Attr("str")}, refused={"caffe": _CAFFE_TYPED}),
+                   passes_run_time_sizes=True, types={"dtype": Attr("str")}, refused={"caffe": _CAFFE_TYPED}),
     "pow": OpSpec((), (), "a ** b, numpy broadcasting.", "binary",
                   refused={"caffe": "Caffe's Power layer takes a constant exponent only; this one is a tensor"},
                   tflite=("POW",)),
@@ -943,6 +955,7 @@ INTEGER_WRAPPING = ops_where(lambda spec: spec.integers == "wrap")  # app/verify
 INTEGER_ENDING = ops_where(lambda spec: spec.integers == "end")  # app/verify/token_inputs
 DATA_DEPENDENT = ops_where(lambda spec: spec.data_dependent)  # convert.ir.graph.data_dependent_length
 RUN_TIME_SIZED = ops_where(lambda spec: spec.run_time_sizes)  # convert.ir.runtime_dims
+PASSES_RUN_TIME_SIZES = ops_where(lambda spec: spec.passes_run_time_sizes)
 # TF op -> (IR op, attrs) for the TF ops that are one catalog op (the rows' `tf`)
 TF_OPS: dict[str, tuple[str, dict[str, Any]]] = {
     tf_op: (name, attrs) for name, spec in OPS.items() for tf_op, attrs in spec.tf.items()}

@@ -12,15 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .graph import Graph, Node
-from .ops import RUN_TIME_SIZED, TF_OPS
+from .ops import PASSES_RUN_TIME_SIZES, RUN_TIME_SIZED, TF_OPS
 from .shapes import RUN_TIME
 
 __all__ = ["FOLLOWING", "RUN_TIME", "TARGETS", "TF_FOLLOWING", "has_run_time", "refusal", "run_time_axes"]
 
 # IR ops whose shape rule and PyTorch/ONNX handlers take run-time sizes: the rows that compute with a run-time
-# size, and the elementwise ops a model applies to their results (their handlers never read a size)
-FOLLOWING = RUN_TIME_SIZED | {
-    "identity", "cast", "add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "relu"}
+# size, and those a run-time size passes through (the catalog's flags)
+FOLLOWING = RUN_TIME_SIZED | PASSES_RUN_TIME_SIZES
 # the TF ops that are one of those (a row's `tf`): the TF parser lets them read run-time sizes
 TF_FOLLOWING = frozenset(tf_op for tf_op, (op, _) in TF_OPS.items() if op in FOLLOWING)
 TARGETS = ("torch", "onnx")  # the targets whose models compute sizes while they run
