@@ -783,9 +783,10 @@ OPS: dict[str, OpSpec] = {
                          "shape", family="shape",
                          types={"axis": Attr("int"), "on": Attr("float", 1.0), "off": Attr("float", 0.0)},
                          shape=shapes.one_hot_by, run_time_sizes=True, refused=_STATIC_ONLY),
-    "range": OpSpec((), (), "start, start + delta, ... up to limit (excluded) of integer scalar inputs (start, "
-                    "limit, delta) known at run time, TF's Range: ceil((limit - start) / delta) values, none when "
-                    "that is negative.", "shape",
+    "range": OpSpec((), (), "start + i * delta for i = 0, 1, ... up to limit (excluded) of scalar inputs (start, "
+                    "limit, delta) known at run time, TF's Range: integers, ceil(|limit - start| / |delta|) values; "
+                    "floats, ceil(|(limit - start) / delta|) values, each start + float(i) * delta, all in the "
+                    "inputs' type.", "shape",
                     shape=shapes.run_time_length, run_time_sizes=True, refused=_STATIC_ONLY),
     "expand_dims_by": OpSpec((), (), "numpy.expand_dims(x, axis) of inputs (x, axis), `axis` a run-time integer "
                              "scalar in [-rank - 1, rank] (negative counts from the end of the output).", "shape",
