@@ -33,8 +33,8 @@ PREFIX = "transformers:"
 REFERENCE_SCRIPT = Path(__file__).with_name("hf_h5_reference.py")
 # TF's weight name (its last part) -> the PyTorch one
 _LAST = {"kernel": "weight", "embeddings": "weight", "gamma": "weight", "beta": "bias",
-         "moving_mean": "running_mean", "moving_variance": "running_var", "weight_g": "parametrizations.weight.original0",
-         "weight_v": "parametrizations.weight.original1"}
+         "moving_mean": "running_mean", "moving_variance": "running_var",
+         "weight_g": "parametrizations.weight.original0", "weight_v": "parametrizations.weight.original1"}
 
 
 def applies(source: Path, target: str) -> bool:
@@ -121,13 +121,13 @@ def state_dict(model, weights: dict[str, np.ndarray]) -> tuple[dict[str, Any], l
     bare = prefix and not any(k.startswith(prefix) for k in keys)  # a base model: TF's names carry its prefix
     parameters = {id(p): k for k, p in model.named_parameters(remove_duplicate=False)}
     first: dict[int, str] = {}
-    result, records, warnings, used = {}, [], [], set()
+    result, records, warnings, used, by_key = {}, [], [], set(), {}
     for key, current in keys.items():
         tf_name = by_name.get(key) or by_name.get(prefix + key if bare else key)
         if tf_name is None and id(current) in first and id(current) in parameters:  # tied: one tensor, two names
-            result[key] = result[first[id(current)]]
-            records.append({"name": key, "tf": records[[r["name"] for r in records].index(first[id(current)])]["tf"],
-                            "transform": f"tied to {first[id(current)]}"})
+            tied = first[id(current)]
+            result[key] = result[tied]
+            records.append({"name": key, "tf": by_key[tied], "transform": f"tied to {tied}"})
             continue
         if tf_name is None:
             if key.endswith("num_batches_tracked"):
@@ -143,13 +143,15 @@ def state_dict(model, weights: dict[str, np.ndarray]) -> tuple[dict[str, Any], l
         value, transform = to_pytorch(tf_name, weights[tf_name], tuple(current.shape))
         result[key] = torch.from_numpy(value).to(current.dtype)
         records.append({"name": key, "tf": tf_name, "transform": transform})
+        by_key[key] = tf_name
         used.add(tf_name)
         first.setdefault(id(current), key)
     left = [n for n in weights if n not in used]
     if left:
         raise ArchitectureMismatch(f"TF weight(s) {left[:3]}{' ...' if len(left) > 3 else ''} ({len(left)} in all) "
                                    f"have no parameter in {type(model).__name__}: the module would not compute what "
-                                   f"TF does; pass the PyTorch class of the TF class saved (config.json: architectures)")
+                                   f"TF does; pass the PyTorch class of the TF class saved (config.json: "
+                                   f"architectures)")
     return result, records, warnings
 
 
@@ -241,7 +243,8 @@ def _config(path: Path) -> dict[str, Any]:
     try:
         config = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: not a readable JSON config ({exc}); pass the directory save_pretrained wrote")
+        raise UsageError(f"{path}: not a readable JSON config ({exc}); pass the directory save_pretrained wrote"
+                         ) from None
     if not isinstance(config, dict):
         raise UsageError(f"{path}: a JSON object expected (save_pretrained's config.json)")
     return config
