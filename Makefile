@@ -13,7 +13,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: test-into-hf hf4-env verify-faults fuzz fuzz-tflite install mxnet-env demo test test-full test-memory test-keras-files test-keras-targets test-detect-audio test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: test-into-hf into-hf-sweep hf4-env verify-faults fuzz fuzz-tflite install mxnet-env demo test test-full test-memory test-keras-files test-keras-targets test-detect-audio test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
@@ -32,6 +32,7 @@ help:
 	@echo "make test-mediapipe  MediaPipe's face_detection_short_range.tflite (from the pinned wheel) to every target, --verify"
 	@echo "make test-into-hf  --into Hugging Face classes: full-depth Keras models, transformers 4.x TF models (builds .venv-hf4; ~20 min)"
 	@echo "make shipped-tflite  31 .tflite files from pip wheels (MediaPipe, wake words, basic-pitch): ours vs tf2onnx/OpenVINO"
+	@echo "make into-hf-sweep every transformers 4.x TF base class --into its PyTorch class: the table (~40 min)"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-latency, bench-into, bench-ckpt"
@@ -121,6 +122,11 @@ $(HF4VENV)/.installed: constraints-hf4.txt $(VENV)/.installed
 test-into-hf: install hf4-env
 	CONVERT_INTO_SLOW=1 CONVERT_HF4_PYTHON=$(CURDIR)/$(HF4VENV)/bin/python $(PY) -m pytest -q -p no:xdist \
 		tests/app/test_into_hf.py tests/app/test_into_hf_tf.py -m "slow or not slow"
+
+# every base TF class of transformers 4.46 whose PyTorch class transformers 5 has, --into that class: the table of
+# exit codes, max error against TF at two sizes, seconds and refusals (SavedModels cached; ~40 min on 2 cores)
+into-hf-sweep: install hf4-env
+	$(PY) -m bench.into_hf_sweep --cache $(CACHE)/into-hf-sweep
 
 # Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (builds it in a tmp dir)
 test-memory: install mxnet-env

@@ -293,3 +293,36 @@ def test_loop_variable_that_changes_shape_is_refused_by_name(tf, tmp_path):
     assert result.exit_code == 3 and "While" in result.output and "changes from float32 [1, 4]" in result.output, \
         result.output
     assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_loop_and_branch_read_for_two_values_are_written_once(tf, tmp_path):
+    """A loop read for two of its variables and a cond returning two values are one `while` and one `if` in
+    model.py and one Loop and one If in ONNX (not one per value read), and exact at two trip counts."""
+    import onnx
+
+    def f(x, n):
+        i, y = tf.while_loop(lambda i, y: i < n, lambda i, y: (i + 2, y * 1.25 + 0.5), [tf.constant(1), x])
+        a, b = tf.cond(tf.reduce_sum(y) > 8.0, lambda: (y * 2.0, i + 1), lambda: (y - 1.0, i * 3))
+        return tf.identity(a, name="a"), tf.identity(b, name="b"), tf.identity(i * 2, name="twice")
+
+    signature = [tf.TensorSpec((1, 4), tf.float32), tf.TensorSpec((), tf.int32)]
+    path = tmp_path / "pairs.pb"
+    path.write_bytes(tf.function(f, input_signature=signature).get_concrete_function().graph.as_graph_def()
+                     .SerializeToString())
+    graph = parse(path, ParseOptions(inputs=["x", "n"], outputs=["a", "b", "twice"]))
+    assert check.problems(graph) == []
+    feeds = [[X_SMALL, np.int32(2)], [X_SMALL, np.int32(9)]]
+    expected = [run_reference(path, graph, feed) for feed in feeds]
+    assert not np.array_equal(expected[0][1], expected[1][1])
+    for target in ("torch", "onnx"):
+        emitter, out = emitters.get(target), tmp_path / target
+        out.mkdir()
+        emitter.emit(graph, out, EmitOptions())
+        for feed, want in zip(feeds, expected):
+            got = emitter.run(out, feed)
+            for g, w in zip(got, want):
+                assert np.asarray(g).dtype == w.dtype and np.array_equal(np.asarray(g), w), (target, feed)
+    source = (tmp_path / "torch" / "model.py").read_text()
+    assert source.count("while True:") == 1 and source.count("if bool(") == 1, source
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "onnx" / "model.onnx")).graph.node]
+    assert ops.count("Loop") == 1 and ops.count("If") == 1, ops
