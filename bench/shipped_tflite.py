@@ -37,6 +37,9 @@ WHEELS: dict[str, str] = {
     "pyopen-wakeword": "1.1.0",  # openWakeWord's melspectrogram / embedding / wake-word classifiers
     "pymicro-wakeword": "2.5.0",  # microWakeWord's full-integer streaming keyword spotters
 }
+# files whose input sizes are free (-1): the size the package feeds them (openWakeWord's front end reads 1280
+# new samples plus 480 of context, 1760 at a time)
+INPUT_SHAPES: dict[str, list[int]] = {"melspectrogram.tflite": [1, 1760]}
 TARGETS = ("torch", "onnx", "mxnet")
 TIMEOUT_S = 600
 REPO = Path(__file__).resolve().parent.parent
@@ -119,6 +122,8 @@ def run_ours(path: Path, target: str, work: Path) -> dict[str, Any]:
     out, log = work / target, work / f"{target}.log"
     command = [str(REPO / ".venv" / "bin" / "convert"), f"tf2{target}", str(path), "-o", str(out), "--force",
                "--verify", "--json", "-q"]
+    if path.name in INPUT_SHAPES:
+        command[4:4] = ["--input-shape", ",".join(map(str, INPUT_SHAPES[path.name]))]
     row = timed(command, log)
     try:
         report = json.loads(log.read_text(errors="replace")[log.read_text(errors="replace").index("{"):])
@@ -144,7 +149,8 @@ def run_peers(path: Path, python: str, work: Path) -> dict[str, dict[str, Any]]:
     rows["tf2onnx"] = timed([python, "-m", "tf2onnx.convert", "--tflite", str(path), "--output", str(onnx_path),
                              "--opset", "17"], work / "tf2onnx.log")
     ov_path.parent.mkdir(exist_ok=True)
-    rows["openvino"] = timed([str(bin_dir / "ovc"), str(path), "--output_model", str(ov_path)],
+    fixed = ["--input", str(INPUT_SHAPES[path.name]).replace(" ", "")] if path.name in INPUT_SHAPES else []
+    rows["openvino"] = timed([str(bin_dir / "ovc"), str(path), "--output_model", str(ov_path)] + fixed,
                              work / "ovc.log")
     ours_onnx = work / "onnx" / "model.onnx"
     if ours_onnx.exists():  # ours on the same inputs as the peers, in the same interpreter
@@ -193,6 +199,8 @@ def peer_check(name: str, source: Path, model: Path) -> dict[str, Any]:
     import tensorflow as tf
 
     interpreter = tf.lite.Interpreter(model_path=str(source))
+    if source.name in INPUT_SHAPES:
+        interpreter.resize_tensor_input(interpreter.get_input_details()[0]["index"], INPUT_SHAPES[source.name])
     interpreter.allocate_tensors()
     inputs, outputs = interpreter.get_input_details(), interpreter.get_output_details()
     if name == "ours-onnx":  # our ONNX on the peers' inputs: NCHW where conversion.json says so
