@@ -922,9 +922,7 @@ OPS: dict[str, OpSpec] = {
         "control",
         types={"output": Attr("int")},
         shape=shapes_control.branch_output,
-        refused={"mxnet": "MXNet's contrib.cond is not exported into a symbol file this converter writes: a "
-                          "branch chosen at run time is not expressed",
-                 "caffe": "BVLC Caffe has no conditionals: a layer graph runs every layer once"},
+        refused={"caffe": "BVLC Caffe has no conditionals: a layer graph runs every layer once"},
     ),
 }
 
