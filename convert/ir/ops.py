@@ -675,6 +675,19 @@ OPS: dict[str, OpSpec] = {
         "unary",
         family="nn", types={"low": Attr("int")}, integers="wrap", refused=_QUANTIZED_REFUSED,
     ),
+    "integer_softmax": OpSpec(
+        ("axis", "min", "max", "dtype"),
+        ("exp",),
+        "TFLite's 8-bit softmax (its reference kernel, gemmlowp fixed point) of integers x along `axis`: "
+        "d = max(x) - x; e = exp[d] (Q0.31; 0 where TFLite skips d); s = sum of RoundingDivideByPOT(e, 12); c = the "
+        "leading zeros of s as a uint32; r = one_over_one_plus_x(s * 2**c - 2**31) (Q0.31, convert.fixed_point); "
+        "y = clamp(RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(r, e), 35 - c) + min, min, max) as dtype.",
+        "reduction", family="nn",
+        types={"axis": Attr("int"), "min": Attr("int"), "max": Attr("int"),
+               "dtype": Attr("str", REQUIRED, ("int8", "uint8"))},
+        positional=channels_only("axis"), size="own_axes", shape=shapes.same, integers="wrap",
+        refused=_QUANTIZED_REFUSED,
+    ),
     "integer_avg_pool2d": OpSpec(
         ("kernel", "stride", "edges", "min", "max"),
         (),
