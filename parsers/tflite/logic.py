@@ -52,7 +52,8 @@ def select_v2(op: Op) -> list[str]:
 def if_(op: Op) -> list[str]:
     """The branch the predicate takes; both, selected per output, when it is computed at run time."""
     then_index, else_index = int(op.options.ThenSubgraphIndex()), int(op.options.ElseSubgraphIndex())
-    args = [op.x(k) for k in range(1, len(op.op.inputs))]
+    # constants go in as values, so a branch's FULLY_CONNECTED or CONV_2D reads its weights as constants
+    args = [op.value(k) if op.value(k) is not None else op.x(k) for k in range(1, len(op.op.inputs))]
     known = op.value(0)
     if known is not None:
         return op.call(then_index if bool(np.asarray(known).reshape(-1)[0]) else else_index, args)
