@@ -86,11 +86,12 @@ def randomize(model, seed: int) -> None:
         v.assign(value.astype(v.dtype.as_numpy_dtype))
 
 
-def build(name: str, out: Path, seed: int = 0) -> Path:
+def build(name: str, out: Path, seed: int = 0, spec: tuple[str, str, dict, list] | None = None) -> Path:
+    """OUT/NAME: the SavedModel of ARCHITECTURES[name] (or of `spec`, the same tuple: bench/into_hf_sweep.py's)."""
     import tensorflow as tf
     import transformers
 
-    tf_class, pt_class, kwargs, inputs = ARCHITECTURES[name]
+    tf_class, pt_class, kwargs, inputs = spec or ARCHITECTURES[name]
     cls = getattr(transformers, tf_class)
     config = cls.config_class(**kwargs)
     model = cls(config)
