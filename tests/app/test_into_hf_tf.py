@@ -43,6 +43,7 @@ CASES = {
     "resnet": {"pixel_values": (2, 3, 32, 32)},
     "regnet": {"pixel_values": (2, 3, 32, 32)},
     "swin": {"pixel_values": (2, 3, 32, 32)},
+    "swin_shift": {"pixel_values": (2, 3, 32, 32)},
     "segformer": {"pixel_values": (2, 3, 32, 32)},
     "wav2vec2": {"input_values": (2, 400)},
     "mobilevit": {"pixel_values": (2, 3, 64, 64)},
