@@ -23,7 +23,8 @@ from .lowering import Lowering
 # TF ops whose handler carries a run-time size on (their lowering here, or an IR op that follows one)
 READS_RUN_TIME = frozenset({
     "Identity", "StopGradient", "Snapshot", "PreventGradient", "IdentityN", "Cast", "Mul",
-    "Reshape", "ExpandDims", "Fill", "BroadcastTo", "Tile", "Pad", "PadV2", "MirrorPad", "Slice", "StridedSlice", "OneHot",
+    "Reshape", "ExpandDims", "Fill", "BroadcastTo", "Tile", "Pad", "PadV2", "MirrorPad", "Slice", "StridedSlice",
+    "OneHot",
 }) | TF_FOLLOWING
 
 _INDEX_TYPES = ("int32", "int64")
