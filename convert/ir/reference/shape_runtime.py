@@ -32,6 +32,9 @@ def tile_by(node: Node, x: np.ndarray, multiples: np.ndarray) -> np.ndarray:
 def pad_by(node: Node, x: np.ndarray, paddings: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
     pads = np.asarray(paddings).reshape(x.ndim, 2).astype(int)
+    mode = node.attrs.get("mode", "constant")
+    if mode != "constant":
+        return np.pad(x, pads, mode=mode)
     return np.pad(x, pads, constant_values=np.asarray(node.attrs.get("value", 0.0)).astype(x.dtype))
 
 
