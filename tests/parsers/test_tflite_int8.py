@@ -117,12 +117,19 @@ def _softmax(keras, shape):
     return keras.Model(x, [L.Softmax()(logits), L.Softmax()(a), L.Softmax()(wide)])
 
 
+def _wide(keras, shape):
+    """A wide fully-connected layer on rows (a rank-3 input): 12000 outputs over the input sets, where TFLite's
+    single-rounding multiply differs from double rounding at about 1 in 1000."""
+    return keras.Sequential([keras.Input(shape), keras.layers.Dense(2000)])
+
+
 # name -> (model builder, input shape, inference input/output type)
 CASES = {"cnn_int8": (_small_cnn, (13, 11, 3), "int8"), "cnn_float": (_small_cnn, (9, 7, 2), None),
          "cnn_uint8": (_small_cnn, (7, 9, 3), "uint8"), "kws_int8": (_keyword_spotter, (37, 1, 13), "int8"),
          "conv1d_float": (_conv1d, (23, 5), None), "mixed_int8": (_mixed, (15, 13, 3), "int8"),
          "per_tensor_int8": (_per_tensor, (5, 4, 3), "int8"), "activations_int8": (_activations, (256,), "int8"),
-         "moves_int8": (_moves, (6, 5, 3), "int8"), "softmax_int8": (_softmax, (5, 4, 3), "int8")}
+         "moves_int8": (_moves, (6, 5, 3), "int8"), "softmax_int8": (_softmax, (5, 4, 3), "int8"),
+         "wide_int8": (_wide, (1, 64), "int8")}
 
 
 def _write(tf, model, shape, io, path: Path) -> Path:

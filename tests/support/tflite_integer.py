@@ -33,13 +33,19 @@ def _round(v: float) -> int:
     return int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
 
 
-def _requantize(x, multiplier, shift, offset, pre_shift, zero, low, high, dtype):
+def multiply_once(x: int, multiplier: int, shift: int) -> int:
+    """The fully-connected kernel's single rounding."""
+    return (x * multiplier + (1 << (30 - shift))) >> (31 - shift)
+
+
+def _requantize(x, multiplier, shift, offset, pre_shift, zero, low, high, dtype, once=False):
     x = np.asarray(x)
     out = np.empty(x.shape, np.int64)
     m, s = np.asarray(multiplier).reshape(-1), np.asarray(shift).reshape(-1)
+    scale = multiply_once if once else multiply
     for index in np.ndindex(x.shape):
         c = index[1] if m.size > 1 else 0
-        value = multiply((int(x[index]) + offset) << pre_shift, int(m[c]), int(s[c])) + zero
+        value = scale((int(x[index]) + offset) << pre_shift, int(m[c]), int(s[c])) + zero
         out[index] = min(max(value, low), high)
     return out.astype(dtype)
 
@@ -129,6 +135,9 @@ ROWS = {
         ({"axis": 1, "offset": 17, "pre_shift": 20, "zero_point": 0, "min": -(2 ** 31), "max": 2 ** 31 - 1,
           "dtype": "int32"}, {"multiplier": np.array([1431655765]), "shift": np.array([-1])}, [_INT8],
          lambda tf, x: _requantize(x, [1431655765], [-1], 17, 20, 0, -(2 ** 31), 2 ** 31 - 1, np.int32)),
+        ({"axis": 1, "offset": 0, "pre_shift": 0, "zero_point": -3, "min": -128, "max": 127, "dtype": "int8",
+          "rounding": "single"}, {"multiplier": _MULTIPLIERS, "shift": _SHIFTS}, [_ACC],
+         lambda tf, x: _requantize(x, _MULTIPLIERS, _SHIFTS, 0, 0, -3, -128, 127, np.int8, once=True)),
     ],
     "quantize": [({"scale": 0.0235, "zero_point": -5, "dtype": "int8"}, {}, [_FLOATS],
                   lambda tf, x: np.clip([[_round(float(v) / float(np.float32(0.0235))) - 5 for v in np.asarray(x)[0]]],

@@ -43,7 +43,8 @@ def requantize(node: Node, x: np.ndarray) -> np.ndarray:
     axis = int(a.get("axis", 1)) % max(x.ndim, 1)
     m, s = (per_channel(p[k], axis, x.ndim) for k in ("multiplier", "shift"))
     shifted = (x.astype(np.int64) + int(a.get("offset", 0))) << int(a.get("pre_shift", 0))
-    y = fixed_point.multiply(shifted, m, s) + int(a.get("zero_point", 0))
+    multiply = fixed_point.multiply_once if a.get("rounding", "double") == "single" else fixed_point.multiply
+    y = multiply(shifted, m, s) + int(a.get("zero_point", 0))
     return np.clip(y, int(a["min"]), int(a["max"])).astype(a["dtype"])
 
 
