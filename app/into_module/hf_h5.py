@@ -183,7 +183,7 @@ def run(req) -> dict[str, Any]:
     """The --into conversion of a tf_model.h5 (req: an IntoRequest); the conversion.json document (with `out`)."""
     started = time.perf_counter()
     source, name = Path(req.source), str(req.target)[len(PREFIX):]
-    out = Path(req.out) if req.out else source.parent / f"{source.stem}_torch"
+    out = Path(req.out) if req.out else Path.cwd() / f"{source.stem}-torch"  # as loading.default_out names it
     outdir.check_out(out, source, force=req.force)
     config_json = _config(source.parent / "config.json")
     weights = read_weights(source)
