@@ -15,6 +15,9 @@ from tf_convert.convert.ir import Graph, GraphIndex, runtime_dims
 from tf_convert.convert.ir.ops import RUN_TIME_SIZED
 
 FEEDS = "verify_feeds"  # graph.metadata key: IR input -> the value the check feeds it (nested lists)
+# the inputs of a RUN_TIME_SIZED op that set its sizes: every one after the data, but for these (a unique's
+# length follows its data, which the check may draw at random; a bincount's weights set no size)
+_SIZE_PARAMETERS = {"unique": slice(0, 0), "bincount_by": slice(1, 2)}
 
 
 def parse(feeds: Mapping[str, str] | list[str] | tuple[str, ...]) -> dict[str, object]:
@@ -90,7 +93,7 @@ def _size_parameter_reader(index: GraphIndex, tensor: str) -> str | None:
             continue
         seen.add(t)
         for node in index.readers(t):
-            if node.op in RUN_TIME_SIZED and t in node.inputs[1:]:
+            if node.op in RUN_TIME_SIZED and t in node.inputs[_SIZE_PARAMETERS.get(node.op, slice(1, None))]:
                 return f"{node.op} '{node.name}'"
             stack.extend(node.outputs)
     return None

@@ -91,7 +91,7 @@ def one_hot_by(ctx: Ctx) -> Emitted:
     return b.done()
 
 
-_ONNX_TYPES = {"int32": 6, "int64": 7}
+_ONNX_TYPES = {"int32": 6, "int64": 7, "float32": _FLOAT}
 
 
 @TABLE.register("range")
@@ -105,4 +105,60 @@ def range_(ctx: Ctx) -> Emitted:
 def expand_dims_by(ctx: Ctx) -> Emitted:
     b = Builder(ctx, ctx.node)
     b.op("Unsqueeze", [b.x(0), b.op("Reshape", [_int64(b, 1), b.ints("one", [1])])], b.out)
+    return b.done()
+
+
+_UNIQUE_TYPES = ("float32", "int64", "int8")  # onnxruntime's Unique kernels (of the IR's dtypes)
+
+
+@TABLE.register("unique")
+def unique(ctx: Ctx) -> Emitted:
+    """ONNX Unique with sorted=0: the distinct slices in the order of their first occurrence, as TF's; its
+    int64 inverse indices and counts cast to the node's type. onnxruntime has no int32, uint8 or bool Unique:
+    those go through int64 (every value, and so every equality, kept)."""
+    from onnx import helper
+
+    b = Builder(ctx, ctx.node)
+    x_type = ctx.dtype(ctx.node.inputs[0])
+    axis = int(ctx.attrs["axis"]) % max(len(ctx.shape(ctx.node.inputs[0])), 1)
+    x = b.x(0) if x_type.name in _UNIQUE_TYPES else b.op("Cast", [b.x(0)], to=_INT64)
+    outputs = [b.fresh(part) for part in ("values", "first", "indices", "counts")]
+    b.op_outputs("Unique", [x], outputs, sorted=0, axis=axis)
+    output = ctx.attrs["output"]
+    if output == "values":
+        b.op("Cast", [outputs[0]], b.out, to=helper.np_dtype_to_tensor_dtype(x_type))
+    else:
+        kept = outputs[2] if output == "indices" else outputs[3]
+        b.op("Cast", [kept], b.out, to=_ONNX_TYPES[ctx.attrs.get("index_dtype", "int32")])
+    return b.done()
+
+
+@TABLE.register("bincount_by")
+def bincount_by(ctx: Ctx) -> Emitted:
+    """An equality mask of the values against Range(0, size) (the run-time number of bins), its terms (ones or
+    the weights) summed over the values as TF's kernel adds them, one after the other: a CumSum (which wraps
+    integers as TF's, where ReduceSum saturates) from a zero row put in front, and its last row."""
+    b = Builder(ctx, ctx.node)
+    values_type = np.dtype(ctx.graph.tensors[ctx.node.inputs[0]].dtype)
+    out_type = np.dtype(ctx.attrs["dtype"])
+    rank = len(ctx.shape(ctx.node.inputs[0]))
+    size = b.op("Cast", [b.op("Reshape", [b.x(1), b.ints("scalar", [])])], to=_ONNX_TYPES[values_type.name])
+    bins = b.op("Range", [b.const("zero", np.array(0, values_type), values_type), size,
+                          b.const("one", np.array(1, values_type), values_type)])
+    hits = b.op("Equal", [b.op("Unsqueeze", [b.x(0), b.ints("last", [-1])]), bins])
+    binary = bool(ctx.attrs.get("binary_output"))
+    sum_type = np.dtype(np.int64) if binary or out_type.kind in "iu" else out_type
+    if binary or len(ctx.node.inputs) < 3:
+        terms = b.op("Cast", [hits], to=_ONNX_TYPES[sum_type.name])
+    else:
+        weights = b.op("Cast", [b.op("Unsqueeze", [b.x(2), b.ints("last_w", [-1])])], to=_ONNX_TYPES[sum_type.name])
+        terms = b.op("Where", [hits, weights, b.const("no_weight", np.array(0, sum_type), sum_type)])
+    front = [0] * (rank + 1) * 2
+    front[rank - 1] = 1  # one zero row before the values' axis: the sum of no values
+    padded = b.op("Pad", [terms, b.ints("front", front)], mode="constant")
+    running = b.op("CumSum", [padded, b.const("values_axis", np.int64(rank - 1), np.int64)])
+    total = b.op("Gather", [running, b.const("last_row", np.int64(-1), np.int64)], axis=rank - 1)
+    if binary:
+        total = b.op("Greater", [total, b.const("none", np.int64(0), np.int64)])
+    b.op("Cast", [total], b.out, to=_ONNX_TYPES[out_type.name])
     return b.done()

@@ -16,6 +16,7 @@ from ..options import TorchOptions
 from .contract import AUX_SUFFIXES, TABLE, Ctx, Lowered
 from .names import MODULE_ATTRIBUTES, Namer, common_scope
 from .nn_quant import REQUANTIZE_HELPER
+from .shape_runtime import UNIQUE_HELPER
 
 NCHW_TO_NHWC = (0, 2, 3, 1)
 NHWC_TO_NCHW = (0, 3, 1, 2)
@@ -164,6 +165,7 @@ def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str
             gen: Generated) -> str:
     helper = any("tf_same_pad(" in line for line in forward)
     requantize = any("tflite_requantize(" in line for line in forward)
+    unique = any("tf_unique(" in line for line in forward)
     signature = ", ".join(["self"] + [f"{a}: torch.Tensor" for a in args])
     if len(results) == 1:
         returns, ret = "torch.Tensor", results[0]
@@ -189,6 +191,7 @@ def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str
         "",
         *([_SAME_PAD_HELPER] if helper else []),
         *([REQUANTIZE_HELPER] if requantize else []),
+        *([UNIQUE_HELPER] if unique else []),
         "",
         "class Model(nn.Module):",
         f"    input_layouts = {tuple(e['layout'] for e in gen.inputs)!r}",

@@ -120,7 +120,6 @@ def _refused_cases() -> dict[str, tuple[Callable[[], Any], str]]:
                                  "run-time value of its input 'k:0'"),
         "sparse_segment_run_time_count": (lambda: tf.sparse.segment_sum(
             p(tf.float32, [3, 2], "x"), p(tf.int32, [2], "i"), p(tf.int32, [2], "s")), "run-time value"),
-        "unique": (lambda: tf.unique(p(tf.int32, [5], "x"))[0], "number of distinct values"),
         "string": (lambda: tf.strings.length(tf.strings.lower(p(tf.string, [2], "x"))), "no target holds string"),
         "set": (lambda: tf.sets.size(tf.sets.intersection(p(tf.int32, [2, 3], "a"), p(tf.int32, [2, 3], "b"))),
                 "a set operation"),

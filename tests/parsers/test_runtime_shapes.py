@@ -22,7 +22,7 @@ from tf_convert.parsers.tensorflow.runtime_shapes import RUN_TIME_SIZES
 
 tf = pytest.importorskip("tensorflow")
 
-i32, i64 = np.int32, np.int64
+i32, i64, f32 = np.int32, np.int64, np.float32
 X = (np.random.default_rng(43).standard_normal((3, 5, 4)) * 4).astype(np.float32)
 IDS = i32([0, 3, -1, 5])  # a negative and an out-of-range id: all-off rows, as TF
 
@@ -73,6 +73,10 @@ CASES: dict[str, Case] = {
                            lambda x, p: tf.range(p["start"], p["limit"], p["delta"]),
                            {"start": i64(2), "limit": i64(11), "delta": i64(3)},
                            {"start": i64(5), "limit": i64(-3), "delta": i64(-2)}),
+    "bincount_size": ({"n": (tf.int32, [])}, lambda x, p: x[1, 1, 1] * tf.raw_ops.Bincount(
+        arr=i32([1, 3, 1, 0]), size=p["n"], weights=X[0, 0]), {"n": i32(5)}, {"n": i32(0)}),
+    "dense_bincount_size": ({"n": (tf.int64, [])}, lambda x, p: tf.raw_ops.DenseBincount(
+        input=i64([[2, 2, 0], [1, 7, 1]]), size=p["n"], weights=f32([])) * x[0, 0, 0], {"n": i64(3)}, {"n": i64(8)}),
 }
 # a shape vector of length 0 holds no value: TF knows the (rank-0) result, the graph stays static
 STATIC = {"reshape_to_scalar", "fill_scalar"}
