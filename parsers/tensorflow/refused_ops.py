@@ -9,8 +9,9 @@ _STRINGS = ("a string op: no target holds string tensors; convert from where the
             "(--inputs at the token ids)")
 _SETS = "a set operation: its result's length is decided by the data (and its output is a SparseTensor): " \
         "no target's static graph holds it"
-_TABLES = ("a hash table (a vocabulary lookup): a table held as graph state (its keys mostly strings), which no "
-           "target holds; convert from where its ids are (--inputs at the looked-up ids)")
+_TABLES = ("a hash table (a vocabulary lookup) of string keys or values, or not filled from constants of the graph: "
+           "a table held as graph state, which no target holds (a constant numeric table converts); convert from "
+           "where its ids are (--inputs at the looked-up ids)")
 
 # (pattern on the TF op name, why)
 _REASONS = (

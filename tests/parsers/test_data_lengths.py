@@ -223,3 +223,55 @@ def test_refused_by_name(case, tmp_path):
     with pytest.raises(UnsupportedError) as caught:
         parsers.parse(pb, ParseOptions(inputs=inputs, outputs=["y:0"]))
     assert says in str(caught.value), str(caught.value)
+
+
+# ---- constant hash tables with numeric keys: a lookup computed from the constants (training/tables.py) --------
+
+# case -> (keys, values, default, the query's dtype and value): TF's own table (initialized) is the reference
+TABLES = {
+    "int64_to_int64": (i64([3, 5, -2, 2**40]), i64([10, 20, 30, -40]), -1, (tf.int64, i64([[3, 4], [2**40, -2]]))),
+    "int64_to_float": (i64([0, 7, 1]), f32([0.5, -0.0, 2.25]), 9.5, (tf.int64, i64([7, 1, 2, 0, 7]))),
+    "int32_to_float_rank0": (i32([4, 2]), f32([1.5, -3.0]), 0.0, (tf.int32, i32(2))),
+    "int64_empty_query": (i64([1, 2]), i64([5, 6]), 0, (tf.int64, i64([]))),
+}
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    graph = tf.Graph()
+    feeds, fetches = {}, {}
+    with graph.as_default():
+        for case, (keys, values, default, (dtype, query)) in TABLES.items():
+            init = tf.lookup.KeyValueTensorInitializer(tf.constant(keys), tf.constant(values))
+            held = tf.compat.v1.placeholder(dtype, np.shape(query), name=f"{case}__q")
+            fetches[case] = tf.identity(tf.lookup.StaticHashTable(init, default).lookup(held), name=f"out_{case}")
+            feeds[f"{case}__q"] = query
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.tables_initializer())  # TF's table, filled as TF fills it
+            expected = sess.run(fetches, {f"{n}:0": v for n, v in feeds.items()})
+    work = tmp_path_factory.mktemp("tables")
+    pb = work / "tables.pb"
+    pb.write_bytes(graph.as_graph_def().SerializeToString())
+    parsed = parsers.parse(pb, ParseOptions(inputs=[f"{n}:0" for n in feeds], outputs=[f"out_{c}:0" for c in TABLES]))
+    return passes.run_default_passes(parsed), feeds, expected, work
+
+
+@pytest.mark.parametrize("target", ["torch", "onnx", "mxnet"])
+def test_constant_numeric_tables_look_up_as_tf(tables, target):
+    """Plain gathers and comparisons: MXNet takes them too (but for an empty query, its shapes read 0 as
+    unknown, and a rank-0 one, its symbols hold none)."""
+    graph, feeds, expected, work = tables
+    wanted = [o for o in graph.outputs if target != "mxnet" or not {"empty", "rank0"} & set(
+        _case(graph.source_names[o].split(":")[0]).split("_"))]
+    sub = op_breadth.trimmed(graph, wanted)
+    assert op_breadth.target_split(sub, target)[1] == {}
+    emitter = emitters.get(target)
+    out = work / target
+    out.mkdir()
+    emitter.emit(sub, out, EmitOptions())
+    wrong = {}
+    for name, got in zip(sub.outputs, emitter.run(out, op_breadth.ir_feeds(sub, feeds))):
+        case = _case(graph.source_names[name].split(":")[0])
+        if not _same(np.asarray(got), np.asarray(expected[case])):
+            wrong[case] = (np.asarray(got), expected[case])
+    assert not wrong, wrong

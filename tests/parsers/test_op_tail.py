@@ -109,8 +109,9 @@ def _refused_cases() -> dict[str, tuple[Callable[[], Any], str]]:
         return tf.compat.v1.placeholder(dtype, shape, name=name)
 
     def table(keys):
-        init = tf.lookup.KeyValueTensorInitializer(tf.constant([3, 5], tf.int64), tf.constant([1, 2], tf.int64))
-        return tf.lookup.StaticHashTable(init, -1).lookup(keys)
+        # string values (numeric constant tables convert: tests/parsers/test_data_lengths.py)
+        init = tf.lookup.KeyValueTensorInitializer(tf.constant([3, 5], tf.int64), tf.constant(["a", "b"]))
+        return tf.strings.length(tf.lookup.StaticHashTable(init, "").lookup(keys))
 
     return {
         "float64_arithmetic": (lambda: p(tf.float64, [3], "x") * 3.0, "of a float64 tensor ('x')"),
