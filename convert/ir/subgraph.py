@@ -4,6 +4,10 @@ A `Subgraph` is an IR graph held as a node attribute. Its `inputs` are bound, in
 inputs (a loop: the loop variables, then the invariants it reads); its `outputs` are what it returns.
 It compares by identity, so passes that compare attributes (common subexpressions) never walk two
 bodies: the nodes of one loop share one Subgraph object. Passes leave bodies alone.
+
+A control op's row returns one value (`output`): a loop read for k of its variables is k nodes of the same
+op, nested graphs and inputs (`siblings`). The emitters write the first of them as one loop (one branch)
+computing all k, and the others as the values it left.
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .graph import Graph, Node
+from .graph import Graph, Node, Tensor
+from .index import GraphIndex
 
 # the attributes of the control ops that hold nested graphs
 SUBGRAPH_ATTRS = ("cond", "body", "then_branch", "else_branch")
@@ -64,3 +69,49 @@ def inputs_reaching(graph: Graph, tensors: list[str]) -> set[int]:
         elif tensor in producers:
             stack.extend(producers[tensor].inputs)
     return found
+
+
+def _same_control(a: Node, b: Node) -> bool:
+    return a.op == b.op and a.inputs == b.inputs and all(
+        a.attrs.get(name) is b.attrs.get(name) for name in SUBGRAPH_ATTRS) and a.attrs.get("carried") == b.attrs.get(
+        "carried")
+
+
+def siblings(index: GraphIndex, node: Node) -> list[Node]:
+    """The nodes computing the outputs of `node`'s loop or conditional (itself included): the same op on the
+    same inputs with the same nested graphs, differing only in `output`; in graph order, so the first one is
+    where all of them are computed."""
+    found = {id(n): n for n in index.readers(node.inputs[0]) if _same_control(n, node)} if node.inputs else {}
+    found[id(node)] = node
+    if len(found) == 1:
+        return [node]
+    return [n for n in index.graph.nodes if id(n) in found]
+
+
+def branches_selected(graph: Graph, node: Node) -> Graph:
+    """A `cond` node of `graph` as plain nodes, for a target without conditionals: both branches inlined on the
+    node's operands (their tensors renamed `<node>/<branch>/<name>`) and a `select` of the branches' output
+    `output` by the predicate. The same values: each is the taken branch's own, the other's are discarded,
+    never mixed (only the cost differs: both branches run). Its inputs are the node's, its output the node's."""
+    out = Graph(f"{node.name}/selected")
+    out.inputs = list(dict.fromkeys(node.inputs))
+    out.tensors = {t: graph.tensors[t] for t in out.inputs}
+    k, shape = int(node.attrs["output"]), graph.shape(node.output)
+    picked = []
+    for attr in ("then_branch", "else_branch"):
+        branch, prefix = node.attrs[attr], f"{node.name}/{attr}/"
+        renamed = dict(zip(branch.inputs, node.inputs[1:]))
+        for name, tensor in branch.tensors.items():
+            if name not in renamed:
+                renamed[name] = prefix + name
+                out.tensors[prefix + name] = Tensor(prefix + name, tensor.shape, tensor.dtype)
+        out.nodes += [Node(prefix + n.name, n.op, [renamed[i] for i in n.inputs], [renamed[o] for o in n.outputs],
+                           dict(n.attrs), dict(n.params), n.source_op) for n in branch.nodes]
+        picked.append(renamed[branch.outputs[k]])
+    ones = (1,) * len(shape)
+    pred = out.add_node("reshape", f"{node.name}/predicate", [node.inputs[0]], ones, {"shape": ones},
+                        source_op=node.source_op, out_dtype="bool")
+    out.tensors[node.output] = graph.tensors[node.output]
+    out.nodes.append(Node(node.output, "select", [pred, *picked], [node.output], source_op=node.source_op))
+    out.outputs = [node.output]
+    return out

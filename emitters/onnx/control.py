@@ -4,7 +4,9 @@ nested graphs lowered node by node with the same handlers into ONNX subgraphs.
 `Loop` takes its first condition as an input: the condition's nodes are written once before the Loop (on
 the first values) and once at the end of its body (on the next values). Invariants and the weights of
 nested nodes are outer-scope values the subgraphs read by name (initializers of the main graph). Every
-nested tensor is named `<node>::<part>/<IR name>`, so no name shadows or repeats another.
+nested tensor is named `<node>::<part>/<IR name>`, so no name shadows or repeats another. The IR's one node
+per output read (`convert.ir.subgraph.siblings`) becomes one Loop (one If) whose outputs are those nodes'
+outputs, written by the first of them; the others write nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from tf_convert.convert import ir
+from tf_convert.convert.ir.subgraph import siblings
 
 from .contract import TABLE, Builder, Ctx, Emitted, tensor_names
 
@@ -41,6 +44,24 @@ def _lower(ctx: Ctx, graph: ir.Graph, bound: Mapping[str, str], prefix: str, int
     return [names[t] for t in graph.outputs]
 
 
+def _outputs(ctx: Ctx) -> tuple[dict[int, str], list] | None:
+    """The ONNX names of the outputs read (output -> name) and the Identity nodes copying an output to a second
+    node reading the same one; None when an earlier node of the same loop or branch writes them."""
+    from onnx import helper
+
+    nodes = siblings(ctx.index, ctx.node)
+    if nodes[0] is not ctx.node:
+        return None
+    read: dict[int, str] = {}
+    copies = []
+    for node in nodes:
+        name = ctx.names[node.output]
+        first = read.setdefault(int(node.attrs["output"]), name)
+        if first != name:
+            copies.append(helper.make_node("Identity", [first], [name], name=name))
+    return read, copies
+
+
 def _scalar(b: Builder, x: str, nodes: list) -> str:
     """A one-element bool as the 0-d tensor Loop's condition is."""
     from onnx import helper
@@ -57,6 +78,10 @@ def while_loop(ctx: Ctx) -> Emitted:
 
     b = Builder(ctx, ctx.node)
     emitted = b.done()
+    found = _outputs(ctx)
+    if found is None:
+        return emitted
+    read, copies = found
     node, carried = ctx.node, int(ctx.attrs["carried"])
     cond, body = ctx.attrs["cond"], ctx.attrs["body"]
     outer = [ctx.names[i] for i in node.inputs]
@@ -84,9 +109,9 @@ def while_loop(ctx: Ctx) -> Emitted:
         [helper.make_tensor_value_info(again, TensorProto.BOOL, [])]
         + [_value_info(v, t) for v, t in zip(results, tensors)],
     )
-    output = int(ctx.attrs["output"])
-    finals = [b.out if k == output else f"{b.prefix}::final_{k}" for k in range(carried)]
+    finals = [read.get(k, f"{b.prefix}::final_{k}") for k in range(carried)]
     emitted.nodes.append(helper.make_node("Loop", ["", go, *outer[:carried]], finals, name=b.prefix, body=graph))
+    emitted.nodes += copies
     return emitted
 
 
@@ -96,17 +121,23 @@ def cond(ctx: Ctx) -> Emitted:
 
     b = Builder(ctx, ctx.node)
     emitted = b.done()
-    output = int(ctx.attrs["output"])
+    found = _outputs(ctx)
+    if found is None:
+        return emitted
+    read, copies = found
+    picked = sorted(read)
     operands = [ctx.names[i] for i in ctx.node.inputs[1:]]
     branches = {}
     for attr in ("then_branch", "else_branch"):
         graph = ctx.attrs[attr]
         nodes: list = []
         prefix = f"{b.prefix}::{attr}"
-        result = _lower(ctx, graph, dict(zip(graph.inputs, operands)), prefix, emitted, nodes)[output]
-        nodes.append(helper.make_node("Identity", [result], [f"{prefix}/out"], name=f"{prefix}/out"))
-        branches[attr] = helper.make_graph(nodes, prefix, [], [_value_info(f"{prefix}/out",
-                                                                          graph.tensors[graph.outputs[output]])])
-    emitted.nodes.append(helper.make_node("If", [ctx.names[ctx.node.inputs[0]]], [b.out], name=b.prefix,
-                                          **branches))
+        results = _lower(ctx, graph, dict(zip(graph.inputs, operands)), prefix, emitted, nodes)
+        outs = [f"{prefix}/out_{k}" for k in picked]
+        nodes += [helper.make_node("Identity", [results[k]], [o], name=o) for k, o in zip(picked, outs)]
+        branches[attr] = helper.make_graph(nodes, prefix, [], [
+            _value_info(o, graph.tensors[graph.outputs[k]]) for k, o in zip(picked, outs)])
+    emitted.nodes.append(helper.make_node("If", [ctx.names[ctx.node.inputs[0]]], [read[k] for k in picked],
+                                          name=b.prefix, **branches))
+    emitted.nodes += copies
     return emitted

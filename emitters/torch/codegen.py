@@ -83,6 +83,8 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
     index = ir.GraphIndex(graph)
     lowered: list[Lowered] = []
     for node in graph.nodes:
+        if node.output in exprs:  # computed by an earlier node's lowering (one loop's other variable)
+            continue
         var = namer.name(node.name, node.op)
         ctx = Ctx(
             node=node,
@@ -99,6 +101,7 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
         )
         result = TABLE.get(node.op)(ctx)
         exprs[node.output] = result.expr or var
+        exprs.update(result.computes)
         lowered.append(result)
 
     results = []

@@ -52,6 +52,9 @@ class Lowered:
     state: dict[str, np.ndarray] = field(default_factory=dict)  # "<submodule>.weight" -> value
     lines: list[str] = field(default_factory=list)  # forward() lines
     expr: str | None = None  # how later code refers to the output (default: Ctx.var)
+    # other nodes' outputs this lowering computes too (the other variables of one loop) -> their expressions;
+    # the caller writes nothing for those nodes
+    computes: dict[str, str] = field(default_factory=dict)
     pad_layers: list[dict[str, Any]] = field(default_factory=list)
 
 
