@@ -806,6 +806,18 @@ OPS: dict[str, OpSpec] = {
         refused={target: f"how many distinct values there are is decided by the data, and the {name} format "
                          "holds static shapes only" for target, name in (("mxnet", "MXNet"), ("caffe", "Caffe"))},
     ),
+    "ragged_range": OpSpec(
+        ("output", "splits_dtype"),
+        (),
+        "TF's RaggedRange of integer inputs (starts, limits, deltas), each (n,): row i is start, start + delta, ... "
+        "up to limit (excluded), 0 values where delta points away from limit, else ceil(|limit - start| / "
+        "|delta|). output 'row_splits': (n + 1,) of `splits_dtype`, 0 then the running count of values; 'values': "
+        "every row's values in order (run-time long), of the inputs' type.",
+        "shape",
+        types={"output": Attr("str", REQUIRED, ("values", "row_splits")),
+               "splits_dtype": Attr("str", "int64", ("int32", "int64"))},
+        shape=shapes.ragged_range, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
     "bincount_by": OpSpec(
         ("binary_output", "dtype"),
         (),

@@ -252,6 +252,11 @@ def unique(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[st
     return (*x[:axis], RUN_TIME, *x[axis + 1:])
 
 
+def ragged_range(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """ragged_range: n + 1 row splits; a run-time number of values."""
+    return (int(inputs[0][0]) + 1,) if attrs["output"] == "row_splits" else (RUN_TIME,)
+
+
 def bincount_by(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """bincount_by: a run-time number of bins, per row of a rank-2 input."""
     values = tuple(inputs[0])

@@ -177,3 +177,34 @@ def bincount_by(ctx: Ctx) -> Emitted:
         total = b.op("Greater", [total, b.const("none", np.int64(0), np.int64)])
     b.op("Cast", [total], b.out, to=_ONNX_TYPES[out_type.name])
     return b.done()
+
+
+@TABLE.register("ragged_range")
+def ragged_range(ctx: Ctx) -> Emitted:
+    """Each row's length as TF's kernel counts it, (|limit - start| + |delta| - 1) / |delta| (0 where delta
+    points away), their running sum the row splits; each value's row is how many row ends lie at or before its
+    position, its place in the row gives start + place * delta."""
+    b = Builder(ctx, ctx.node)
+    dtype = ctx.dtype(ctx.node.inputs[0])
+    starts, limits, deltas = b.x(0), b.x(1), b.x(2)
+    zero = b.const("zero", np.array(0, dtype), dtype)
+    span, step = b.op("Abs", [b.op("Sub", [limits, starts])]), b.op("Abs", [deltas])
+    away = b.op("Or", [b.op("And", [b.op("Greater", [deltas, zero]), b.op("Less", [limits, starts])]),
+                       b.op("And", [b.op("Less", [deltas, zero]), b.op("Greater", [limits, starts])])])
+    count = b.op("Div", [b.op("Sub", [b.op("Add", [span, step]), b.const("one", np.array(1, dtype), dtype)]), step])
+    lengths = b.op("Cast", [b.op("Where", [away, zero, count])], to=_INT64)
+    ends = b.op("CumSum", [lengths, b.const("axis", np.int64(0), np.int64)])
+    splits = b.op("Concat", [b.ints("first", [0]), ends], axis=0)
+    if ctx.attrs["output"] == "row_splits":
+        b.op("Cast", [splits], b.out, to=_ONNX_TYPES[ctx.attrs.get("splits_dtype", "int64")])
+        return b.done()
+    total = b.op("ReduceSum", [lengths, b.ints("all", [0])], keepdims=0)
+    positions = b.op("Range", [b.const("from", np.int64(0), np.int64), total, b.const("by", np.int64(1), np.int64)])
+    passed = b.op("GreaterOrEqual", [b.op("Unsqueeze", [positions, b.ints("column", [1])]),
+                                     b.op("Unsqueeze", [ends, b.ints("row", [0])])])
+    rows = b.op("ReduceSum", [b.op("Cast", [passed], to=_INT64), b.ints("ends_axis", [1])], keepdims=0)
+    place = b.op("Cast", [b.op("Sub", [positions, b.op("Gather", [splits, rows], axis=0)])],
+                 to=_ONNX_TYPES[dtype.name])
+    at = [b.op("Gather", [t, rows], axis=0) for t in (starts, deltas)]
+    b.op("Add", [at[0], b.op("Mul", [place, at[1]])], b.out)
+    return b.done()

@@ -118,3 +118,21 @@ def bincount_by(ctx: Ctx) -> Lowered:
              if weights else f"{v}_hits.to({dtype})")
     lines.append(f"{v} = torch.nn.functional.pad({terms}, [0, 0, 1, 0]).cumsum(-2, dtype={dtype})[..., -1, :]")
     return Lowered(lines=lines)
+
+
+@TABLE.register("ragged_range")
+def ragged_range(ctx: Ctx) -> Lowered:
+    """Each row's length as TF's kernel counts it, their running sum the row splits; each value's row (repeated
+    by the lengths) and its place in the row give start + place * delta."""
+    v, (starts, limits, deltas) = ctx.var, ctx.args
+    lines = [f"{v}_span = ({limits} - {starts}).abs()",
+             f"{v}_away = (({deltas} > 0) & ({limits} < {starts})) | (({deltas} < 0) & ({limits} > {starts}))",
+             f"{v}_lengths = torch.where({v}_away, torch.zeros_like({v}_span), "
+             f"torch.div({v}_span + {deltas}.abs() - 1, {deltas}.abs(), rounding_mode='floor')).long()",
+             f"{v}_splits = torch.nn.functional.pad({v}_lengths.cumsum(0), [1, 0])"]
+    if ctx.attrs["output"] == "row_splits":
+        return Lowered(lines=lines + [f"{v} = {v}_splits.to({_TORCH_INTS[ctx.attrs.get('splits_dtype', 'int64')]})"])
+    lines += [f"{v}_rows = torch.repeat_interleave(torch.arange({v}_lengths.shape[0]), {v}_lengths)",
+              f"{v}_place = (torch.arange({v}_rows.shape[0]) - {v}_splits[{v}_rows]).to({starts}.dtype)",
+              f"{v} = {starts}[{v}_rows] + {v}_place * {deltas}[{v}_rows]"]
+    return Lowered(lines=lines)

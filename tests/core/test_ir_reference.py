@@ -372,6 +372,12 @@ OTHER_OPS.update({
                ({"axis": 1, "output": "counts"}, {}, [_COLUMNS],
                 lambda tf, x: tf.raw_ops.UniqueWithCountsV2(x=x, axis=[1]).count),
                ({"axis": 0, "output": "values"}, {}, [_REPEATS[:0]], lambda tf, x: tf.unique(x).y)],
+    "ragged_range": [({"output": "values"}, {}, [_I([0, 5, 3, 2]), _I([4, 1, 3, -5]), _I([2, -2, 1, 7])],
+                      lambda tf, s, lim, d: tf.raw_ops.RaggedRange(starts=s, limits=lim, deltas=d).rt_dense_values),
+                     ({"output": "row_splits", "splits_dtype": "int32"}, {},
+                      [np.int64([0, 5, -9]), np.int64([4, 1, 9]), np.int64([2, -2, 5])],
+                      lambda tf, s, lim, d: tf.raw_ops.RaggedRange(starts=s, limits=lim, deltas=d,
+                                                                   Tsplits=tf.int32).rt_nested_splits)],
     "bincount_by": [({"dtype": "int32"}, {}, [np.abs(_REPEATS), _I(6)], lambda tf, x, n: tf.math.bincount(
                         x, minlength=n, maxlength=n)),
                     ({"dtype": "float32"}, {}, [IDS, _I(5), _f32(2, 3)], lambda tf, x, n, w: tf.raw_ops.DenseBincount(

@@ -1,9 +1,10 @@
 """Outputs whose length the data decides (convert.ir.runtime_dims): Unique / UniqueV2 / UniqueWithCounts(V2) in
-TF's first-occurrence order, and Bincount / DenseBincount with as many bins as the data says (tf.math.bincount's
-max + 1, minlength / maxlength, weights, binary_output). All cases in one TF graph, parsed once; PyTorch and ONNX
-run each at two data values (empty tensors and rank 0 among them; int32, int64 and float32 data; int32 and int64
-indices) against TF, exactly, with TF's shapes and dtypes; MXNet and Caffe refuse each by name. End to end: the
-CLI converts and verifies against TF."""
+TF's first-occurrence order, Bincount / DenseBincount with as many bins as the data says (tf.math.bincount's
+max + 1, minlength / maxlength, weights, binary_output), RaggedRange's values and row splits. All cases in one
+TF graph, parsed once; PyTorch and ONNX run each at two data values (empty tensors and rank 0 among them; int32,
+int64 and float32 data; int32 and int64 indices) against TF, exactly, with TF's shapes and dtypes; MXNet and
+Caffe refuse each by name. End to end: the CLI converts and verifies against TF. Constant hash tables with
+numeric keys: their lookups against TF's own (initialized) table."""
 
 from __future__ import annotations
 
@@ -47,6 +48,11 @@ CASES: dict[str, Case] = {
                           {"x": i64([4, 4, 1, 4, 2])}, {"x": i64([0, 1, 0, 1, 0])}),
     "unique_then_arithmetic": ({"x": (tf.float32, [6])}, lambda p: tf.unique(p["x"]).y * 2.0 + 1.0,
                                {"x": f32([0.5, 0.25, 0.5, -3, 0.25, 8])}, {"x": f32([1, 2, 3, 4, 5, 6])}),
+    "ragged_range": ({"s": (tf.int32, [4]), "n": (tf.int32, [])}, lambda p: tuple(tf.raw_ops.RaggedRange(
+        starts=p["s"], limits=p["n"], deltas=i32([1, 2, -1, 3]))), {"s": i32([0, 3, 5, 9]), "n": i32(6)},
+        {"s": i32([7, 7, 7, 7]), "n": i32(0)}),
+    "ragged_range_int64_scalars": ({"n": (tf.int64, [])}, lambda p: tuple(tf.raw_ops.RaggedRange(
+        starts=i64(-2), limits=p["n"], deltas=i64(3), Tsplits=tf.int32)), {"n": i64(10)}, {"n": i64(-4)}),
     "bincount": ({"x": (tf.int32, [9])}, lambda p: tf.math.bincount(p["x"]),
                  {"x": i32([1, 4, 1, 0, 7, 4, 1, 2, 2])}, {"x": i32([0, 0, 0, 0, 0, 0, 0, 0, 0])}),
     "bincount_weights_bounds": ({"x": (tf.int32, [6]), "w": (tf.float32, [6])},
@@ -106,7 +112,7 @@ def _case(name: str) -> str:
 def test_the_graph_holds_run_time_lengths_and_agrees_with_its_shape_rules(converted):
     graph = converted[0]
     assert check.problems(graph) == []
-    assert {n.op for n in graph.nodes} >= {"unique", "bincount_by"}
+    assert {n.op for n in graph.nodes} >= {"unique", "bincount_by", "ragged_range"}
 
 
 def _same(got: np.ndarray, want: np.ndarray) -> bool:
@@ -140,7 +146,7 @@ def test_each_case_refused_by_name(converted, target):
     refused = {p.node: p for p in emitters.get(target).unsupported(graph)}
     by_op = {n.name: n.op for n in graph.nodes}
     cases = {_case(graph.source_names[o].split(":")[0]) for o in graph.outputs}
-    lengths = {n for n in refused if by_op.get(n) in ("unique", "bincount_by")}
+    lengths = {n for n in refused if by_op.get(n) in ("unique", "bincount_by", "ragged_range")}
     named = {_case(graph.source_names[o].split(":")[0]) for o in graph.outputs
              if op_breadth._ancestors(graph, o) & lengths}
     if target == "mxnet":  # Caffe refuses their integer tensors first

@@ -96,3 +96,22 @@ def bincount_by(node: Node, values: np.ndarray, size: np.ndarray, *weights: np.n
     if not weights or np.size(weights[0]) == 0:
         return hits.sum(-2).astype(dtype)
     return np.where(hits, np.asarray(weights[0])[..., None].astype(dtype), dtype.type(0)).sum(-2, dtype=dtype)
+
+
+def ragged_range_rows(starts: np.ndarray, limits: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row_splits as int64, values) of TF's RaggedRange of integer vectors (a float range's length rounds in TF's
+    own way: not computed here)."""
+    if np.asarray(starts).dtype.kind not in "iu":
+        raise ValueError(f"RaggedRange of {np.asarray(starts).dtype} values: integer ranges only")
+    rows = [np.arange(int(s), int(lim), int(d)) for s, lim, d in zip(starts, limits, deltas)]
+    splits = np.concatenate([[0], np.cumsum([len(r) for r in rows], dtype=np.int64)]).astype(np.int64)
+    values = np.concatenate(rows) if rows else np.zeros(0)
+    return splits, values.astype(np.asarray(starts).dtype)
+
+
+@reference_op("ragged_range")
+def ragged_range(node: Node, starts: np.ndarray, limits: np.ndarray, deltas: np.ndarray) -> np.ndarray:
+    splits, values = ragged_range_rows(np.asarray(starts), np.asarray(limits), np.asarray(deltas))
+    if node.attrs["output"] == "row_splits":
+        return splits.astype(node.attrs.get("splits_dtype", "int64"))
+    return values

@@ -16,7 +16,7 @@ import numpy as np
 from tf_convert.convert.ir.graph import Node
 from tf_convert.convert.ir.ops import TF_OPS
 from tf_convert.convert.ir.reference import evaluate_node
-from tf_convert.convert.ir.reference.shape_runtime import unique_along
+from tf_convert.convert.ir.reference.shape_runtime import ragged_range_rows, unique_along
 from tf_convert.convert.registry import OpTable
 
 FOLDS = OpTable("TF constant folding")  # TF op type -> fn(op, *input_values) -> value
@@ -268,6 +268,11 @@ def _unique(op: Any, x: Any, *axis: Any) -> tuple:
     values = np.asarray(x)
     at = _ints(axis[0]) if axis else []
     return unique_along(values, at[0] % values.ndim if at else 0)
+
+
+@fold("RaggedRange")
+def _ragged_range(op: Any, starts: Any, limits: Any, deltas: Any) -> tuple:
+    return ragged_range_rows(*np.broadcast_arrays(*[np.asarray(v).reshape(-1) for v in (starts, limits, deltas)]))
 
 
 @fold("Tile")

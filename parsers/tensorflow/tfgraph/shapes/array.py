@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from tf_convert.convert.ir.reference.shape_runtime import unique_along
+from tf_convert.convert.ir.reference.shape_runtime import ragged_range_rows, unique_along
 
 from ..fold import STRIDED_MASKS
 from ..static import ShapeError
@@ -405,6 +405,21 @@ def _unique(node: Node) -> list:
         return [list(found[0].shape), list(found[1].shape), list(found[2].shape)]
     values = [None] * len(x) if node.op.type.endswith("V2") else [None]
     return [values, [x[axis] if x else None], [None]]
+
+
+@shape_fn("RaggedRange")
+def _ragged_range(node: Node) -> list:
+    """(row_splits, values): one row per element of the broadcast inputs; how many values follows the data."""
+    dims = [node.dims(i) for i in range(3)]
+    if any(d is None or len(d) > 1 for d in dims):
+        return [[None], [None]]
+    rows = [d[0] for d in dims if d]
+    n = max(rows) if rows and None not in rows else (1 if not rows else None)
+    values = [node.value(i) for i in range(3)]
+    if all(v is not None for v in values):
+        broadcast = np.broadcast_arrays(*[np.asarray(v).reshape(-1) for v in values])
+        return [[n + 1 if n is not None else None], [int(ragged_range_rows(*broadcast)[0][-1])]]
+    return [[n + 1 if n is not None else None], [None]]
 
 
 @shape_fn("InTopK", "InTopKV2")
