@@ -811,6 +811,44 @@ OPS: dict[str, OpSpec] = {
                              "scalar in [-rank - 1, rank] (negative counts from the end of the output).", "shape",
                              shape=shapes.expand_dims_by, run_time_sizes=True,
                              refused=_STATIC_ONLY),
+    # ---- lengths the data decides: how many distinct values, the largest value (convert.ir.runtime_dims) ----
+    "unique": OpSpec(
+        ("axis", "output", "index_dtype"),
+        (),
+        "TF's Unique along `axis` of input x: the distinct slices of x along `axis` (whole slices compared by ==) "
+        "in the order of their first occurrence. output 'values': those slices (x's shape, `axis` run-time long), "
+        "'indices': for each slice of x the position of its value among them (x.shape[axis] long), 'counts': how "
+        "many slices of x each one is (run-time long); indices and counts of `index_dtype`.",
+        "shape",
+        types={"axis": Attr("int"), "index_dtype": Attr("str", "int32", ("int32", "int64")),
+               "output": Attr("str", REQUIRED, ("values", "indices", "counts"))},
+        shape=shapes.unique, run_time_sizes=True,
+        refused={target: f"how many distinct values there are is decided by the data, and the {name} format "
+                         "holds static shapes only" for target, name in (("mxnet", "MXNet"), ("caffe", "Caffe"))},
+    ),
+    "ragged_range": OpSpec(
+        ("output", "splits_dtype"),
+        (),
+        "TF's RaggedRange of integer inputs (starts, limits, deltas), each (n,): row i is start, start + delta, ... "
+        "up to limit (excluded), 0 values where delta points away from limit, else ceil(|limit - start| / "
+        "|delta|). output 'row_splits': (n + 1,) of `splits_dtype`, 0 then the running count of values; 'values': "
+        "every row's values in order (run-time long), of the inputs' type.",
+        "shape",
+        types={"output": Attr("str", REQUIRED, ("values", "row_splits")),
+               "splits_dtype": Attr("str", "int64", ("int32", "int64"))},
+        shape=shapes.ragged_range, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
+    "bincount_by": OpSpec(
+        ("binary_output", "dtype"),
+        (),
+        "TF's (Dense)Bincount of inputs (values, size[, weights]), `size` a run-time integer scalar: out[..., i] "
+        "for i < size is the number of values == i (the sum of their weights, added in the values' order, of "
+        "`dtype`; binary_output: 1 where there is one), along the last axis of a rank-2 `values` (a row of bins "
+        "per row), over all of a rank-1 one; values outside [0, size) count nowhere.",
+        "shape",
+        types={"binary_output": Attr("bool", False), "dtype": Attr("str", REQUIRED, ("int32", "int64", "float32"))},
+        shape=shapes.bincount_by, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
     "crop": OpSpec(
         ("crops",),
         (),
