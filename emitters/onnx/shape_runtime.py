@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tf_convert.convert.ir.runtime_dims import RUN_TIME
+
 from ..base import NodeContext
 from .contract import TABLE, Builder, Ctx, Emitted
 
@@ -20,15 +22,28 @@ def _int64(b: Builder, index: int) -> str:
     return b.op("Cast", [b.x(index)], to=_INT64)
 
 
+def _may_be_empty(ctx: NodeContext) -> bool:
+    """Whether the reshaped input can hold no element: a run-time or zero size. Only then can TF's shape hold a
+    0 (a size of 0; any 0 in the shape of a non-empty input is TF's error), where ONNX's Reshape before opset 14
+    copies the input's size instead."""
+    shape = ctx.graph.shape(ctx.node.inputs[0])
+    return any(d == RUN_TIME or d == 0 for d in shape)
+
+
 def _zero_is_zero(ctx: NodeContext) -> str | None:
-    return "a reshape to a run-time shape needs Reshape's allowzero (a 0 is a size, as in TF): opset 14 or " \
-           "later" if int(ctx.options.opset) < 14 else None
+    if int(ctx.options.opset) >= 14 or not _may_be_empty(ctx):
+        return None
+    return ("a reshape of a tensor that may be empty to a run-time shape needs Reshape's allowzero (a 0 in the "
+            "shape is a size of 0, as in TF): opset 14 or later")
 
 
 @TABLE.register("reshape_to", limit=_zero_is_zero)
 def reshape_to(ctx: Ctx) -> Emitted:
     b = Builder(ctx, ctx.node)
-    b.op("Reshape", [b.x(0), _int64(b, 1)], b.out, allowzero=1)
+    if int(ctx.options.opset) >= 14:
+        b.op("Reshape", [b.x(0), _int64(b, 1)], b.out, allowzero=1)
+    else:  # a non-empty input: no 0 in a shape TF accepts, so Reshape-13's copying of a 0 never happens
+        b.op("Reshape", [b.x(0), _int64(b, 1)], b.out)
     return b.done()
 
 

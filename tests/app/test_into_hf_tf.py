@@ -42,14 +42,15 @@ CASES = {
     "resnet": {"pixel_values": (2, 3, 32, 32)},
     "regnet": {"pixel_values": (2, 3, 32, 32)},
     "swin": {"pixel_values": (2, 3, 32, 32)},
+    "swin_shift": {"pixel_values": (2, 3, 32, 32)},
     "segformer": {"pixel_values": (2, 3, 32, 32)},
     "wav2vec2": {"input_values": (2, 400)},
     "mobilevit": {"pixel_values": (2, 3, 64, 64)},
 }
 # audio: 79 and 111 frames after the feature extractor; MobileViT at 96: its last stage resizes to whole patches
 OTHER = {"wav2vec2": {"input_values": (2, 560)}, "mobilevit": {"pixel_values": (2, 3, 96, 96)}}
-ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "gpt2_lm", "whisper", "vit", "deit", "swin", "wav2vec2",
-             "segformer"}  # with SDPA too (MobileViT has none)
+ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "gpt2_lm", "whisper", "vit", "deit", "swin", "swin_shift",
+             "wav2vec2", "segformer"}  # with SDPA too (MobileViT has none)
 FIXED_SIZE = {"vit", "deit"}  # TF's ViT and DeiT are bound to their config's image size
 FIXED_INPUTS = {"input_features"}  # Whisper's mel frames: 2 * max_source_positions, always
 

@@ -236,6 +236,7 @@ NEW_OPS |= {"softplus", "softsign", "selu", "erf", "erfc", "floor", "ceil", "rou
 NEW_OPS |= {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift", "right_shift"}  # part A (opsa)
 NEW_OPS |= {"quantize", "dequantize", "lookup"}  # TFLite's integer edges and tables: elementwise
 VOLUME_FREE = {"conv3d", "max_pool3d", "avg_pool3d", "repeat", "crop"}  # free at every volume size
+VOLUME_FREE |= {"pad_by", "tile_by"}  # a pad or tile by run-time amounts reads no size: free at every size
 
 
 def test_derived_sets_equal_the_old_lists():

@@ -4,7 +4,8 @@ signature. Run in `.venv-hf4` (`make hf4-env`: transformers 4.46 beside .venv's 
 
     .venv-hf4/bin/python -m tests.support.hf_tf_models OUT_DIR [NAME ...]
 
-writes OUT_DIR/NAME/{saved_model.pb,variables/,kwargs.json}. `kwargs.json` holds the config's arguments, the
+writes OUT_DIR/NAME/{saved_model.pb,variables/,kwargs.json}; with `--h5` first, OUT_DIR/NAME.h5/{tf_model.h5,
+config.json,kwargs.json} (save_pretrained's default, the same weights). `kwargs.json` holds the config's arguments, the
 same for the PyTorch class (`--into-kwargs`), its name (`pt_class`) and the signature's inputs. The test
 module imports only ARCHITECTURES from here (no transformers needed for that)."""
 
@@ -45,6 +46,9 @@ ARCHITECTURES: dict[str, tuple[str, str, dict, list]] = {
     "swin": ("TFSwinModel", "SwinModel",
              {"image_size": 32, "patch_size": 4, "embed_dim": 8, "depths": [1, 1], "num_heads": [1, 2],
               "window_size": 4}, IMAGE),
+    "swin_shift": ("TFSwinModel", "SwinModel",
+                   {"image_size": 32, "patch_size": 4, "embed_dim": 8, "depths": [2, 2], "num_heads": [1, 2],
+                    "window_size": 2}, IMAGE),
     "regnet": ("TFRegNetModel", "RegNetModel",
                {"embedding_size": 8, "hidden_sizes": [8, 16], "depths": [1, 1], "groups_width": 8, "layer_type": "x"},
                IMAGE),
@@ -82,11 +86,12 @@ def randomize(model, seed: int) -> None:
         v.assign(value.astype(v.dtype.as_numpy_dtype))
 
 
-def build(name: str, out: Path, seed: int = 0) -> Path:
+def build(name: str, out: Path, seed: int = 0, spec: tuple[str, str, dict, list] | None = None) -> Path:
+    """OUT/NAME: the SavedModel of ARCHITECTURES[name] (or of `spec`, the same tuple: bench/into_hf_sweep.py's)."""
     import tensorflow as tf
     import transformers
 
-    tf_class, pt_class, kwargs, inputs = ARCHITECTURES[name]
+    tf_class, pt_class, kwargs, inputs = spec or ARCHITECTURES[name]
     cls = getattr(transformers, tf_class)
     config = cls.config_class(**kwargs)
     model = cls(config)
@@ -106,11 +111,29 @@ def build(name: str, out: Path, seed: int = 0) -> Path:
     return path
 
 
+def build_h5(name: str, out: Path, seed: int = 0) -> Path:
+    """What `save_pretrained` writes by default: OUT/NAME.h5/{tf_model.h5, config.json} (weights only), the same
+    random weights as `build`'s SavedModel, and kwargs.json."""
+    import transformers
+
+    tf_class, pt_class, kwargs, inputs = ARCHITECTURES[name]
+    cls = getattr(transformers, tf_class)
+    model = cls(cls.config_class(**kwargs))
+    model(model.dummy_inputs, training=False)
+    randomize(model, seed)
+    path = out / f"{name}.h5"
+    model.save_pretrained(str(path))
+    (path / "kwargs.json").write_text(json.dumps({"kwargs": kwargs, "pt_class": pt_class, "tf_class": tf_class,
+                                                  "inputs": [n for n, _, _ in inputs]}, indent=1))
+    return path
+
+
 def main(argv: list[str]) -> None:
+    h5 = argv[:1] == ["--h5"]
+    argv = argv[1:] if h5 else argv
     out = Path(argv[0])
     for name in argv[1:] or list(ARCHITECTURES):
-        build(name, out)
-        print(name, "->", out / name)
+        print(name, "->", (build_h5 if h5 else build)(name, out))
 
 
 if __name__ == "__main__":

@@ -369,6 +369,28 @@ def _scatter_nd(op: Any, indices: Any, updates: Any, shape: Any) -> np.ndarray:
     return out
 
 
+_TENSOR_SCATTER = {"TensorScatterUpdate": None, "TensorScatterAdd": np.add, "TensorScatterSub": np.subtract,
+                   "TensorScatterMax": np.maximum, "TensorScatterMin": np.minimum}
+
+
+@fold(*_TENSOR_SCATTER)
+def _tensor_scatter(op: Any, tensor: Any, indices: Any, updates: Any) -> np.ndarray:
+    """A copy of `tensor` with the updates written (or combined) at their indices (Swin's shift mask). An
+    index repeated in an update is left to the parser's handler: TF leaves which update wins unspecified."""
+    out = np.array(tensor, copy=True)
+    indices, updates = np.asarray(indices), np.asarray(updates, out.dtype)
+    where = tuple(np.moveaxis(indices, -1, 0))
+    combine = _TENSOR_SCATTER[op.type]
+    if combine is None:
+        flat = indices.reshape(-1, indices.shape[-1])
+        if len({tuple(row) for row in flat.tolist()}) != len(flat):
+            raise ValueError("TensorScatterUpdate with a repeated index")
+        out[where] = updates
+    else:
+        combine.at(out, where, updates)
+    return out
+
+
 # ---- fake quantization ------------------------------------------------------------------------------
 FAKE_QUANT_OPS = ("FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars", "FakeQuantWithMinMaxVarsPerChannel")
 
