@@ -1,8 +1,8 @@
 """TFLite's run-time control flow: a WHILE whose condition reads loop values and an IF whose predicate is computed
 at run time become IR while_loop / cond nodes with nested graphs (the TF graphs' path), as TFLite's own converter
-writes them from tf.while_loop / tf.cond. Each file runs in TFLite's interpreter, in PyTorch and onnxruntime at
-two inputs that give different trip counts (branches); MXNet runs the conditional (both branches, `where`) and
-refuses a loop by name.
+writes them from tf.while_loop / tf.cond. Each file runs in TFLite's interpreter (as --verify runs it), in PyTorch
+and onnxruntime at two inputs that give different trip counts (branches); MXNet runs the conditional (both
+branches, `where`) and refuses a loop by name.
 
 Fixtures: `counted` (a counter bounded by an input scalar, both loop values read), `image` (an NHWC image grown
 by a conv until its sum passes a limit), `cond` (two outputs, a matmul branch and an elementwise one),
@@ -11,12 +11,10 @@ by a conv until its sum passes a limit), `cond` (two outputs, a matmul branch an
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.support.tflite_cases import interpreter_outputs
 from tf_convert import emitters, parsers
 from tf_convert.convert.ir import check
 from tf_convert.convert.ir.subgraph import walk
@@ -24,7 +22,7 @@ from tf_convert.convert.passes import run_default_passes
 from tf_convert.emitters.base import EmitOptions
 from tf_convert.emitters.mxnet.runtime import run_many
 from tf_convert.parsers.base import ParseOptions
-from tf_convert.parsers.tflite.layout import TO_NCHW, TO_NHWC
+from tf_convert.parsers.tflite.reference import run_reference_sets
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -75,11 +73,6 @@ FEEDS = {
 }
 
 
-def _reference(path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    feeds = [np.ascontiguousarray(x.transpose(TO_NHWC)) if x.ndim == 4 else x for x in inputs]
-    return [y.transpose(TO_NCHW) if y.ndim == 4 else y for y in interpreter_outputs(path, feeds)]
-
-
 def _close(got: np.ndarray, want: np.ndarray) -> bool:
     got = np.asarray(got).reshape(want.shape)  # MXNet returns a scalar as (1,)
     scale = float(np.max(np.abs(want), initial=0.0)) or 1.0
@@ -100,7 +93,7 @@ def converted(tmp_path_factory) -> dict:
         path.write_bytes(tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()], fn).convert())
         assert builtin in {o.name for s in read(path).subgraphs for o in s.operators}, name
         graph = run_default_passes(parsers.parse(path, ParseOptions()))
-        expected = [_reference(path, inputs) for inputs in FEEDS[name]]
+        expected = run_reference_sets(path, graph, FEEDS[name])  # --verify's reference (a 0-d input stays 0-d)
         outs = {}
         for target in ("torch", "onnx", "mxnet"):
             if emitters.get(target).unsupported(graph):
