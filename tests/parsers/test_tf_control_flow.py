@@ -331,3 +331,48 @@ def test_loop_and_branch_read_for_two_values_are_written_once(tf, tmp_path):
     assert source.count("while True:") == 1 and source.count("if bool(") == 1, source
     ops = [n.op_type for n in onnx.load(str(tmp_path / "onnx" / "model.onnx")).graph.node]
     assert ops.count("Loop") == 1 and ops.count("If") == 1, ops
+
+
+class _ElmanCell:
+    """h <- tanh(x W + h U), weights as constants: the cell tf.compat.v1.nn.dynamic_rnn steps."""
+
+    state_size = output_size = 4
+
+    def zero_state(self, batch, dtype):
+        import tensorflow as tf
+
+        return tf.zeros((batch, 4), dtype)
+
+    def __call__(self, x, h, scope=None):
+        import tensorflow as tf
+
+        h = tf.tanh(tf.matmul(x, W[:3]) + tf.matmul(h, W))
+        return h, h
+
+
+def test_dynamic_rnn_with_sequence_length_is_exact_or_refused_by_name(tf, tmp_path):
+    """dynamic_rnn's `sequence_length` (a While bounded by the longest length, writing a TensorList, a select on
+    the time step): converted exactly at two length sets, or refused by name (exit 3, the While and what bounds
+    it named, nothing written) -- never a loop run to the static length."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (2, 5, 3), name="x")
+        lengths = tf.compat.v1.placeholder(tf.int32, (2,), name="lengths")
+        outputs, _ = tf.compat.v1.nn.dynamic_rnn(_ElmanCell(), x, sequence_length=lengths, dtype=tf.float32)
+        tf.identity(outputs, name="y")
+    path = tmp_path / "dynamic_rnn.pb"
+    path.write_bytes(graph.as_graph_def().SerializeToString())
+    result = CliRunner().invoke(cli.main, ["tf2onnx", str(path), "-o", str(tmp_path / "out"), "--inputs",
+                                           "x,lengths", "--outputs", "y"])
+    assert "Traceback" not in result.output, result.output
+    if result.exit_code == 3:
+        assert "While" in result.output and "lengths" in result.output, result.output
+        assert not (tmp_path / "out").exists()
+        return
+    assert result.exit_code == 0, result.output
+    parsed = parse(path, ParseOptions(inputs=["x", "lengths"], outputs=["y"]))
+    feed = np.linspace(-1, 1, 30, dtype=np.float32).reshape(2, 5, 3)
+    for lens in (np.array([2, 4], np.int32), np.array([5, 1], np.int32)):
+        [want] = run_reference(path, parsed, [feed, lens])
+        [got] = emitters.get("onnx").run(tmp_path / "out", [feed, lens])
+        assert verify.metrics(np.asarray(got), want)["max_rel"] <= RTOL, lens
