@@ -14,8 +14,9 @@ import os
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
-from tf_convert import emitters, parsers
+from tf_convert import cli, emitters, parsers
 from tf_convert.convert.ir import check
 from tf_convert.convert.ir.subgraph import walk
 from tf_convert.convert.passes import run_default_passes
@@ -81,7 +82,7 @@ def _close(got: np.ndarray, want: np.ndarray) -> bool:
 
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory) -> dict:
-    """name -> (graph, written targets' folders, TFLite's outputs per input set)."""
+    """name -> (graph, written targets' folders, TFLite's outputs per input set); "files": their folder."""
     import tensorflow as tf
 
     from tf_convert.parsers.tflite.schema import read
@@ -102,6 +103,7 @@ def converted(tmp_path_factory) -> dict:
             outs[target].mkdir(parents=True)
             emitters.get(target).emit(graph, outs[target], EmitOptions())
         found[name] = (graph, outs, expected)
+    found["files"] = work
     return found
 
 
@@ -133,3 +135,10 @@ def test_a_loop_read_for_two_values_is_one_while(converted):
     graph, outs, _ = converted["counted"]
     assert sum(n.op == "while_loop" for n in graph.nodes) == 2
     assert (outs["torch"] / "model.py").read_text().count("while True:") == 1
+
+
+def test_cli_verifies_a_run_time_loop(converted, tmp_path):
+    """`convert tf2onnx FILE.tflite --verify`: the loop's model checked against the interpreter on random inputs."""
+    result = CliRunner().invoke(cli.main, ["tf2onnx", str(converted["files"] / "image.tflite"), "-o",
+                                           str(tmp_path / "out"), "--verify"])
+    assert result.exit_code == 0 and "OK" in result.output, result.output
