@@ -8,6 +8,7 @@ Fixtures (tf.function graphs frozen to .pb, weights as constants):
 - `reduced`: a condition on a reduced value (sum(y) < 10, y grown by the body);
 - `conv`: an NHWC image as the loop variable, a conv applied n times;
 - `nested`: an outer loop bounded by `n` whose body runs an inner data-dependent loop and a matmul;
+- `nested_pairs`: an outer loop whose body reads both values of an inner loop and of a cond;
 - `cond`: tf.cond on sum(x) > 1 between a matmul branch and an elementwise one;
 - `cond_loop`: tf.cond whose taken branch runs a data-dependent loop that would never end if the branch
   ran when not taken (a select of both branches would hang);
@@ -61,6 +62,19 @@ def _nested(tf):
         _, h = tf.while_loop(lambda j, g: tf.reduce_max(tf.abs(g)) < 4.0, lambda j, g: (j + 1, g * 2.0 + 0.125),
                              [tf.constant(0), h])
         return i + 1, tf.tanh(tf.matmul(h, w)) + h * 0.5
+
+    def f(x, n):
+        return tf.while_loop(lambda i, h: i < n, body, [tf.constant(0), x])[1]
+    return f, [tf.TensorSpec((1, 4), tf.float32), tf.TensorSpec((), tf.int32)]
+
+
+def _nested_pairs(tf):
+    """An inner loop read for both its values, and a cond for both of its, inside an outer loop's body."""
+    def body(i, h):
+        j, g = tf.while_loop(lambda j, g: tf.reduce_max(tf.abs(g)) < 4.0, lambda j, g: (j + 1, g * 2.0 + 0.125),
+                             [tf.constant(0), h])
+        a, b = tf.cond(j > 1, lambda: (g * 0.5, j - 1), lambda: (g - 0.25, j + 2))
+        return i + 1, tf.tanh(a) + tf.cast(b, tf.float32) * 0.125
 
     def f(x, n):
         return tf.while_loop(lambda i, h: i < n, body, [tf.constant(0), x])[1]
@@ -121,6 +135,7 @@ CASES = {
     "counter": (_counter, "x,n", [[X_SMALL, np.int32(3)], [X_SMALL, np.int32(7)]]),
     "reduced": (_reduced, "x", [[X_SMALL], [X_LARGE]]),
     "nested": (_nested, "x,n", [[X_SMALL, np.int32(2)], [X_LARGE, np.int32(4)]]),
+    "nested_pairs": (_nested_pairs, "x,n", [[X_SMALL, np.int32(1)], [X_LARGE, np.int32(3)]]),
     "cond": (_cond, "x", [[X_SMALL], [X_LARGE]]),
     "cond_loop": (_cond_loop, "x", [[X_SMALL], [-X_LARGE]]),
     "conv": (_conv, "x,n", [[IMAGE, np.int32(1)], [IMAGE, np.int32(3)]]),
