@@ -182,24 +182,41 @@ def test_runtime_control_flow_matches_tensorflow(tf, sources, tmp_path, case):
     for feed, want in zip(feeds, expected):  # the IR's own meaning
         got = ir.evaluate(graph, feed)[graph.outputs[0]]
         assert verify.metrics(got, want)["max_rel"] <= RTOL, case
-    loops = any(n.op == "while_loop" for n in walk(graph))
-    for target in ("torch", "onnx", "mxnet"):  # MXNet: a conditional (both branches, `where`), no loop
+    for target in ("torch", "onnx"):
         emitter = emitters.get(target)
-        if target == "mxnet" and loops:
-            problems = emitter.unsupported(graph)
-            assert problems and all(p.op in ("while_loop", "cond") and p.node for p in problems), problems
-            assert "while_loop" in " ".join(f"{p.op} {p.hint}" for p in problems), problems
-            continue
         assert not emitter.unsupported(graph), (target, emitter.unsupported(graph))
         out = tmp_path / target
         out.mkdir()
         emitter.emit(graph, out, EmitOptions())
         for feed, want in zip(feeds, expected):
             [got] = emitter.run(out, feed)
-            got = np.asarray(got).reshape(want.shape) if target == "mxnet" else got
             assert got.shape == want.shape and verify.metrics(np.asarray(got), want)["max_rel"] <= RTOL, (target, feed)
+    problems = emitters.get("mxnet").unsupported(graph)  # a conditional runs (MXNET_CASES), a loop is refused
+    if any(n.op == "while_loop" for n in walk(graph)):
+        assert problems and all(p.op in ("while_loop", "cond") and p.node for p in problems), problems
+        assert "while_loop" in " ".join(f"{p.op} {p.hint}" for p in problems), problems
+    else:
+        assert case in MXNET_CASES and not problems, problems
     problems = emitters.get("caffe").unsupported(graph)  # refused by name, with the catalog's reason
     assert any(p.op in ("while_loop", "cond") and p.node for p in problems), problems
+
+
+MXNET_CASES = ("cond", "tf1_cond")  # the cases without a loop
+
+
+def test_mxnet_runs_a_conditional(tf, sources, tmp_path):
+    """Both branches and a `where` per output, in one MXNet process for every case and input set."""
+    from tf_convert.emitters.mxnet.runtime import run_many
+
+    jobs = []
+    for case in MXNET_CASES:
+        _, inputs, feeds = CASES[case]
+        graph = parse(sources[case], ParseOptions(inputs=inputs.split(","), outputs=[_output(tf, sources[case])]))
+        (tmp_path / case).mkdir()
+        emitters.get("mxnet").emit(graph, tmp_path / case, EmitOptions())
+        jobs += [(tmp_path / case, feed, run_reference(sources[case], graph, feed)[0]) for feed in feeds]
+    for (_, _, want), [got] in zip(jobs, run_many([(out, feed) for out, feed, _ in jobs])):
+        assert verify.metrics(np.asarray(got).reshape(want.shape), want)["max_rel"] <= RTOL
 
 
 def test_torch_model_py_keeps_a_plain_while(tf, sources, tmp_path):
