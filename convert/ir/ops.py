@@ -675,6 +675,19 @@ OPS: dict[str, OpSpec] = {
         "unary",
         family="nn", types={"low": Attr("int")}, integers="wrap", refused=_QUANTIZED_REFUSED,
     ),
+    "integer_softmax": OpSpec(
+        ("axis", "min", "max", "dtype"),
+        ("exp",),
+        "TFLite's 8-bit softmax (its reference kernel, gemmlowp fixed point) of integers x along `axis`: "
+        "d = max(x) - x; e = exp[d] (Q0.31; 0 where TFLite skips d); s = sum of RoundingDivideByPOT(e, 12); c = the "
+        "leading zeros of s as a uint32; r = one_over_one_plus_x(s * 2**c - 2**31) (Q0.31, convert.fixed_point); "
+        "y = clamp(RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(r, e), 35 - c) + min, min, max) as dtype.",
+        "reduction", family="nn",
+        types={"axis": Attr("int"), "min": Attr("int"), "max": Attr("int"),
+               "dtype": Attr("str", REQUIRED, ("int8", "uint8"))},
+        positional=channels_only("axis"), size="own_axes", shape=shapes.same, integers="wrap",
+        refused=_QUANTIZED_REFUSED,
+    ),
     "integer_avg_pool2d": OpSpec(
         ("kernel", "stride", "edges", "min", "max"),
         (),
@@ -783,9 +796,10 @@ OPS: dict[str, OpSpec] = {
                          "shape", family="shape",
                          types={"axis": Attr("int"), "on": Attr("float", 1.0), "off": Attr("float", 0.0)},
                          shape=shapes.one_hot_by, run_time_sizes=True, refused=_STATIC_ONLY),
-    "range": OpSpec((), (), "start, start + delta, ... up to limit (excluded) of integer scalar inputs (start, "
-                    "limit, delta) known at run time, TF's Range: ceil((limit - start) / delta) values, none when "
-                    "that is negative.", "shape",
+    "range": OpSpec((), (), "start + i * delta for i = 0, 1, ... up to limit (excluded) of scalar inputs (start, "
+                    "limit, delta) known at run time, TF's Range: integers, ceil(|limit - start| / |delta|) values; "
+                    "floats, ceil(|(limit - start) / delta|) values, each start + float(i) * delta, all in the "
+                    "inputs' type.", "shape",
                     shape=shapes.run_time_length, run_time_sizes=True, refused=_STATIC_ONLY),
     "expand_dims_by": OpSpec((), (), "numpy.expand_dims(x, axis) of inputs (x, axis), `axis` a run-time integer "
                              "scalar in [-rank - 1, rank] (negative counts from the end of the output).", "shape",

@@ -111,9 +111,23 @@ _ONNX_TYPES = {"int32": 6, "int64": 7}
 
 @TABLE.register("range")
 def range_(ctx: Ctx) -> Emitted:
+    """Integers: ONNX's Range. Floats: TF's length ceil(|(limit - start) / delta|) and start + float(i) * delta
+    in the inputs' type (onnxruntime's float Range takes the length in double and accumulates the values)."""
     b = Builder(ctx, ctx.node)
-    b.op("Range", [b.x(0), b.x(1), b.x(2)], b.out)
+    dtype = np.dtype(ctx.graph.tensors[ctx.node.output].dtype)
+    if np.issubdtype(dtype, np.integer):
+        b.op("Range", [b.x(0), b.x(1), b.x(2)], b.out)
+        return b.done()
+    count = b.op("Cast", [b.op("Ceil", [b.op("Abs", [b.op("Div", [b.op("Sub", [b.x(1), b.x(0)]), b.x(2)])])])],
+                 to=_INT64)
+    steps = b.op("Range", [b.const("zero", np.array(0, np.int64), np.int64), count,
+                           b.const("one", np.array(1, np.int64), np.int64)])
+    offsets = b.op("Mul", [b.op("Cast", [steps], to=_ONNX_FLOATS[dtype.name]), b.x(2)])
+    b.op("Add", [b.x(0), offsets], b.out)
     return b.done()
+
+
+_ONNX_FLOATS = {"float32": 1, "float64": 11}
 
 
 @TABLE.register("expand_dims_by")

@@ -15,7 +15,7 @@ from tf_convert.convert.padding.sizes import size_flow, size_words
 from ..options import TorchOptions
 from .contract import AUX_SUFFIXES, TABLE, Ctx, Lowered
 from .names import MODULE_ATTRIBUTES, Namer, common_scope
-from .nn_quant import REQUANTIZE_HELPER
+from .nn_quant import HELPERS as QUANT_HELPERS
 
 NCHW_TO_NHWC = (0, 2, 3, 1)
 NHWC_TO_NCHW = (0, 3, 1, 2)
@@ -166,7 +166,7 @@ def _describe(entries: list[dict[str, Any]]) -> str:
 def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str], results: list[str],
             gen: Generated) -> str:
     helper = any("tf_same_pad(" in line for line in forward)
-    requantize = any("tflite_requantize(" in line for line in forward)
+    quant_helpers = [text for call, text in QUANT_HELPERS.items() if any(call in line for line in forward)]
     signature = ", ".join(["self"] + [f"{a}: torch.Tensor" for a in args])
     if len(results) == 1:
         returns, ret = "torch.Tensor", results[0]
@@ -191,7 +191,7 @@ def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str
         "from torch import nn",
         "",
         *([_SAME_PAD_HELPER] if helper else []),
-        *([REQUANTIZE_HELPER] if requantize else []),
+        *quant_helpers,
         "",
         "class Model(nn.Module):",
         f"    input_layouts = {tuple(e['layout'] for e in gen.inputs)!r}",

@@ -69,8 +69,13 @@ def one_hot_by(ctx: Ctx) -> str:
 @assign
 def range_(ctx: Ctx) -> str:
     start, limit, delta = ctx.args
-    dtype = _TORCH_INTS[ctx.graph.tensors[ctx.node.output].dtype]
-    return f"torch.arange(int({start}), int({limit}), int({delta}), dtype={dtype})"
+    dtype = ctx.graph.tensors[ctx.node.output].dtype
+    if dtype in _TORCH_INTS:
+        return f"torch.arange(int({start}), int({limit}), int({delta}), dtype={_TORCH_INTS[dtype]})"
+    # TF's float Range: the length and start + float(i) * delta in the inputs' type (torch.arange works in
+    # double and rounds once, which differs)
+    count = f"int(torch.ceil(torch.abs(({limit} - {start}) / {delta})))"
+    return f"{start} + torch.arange({count}, dtype={start}.dtype) * {delta}"
 
 
 @TABLE.register("expand_dims_by")

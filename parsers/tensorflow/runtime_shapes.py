@@ -41,7 +41,7 @@ RUN_TIME_SIZES = {
     "Slice": "begin and size (sizes follow them)",
     "StridedSlice": "begin, end with strides of 1 (sizes follow them)",
     "OneHot": "depth (sizes follow it)",
-    "Range": "start, limit, delta of integers (sizes follow them)",
+    "Range": "start, limit, delta, integer or float (sizes follow them)",
 }
 
 
@@ -180,11 +180,11 @@ def one_hot(ctx: Context, op: Any, indices: str, attrs: dict[str, Any]) -> str:
 
 
 def range_(ctx: Context, op: Any) -> None:
-    """Range of integer start, limit and delta known at run time."""
-    if op.outputs[0].dtype.name not in _INDEX_TYPES:
+    """Range of start, limit and delta known at run time (integers or float32: the catalog's `range` computes
+    the length and the values in that type, as TF's kernel)."""
+    if op.outputs[0].dtype.name not in (*_INDEX_TYPES, "float32"):
         raise NotConvertible(f"Range '{op.name}' of {op.outputs[0].dtype.name} values with a run-time start, limit "
-                             "or delta: integer ranges are converted (a float range's length rounds in TF's own "
-                             "way); make them constants")
+                             "or delta: int32, int64 and float32 ranges are converted; make them constants")
     low = Lowering(ctx, op)
     dtype = op.outputs[0].dtype.name
     scalars = [low.cast(f"{part}_type", low.reshape(part, ctx.tf_order(t), ()), dtype)

@@ -40,6 +40,18 @@ def choose(model: Model, signature: str | None) -> tuple[Subgraph, dict[str, int
     return model.subgraphs[0], None, None
 
 
+def known_values(tensors: list[Tensor]) -> dict[int, np.ndarray]:
+    """The tensors whose values the file fixes: constants, and tensors of no elements at a static shape (an
+    empty tensor's value is its shape: TFLite's converter leaves RESHAPE's new shape `[]`, a reshape to a
+    scalar, as an empty tensor without a buffer)."""
+    known = {t.index: t.data for t in tensors if t.data is not None}
+    for t in tensors:
+        empty = t.data is None and not t.variable and 0 in t.shape and -1 not in t.signature
+        if empty and t.type in NUMPY_TYPES:
+            known[t.index] = np.zeros(t.shape, NUMPY_TYPES[t.type])
+    return known
+
+
 class Builder:
     def __init__(self, model: Model, options: ParseOptions, signature: str | None = None):
         validate.check(model)
@@ -94,9 +106,7 @@ class Builder:
         child.subgraph = self.model.subgraphs[index]
         child.tensors = child.subgraph.tensors
         child.ir, child.values, child.errors, child.depth = {}, {}, [], self.depth + 1
-        for t in child.tensors:
-            if t.data is not None:
-                child.values[t.index] = t.data
+        child.values.update(known_values(child.tensors))
         if len(inputs) != len(child.subgraph.inputs):
             raise UnsupportedError([Unsupported("IF", f"subgraph {index}", f"called with {len(inputs)} inputs, it "
                                                 f"takes {len(child.subgraph.inputs)}")], target="tflite parser")
@@ -128,9 +138,7 @@ class Builder:
             which = f"signature '{self.signature}'" if self.signature else "the main subgraph (0)"
             self.options.notes.append(f"{self.model.path.name} holds {len(self.model.subgraphs)} subgraphs: "
                                       f"converting {which}")
-        for t in self.tensors:
-            if t.data is not None:
-                self.values[t.index] = t.data
+        self.values.update(known_values(self.tensors))
         inputs = list(self.sig_inputs.items()) if self.sig_inputs is not None else \
             [(self.tensors[i].name, i) for i in self.subgraph.inputs]
         self._check_inputs(inputs)

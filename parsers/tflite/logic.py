@@ -51,19 +51,19 @@ def select_v2(op: Op) -> list[str]:
 def if_(op: Op) -> list[str]:
     """The branch the predicate takes; a `cond` when the predicate is computed at run time."""
     then_index, else_index = int(op.options.ThenSubgraphIndex()), int(op.options.ElseSubgraphIndex())
+    # constants go in as values, so a branch's FULLY_CONNECTED or CONV_2D reads its weights as constants
+    args = [op.value(k) if op.value(k) is not None else op.x(k) for k in range(1, len(op.op.inputs))]
     known = op.value(0)
     if known is not None:
-        return op.call(then_index if bool(np.asarray(known).reshape(-1)[0]) else else_index,
-                       [op.x(k) for k in range(1, len(op.op.inputs))])
+        return op.call(then_index if bool(np.asarray(known).reshape(-1)[0]) else else_index, args)
     predicate = op.x(0)
     if int(np.prod(op.shape(predicate))) != 1 or op.dtype(predicate) != "bool":
         raise op.unsupported(f"a predicate of shape {op.source_shape(0)} and dtype {op.dtype(predicate)} (TFLite "
                              "takes one boolean)")
-    operands = [op.value(k) if op.value(k) is not None else op.x(k) for k in range(1, len(op.op.inputs))]
-    branches = {"then_branch": op.nested(then_index, operands, f"{op.name}/then"),
-                "else_branch": op.nested(else_index, operands, f"{op.name}/else")}
+    branches = {"then_branch": op.nested(then_index, args, f"{op.name}/then"),
+                "else_branch": op.nested(else_index, args, f"{op.name}/else")}
     then, other = branches["then_branch"], branches["else_branch"]
-    inputs = [predicate] + [t for t in operands if isinstance(t, str)]
+    inputs = [predicate] + [t for t in args if isinstance(t, str)]
     outs = []
     for k, (t, e) in enumerate(zip(then.outputs, other.outputs)):
         if (then.shape(t), then.tensors[t].dtype) != (other.shape(e), other.tensors[e].dtype):

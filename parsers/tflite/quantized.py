@@ -29,7 +29,7 @@ _ADD_PRE_SHIFT = 20  # TFLite's ADD/SUB of 8-bit operands: both scaled by 2**20 
 _LUT = ("TFLite computes it on 8-bit integers through its own lookup tables / fixed-point exp, which the "
         "converter does not reproduce bit for bit yet")
 # integer operators with no exact conversion yet: why (the refusal names them, exit 3)
-REASONS = {"SOFTMAX": _LUT, "LOG_SOFTMAX": _LUT}
+REASONS = {"LOG_SOFTMAX": _LUT}
 _DEFAULT_REASON = "TFLite's integer kernel for it is not reproduced bit for bit yet"
 
 

@@ -23,7 +23,7 @@ from tf_convert.parsers.tensorflow.runtime_shapes import RUN_TIME_SIZES
 
 tf = pytest.importorskip("tensorflow")
 
-i32, i64 = np.int32, np.int64
+i32, i64, f32 = np.int32, np.int64, np.float32
 X = (np.random.default_rng(43).standard_normal((3, 5, 4)) * 4).astype(np.float32)
 IDS = i32([0, 3, -1, 5])  # a negative and an out-of-range id: all-off rows, as TF
 
@@ -74,6 +74,13 @@ CASES: dict[str, Case] = {
                            lambda x, p: tf.range(p["start"], p["limit"], p["delta"]),
                            {"start": i64(2), "limit": i64(11), "delta": i64(3)},
                            {"start": i64(5), "limit": i64(-3), "delta": i64(-2)}),
+    # float ranges: TF's length ceil(|(limit - start) / delta|) and start + float(i) * delta in the inputs' type
+    "range_float": ({"start": (tf.float32, []), "limit": (tf.float32, []), "delta": (tf.float32, [])},
+                    lambda x, p: tf.range(p["start"], p["limit"], p["delta"]),
+                    {"start": f32(0.1), "limit": f32(100.0), "delta": f32(0.1)},
+                    {"start": f32(10.0), "limit": f32(-5.0), "delta": f32(-0.3)}),
+    "range_float_length": ({"n": (tf.float32, [])}, lambda x, p: x[0, 0, 0] * tf.range(p["n"]),
+                           {"n": f32(5.5)}, {"n": f32(0.0)}),
 }
 # a shape vector of length 0 holds no value: TF knows the (rank-0) result, the graph stays static
 STATIC = {"reshape_to_scalar", "fill_scalar"}
@@ -214,7 +221,6 @@ def _refused() -> dict[str, tuple[Callable[[Any], Any], str]]:
         "conv_after_reshape": (lambda x: tf.nn.conv2d(tf.reshape(x, p(tf.int32, [4], "shape")),
                                                       np.ones((1, 1, 4, 2), np.float32), 1, "SAME"), "Conv2D"),
         "mirror_pad": (lambda x: tf.pad(x, p(tf.int32, [3, 2], "pads"), mode="REFLECT"), "pads"),
-        "float_range": (lambda x: x[0, 0, 0] * tf.range(p(tf.float32, [], "n")), "Range"),
         "resize_size": (lambda x: tf.compat.v1.image.resize_bilinear(x[None], p(tf.int32, [2], "size")), "size"),
     }
 

@@ -51,7 +51,11 @@ def one_hot_by(node: Node, indices: np.ndarray, depth: np.ndarray) -> np.ndarray
 @reference_op("range")
 def range_(node: Node, start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> np.ndarray:
     dtype = np.asarray(start).dtype
-    return np.arange(int(start), int(limit), int(delta)).astype(dtype)
+    if np.issubdtype(dtype, np.integer):
+        return np.arange(int(start), int(limit), int(delta)).astype(dtype)
+    start, limit, delta = (np.asarray(v, dtype).reshape(()) for v in (start, limit, delta))
+    count = int(np.ceil(np.abs((limit - start) / delta)))  # in the inputs' type, as TF's kernel
+    return (start + np.arange(count).astype(dtype) * delta).astype(dtype)
 
 
 @reference_op("expand_dims_by")
