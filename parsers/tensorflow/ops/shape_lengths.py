@@ -1,8 +1,8 @@
-"""Unique, UniqueV2 (along an axis) and UniqueWithCounts(V2): the distinct values in the order of their first
-occurrence, the index of each input value among them and how often each occurs; RaggedRange: integer ranges of
-run-time lengths as a ragged tensor's row splits and values. How many values there are is decided by the data:
-the IR's `unique` and `ragged_range` hold it as a run-time length (convert.ir.runtime_dims), which PyTorch and
-ONNX follow and MXNet and Caffe refuse."""
+"""TF ops whose outputs' length the data decides: Unique, UniqueV2 (along an axis) and UniqueWithCounts(V2) (the
+distinct values in the order of their first occurrence, the index of each input value among them, how often each
+occurs), RaggedRange (integer ranges as a ragged tensor's row splits and values) and CTCGreedyDecoder (the kept
+classes as a SparseTensor). The IR's `unique`, `ragged_range` and `ctc_greedy_decoder` hold that length as a
+run-time size (convert.ir.runtime_dims), which PyTorch and ONNX follow and MXNet and Caffe refuse."""
 
 from __future__ import annotations
 
