@@ -64,11 +64,41 @@ def tile_by(ctx: Ctx) -> Emitted:
 @TABLE.register("pad_by")
 def pad_by(ctx: Ctx) -> Emitted:
     """ONNX's pads are every axis' before, then every axis' after: TF's (rank, 2) paddings transposed."""
+    if ctx.node.attrs.get("mode", "constant") != "constant":
+        return _mirror_by(ctx)
     b = Builder(ctx, ctx.node)
     pads = b.op("Reshape", [b.op("Transpose", [_int64(b, 1)], perm=[1, 0]), b.ints("flat", [-1])])
     dtype = np.dtype(ctx.graph.tensors[ctx.node.inputs[0]].dtype)
     b.op("Pad", [b.x(0), pads, b.const("value", np.array(ctx.attrs.get("value", 0.0)).astype(dtype), dtype)], b.out,
          mode="constant")
+    return b.done()
+
+
+def _mirror_by(ctx: Ctx) -> Emitted:
+    """TF's MirrorPad by run-time paddings: per axis, Gather of each output position's source (ONNX's reflect
+    Pad has no symmetric twin; TF allows one reflection at most, so one fold is enough)."""
+    b = Builder(ctx, ctx.node)
+    rank = len(ctx.shape(ctx.node.inputs[0]))
+    pads, cur = _int64(b, 1), b.x(0)
+    one, two = (b.const(n, np.array(v, np.int64), np.int64) for n, v in (("one", 1), ("two", 2)))
+    if not rank:
+        b.op("Identity", [cur], b.out)
+        return b.done()
+    for axis in range(rank):
+        def element(side: int, axis=axis) -> str:
+            return b.op("Gather", [b.op("Gather", [pads, b.const(f"axis{axis}", np.array(axis, np.int64), np.int64)],
+                                        axis=0), b.const(f"side{side}", np.array(side, np.int64), np.int64)], axis=0)
+        n = b.op("Gather", [b.op("Shape", [cur]), b.const(f"dim{axis}", np.array(axis, np.int64), np.int64)], axis=0)
+        at = b.op("Range", [b.op("Neg", [element(0)]), b.op("Add", [n, element(1)]), one])
+        if ctx.node.attrs["mode"] == "reflect":
+            last = b.op("Sub", [n, one])
+            source = b.op("Sub", [last, b.op("Abs", [b.op("Sub", [last, b.op("Abs", [at])])])])
+        else:
+            below = b.op("Sub", [b.op("Neg", [one]), at])
+            above = b.op("Sub", [b.op("Sub", [b.op("Mul", [two, n]), one]), at])
+            source = b.op("Where", [b.op("Less", [at, b.const("zero", np.array(0, np.int64), np.int64)]), below,
+                                    b.op("Where", [b.op("GreaterOrEqual", [at, n]), above, at])])
+        cur = b.op("Gather", [cur, source], b.out if axis == rank - 1 else None, axis=axis)
     return b.done()
 
 
@@ -111,9 +141,23 @@ _ONNX_TYPES = {"int32": 6, "int64": 7, "float32": _FLOAT}
 
 @TABLE.register("range")
 def range_(ctx: Ctx) -> Emitted:
+    """Integers: ONNX's Range. Floats: TF's length ceil(|(limit - start) / delta|) and start + float(i) * delta
+    in the inputs' type (onnxruntime's float Range takes the length in double and accumulates the values)."""
     b = Builder(ctx, ctx.node)
-    b.op("Range", [b.x(0), b.x(1), b.x(2)], b.out)
+    dtype = np.dtype(ctx.graph.tensors[ctx.node.output].dtype)
+    if np.issubdtype(dtype, np.integer):
+        b.op("Range", [b.x(0), b.x(1), b.x(2)], b.out)
+        return b.done()
+    count = b.op("Cast", [b.op("Ceil", [b.op("Abs", [b.op("Div", [b.op("Sub", [b.x(1), b.x(0)]), b.x(2)])])])],
+                 to=_INT64)
+    steps = b.op("Range", [b.const("zero", np.array(0, np.int64), np.int64), count,
+                           b.const("one", np.array(1, np.int64), np.int64)])
+    offsets = b.op("Mul", [b.op("Cast", [steps], to=_ONNX_FLOATS[dtype.name]), b.x(2)])
+    b.op("Add", [b.x(0), offsets], b.out)
     return b.done()
+
+
+_ONNX_FLOATS = {"float32": 1, "float64": 11}
 
 
 @TABLE.register("expand_dims_by")

@@ -35,8 +35,33 @@ def tile_by(ctx: Ctx) -> str:
 
 
 @TABLE.register("pad_by")
-@assign
-def pad_by(ctx: Ctx) -> str:
+def pad_by(ctx: Ctx) -> Lowered:
+    if ctx.attrs.get("mode", "constant") != "constant":
+        return _mirror_by(ctx)
+    return Lowered(lines=[f"{ctx.var} = {_constant_pad_by(ctx)}"])
+
+
+def _mirror_by(ctx: Ctx) -> Lowered:
+    """TF's MirrorPad by run-time paddings: per axis, the source position of each output position gathered
+    (TF allows at most size - 1 (reflect) or size (symmetric) on a side: one reflection is enough)."""
+    x, pads = ctx.args
+    at, out = ctx.aux("i"), Lowered()
+    cur = x
+    for axis in range(len(ctx.in_shapes[0])):
+        n = f"{cur}.shape[{axis}]"
+        out.lines.append(f"{at} = torch.arange(-int({pads}[{axis}, 0]), {n} + int({pads}[{axis}, 1]))")
+        if ctx.attrs["mode"] == "reflect":
+            source = f"({n} - 1) - (({n} - 1) - {at}.abs()).abs()"
+        else:
+            source = f"torch.where({at} < 0, -1 - {at}, torch.where({at} >= {n}, 2 * {n} - 1 - {at}, {at}))"
+        out.lines.append(f"{ctx.var} = {cur}.index_select({axis}, {source})")
+        cur = ctx.var
+    if cur == x:  # a scalar: nothing to pad
+        out.lines.append(f"{ctx.var} = {x}")
+    return out
+
+
+def _constant_pad_by(ctx: Ctx) -> str:
     # F.pad takes (before, after) pairs from the last axis back
     value = float(ctx.attrs.get("value", 0.0))
     dtype = ctx.graph.tensors[ctx.node.inputs[0]].dtype
@@ -70,8 +95,13 @@ def one_hot_by(ctx: Ctx) -> str:
 @assign
 def range_(ctx: Ctx) -> str:
     start, limit, delta = ctx.args
-    dtype = _TORCH_INTS[ctx.graph.tensors[ctx.node.output].dtype]
-    return f"torch.arange(int({start}), int({limit}), int({delta}), dtype={dtype})"
+    dtype = ctx.graph.tensors[ctx.node.output].dtype
+    if dtype in _TORCH_INTS:
+        return f"torch.arange(int({start}), int({limit}), int({delta}), dtype={_TORCH_INTS[dtype]})"
+    # TF's float Range: the length and start + float(i) * delta in the inputs' type (torch.arange works in
+    # double and rounds once, which differs)
+    count = f"int(torch.ceil(torch.abs(({limit} - {start}) / {delta})))"
+    return f"{start} + torch.arange({count}, dtype={start}.dtype) * {delta}"
 
 
 @TABLE.register("expand_dims_by")

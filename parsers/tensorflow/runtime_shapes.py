@@ -18,13 +18,14 @@ import numpy as np
 from tf_convert.convert.ir import shapes
 from tf_convert.convert.ir.runtime_dims import RUN_TIME, TF_FOLLOWING
 
-from .context import Context, NotConvertible
+from .context import Context, NotConvertible, attr
 from .lowering import Lowering
 
 # TF ops whose handler carries a run-time size on (their lowering here, or an IR op that follows one)
 READS_RUN_TIME = frozenset({
     "Identity", "StopGradient", "Snapshot", "PreventGradient", "IdentityN", "Cast", "Mul",
-    "Reshape", "ExpandDims", "Fill", "BroadcastTo", "Tile", "Pad", "PadV2", "Slice", "StridedSlice", "OneHot",
+    "Reshape", "ExpandDims", "Fill", "BroadcastTo", "Tile", "Pad", "PadV2", "MirrorPad", "Slice", "StridedSlice",
+    "OneHot",
     "Unique", "UniqueV2", "UniqueWithCounts", "UniqueWithCountsV2", "Bincount", "DenseBincount",
 }) | TF_FOLLOWING
 
@@ -40,10 +41,11 @@ RUN_TIME_SIZES = {
     "Tile": "multiples (sizes follow them)",
     "Pad": "paddings (sizes follow them)",
     "PadV2": "paddings (sizes follow them)",
+    "MirrorPad": "paddings, REFLECT and SYMMETRIC (sizes follow them)",
     "Slice": "begin and size (sizes follow them)",
     "StridedSlice": "begin, end with strides of 1 (sizes follow them)",
     "OneHot": "depth (sizes follow it)",
-    "Range": "start, limit, delta of integers (sizes follow them)",
+    "Range": "start, limit, delta, integer or float (sizes follow them)",
     "Bincount": "size (the number of bins follows it)",
     "DenseBincount": "size (the number of bins follows it)",
 }
@@ -115,10 +117,8 @@ def tile(ctx: Context, op: Any) -> None:
 
 
 def pad(ctx: Context, op: Any) -> None:
-    """A constant pad by run-time paddings (MirrorPad: refused, a reflection needs its sizes to check them)."""
-    if op.type == "MirrorPad":
-        raise NotConvertible(f"MirrorPad '{op.name}' with run-time paddings '{ctx.shown(op.inputs[1])}': only a "
-                             "constant pad follows run-time paddings; make them a constant (--set NAME=VALUE)")
+    """A pad by run-time paddings: constant (Pad, PadV2), reflect or symmetric (MirrorPad)."""
+    mode = attr(op, "mode", "REFLECT").lower() if op.type == "MirrorPad" else "constant"
     value = 0.0
     if op.type == "PadV2":
         if not ctx.is_const(op.inputs[2]):
@@ -126,7 +126,7 @@ def pad(ctx: Context, op: Any) -> None:
                                  "run time; make it a constant")
         value = float(np.asarray(ctx.const(op.inputs[2])).reshape(()))
     _emit(ctx, op, "pad_by", [ctx.tf_order(op.inputs[0]), _integer(ctx, op, op.inputs[1], "paddings")],
-          {"value": value})
+          {"value": value, "mode": mode})
 
 
 def _vector(low: Lowering, part: str, values: list[int], dtype: str) -> str:
@@ -184,11 +184,11 @@ def one_hot(ctx: Context, op: Any, indices: str, attrs: dict[str, Any]) -> str:
 
 
 def range_(ctx: Context, op: Any) -> None:
-    """Range of integer start, limit and delta known at run time."""
-    if op.outputs[0].dtype.name not in _INDEX_TYPES:
+    """Range of start, limit and delta known at run time (integers or float32: the catalog's `range` computes
+    the length and the values in that type, as TF's kernel)."""
+    if op.outputs[0].dtype.name not in (*_INDEX_TYPES, "float32"):
         raise NotConvertible(f"Range '{op.name}' of {op.outputs[0].dtype.name} values with a run-time start, limit "
-                             "or delta: integer ranges are converted (a float range's length rounds in TF's own "
-                             "way); make them constants")
+                             "or delta: int32, int64 and float32 ranges are converted; make them constants")
     low = Lowering(ctx, op)
     dtype = op.outputs[0].dtype.name
     scalars = [low.cast(f"{part}_type", low.reshape(part, ctx.tf_order(t), ()), dtype)

@@ -543,7 +543,13 @@ FOLD_CASES = {
     # indexing ops with constant inputs fold to static values
     "indexing": lambda: (tf.reverse(_f(2, 3, 4), [0, -1]), tf.where(_f(3, 4) > 0.5),
                          tf.gather_nd(_f(3, 4, 2), _i([[0, 1], [2, 3]])), tf.gather_nd(_f(3, 4), _i([[[2], [0]]])),
-                         tf.scatter_nd(_i([[1], [3], [1]]), _f(3, 2), _i([5, 2]))),
+                         tf.scatter_nd(_i([[1], [3], [1]]), _f(3, 2), _i([5, 2])),
+                         # Swin's shift mask: regions written into zeros, one update after another
+                         tf.tensor_scatter_nd_update(tf.zeros((4, 4)), _i([[0, 1], [3, 2]]), _f(2)),
+                         tf.tensor_scatter_nd_add(_f(4, 3), _i([[1], [1]]), _f(2, 3)),
+                         tf.tensor_scatter_nd_sub(_f(4, 3), _i([[2], [0]]), _f(2, 3)),
+                         tf.tensor_scatter_nd_max(_f(4, 3), _i([[1, 1], [1, 1]]), _f(2)),
+                         tf.tensor_scatter_nd_min(_f(4, 3), _i([[3, 0]]), _f(1))),
     # fake-quantized weights (quantization-aware graphs) fold, per channel too; min == max == 0 gives zeros
     "complex": lambda: (tf.math.real(tf.complex(_f(2, 3), _f(2, 3) * 2) * tf.complex(_f(3), -_f(3))),
                         tf.math.imag(tf.complex(_f(4), _f(4)))),

@@ -32,6 +32,9 @@ def tile_by(node: Node, x: np.ndarray, multiples: np.ndarray) -> np.ndarray:
 def pad_by(node: Node, x: np.ndarray, paddings: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
     pads = np.asarray(paddings).reshape(x.ndim, 2).astype(int)
+    mode = node.attrs.get("mode", "constant")
+    if mode != "constant":
+        return np.pad(x, pads, mode=mode)
     return np.pad(x, pads, constant_values=np.asarray(node.attrs.get("value", 0.0)).astype(x.dtype))
 
 
@@ -51,7 +54,11 @@ def one_hot_by(node: Node, indices: np.ndarray, depth: np.ndarray) -> np.ndarray
 @reference_op("range")
 def range_(node: Node, start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> np.ndarray:
     dtype = np.asarray(start).dtype
-    return np.arange(int(start), int(limit), int(delta)).astype(dtype)
+    if np.issubdtype(dtype, np.integer):
+        return np.arange(int(start), int(limit), int(delta)).astype(dtype)
+    start, limit, delta = (np.asarray(v, dtype).reshape(()) for v in (start, limit, delta))
+    count = int(np.ceil(np.abs((limit - start) / delta)))  # in the inputs' type, as TF's kernel
+    return (start + np.arange(count).astype(dtype) * delta).astype(dtype)
 
 
 @reference_op("expand_dims_by")
