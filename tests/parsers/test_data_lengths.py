@@ -62,6 +62,8 @@ CASES: dict[str, Case] = {
     "ctc_greedy_blank_0": ({"x": (tf.float32, [6, 3, 4])}, lambda p: tuple(tf.raw_ops.CTCGreedyDecoder(
         inputs=p["x"], sequence_length=i32([6, 6, 6]), merge_repeated=False, blank_index=0)),
         {"x": CTC_TIES}, {"x": -CTC_TIES}),
+    "unique_of_run_time_length": ({"x": (tf.int32, [8])}, lambda p: tf.unique_with_counts(
+        tf.unique(p["x"]).y * 0 + 3).count, {"x": i32([5, 1, 5, 2, 3, 1, 9, 4])}, {"x": i32([2] * 8)}),
     "bincount": ({"x": (tf.int32, [9])}, lambda p: tf.math.bincount(p["x"]),
                  {"x": i32([1, 4, 1, 0, 7, 4, 1, 2, 2])}, {"x": i32([0, 0, 0, 0, 0, 0, 0, 0, 0])}),
     "bincount_weights_bounds": ({"x": (tf.int32, [6]), "w": (tf.float32, [6])},
