@@ -838,6 +838,20 @@ OPS: dict[str, OpSpec] = {
                "splits_dtype": Attr("str", "int64", ("int32", "int64"))},
         shape=shapes.ragged_range, run_time_sizes=True, refused=_STATIC_ONLY,
     ),
+    "ctc_greedy_decoder": OpSpec(
+        ("blank", "merge_repeated", "output"),
+        (),
+        "TF's CTCGreedyDecoder of inputs (logits (T, B, C) float32, sequence_length (B,) int32): for each batch b "
+        "and step t < sequence_length[b], the class of the largest logit (the first on ties) and that logit; a "
+        "step's class is kept unless it is `blank` or, with merge_repeated, the previous step's class. output "
+        "'indices': (b, position) of each kept class, batch by batch (int64, run-time long), 'values': the classes "
+        "(int64), 'shape': (B, the longest row) int64, 'log_probability': (B, 1), 0 minus each step's largest "
+        "logit, in step order.",
+        "shape",
+        types={"blank": Attr("int"), "merge_repeated": Attr("bool"),
+               "output": Attr("str", REQUIRED, ("indices", "values", "shape", "log_probability"))},
+        shape=shapes.ctc_greedy_decoder, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
     "bincount_by": OpSpec(
         ("binary_output", "dtype"),
         (),

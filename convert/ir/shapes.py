@@ -257,6 +257,13 @@ def ragged_range(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapp
     return (int(inputs[0][0]) + 1,) if attrs["output"] == "row_splits" else (RUN_TIME,)
 
 
+def ctc_greedy_decoder(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """ctc_greedy_decoder: a run-time number of kept classes; the dense shape; one log probability per batch."""
+    batch = int(inputs[0][1])
+    return {"indices": (RUN_TIME, 2), "values": (RUN_TIME,), "shape": (2,), "log_probability": (batch, 1)}[
+        attrs["output"]]
+
+
 def bincount_by(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """bincount_by: a run-time number of bins, per row of a rank-2 input."""
     values = tuple(inputs[0])

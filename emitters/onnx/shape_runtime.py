@@ -252,3 +252,53 @@ def ragged_range(ctx: Ctx) -> Emitted:
     at = [b.op("Gather", [t, rows], axis=0) for t in (starts, deltas)]
     b.op("Add", [at[0], b.op("Mul", [place, at[1]])], b.out)
     return b.done()
+
+
+@TABLE.register("ctc_greedy_decoder")
+def ctc_greedy_decoder(ctx: Ctx) -> Emitted:
+    """Each step's best class (ArgMax: the first on ties) where the step is within its sequence; the kept ones
+    (not blank, not a repeat) found batch by batch (NonZero of the (B, T) mask, row-major); the log probability
+    a CumSum in step order."""
+    b = Builder(ctx, ctx.node)
+    steps, batch, classes = (int(d) for d in ctx.shape(ctx.node.inputs[0]))
+    output = ctx.attrs["output"]
+    live = b.op("Less", [b.const("steps", np.arange(steps, dtype=np.int32).reshape(steps, 1), np.int32),
+                         b.op("Unsqueeze", [b.x(1), b.ints("batch_row", [0])])])  # (T, B)
+    if output == "log_probability":
+        if ctx.opset >= 18:
+            best = b.op("ReduceMax", [b.x(0), b.ints("classes", [-1])], keepdims=0)
+        else:
+            best = b.op("ReduceMax", [b.x(0)], axes=[-1], keepdims=0)
+        terms = b.op("Where", [live, b.op("Neg", [best]), b.const("none", np.float32(0))])
+        padded = b.op("Pad", [terms, b.ints("front", [1, 0, 0, 0])], mode="constant")
+        running = b.op("CumSum", [padded, b.const("step_axis", np.int64(0), np.int64)])
+        last = b.op("Slice", [running, b.ints("last", [-1]), b.ints("end", [np.iinfo(np.int64).max]),
+                              b.ints("axis0", [0])])
+        b.op("Transpose", [last], b.out, perm=[1, 0])
+        return b.done()
+    best_class = b.op("ArgMax", [b.x(0)], axis=-1, keepdims=0)  # (T, B) int64
+    keep = b.op("And", [live, b.op("Not", [b.op("Equal", [best_class, b.const(
+        "blank", np.int64(int(ctx.attrs["blank"]) % classes), np.int64)])])])
+    if ctx.attrs["merge_repeated"] and steps > 1:
+        def steps_from(part: str, start: int, end: int) -> str:
+            return b.op("Slice", [best_class, b.ints(f"{part}_from", [start]), b.ints(f"{part}_to", [end]),
+                                  b.ints(f"{part}_axis", [0])])
+        changed = b.op("Not", [b.op("Equal", [steps_from("now", 1, steps), steps_from("before", 0, steps - 1)])])
+        first = b.const("first_step", np.ones((1, batch), bool), bool)
+        keep = b.op("And", [keep, b.op("Concat", [first, changed], axis=0)])
+    kept = b.op("Transpose", [keep], perm=[1, 0])  # (B, T): batch by batch
+    found = b.op("Transpose", [b.op("NonZero", [kept])], perm=[1, 0])  # (K, 2): (b, t)
+    if output == "values":
+        b.op("GatherND", [b.op("Transpose", [best_class], perm=[1, 0]), found], b.out)
+        return b.done()
+    place = b.op("CumSum", [b.op("Cast", [kept], to=_INT64), b.const("step_axis", np.int64(1), np.int64)])
+    if output == "shape":
+        longest = b.op("ReduceMax", [b.op("Slice", [place, b.ints("last", [-1]), b.ints("end", [
+            np.iinfo(np.int64).max]), b.ints("axis1", [1])])], keepdims=1) if steps else b.ints("none", [0])
+        b.op("Concat", [b.ints("batch", [batch]), b.op("Reshape", [longest, b.ints("one", [1])])], b.out, axis=0)
+        return b.done()
+    rows = b.op("Slice", [found, b.ints("b_from", [0]), b.ints("b_to", [1]), b.ints("axis1", [1])])
+    positions = b.op("Sub", [b.op("Unsqueeze", [b.op("GatherND", [place, found]), b.ints("column", [1])]),
+                             b.const("one", np.int64(1), np.int64)])
+    b.op("Concat", [rows, positions], b.out, axis=1)
+    return b.done()

@@ -166,3 +166,30 @@ def ragged_range(ctx: Ctx) -> Lowered:
               f"{v}_place = (torch.arange({v}_rows.shape[0]) - {v}_splits[{v}_rows]).to({starts}.dtype)",
               f"{v} = {starts}[{v}_rows] + {v}_place * {deltas}[{v}_rows]"]
     return Lowered(lines=lines)
+
+
+@TABLE.register("ctc_greedy_decoder")
+def ctc_greedy_decoder(ctx: Ctx) -> Lowered:
+    """Each step's best class (torch.max: the first on ties) where the step is within its sequence; the kept
+    ones (not blank, not a repeat) listed batch by batch; the log probability summed in step order."""
+    v, (logits, lengths) = ctx.var, ctx.args
+    steps, _, classes = (int(d) for d in ctx.in_shapes[0])
+    blank = int(ctx.attrs["blank"]) % classes
+    output = ctx.attrs["output"]
+    lines = [f"{v}_best, {v}_class = {logits}.max(-1)",  # (T, B)
+             f"{v}_live = torch.arange({steps}).unsqueeze(1) < {lengths}.unsqueeze(0)"]
+    if output == "log_probability":
+        terms = f"torch.where({v}_live, -{v}_best, torch.zeros_like({v}_best))"
+        return Lowered(lines=lines + [f"{v} = torch.nn.functional.pad({terms}, [0, 0, 1, 0]).cumsum(0)[-1:].t()"])
+    lines.append(f"{v}_keep = {v}_live & ({v}_class != {blank})")
+    if ctx.attrs["merge_repeated"]:
+        lines.append(f"{v}_keep = {v}_keep & torch.cat([torch.ones_like({v}_keep[:1]), "
+                     f"{v}_class[1:] != {v}_class[:-1]])")
+    lines.append(f"{v}_keep = {v}_keep.t()")  # (B, T): batch by batch
+    if output == "values":
+        return Lowered(lines=lines + [f"{v} = {v}_class.t()[{v}_keep]"])
+    lines.append(f"{v}_place = {v}_keep.long().cumsum(1)")
+    if output == "shape":
+        return Lowered(lines=lines + [f"{v} = torch.stack([torch.tensor({ctx.in_shapes[0][1]}), "
+                                      f"{v}_place[:, -1:].max() if {steps} else torch.tensor(0)])"])
+    return Lowered(lines=lines + [f"{v} = torch.stack([{v}_keep.nonzero()[:, 0], {v}_place[{v}_keep] - 1], 1)"])

@@ -362,6 +362,7 @@ OTHER_OPS.update({
 # lengths the data decides: TF's first-occurrence order, its counts; bins up to a run-time size
 _REPEATS = _I([4, -2, 4, 0, -2, 7, 4])
 _COLUMNS = np.float32([[1, 2, 1, 2, 0], [3, -0.0, 3, 0, 3]])
+_CTC_LOGITS = np.random.default_rng(43).integers(-2, 2, (5, 3, 4)).astype(np.float32) * 0.75  # ties
 OTHER_OPS.update({
     "unique": [({"axis": 0, "output": "values"}, {}, [_REPEATS], lambda tf, x: tf.unique(x).y),
                ({"axis": 0, "output": "indices", "index_dtype": "int64"}, {}, [_REPEATS],
@@ -378,6 +379,12 @@ OTHER_OPS.update({
                       [np.int64([0, 5, -9]), np.int64([4, 1, 9]), np.int64([2, -2, 5])],
                       lambda tf, s, lim, d: tf.raw_ops.RaggedRange(starts=s, limits=lim, deltas=d,
                                                                    Tsplits=tf.int32).rt_nested_splits)],
+    "ctc_greedy_decoder": [({"blank": -1, "merge_repeated": merge, "output": out}, {},
+                            [_CTC_LOGITS, _I([5, 0, 3])], lambda tf, x, n, merge=merge, out=out: getattr(
+                                tf.raw_ops.CTCGreedyDecoder(inputs=x, sequence_length=n, merge_repeated=merge),
+                                {"indices": "decoded_indices", "values": "decoded_values", "shape": "decoded_shape",
+                                 "log_probability": "log_probability"}[out]))
+                           for merge in (True, False) for out in ("indices", "values", "shape", "log_probability")],
     "bincount_by": [({"dtype": "int32"}, {}, [np.abs(_REPEATS), _I(6)], lambda tf, x, n: tf.math.bincount(
                         x, minlength=n, maxlength=n)),
                     ({"dtype": "float32"}, {}, [IDS, _I(5), _f32(2, 3)], lambda tf, x, n, w: tf.raw_ops.DenseBincount(

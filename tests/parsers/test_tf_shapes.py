@@ -292,6 +292,8 @@ SHAPE_CASES.update({
     "unique": lambda: [tf.unique(_ph([5], tf.int32)), tf.unique_with_counts(_ph([4], tf.int64), tf.int64),
                        _RAW.UniqueV2(x=_ph([3, 4]), axis=_i([-1], np.int64)),
                        _RAW.UniqueWithCountsV2(x=_ph([3, 2], tf.int32), axis=_i([0]), out_idx=tf.int64)],
+    "ctc_greedy_decoder": lambda: _RAW.CTCGreedyDecoder(inputs=_ph([5, 3, 4]), sequence_length=_ph([3], tf.int32),
+                                                        merge_repeated=True),
     "ragged_range": lambda: [_RAW.RaggedRange(starts=_ph([4], tf.int32), limits=_i(9), deltas=_i([1, 2, 3, 4])),
                              _RAW.RaggedRange(starts=_i(0, np.int64), limits=_ph([], tf.int64), deltas=_i(1, np.int64),
                                               Tsplits=tf.int32)],
