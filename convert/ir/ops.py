@@ -783,9 +783,12 @@ OPS: dict[str, OpSpec] = {
     "tile_by": OpSpec((), (), "numpy.tile(x, multiples) of inputs (x, multiples), `multiples` a run-time integer "
                       "vector, one per axis of x.", "shape",
                       size="free", shape=shapes.run_time_same_rank, run_time_sizes=True, refused=_STATIC_ONLY),
-    "pad_by": OpSpec(("value",), (), "Constant pad of inputs (x, paddings): `paddings` a run-time (rank, 2) integer "
-                     "matrix, (before, after) per axis of x in order, filled with `value`.", "shape",
-                     types={"value": Attr("float", 0.0)}, size="free", shape=shapes.run_time_same_rank,
+    "pad_by": OpSpec(("value", "mode"), (), "Pad of inputs (x, paddings): `paddings` a run-time (rank, 2) integer "
+                     "matrix, (before, after) per axis of x in order; `mode` constant (filled with `value`), reflect "
+                     "(the edge not repeated) or symmetric (repeated), TF's Pad and MirrorPad.", "shape",
+                     types={"value": Attr("float", 0.0), "mode": Attr("str", "constant",
+                                                                      ("constant", "reflect", "symmetric"))},
+                     size="free", shape=shapes.run_time_same_rank,
                      run_time_sizes=True,
                      refused=_STATIC_ONLY),
     "slice_to": OpSpec((), (), "x[starts[0]:ends[0], starts[1]:ends[1], ...] of inputs (x, starts, ends), run-time "
@@ -799,14 +802,53 @@ OPS: dict[str, OpSpec] = {
                          "shape", family="shape",
                          types={"axis": Attr("int"), "on": Attr("float", 1.0), "off": Attr("float", 0.0)},
                          shape=shapes.one_hot_by, run_time_sizes=True, refused=_STATIC_ONLY),
-    "range": OpSpec((), (), "start, start + delta, ... up to limit (excluded) of integer scalar inputs (start, "
-                    "limit, delta) known at run time, TF's Range: ceil((limit - start) / delta) values, none when "
-                    "that is negative.", "shape",
+    "range": OpSpec((), (), "start + i * delta for i = 0, 1, ... up to limit (excluded) of scalar inputs (start, "
+                    "limit, delta) known at run time, TF's Range: integers, ceil(|limit - start| / |delta|) values; "
+                    "floats, ceil(|(limit - start) / delta|) values, each start + float(i) * delta, all in the "
+                    "inputs' type.", "shape",
                     shape=shapes.run_time_length, run_time_sizes=True, refused=_STATIC_ONLY),
     "expand_dims_by": OpSpec((), (), "numpy.expand_dims(x, axis) of inputs (x, axis), `axis` a run-time integer "
                              "scalar in [-rank - 1, rank] (negative counts from the end of the output).", "shape",
                              shape=shapes.expand_dims_by, run_time_sizes=True,
                              refused=_STATIC_ONLY),
+    # ---- lengths the data decides: how many distinct values, the largest value (convert.ir.runtime_dims) ----
+    "unique": OpSpec(
+        ("axis", "output", "index_dtype"),
+        (),
+        "TF's Unique along `axis` of input x: the distinct slices of x along `axis` (whole slices compared by ==) "
+        "in the order of their first occurrence. output 'values': those slices (x's shape, `axis` run-time long), "
+        "'indices': for each slice of x the position of its value among them (x.shape[axis] long), 'counts': how "
+        "many slices of x each one is (run-time long); indices and counts of `index_dtype`.",
+        "shape",
+        types={"axis": Attr("int"), "index_dtype": Attr("str", "int32", ("int32", "int64")),
+               "output": Attr("str", REQUIRED, ("values", "indices", "counts"))},
+        shape=shapes.unique, run_time_sizes=True,
+        refused={target: f"how many distinct values there are is decided by the data, and the {name} format "
+                         "holds static shapes only" for target, name in (("mxnet", "MXNet"), ("caffe", "Caffe"))},
+    ),
+    "ragged_range": OpSpec(
+        ("output", "splits_dtype"),
+        (),
+        "TF's RaggedRange of integer inputs (starts, limits, deltas), each (n,): row i is start, start + delta, ... "
+        "up to limit (excluded), 0 values where delta points away from limit, else ceil(|limit - start| / "
+        "|delta|). output 'row_splits': (n + 1,) of `splits_dtype`, 0 then the running count of values; 'values': "
+        "every row's values in order (run-time long), of the inputs' type.",
+        "shape",
+        types={"output": Attr("str", REQUIRED, ("values", "row_splits")),
+               "splits_dtype": Attr("str", "int64", ("int32", "int64"))},
+        shape=shapes.ragged_range, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
+    "bincount_by": OpSpec(
+        ("binary_output", "dtype"),
+        (),
+        "TF's (Dense)Bincount of inputs (values, size[, weights]), `size` a run-time integer scalar: out[..., i] "
+        "for i < size is the number of values == i (the sum of their weights, added in the values' order, of "
+        "`dtype`; binary_output: 1 where there is one), along the last axis of a rank-2 `values` (a row of bins "
+        "per row), over all of a rank-1 one; values outside [0, size) count nowhere.",
+        "shape",
+        types={"binary_output": Attr("bool", False), "dtype": Attr("str", REQUIRED, ("int32", "int64", "float32"))},
+        shape=shapes.bincount_by, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
     "crop": OpSpec(
         ("crops",),
         (),
