@@ -118,9 +118,14 @@ def _softmax(keras, shape):
 
 
 def _wide(keras, shape):
-    """A wide fully-connected layer on rows (a rank-3 input): 12000 outputs over the input sets, where TFLite's
-    single-rounding multiply differs from double rounding at about 1 in 1000."""
-    return keras.Sequential([keras.Input(shape), keras.layers.Dense(2000)])
+    """A wide fully-connected layer on a (1, 64) sequence (keep_num_dims, per-channel scales on the last axis):
+    12000 outputs over the input sets, where TFLite's single-rounding multiply differs from double rounding at
+    about 1 in 1000; then an EinsumDense on (5, 400) rows (a FULLY_CONNECTED keeping its rank-3 shape, as attention's
+    projections are written)."""
+    L = keras.layers
+    x = keras.Input(shape)
+    y = L.Dense(2000)(x)
+    return keras.Model(x, [y, L.EinsumDense("abc,cd->abd", output_shape=(5, 7), bias_axes="d")(L.Reshape((5, 400))(y))])
 
 
 def _dilated_1d(keras, shape):
