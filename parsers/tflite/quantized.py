@@ -316,6 +316,29 @@ def mul(op: Op) -> list[str]:
     return [_to_output(op, product, [multiplier], bound=255 * 255)]
 
 
+@QUANTIZED.register("PRELU")
+def prelu(op: Op) -> list[str]:
+    """TFLite's 8-bit PRELU: x - zero >= 0 times the input / output scale multiplier, else (x - zero) * (alpha -
+    alpha zero) times input scale * alpha scale / output scale (both float32 quotients), plus the output zero."""
+    s_in, z_in = _single(op, op.tensor(0), "input")
+    s_alpha, z_alpha = _single(op, op.tensor(1), "alpha")
+    t = _output(op)
+    s_out, z_out = _single(op, t, "output")
+    positive = fixed_point.quantize_multiplier(float(np.float32(s_in) / np.float32(s_out)))
+    negative = fixed_point.quantize_multiplier(float(np.float32(s_in) * np.float32(s_alpha) / np.float32(s_out)))
+    a, b, out = _operands(op)
+    if out != op.shape(a):
+        raise op.unsupported(f"alpha of shape {op.shape(b)} broadcasting the input {op.shape(a)} to {out}")
+    centred = _centred(op, a, z_in, 0)
+    product = op.add("mul", [centred, _centred(op, b, z_alpha, 1)], out, suffix="/product", out_dtype="int32")
+    limits = (INTEGER_TYPES[t.type], *_LIMITS[t.type])
+    scaled = _requantize(op, product, [negative], limits, z_out, suffix="/negative", bound=255 * 255)
+    kept = _requantize(op, a, [positive], limits, z_out, offset=-z_in, suffix="/positive")
+    zero = op.add("const", [], (), params={"value": np.array(0, np.int32)}, suffix="/zero", out_dtype="int32")
+    sign = op.add("greater_equal", [centred, zero], out, suffix="/sign", out_dtype="bool")
+    return [op.add("select", [sign, kept, scaled], out, out_dtype=limits[0])]
+
+
 @QUANTIZED.register("MEAN")
 def mean(op: Op) -> list[str]:
     """TFLite's integer MEAN: the int32 sum of the n reduced integers, less n * input zero, times the input /

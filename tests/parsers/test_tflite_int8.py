@@ -141,6 +141,16 @@ def _dilated_2d(keras, shape):
     return keras.Sequential([keras.Input(shape), keras.layers.Conv2D(4, 3, dilation_rate=2, padding="same")])
 
 
+def _prelu(keras, shape):
+    """PRELU with one alpha per channel: tf_keras's PReLU (Keras 3's is written as relu and mul, not PRELU)."""
+    import tf_keras
+
+    L = tf_keras.layers
+    x = tf_keras.Input(shape)
+    alpha = tf_keras.initializers.RandomUniform(-0.5, 0.5, seed=1)
+    return tf_keras.Model(x, L.PReLU(alpha_initializer=alpha, shared_axes=[1, 2])(L.Conv2D(6, 3, padding="same")(x)))
+
+
 # name -> (model builder, input shape, inference input/output type)
 CASES = {"cnn_int8": (_small_cnn, (13, 11, 3), "int8"), "cnn_float": (_small_cnn, (9, 7, 2), None),
          "cnn_uint8": (_small_cnn, (7, 9, 3), "uint8"), "kws_int8": (_keyword_spotter, (37, 1, 13), "int8"),
@@ -148,7 +158,7 @@ CASES = {"cnn_int8": (_small_cnn, (13, 11, 3), "int8"), "cnn_float": (_small_cnn
          "per_tensor_int8": (_per_tensor, (5, 4, 3), "int8"), "activations_int8": (_activations, (256,), "int8"),
          "moves_int8": (_moves, (6, 5, 3), "int8"), "softmax_int8": (_softmax, (5, 4, 3), "int8"),
          "wide_int8": (_wide, (1, 64), "int8"), "dilated1d_int8": (_dilated_1d, (21, 5), "int8"),
-         "dilated2d_int8": (_dilated_2d, (9, 11, 3), "int8")}
+         "dilated2d_int8": (_dilated_2d, (9, 11, 3), "int8"), "prelu_int8": (_prelu, (4, 5, 3), "int8")}
 
 
 def _write(tf, model, shape, io, path: Path) -> Path:
@@ -236,7 +246,7 @@ def test_the_files_hold_the_integer_kernels(files):
             "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "PAD", "MEAN", "LOGISTIC", "SUB",
             "RESIZE_NEAREST_NEIGHBOR", "TANH", "HARD_SWISH", "LEAKY_RELU", "RELU", "RELU6", "RELU_N1_TO_1", "MAXIMUM",
             "MINIMUM", "SPLIT", "PACK", "UNPACK", "REDUCE_MAX", "GATHER", "SOFTMAX", "SPACE_TO_BATCH_ND",
-            "BATCH_TO_SPACE_ND"} <= held, held
+            "BATCH_TO_SPACE_ND", "PRELU"} <= held, held
     sub = read(files["per_tensor_int8"]).subgraphs[0]  # one weight scale there, one per channel elsewhere
     assert {sub.tensors[o.inputs[1]].quantization.scale.size for o in sub.operators
             if o.name in ("CONV_2D", "FULLY_CONNECTED")} == {1}
