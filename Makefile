@@ -13,7 +13,7 @@ ZOO_MODELS := mobilenet mobilenet_v2 mobilenet_v3_small mobilenet_v3_large resne
 	efficientnet_b0 efficientnet_v2_b0 xception inception_v3 inception_resnet_v2 densenet121 \
 	nasnet_mobile vgg16 convnext_tiny
 
-.PHONY: test-into-hf into-hf-sweep hf4-env verify-faults fuzz fuzz-tflite install mxnet-env demo test test-full test-memory test-keras-files test-keras-targets test-detect-audio test-real-models test-report zoo zoo-tf2onnx bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
+.PHONY: test-into-hf into-hf-sweep hf4-env verify-faults fuzz fuzz-tflite install mxnet-env demo test test-full test-memory test-keras-files test-keras-targets test-detect-audio test-real-models test-report zoo zoo-tf2onnx op-graphs bench bench-ckpt bench-into bench-latency bench-lowering clean help $(addprefix zoo-,$(ZOO_MODELS))
 
 help:
 	@echo "make demo       set up, build the bundled TF1 checkpoint, convert it to every target, verify"
@@ -41,6 +41,7 @@ help:
 	@echo "make bench-ckpt checkpoints of 0.1-2.6 GB, VGG16, ResNet50, MobileNetV2: time/RSS vs naive and ovc (~25 min)"
 	@echo "make bench-lowering  re-measure pad layer vs kernel taps per runtime; rewrites convert/padding/costs.py"
 	@echo "make zoo-tf2onnx  our ONNX vs tf2onnx on every zoo SavedModel (after make zoo)"
+	@echo "make op-graphs  ~960 op-level TF graphs (TF's op-test styles) to torch/ONNX/MXNet and tf2onnx vs TF -> op-graphs.md"
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml constraints.txt
@@ -179,6 +180,23 @@ zoo-tf2onnx: install
 	$(PY) -m bench.tf2onnx_compare --isolate $$(ls -d $(CACHE)/zoo/*-224/saved_model $(CACHE)/zoo/*-299/saved_model 2>/dev/null | sort) > zoo-tf2onnx.md
 	@cat zoo-tf2onnx.md
 
+# Op-level TF graphs the way TF's kernel tests write them (every op x parameters constant / fed / computed,
+# rank 0, empty, every dtype TF has a kernel for), converted to torch, ONNX and MXNet and run against TF, and
+# tf2onnx 1.17.0 on the same graphs from its own virtualenv (a bench-only peer, never in .venv);
+# writes op-graphs.md (counts per target, every wrong case, refusals by reason)
+PEERVENV := $(CACHE)/peers/tf2onnx
+op-graphs: install mxnet-env $(PEERVENV)/.installed
+	rm -rf $(CACHE)/op-graphs
+	$(PY) -m bench.op_graphs_run --graphs $(CACHE)/op-graphs/graphs --work $(CACHE)/op-graphs/work \
+		--peer $(PEERVENV)/bin/python --report op-graphs.md --json $(CACHE)/op-graphs/results.json > /dev/null
+	@head -12 op-graphs.md
+
+$(PEERVENV)/.installed: constraints.txt
+	test -x $(PEERVENV)/bin/python || $(PYTHON) -m venv $(PEERVENV)
+	$(PEERVENV)/bin/python -m pip install -q -c constraints.txt tensorflow-cpu onnxruntime onnx requests six flatbuffers
+	$(PEERVENV)/bin/python -m pip install -q --no-deps tf2onnx==1.17.0
+	touch $@
+
 bench: install mxnet-env
 	$(PY) -m pip install -q -c constraints.txt tf2onnx==1.17.0  # a bench-only dependency
 	$(PY) -m bench.run --cache $(CACHE)/bench
@@ -207,4 +225,4 @@ bench-lowering: install mxnet-env
 	$(PY) -m bench.lowering --write
 
 clean:
-	rm -rf $(CACHE) zoo-report.md zoo-report.json batch-report.json
+	rm -rf $(CACHE) zoo-report.md zoo-report.json batch-report.json op-graphs.md

@@ -252,8 +252,6 @@ def reverify(out: Path, rtol: float | None = None, reference_store: Path | None 
     graph.metadata[SAFE_MODE] = safe_mode
     if doc.get("source_settings"):
         graph.metadata["tf_settings"] = doc["source_settings"]
-    if doc.get(verify_feeds.FEEDS):
-        graph.metadata[verify_feeds.FEEDS] = doc[verify_feeds.FEEDS]
     tol = rtol if rtol is not None else doc.get("options", {}).get("rtol", 1e-4)
     model = _written_model(emitters.get(doc["target"]), Path(out))
     result = reference.checked(lambda references: verify.verify(

@@ -10,11 +10,12 @@ from typing import Any
 from tf_convert.convert.ir import Graph
 from tf_convert.convert.padding.sizes import size_words
 
-from .verify import token_inputs
+from .verify import feeds, token_inputs
 
 
 def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[dict[str, Any]]:
     rows = []
+    fed_only = set(feeds.fed_only(graph)) if names is graph.outputs else set()
     for i, name in enumerate(names):
         target = (emitted_io or [])[i] if emitted_io and i < len(emitted_io) else {}
         rows.append(
@@ -32,8 +33,13 @@ def _io(graph: Graph, names: list[str], emitted_io: list[dict] | None) -> list[d
         longest = graph.data_dependent_length(name) if name in graph.outputs else None
         if longest is not None:  # e.g. a non-max suppression's selection that is not padded
             rows[-1]["length"] = {"axis": 0, "depends_on_data": True, "at_most": longest}
-        ids = token_inputs.value_range(graph, name) if name in graph.inputs else None
-        if ids is not None:
+        if name in fed_only:  # only fed inputs reach it: its value is fixed by the feeds
+            rows[-1]["fed_only"] = True
+        fed = (graph.metadata.get(feeds.FEEDS) or {}).get(name) if name in graph.inputs else None
+        ids = token_inputs.value_range(graph, name) if name in graph.inputs and fed is None else None
+        if fed is not None:
+            rows[-1]["fed_value"] = fed  # what --verify fed it (--feed): the check holds at this value only
+        elif ids is not None:
             rows[-1]["value_range"] = list(ids)  # what --verify feeds
     return rows
 
@@ -143,6 +149,10 @@ def skeleton_graph(doc: dict[str, Any]) -> Graph:
                              row.get("dtype", "float32"))
             if "value_range" in row:
                 graph.metadata.setdefault(token_inputs.RANGES, {})[name] = tuple(row["value_range"])
+            if row.get("fed_only"):
+                graph.metadata.setdefault(feeds.FED_ONLY, []).append(name)
+            if "fed_value" in row:
+                graph.metadata.setdefault(feeds.FEEDS, {})[name] = row["fed_value"]
             graph.source_names[name] = row["source_name"]
             graph.source_layouts[name] = row.get("source_layout", "")
             names.append(name)
@@ -180,8 +190,10 @@ def summary_line(doc: dict[str, Any]) -> str:
             check += f" (not at {shown}: {skipped[0]['skipped']})"
     pads = len(doc.get("pad_layers", []))
     sizes = doc.get("input_sizes", {}).get("spatial") == "any"
-    shown = {k: "x".join(map(str, v[1:])) for k, v in doc.get("pads_computed_for", {}).items()}
-    size_note = f"any {doc['input_sizes'].get('free', 'H x W')}" if sizes else f"fixed size {', '.join(shown.values())}"
+    fed = {row["source_name"] for row in doc.get("inputs", []) if "fed_value" in row}  # parameters, not sizes
+    shown = {k: "x".join(map(str, v[1:])) for k, v in doc.get("pads_computed_for", {}).items() if k not in fed}
+    size_note = (f"any {doc['input_sizes'].get('free', 'H x W')}" if sizes else
+                 f"fixed size {', '.join(shown.values())}" if shown else "sizes follow the fed values")
     return (
         f"{doc['target']:<6} {check}; {pads} pad layer(s); {size_note}; {doc['seconds'].get('total', 0):.2f} s"
         f" -> {doc.get('out', '')}"

@@ -60,6 +60,7 @@ class Entry:
     seed: int = 0
     keep_ir: bool = False
     timeout: float | None = None
+    feeds: dict[str, Any] = field(default_factory=dict)  # input -> the value --verify feeds it (as --feed)
     emit: dict[str, Any] = field(default_factory=dict)  # EmitOptions fields: nhwc, caffe_pad, opset
     outs: dict[str, Path] = field(default_factory=dict)  # target -> output directory
 
@@ -71,6 +72,8 @@ class Entry:
             "inputs": self.inputs, "outputs": self.outputs, "rtol": self.rtol, "verify": self.verify,
             "seed": self.seed, "keep_ir": self.keep_ir, "emit": dict(sorted(self.emit.items())),
         }
+        if self.feeds:  # only where given: the fingerprints of manifests without feeds stay as they were
+            doc["feeds"] = dict(sorted(self.feeds.items()))
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
@@ -106,6 +109,30 @@ def _input_shapes(value: Any) -> dict[str, tuple[int, ...]]:
     if isinstance(value, dict):
         return {str(k): _shape(v) for k, v in value.items()}
     return {"": _shape(value)}
+
+
+def _feeds(value: Any) -> dict[str, Any]:
+    """{input_name = VALUE}: what --verify feeds each input (as --feed NAME=VALUE), a number or a list of
+    numbers (nested for a matrix), or that written as a JSON string ("[4, 15]")."""
+    if not isinstance(value, dict) or not value:
+        raise ValueError(f"feeds must be a table of input names and values, e.g. {{shape = [4, 15]}}, got {value!r}")
+    fed = {}
+    for name, given in value.items():
+        if isinstance(given, str):
+            try:
+                given = json.loads(given)
+            except json.JSONDecodeError:
+                raise ValueError(f"feeds.{name}: {given!r} is not a number or a list such as [4, 15]") from None
+        if not _numbers(given):
+            raise ValueError(f"feeds.{name}: {given!r} is not a number or a list such as [4, 15]")
+        fed[str(name)] = given
+    return fed
+
+
+def _numbers(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(_numbers(v) for v in value)
+    return isinstance(value, (int, float))  # a bool is an int: TF's bool inputs take true / false
 
 
 def _str_list(value: Any) -> tuple[str, ...]:
@@ -176,6 +203,7 @@ FIELDS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "input_shape": (_input_shapes, "input_shapes"),
     "inputs": (_str_list, "inputs"),
     "outputs": (_str_list, "outputs"),
+    "feeds": (_feeds, "feeds"),
     "rtol": (_rtol, "rtol"),
     "verify": (_bool, "verify"),
     "seed": (_int, "seed"),
@@ -454,6 +482,7 @@ def load(path: Path, out_root: Path = Path("."), env: dict[str, str] | None = No
             input_shapes=values.get("input_shape", {}), inputs=values.get("inputs"),
             outputs=values.get("outputs"), rtol=values.get("rtol", 1e-4), verify=values.get("verify", True),
             seed=values.get("seed", 0), keep_ir=values.get("keep_ir", False), timeout=values.get("timeout"),
+            feeds=values.get("feeds", {}),
             emit={k: values[k] for k in EMIT_KEYS if k in values}, outs=outs,
         ))
     if problems:

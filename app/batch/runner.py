@@ -89,7 +89,7 @@ def _spec(entry: Entry, target: str, memo: bool, discard: bool = False) -> dict[
             "outputs": list(entry.outputs) if entry.outputs else None,
             "input_shapes": {k: list(v) for k, v in entry.input_shapes.items()},
             "verify": entry.verify, "rtol": entry.rtol, "seed": entry.seed, "keep_ir": entry.keep_ir,
-            "emit": dict(entry.emit)}
+            "feeds": dict(entry.feeds), "emit": dict(entry.emit)}
 
 
 def _base_record(entry: Entry, target: str, manifest: Path | None, code: str) -> dict[str, Any]:

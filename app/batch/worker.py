@@ -146,7 +146,7 @@ def convert_task(spec: dict[str, Any]) -> dict[str, Any]:
         inputs=spec["inputs"], outputs=spec["outputs"],
         input_shapes={k: tuple(v) for k, v in spec["input_shapes"].items()},
         verify=spec["verify"], rtol=spec["rtol"], seed=spec["seed"], keep_ir=spec["keep_ir"],
-        force=True, options=EmitOptions(**spec["emit"]),
+        feeds=spec.get("feeds") or {}, force=True, options=EmitOptions(**spec["emit"]),
     )
     trace = None
     doc = None

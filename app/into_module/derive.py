@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from . import record
 from .mismatch import ArchitectureMismatch
 
 
@@ -50,6 +51,48 @@ def source(traced, tensor, owners: dict[int, tuple[str, Any]]) -> tuple[str, Any
     path, m = owners[id(param)]
     name = next(k for k, p in m.named_parameters(recurse=False) if p is param)
     return (f"{path}.{name}" if path else name), param
+
+
+def without_constant_terms(traced, tensor, owners: dict[int, tuple[str, Any]]):
+    """The term of `tensor` that comes from a parameter, where `tensor` adds to it terms computed from no parameter
+    (Swin's shifted windows: the relative position bias plus the shift's mask, built from `arange`): TF adds the
+    mask apart, a constant read through like any other mask."""
+    import torch
+
+    while id(tensor) in traced.derived:
+        func, args, kwargs = traced.derived[id(tensor)]
+        name = record.canonical(func)
+        terms = [a for a in args if isinstance(a, torch.Tensor)]
+        if name not in ("add", "__add__", "__radd__") or len(terms) != 2 or kwargs:
+            break
+        sources = [source(traced, t, owners) is not None or isinstance(t, torch.nn.Parameter) for t in terms]
+        if sources.count(True) != 1 or any(_has_parameter(traced, t) for t, s in zip(terms, sources) if not s):
+            break
+        tensor = terms[sources.index(True)]
+    return tensor
+
+
+def _has_parameter(traced, tensor) -> bool:
+    """Whether any parameter went into `tensor` (through the calls the record kept)."""
+    import torch
+
+    stack, seen = [tensor], set()
+    while stack:
+        v = stack.pop()
+        if isinstance(v, torch.nn.Parameter):
+            return True
+        if isinstance(v, torch.Tensor):
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            if id(v) in traced.derived:
+                _, args, kwargs = traced.derived[id(v)]
+                stack.extend([args, kwargs])
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return False
 
 
 def replay(traced, tensor, substitutes: dict[int, Any]):

@@ -56,6 +56,12 @@ class Layer:
 _SHOWN = ("weight", "groups", "stride", "kernel", "features", "axis", "variant")
 
 
+def module_path(layer_id: str) -> str:
+    """The module path of a module-side layer: a module called again is `path#k` (trace.py), its parameters the
+    same."""
+    return layer_id.partition("#")[0]
+
+
 def named(label: str) -> str:
     """How a message names a module-side layer: "module path 'a.b'", or a functional call as it is."""
     return label if label.startswith("forward's ") else f"module path '{label}'"
@@ -166,8 +172,20 @@ def ir_layers(graph: Graph) -> LayerGraph:
     by_name = {node.name: node for node in graph.nodes}
     pool_pads = _pads_before_max_pools(graph)
     conv_pads = _pads_before_convs(graph)
+    rolls, roll_parts = _rolls(graph)
     for node in graph.nodes:
-        if node.op == "const":
+        if node.op == "const" or node.name in roll_parts:
+            continue
+        if node.name in rolls:  # TF's Roll: the tail, then the head, per axis; one roll layer for all its axes
+            source, size, shift, alone = rolls[node.name]
+            before = layers.get(alias.get(source, ""))
+            if before is not None and before.kind == "roll" and alone:  # the same roll along another axis
+                before.attrs["shifts"] = tuple(sorted((*before.attrs["shifts"], (size, shift))))
+                alias[node.output] = before.id
+                continue
+            layers[node.name] = Layer(node.name, "roll", [alias[source]], {"shifts": ((size, shift),)},
+                                      tuple(graph.shape(node.output)), node)
+            alias[node.output] = node.name
             continue
         if node.op == "add":  # a table added as a constant: TF1 BERT's position embeddings, sliced and folded
             for name in node.inputs:
@@ -278,12 +296,15 @@ def _constant_matrix(node: Node, consts: dict[str, Node]) -> tuple[str, np.ndarr
 def _is_table(const: Node) -> bool:
     """A float constant with two axes longer than 1 (rows of a table, not a per-channel vector), and not an
     additive mask (0 where attended, a large negative number elsewhere: Whisper's causal mask, decided at the
-    conversion's sequence length, which the module computes for itself)."""
+    conversion's sequence length, which the module computes for itself; or 0 and one negative value elsewhere)."""
     value = const.params.get("value")
     if value is None or value.dtype.kind != "f" or sum(1 for d in value.shape if d > 1) < 2:
         return False
     values = np.asarray(lazy.materialize(value))
-    return not np.all((values == 0) | (values <= -1e4))
+    if np.all((values == 0) | (values <= -1e4)):
+        return False
+    levels = np.unique(values)  # Swin's shift mask: 0 within a region, -100 across two
+    return not (len(levels) == 2 and levels[1] == 0 and levels[0] < 0)
 
 
 def _scalar_factor(node: Node, consts: dict[str, Node]) -> float:
@@ -357,6 +378,32 @@ def _pads_before_convs(graph: Graph) -> dict[str, tuple[list[str], tuple[int, in
         if ok and convs:
             found[node.name] = (convs, (0, 0, int(pads[1][0]), int(pads[1][1])))
     return found
+
+
+def _rolls(graph: Graph) -> tuple[dict[str, tuple[str, int, int, bool]], set[str]]:
+    """({concat node: (the tensor rolled, the axis' size, the shift, whether only this roll reads that tensor)},
+    the slices it joins) for TF's Roll as the
+    parser writes it: along one axis of size n, `x[n-s:]` then `x[:n-s]`, each slice read by that concat only.
+    Axes are kept as sizes: the IR may hold a 4-D tensor in another layout than the module."""
+    index, by_output = GraphIndex(graph), {node.output: node for node in graph.nodes}
+    found, parts = {}, set()
+    for node in graph.nodes:
+        if node.op != "concat" or len(node.inputs) != 2:
+            continue
+        tail, head = (by_output.get(i) for i in node.inputs)
+        if tail is None or head is None or tail.op != "slice" or head.op != "slice" or \
+                tail.inputs[0] != head.inputs[0] or any(len(index.readers(p.output)) != 1 for p in (tail, head)):
+            continue
+        shape, axis = graph.shape(tail.inputs[0]), int(node.attrs["axis"]) % len(graph.shape(node.output))
+        cuts = [[(k, int(b), int(e)) for k, (b, e, n) in enumerate(zip(p.attrs["begin"], p.attrs["end"], shape))
+                 if (int(b), int(e)) != (0, n)] for p in (tail, head)]
+        if len(cuts[0]) != 1 or len(cuts[1]) != 1 or cuts[0][0][0] != axis or cuts[1][0][0] != axis:
+            continue
+        n, (_, start, stop), (_, head_start, head_stop) = shape[axis], cuts[0][0], cuts[1][0]
+        if stop == n and head_start == 0 and head_stop == start and 0 < start < n:
+            found[node.name] = (tail.inputs[0], n, n - start, len(index.readers(tail.inputs[0])) == 2)
+            parts.update((tail.name, head.name))
+    return found, parts
 
 
 def _pads_before_max_pools(graph: Graph) -> dict[str, str]:

@@ -101,6 +101,8 @@ def _architecture(t: Layer, i: Layer) -> str | None:
         if t.kind == "concat" and mine != theirs:
             return (f"it joins parameters at positions {mine} where TF joins constants at {theirs}"
                     if mine or theirs else "")
+    elif t.kind == "roll" and ta["shifts"] != ia["shifts"]:
+        return f"it rolls by {ta['shifts']} ((axis size, shift) pairs) where TF rolls by {ia['shifts']}"
     elif t.kind == "other:slice" and "range" in ta and "range" in ia and ta["range"] != ia["range"]:
         return (f"it takes [{ta['range'][1]}:{ta['range'][2]}] of axis {ta['range'][0]} where TF takes "
                 f"[{ia['range'][1]}:{ia['range'][2]}]")

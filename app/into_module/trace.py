@@ -427,6 +427,15 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
             coordinate = "half_pixel"
         if coordinate is not None and not antialias:
             return Layer(name, "resize", inputs, {"sampling": (mode.removesuffix("-exact"), coordinate)}, shape)
+    if fname == "roll" and args and hasattr(args[0], "meta"):  # Swin's shifted windows; axes as sizes, as TF's
+        shifts = args[1] if len(args) > 1 else kwargs.get("shifts")
+        dims = args[2] if len(args) > 2 else kwargs.get("dims")
+        shifts, dims = (shifts if isinstance(shifts, (tuple, list)) else [shifts],
+                        dims if isinstance(dims, (tuple, list)) else [dims])
+        if None not in dims:
+            src = args[0].meta.get("shape", shape)
+            rolled = sorted((src[d], int(s) % src[d]) for s, d in zip(shifts, dims) if int(s) % src[d])
+            return Layer(name, "roll", inputs, {"shifts": tuple(rolled)}, shape)
     if target is F.pad or fname == "pad":
         mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
         value = args[3] if len(args) > 3 else kwargs.get("value", None)
@@ -659,6 +668,7 @@ def _selected_layer(tensor, traced, owners) -> Layer | None:
 
     if not isinstance(tensor, torch.Tensor):
         return None
+    tensor = derive.without_constant_terms(traced, tensor, owners)
     found = derive.source(traced, tensor, owners)
     if found is None or sum(1 for d in tensor.shape if d > 1) < 2:
         return None
@@ -946,6 +956,19 @@ def torch_layers(traced, other=None) -> LayerGraph:
                 if parameter is not None:  # a layer scale: gets TF's per-channel constant (transforms.py)
                     layers[ins[0]].factors.append(parameter)
             continue
+        if layer.id in layers and layer.node is not None and layers[layer.id].node is layer.node:
+            layer = _repeated_call(layer, layers)
         layers[layer.id] = layer
         alias[n.name] = layer.id
     return LayerGraph(layers, outputs, inputs)
+
+
+def _repeated_call(layer: Layer, layers: dict[str, Layer]) -> Layer:
+    """A module called again (ALBERT's one layer run num_hidden_layers times): a layer of its own, `path#k` for
+    its k-th call after the first (layers.module_path gives the path back), named by path and call in messages."""
+    k = 1
+    while f"{layer.id}#{k}" in layers:
+        k += 1
+    layer.where = f"{layer.id} (its call {k + 1})"
+    layer.id = f"{layer.id}#{k}"
+    return layer

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tf_convert.convert.errors import ConvertError, InputError
-from tf_convert.convert.ir import Graph
+from tf_convert.convert.ir import Graph, runtime_dims
 from tf_convert.convert.padding.sizes import input_free_axes
 
 from . import feeds, mask_inputs, reference_process, token_inputs
@@ -51,7 +51,8 @@ def other_sizes(graph: Graph) -> list[dict[str, tuple[int, ...]]]:
     """Two more input sizes for a size-free model: every free axis (an image's H/W, a volume's D/H/W, a
     sequence's length: convert.padding.sizes.input_free_axes) + 1 (flips SAME's odd pads) and ~1.25x + 1
     (larger), the batch 2; empty when no input has a free axis."""
-    free = {n: input_free_axes(graph.shape(n)) for n in graph.inputs}
+    parameters = runtime_dims.parameter_inputs(graph)  # a fed shape or paddings keeps its value and its shape
+    free = {n: frozenset() if n in parameters else input_free_axes(graph.shape(n)) for n in graph.inputs}
     if not any(free.values()):
         return []
     sizes = []
@@ -123,6 +124,7 @@ def _compared(source: Path, graph: Graph, emitter: Any, out_dir: Path, rtol: flo
         result, graph, actual, [(inputs, expected), *([(edged, outcomes[1])] if edged is not None else []),
                                 (other, other_outcome)],
         lambda sets: references(source, graph, sets), rtol, seed, depth)
+    _judge_fed_only(result, graph, rtol, seed)
     result["depth"] = depth
     if size_free:
         result["sizes"] = [
@@ -131,6 +133,8 @@ def _compared(source: Path, graph: Graph, emitter: Any, out_dir: Path, rtol: flo
                                across)
             for s, shapes in enumerate(sizes)]
         compared = [s for s in result["sizes"] if "skipped" not in s]
+        for at in compared:
+            _judge_fed_only(at, graph, rtol, seed)
         result["verdict"] = verdict_of([result, *compared])
         result["passed"] = result["verdict"] == "ok"
         result["max_rel"] = max([result["max_rel"], *(s["max_rel"] for s in compared)])
@@ -236,6 +240,29 @@ def _judge_across_inputs(result: dict[str, Any], graph: Graph, actual: Callable[
         known += [(x, _outputs(o)) for x, o in zip(probes, more(probes)) if not isinstance(o, BaseException)]
     result.update(_summary(result["outputs"], rtol, seed))
     return across
+
+
+def _judge_fed_only(result: dict[str, Any], graph: Graph, rtol: float, seed: int) -> None:
+    """An output only fed inputs reach (feeds.fed_only) is one value TF gives at the fed values: a fixed feed
+    leaves nothing to compare across, and the conversion claims that value only (conversion.json records the
+    feeds). Equal to TF's (shape, dtype, values) there, it passes rather than 'cannot tell'; the warning says
+    the check holds at the fed values only."""
+    fed_only = set(feeds.fed_only(graph))
+    if not fed_only:
+        return
+    shown = {graph.source_names.get(n, n) for n in fed_only}
+    given = ", ".join(graph.source_names.get(n, n).rsplit(":", 1)[0] for n in feeds.fed(graph))
+    for i, row in enumerate(result["outputs"]):
+        if graph.outputs[i] in fed_only and row["verdict"] == CANNOT_TELL:
+            result["outputs"][i] = {**row, "verdict": "ok", "passed": True, "constant": False,
+                                    "why": f"follows only the fed values ({given}): equal to TensorFlow's there"}
+    if "warnings" not in result:  # another size's row: its verdict only
+        result.update(_summary(result["outputs"], rtol, seed))
+        return
+    result["warnings"] = [w for w in result["warnings"] if not any(f"output '{o}'" in w for o in shown)]
+    result["warnings"] += [f"output '{o}' follows only the values --feed gave ({given}): TensorFlow's value is "
+                           "fixed by them, so --verify checked it at those values only" for o in sorted(shown)]
+    result.update(_summary(result["outputs"], rtol, seed))
 
 
 def _is_error(outcome: Any) -> bool:

@@ -12,9 +12,9 @@ import numpy as np
 
 from tf_convert.convert.errors import UsageError
 from tf_convert.convert.ir import Graph, GraphIndex, runtime_dims
-from tf_convert.convert.ir.ops import RUN_TIME_SIZED
 
 FEEDS = "verify_feeds"  # graph.metadata key: IR input -> the value the check feeds it (nested lists)
+FED_ONLY = "fed_only_outputs"  # graph.metadata key: the outputs only fed inputs reach (a skeleton graph's record)
 
 
 def parse(feeds: Mapping[str, str] | list[str] | tuple[str, ...]) -> dict[str, object]:
@@ -73,24 +73,38 @@ def require(graph: Graph, target: str) -> None:
     for name in graph.inputs:
         if name in given:
             continue
-        reader = _size_parameter_reader(index, name)
-        if reader is not None:
+        node = runtime_dims.parameter_reader(index, name)
+        if node is not None:
+            reader = f"{node.op} '{node.name}'"
             shown = graph.source_names.get(name, name).rsplit(":", 1)[0]
             raise UsageError(f"input '{shown}' sets sizes while the model runs ({reader}): --verify cannot draw it "
                              f"at random; give the value to check at, e.g. --feed {shown}=VALUE (a number or a "
                              "list such as [4, 15])")
 
 
-def _size_parameter_reader(index: GraphIndex, tensor: str) -> str | None:
-    """The first op whose sizes follow a run-time parameter that `tensor` flows into (None if none)."""
-    seen, stack = set(), [tensor]
-    while stack:
-        t = stack.pop()
-        if t in seen:
-            continue
-        seen.add(t)
-        for node in index.readers(t):
-            if node.op in RUN_TIME_SIZED and t in node.inputs[1:]:
-                return f"{node.op} '{node.name}'"
-            stack.extend(node.outputs)
-    return None
+def fed_only(graph: Graph) -> list[str]:
+    """The outputs that only fed inputs reach (a Fill of fed dims, a Range of a fed length): TF's value there is
+    fixed by the feeds, so no input the check draws can move it (from the nodes, or the record of a skeleton)."""
+    given = set(graph.metadata.get(FEEDS) or {})
+    if not given:
+        return []
+    if not graph.nodes:
+        return [n for n in graph.metadata.get(FED_ONLY, []) if n in graph.outputs]
+    index = GraphIndex(graph)
+    found = []
+    for output in graph.outputs:
+        reached, stack, seen = set(), [output], set()
+        while stack:
+            t = stack.pop()
+            if t in seen:
+                continue
+            seen.add(t)
+            node = index.producer(t)
+            if node is None:
+                reached.add(t)
+            else:
+                stack.extend(node.inputs)
+        sources = reached & set(graph.inputs)
+        if sources and sources <= given:
+            found.append(output)
+    return found

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .graph import Graph, Node
+from .index import GraphIndex
 from .ops import PASSES_RUN_TIME_SIZES, RUN_TIME_SIZED, TF_OPS
 from .shapes import RUN_TIME
 
-__all__ = ["FOLLOWING", "RUN_TIME", "TARGETS", "TF_FOLLOWING", "has_run_time", "refusal", "run_time_axes"]
+__all__ = ["FOLLOWING", "RUN_TIME", "TARGETS", "TF_FOLLOWING", "has_run_time", "parameter_reader", "parameter_inputs",
+           "refusal", "run_time_axes"]
 
 # IR ops whose shape rule and PyTorch/ONNX handlers take run-time sizes: the rows that compute with a run-time
 # size, and those a run-time size passes through (the catalog's flags)
@@ -31,6 +33,35 @@ def run_time_axes(shape: Sequence[int]) -> list[int]:
 
 def has_run_time(graph: Graph) -> bool:
     return any(RUN_TIME in t.shape for t in graph.tensors.values())
+
+
+# the inputs of a RUN_TIME_SIZED op that set its sizes: every one after the data, but for these (a unique's
+# length follows its data, which a check may draw at random; a bincount's weights set no size)
+_SIZE_PARAMETERS = {"unique": slice(0, 0), "bincount_by": slice(1, 2)}
+
+
+def parameter_reader(index: GraphIndex, tensor: str) -> Node | None:
+    """The first node whose output sizes follow the run-time parameter `tensor` flows into (None if none)."""
+    seen, stack = set(), [tensor]
+    while stack:
+        t = stack.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        for node in index.readers(t):
+            if node.op in RUN_TIME_SIZED and t in node.inputs[_SIZE_PARAMETERS.get(node.op, slice(1, None))]:
+                return node
+            stack.extend(node.outputs)
+    return None
+
+
+def parameter_inputs(graph: Graph) -> frozenset[str]:
+    """The graph inputs that set sizes while the model runs (a shape, paddings, a depth): parameters, not data
+    with an image's or a sequence's size (convert.padding.sizes leaves them out)."""
+    if not has_run_time(graph):
+        return frozenset()
+    index = GraphIndex(graph)
+    return frozenset(name for name in graph.inputs if parameter_reader(index, name) is not None)
 
 
 def follows(graph: Graph, node: Node) -> str | None:

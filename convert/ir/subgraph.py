@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .graph import Graph, Node
+from .graph import Graph, Node, Tensor
 from .index import GraphIndex
 
 # the attributes of the control ops that hold nested graphs
@@ -86,3 +86,32 @@ def siblings(index: GraphIndex, node: Node) -> list[Node]:
     if len(found) == 1:
         return [node]
     return [n for n in index.graph.nodes if id(n) in found]
+
+
+def branches_selected(graph: Graph, node: Node) -> Graph:
+    """A `cond` node of `graph` as plain nodes, for a target without conditionals: both branches inlined on the
+    node's operands (their tensors renamed `<node>/<branch>/<name>`) and a `select` of the branches' output
+    `output` by the predicate. The same values: each is the taken branch's own, the other's are discarded,
+    never mixed (only the cost differs: both branches run). Its inputs are the node's, its output the node's."""
+    out = Graph(f"{node.name}/selected")
+    out.inputs = list(dict.fromkeys(node.inputs))
+    out.tensors = {t: graph.tensors[t] for t in out.inputs}
+    k, shape = int(node.attrs["output"]), graph.shape(node.output)
+    picked = []
+    for attr in ("then_branch", "else_branch"):
+        branch, prefix = node.attrs[attr], f"{node.name}/{attr}/"
+        renamed = dict(zip(branch.inputs, node.inputs[1:]))
+        for name, tensor in branch.tensors.items():
+            if name not in renamed:
+                renamed[name] = prefix + name
+                out.tensors[prefix + name] = Tensor(prefix + name, tensor.shape, tensor.dtype)
+        out.nodes += [Node(prefix + n.name, n.op, [renamed[i] for i in n.inputs], [renamed[o] for o in n.outputs],
+                           dict(n.attrs), dict(n.params), n.source_op) for n in branch.nodes]
+        picked.append(renamed[branch.outputs[k]])
+    ones = (1,) * len(shape)
+    pred = out.add_node("reshape", f"{node.name}/predicate", [node.inputs[0]], ones, {"shape": ones},
+                        source_op=node.source_op, out_dtype="bool")
+    out.tensors[node.output] = graph.tensors[node.output]
+    out.nodes.append(Node(node.output, "select", [pred, *picked], [node.output], source_op=node.source_op))
+    out.outputs = [node.output]
+    return out

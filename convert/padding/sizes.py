@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..ir.index import GraphIndex
 from ..ir.ops import AVERAGING_OPS, OPS, SLIDING_OPS, ops_of_size
+from ..ir.runtime_dims import parameter_inputs
 from ..sampling.plans import plan_resize
 from .rules import effective_kernel
 
@@ -69,7 +70,8 @@ _INPUT_FREE_AXES = {4: frozenset({2, 3}), 5: frozenset({1, 2, 3}), 3: frozenset(
 def size_words(graph: Graph) -> str:
     """How a summary names the free sizes: "H x W" (images), "D x H x W" (volumes), "length" (sequences),
     or several of them."""
-    ranks = {len(graph.shape(name)) for name in graph.inputs}
+    parameters = parameter_inputs(graph)
+    ranks = {len(graph.shape(name)) for name in graph.inputs if name not in parameters}
     words = [w for w, found in (("H x W", 4 in ranks), ("D x H x W", 5 in ranks), ("length", bool(ranks & {2, 3})))
              if found]
     return " and ".join(words) or "H x W"
@@ -81,7 +83,12 @@ def size_flow(graph: Graph) -> tuple[dict[str, frozenset[int]], str | None]:
     inputs' (input_free_axes) and follow each node's catalog `size` rule."""
     index = GraphIndex(graph)
     free: dict[str, frozenset[int]] = {}
+    parameters = parameter_inputs(graph)  # a fed shape or paddings: no size of its own to follow
+    if parameters and parameters >= set(graph.inputs):
+        return free, "its inputs are run-time parameters only (a shape, paddings: no image or sequence)"
     for name in graph.inputs:
+        if name in parameters:
+            continue
         axes = input_free_axes(graph.shape(name))
         if not axes:
             return free, f"input {name} is not an image or a sequence (rank {len(graph.shape(name))})"
@@ -303,4 +310,8 @@ def _node_bound(graph: Graph, index: GraphIndex, node: Node, size: str,
         rank = len(graph.shape(node.output))
         axis = int(node.attrs["axis"]) % rank
         return None if all(axis not in free.get(i, frozenset()) for i in node.inputs) else "works along a spatial axis"
+    if OPS[node.op].run_time_sizes:  # no attribute holds a size: the parameter the run computes does
+        parameter = node.inputs[-1] if node.op == "range" else node.inputs[1]
+        return (f"sets its output's sizes from the run-time value '{graph.source_names.get(parameter, parameter)}', "
+                "which the check fed at one value (--feed)")
     return "bakes the spatial size into its attributes"

@@ -12,7 +12,7 @@ import numpy as np
 from tf_convert.convert import ir
 from tf_convert.convert.direct_file import open_direct
 from tf_convert.convert.ir.lazy import read_ahead
-from tf_convert.convert.ir.runtime_dims import RUN_TIME, run_time_axes
+from tf_convert.convert.ir.runtime_dims import RUN_TIME, parameter_inputs, run_time_axes
 from tf_convert.convert.padding.sizes import size_bound, size_flow
 from tf_convert.convert.progress import SILENT, Progress
 
@@ -114,9 +114,11 @@ def build(graph: ir.Graph, options: OnnxOptions) -> Built:
 def _free_batch(graph: ir.Graph) -> Callable[[str], bool]:
     """Whether a graph input / output gets the symbolic batch "N": the inputs must agree on their axis 0
     (onnxruntime takes every "N" for one size and plans its buffers so), and the tensor must have it."""
-    batches = {graph.shape(t)[0] for t in graph.inputs if graph.shape(t)}
+    parameters = parameter_inputs(graph)  # a fed shape or paddings has no batch
+    batches = {graph.shape(t)[0] for t in graph.inputs if graph.shape(t) and t not in parameters}
     batch = batches.pop() if len(batches) == 1 else None
-    return lambda t: batch is not None and bool(graph.shape(t)) and graph.shape(t)[0] == batch
+    return lambda t: (batch is not None and t not in parameters and bool(graph.shape(t))
+                      and graph.shape(t)[0] == batch)
 
 
 def _bound_reason(graph: ir.Graph, options: OnnxOptions) -> str:

@@ -13,7 +13,6 @@ from collections.abc import Callable
 import numpy as np
 
 from tf_convert.convert import fixed_point
-from tf_convert.convert.ir.libm_expf import expf
 from tf_convert.convert.padding import output_hw, tf_pads
 from tf_convert.parsers.common.layout import nhwc_reshape
 
@@ -29,10 +28,8 @@ _ACCUMULATOR = ("int32", fixed_point.INT32_MIN, fixed_point.INT32_MAX)
 _ADD_PRE_SHIFT = 20  # TFLite's ADD/SUB of 8-bit operands: both scaled by 2**20 before their multipliers
 _LUT = ("TFLite computes it on 8-bit integers through its own lookup tables / fixed-point exp, which the "
         "converter does not reproduce bit for bit yet")
-_TABLE = ("TFLite's table for it is computed with a libm function (tanhf) the converter does not reproduce bit for "
-          "bit (expf it does: int8 LOGISTIC converts)")
 # integer operators with no exact conversion yet: why (the refusal names them, exit 3)
-REASONS = {"SOFTMAX": _LUT, "TANH": _TABLE, "LOG_SOFTMAX": _LUT, "HARD_SWISH": _LUT}
+REASONS = {"LOG_SOFTMAX": _LUT}
 _DEFAULT_REASON = "TFLite's integer kernel for it is not reproduced bit for bit yet"
 
 
@@ -92,8 +89,10 @@ def _fused(op: Op) -> str:
 
 
 def _requantize(op: Op, x: str, multipliers: list[tuple[int, int]], out: tuple[str, int, int], zero_point: int,
-                offset: int = 0, pre_shift: int = 0, suffix: str = "", bound: int = 255) -> str:
-    """requantize of x by (significand, shift) per channel (axis 1) or one, to out = (dtype, min, max). `bound`:
+                offset: int = 0, pre_shift: int = 0, suffix: str = "", bound: int = 255,
+                rounding: str = "double") -> str:
+    """requantize of x by (significand, shift) per channel (axis 1) or one, to out = (dtype, min, max), rounding
+    twice (MultiplyByQuantizedMultiplier) or once (the fully-connected kernel's). `bound`:
     the largest |x + offset| the operator can reach (None: checked by the caller); TFLite scales it by 2**shift in
     int32, so a bound that could leave int32 there is refused (C's overflow has no exact form)."""
     dtype, lo, hi = out
@@ -103,17 +102,18 @@ def _requantize(op: Op, x: str, multipliers: list[tuple[int, int]], out: tuple[s
         raise op.unsupported(f"values up to {bound} times 2**{pre_shift + int(s.max())} can leave int32 (TFLite's own "
                              "product would overflow)")
     attrs = {"axis": 1, "offset": offset, "pre_shift": pre_shift, "zero_point": zero_point, "min": lo, "max": hi,
-             "dtype": dtype}
+             "dtype": dtype, "rounding": rounding}
     return op.add("requantize", [x], op.shape(x), attrs, {"multiplier": m, "shift": s}, suffix=suffix,
                   out_dtype=dtype)
 
 
-def _to_output(op: Op, acc: str, multipliers: list[tuple[int, int]], bound: int | None = None) -> str:
+def _to_output(op: Op, acc: str, multipliers: list[tuple[int, int]], bound: int | None = None,
+               rounding: str = "double") -> str:
     """An int32 accumulator to the operator's output integers, its fused activation clamped."""
     t = _output(op)
     lo, hi = _activation_range(op, t, _fused(op))
     return _requantize(op, acc, multipliers, (INTEGER_TYPES[t.type], lo, hi), _single(op, t, "output")[1],
-                       suffix="/requantize", bound=bound)
+                       suffix="/requantize", bound=bound, rounding=rounding)
 
 
 def _check_headroom(op: Op, weight: np.ndarray, zero: int, bias: np.ndarray | None,
@@ -256,7 +256,8 @@ def fully_connected(op: Op) -> list[str]:
                  out_dtype="int32")
     multipliers = _filter_multipliers(op, q, units, q.scale.size == 1)
     _check_headroom(op, weight, weight_zero, bias, multipliers)
-    return [_to_output(op, acc, multipliers)]
+    # TFLite's int8 fully-connected reference kernel rounds once (measured), its conv kernels twice
+    return [_to_output(op, acc, multipliers, rounding="single" if op.tensor(0).type == "INT8" else "double")]
 
 
 # ---- elementwise ----------------------------------------------------------------------------------------
@@ -337,24 +338,6 @@ def mean(op: Op) -> list[str]:
                         offset=-z_in * n, suffix="/requantize", bound=255 * n)]
 
 
-@QUANTIZED.register("LOGISTIC")
-def logistic(op: Op) -> list[str]:
-    """TFLite's int8 LOGISTIC is a table of the 256 inputs (LUTPopulate): float32 scale * (q - zero), 1 / (1 +
-    expf(-v)) with glibc's expf (convert.ir.libm_expf), times 1 / output scale, rounded half away from zero, plus
-    the output zero, clamped. The uint8 kernel is another (fixed-point) one: refused."""
-    x, t = op.x(), _output(op)
-    if t.type != "INT8" or op.tensor(0).type != "INT8":
-        raise op.unsupported(f"{op.tensor(0).type} LOGISTIC: {_LUT}")
-    s_in, z_in = _single(op, op.tensor(0), "input")
-    s_out, z_out = _single(op, t, "output")
-    values = np.arange(-128, 128)
-    real = np.float32(s_in) * (values - z_in).astype(np.float32)
-    sigmoid = np.float32(1) / (np.float32(1) + expf(-real).astype(np.float32))
-    scaled = (sigmoid * (np.float32(1) / np.float32(s_out))).astype(np.float32)
-    table = np.clip(fixed_point.round_half_away(scaled) + z_out, -128, 127).astype(np.int8)
-    return [op.add("lookup", [x], op.shape(x), {"low": -128}, {"table": table})]
-
-
 # ---- pooling and data movement ----------------------------------------------------------------------------
 
 
@@ -429,7 +412,7 @@ def _moved(handler: Callable[[Op], list[str]], checked: bool = True) -> Callable
 
     def moved(op: Op) -> list[str]:
         if checked:
-            _same_quantization(op, [0])
+            _same_quantization(op, list(range(len(op.op.inputs))))
         return handler(op)
 
     moved.__name__ = handler.__name__
@@ -437,25 +420,31 @@ def _moved(handler: Callable[[Op], list[str]], checked: bool = True) -> Callable
 
 
 def _in_float(op: Op, handler: Callable[[Op], list[str]]) -> str:
-    """A float handler that only picks input elements (nearest resize, depth <-> space), run on a float32 copy
-    of input 0 (every 8-bit integer is a float32) and cast back: the same integers, moved."""
-    _same_quantization(op, [0])
-    x = op.x()
-    index = op.op.inputs[0]
-    op.ir[index] = op.add("cast", [x], op.shape(x), {"dtype": "float32"}, suffix="/float", out_dtype="float32")
+    """A float handler that only picks or compares input elements (nearest resize, depth <-> space, max, min), run
+    on float32 copies of the integer inputs (every 8-bit integer is a float32) and cast back: the same integers."""
+    _same_quantization(op, list(range(len(op.op.inputs))))
+    ints = [i for i in op.op.inputs if i >= 0 and op.tensors[i].type in INTEGER_TYPES]
+    constants = {i: op.values[i] for i in ints if i in op.values}  # a clip's bound: its integers as float32 too
+    saved = {i: op.ir[i] for i in ints if i not in constants}
+    for i, x in saved.items():
+        op.ir[i] = op.add("cast", [x], op.shape(x), {"dtype": "float32"}, suffix="/float", out_dtype="float32")
+    op.values.update({i: v.astype(np.float32) for i, v in constants.items()})
     try:
         [y] = handler(op)
     finally:
-        op.ir[index] = x
-    dtype = op.dtype(x)
+        op.ir.update(saved)
+        op.values.update(constants)
+    dtype = INTEGER_TYPES[_output(op).type]
     return op.add("cast", [y], op.shape(y), {"dtype": dtype}, suffix="/integer", out_dtype=dtype)
 
 
-for _name in ("RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH"):
+for _name in ("RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "MAXIMUM", "MINIMUM", "REDUCE_MAX",
+              "REDUCE_MIN"):
     QUANTIZED.register(_name)(lambda op, name=_name: [_in_float(op, TABLE.get(name))])  # (looked up when called)
 
 for _name, _handler in {"RESHAPE": shape.reshape, "SQUEEZE": shape.squeeze, "EXPAND_DIMS": shape.expand_dims,
                         "TRANSPOSE": shape.transpose, "STRIDED_SLICE": shape.strided_slice_activation,
-                        "SLICE": pieces.slice_, "TILE": pieces.tile}.items():
+                        "SLICE": pieces.slice_, "TILE": pieces.tile, "PACK": pieces.pack, "UNPACK": pieces.unpack,
+                        "SPLIT": pieces.split, "SPLIT_V": pieces.split_v, "GATHER": pieces.gather}.items():
     QUANTIZED.register(_name)(_moved(_handler))
 QUANTIZED.register("SHAPE")(_moved(shape.shape_activation, checked=False))
