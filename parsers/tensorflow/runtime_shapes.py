@@ -15,15 +15,18 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert.convert.ir import shapes
 from tf_convert.convert.ir.runtime_dims import RUN_TIME, TF_FOLLOWING
 
-from .context import Context, NotConvertible
+from .context import Context, NotConvertible, attr
 from .lowering import Lowering
 
 # TF ops whose handler carries a run-time size on (their lowering here, or an IR op that follows one)
 READS_RUN_TIME = frozenset({
     "Identity", "StopGradient", "Snapshot", "PreventGradient", "IdentityN", "Cast", "Mul",
-    "Reshape", "ExpandDims", "Fill", "BroadcastTo", "Tile", "Pad", "PadV2", "Slice", "StridedSlice", "OneHot",
+    "Reshape", "ExpandDims", "Fill", "BroadcastTo", "Tile", "Pad", "PadV2", "MirrorPad", "Slice", "StridedSlice",
+    "OneHot",
+    "Unique", "UniqueV2", "UniqueWithCounts", "UniqueWithCountsV2", "Bincount", "DenseBincount",
 }) | TF_FOLLOWING
 
 _INDEX_TYPES = ("int32", "int64")
@@ -38,10 +41,13 @@ RUN_TIME_SIZES = {
     "Tile": "multiples (sizes follow them)",
     "Pad": "paddings (sizes follow them)",
     "PadV2": "paddings (sizes follow them)",
+    "MirrorPad": "paddings, REFLECT and SYMMETRIC (sizes follow them)",
     "Slice": "begin and size (sizes follow them)",
     "StridedSlice": "begin, end with strides of 1 (sizes follow them)",
     "OneHot": "depth (sizes follow it)",
-    "Range": "start, limit, delta of integers (sizes follow them)",
+    "Range": "start, limit, delta, integer or float (sizes follow them)",
+    "Bincount": "size (the number of bins follows it)",
+    "DenseBincount": "size (the number of bins follows it)",
 }
 
 
@@ -111,10 +117,8 @@ def tile(ctx: Context, op: Any) -> None:
 
 
 def pad(ctx: Context, op: Any) -> None:
-    """A constant pad by run-time paddings (MirrorPad: refused, a reflection needs its sizes to check them)."""
-    if op.type == "MirrorPad":
-        raise NotConvertible(f"MirrorPad '{op.name}' with run-time paddings '{ctx.shown(op.inputs[1])}': only a "
-                             "constant pad follows run-time paddings; make them a constant (--set NAME=VALUE)")
+    """A pad by run-time paddings: constant (Pad, PadV2), reflect or symmetric (MirrorPad)."""
+    mode = attr(op, "mode", "REFLECT").lower() if op.type == "MirrorPad" else "constant"
     value = 0.0
     if op.type == "PadV2":
         if not ctx.is_const(op.inputs[2]):
@@ -122,7 +126,7 @@ def pad(ctx: Context, op: Any) -> None:
                                  "run time; make it a constant")
         value = float(np.asarray(ctx.const(op.inputs[2])).reshape(()))
     _emit(ctx, op, "pad_by", [ctx.tf_order(op.inputs[0]), _integer(ctx, op, op.inputs[1], "paddings")],
-          {"value": value})
+          {"value": value, "mode": mode})
 
 
 def _vector(low: Lowering, part: str, values: list[int], dtype: str) -> str:
@@ -180,13 +184,43 @@ def one_hot(ctx: Context, op: Any, indices: str, attrs: dict[str, Any]) -> str:
 
 
 def range_(ctx: Context, op: Any) -> None:
-    """Range of integer start, limit and delta known at run time."""
-    if op.outputs[0].dtype.name not in _INDEX_TYPES:
+    """Range of start, limit and delta known at run time (integers or float32: the catalog's `range` computes
+    the length and the values in that type, as TF's kernel)."""
+    if op.outputs[0].dtype.name not in (*_INDEX_TYPES, "float32"):
         raise NotConvertible(f"Range '{op.name}' of {op.outputs[0].dtype.name} values with a run-time start, limit "
-                             "or delta: integer ranges are converted (a float range's length rounds in TF's own "
-                             "way); make them constants")
+                             "or delta: int32, int64 and float32 ranges are converted; make them constants")
     low = Lowering(ctx, op)
     dtype = op.outputs[0].dtype.name
     scalars = [low.cast(f"{part}_type", low.reshape(part, ctx.tf_order(t), ()), dtype)
                for part, t in zip(("start", "limit", "delta"), op.inputs)]
     _emit(ctx, op, "range", scalars)
+
+
+_BIN_TYPES = ("int32", "int64", "float32")
+
+
+def bincount(ctx: Context, op: Any) -> None:
+    """Bincount / DenseBincount with a run-time number of bins (tf.math.bincount's max + 1): one row of bins of
+    a rank-2 DenseBincount's rows, else of all the values."""
+    low = Lowering(ctx, op)
+    dtype = op.outputs[0].dtype.name
+    if dtype not in _BIN_TYPES:
+        raise NotConvertible(f"{op.type} '{op.name}' counting in {dtype}: {', '.join(_BIN_TYPES)} are converted")
+    values = ctx.tf_order(op.inputs[0])
+    shape = low.shape(values)
+    batched = op.type == "DenseBincount" and len(shape) == 2
+    if not batched and len(shape) != 1:
+        if RUN_TIME in shape:
+            raise NotConvertible(f"{op.type} '{op.name}' of a rank-{len(shape)} input with run-time sizes: a vector "
+                                 "(or DenseBincount's rows) is converted")
+        values = low.reshape("flat", values, (int(np.prod(shape)),))
+    size = low.reshape("size", _integer(ctx, op, op.inputs[1], "size"), ())
+    inputs = [values, size]
+    weights = op.inputs[2]  # empty: none, every value counts 1
+    if not (ctx.is_const(weights) and np.size(ctx.const(weights)) == 0):
+        inputs.append(low.reshape("weights", ctx.tf_order(weights), low.shape(values)))
+    binary = op.type == "DenseBincount" and bool(op.get_attr("binary_output"))
+    attrs = {"binary_output": binary, "dtype": dtype}
+    out = ctx.emit("bincount_by", op.name, inputs, shapes.bincount_by([low.shape(values)], attrs, {}), attrs,
+                   source_op=op.type, out_dtype=dtype)
+    ctx.set(op.outputs[0], out)
