@@ -53,6 +53,7 @@ CASES: dict[str, tuple[dict[str, np.ndarray], Callable[[dict[str, Any]], Any]]] 
        for dt in ("float32", "float64", "float16", "int16", "uint64")},
     "zeros_like_bool": ({"x": _x((2, 3), "bool")}, lambda p: tf.zeros_like(p["x"])),
     "shape_of_static": ({"x": _x((2, 3))}, lambda p: tf.shape(p["x"]) * 2),
+    "pad_int32": ({"x": _x((2, 3), "int32")}, lambda p: tf.pad(p["x"], [[1, 0], [0, 2]], constant_values=-3)),
     "erf_alone": ({"x": _x((2, 3))}, lambda p: tf.math.erf(p["x"])),
     "erf_rank0": ({"x": _x(())}, lambda p: tf.math.erf(p["x"])),
 }
