@@ -1,7 +1,8 @@
 """Run the op graphs (bench/op_graphs.py) through our converter and tf2onnx, judge each against TF, report.
 
     python -m bench.op_graphs_run --graphs DIR [--work DIR] [--targets torch,onnx,mxnet]
-                                  [--peer PYTHON] [--report op-graphs.md] [--json op-graphs.json] [--only S]
+                                  [--peer PYTHON | --peer-results DIR] [--report op-graphs.md]
+                                  [--json op-graphs.json] [--only S]
 
 Ours: each graph converted in this process through the Python API (app.api.convert: the CLI's pipeline,
 its errors and exit codes), the written model run in its real runtime (torch, onnxruntime; MXNet 1.9.1 in
@@ -243,10 +244,12 @@ def _judged(result: dict, outputs: dict, feeds: Any, count: int) -> None:
 # ---- the peer ---------------------------------------------------------------------------------------------
 
 
-def run_peer(python: str, graphs: Path, cases: list[Path], work: Path, only: str | None) -> dict[str, dict]:
-    results_dir = work / "tf2onnx"
-    command = [python, str(PEER_SCRIPT), str(graphs), str(results_dir)] + (["--only", only] if only else [])
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+def run_peer(python: str | None, graphs: Path, cases: list[Path], results_dir: Path,
+             only: str | None) -> dict[str, dict]:
+    """tf2onnx's results on `cases`: run by `python` into `results_dir`, or (None) read from an earlier run there."""
+    if python:
+        command = [python, str(PEER_SCRIPT), str(graphs), str(results_dir)] + (["--only", only] if only else [])
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     results = {}
     for case_dir in cases:
         meta = json.loads((case_dir / "case.json").read_text())
@@ -353,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--peer", default=None, help="python of a virtualenv with tf2onnx (skipped when not given)")
+    parser.add_argument("--peer-results", type=Path, default=None, help="tf2onnx's results of an earlier run, to judge")
     parser.add_argument("--report", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--only", default=None)
@@ -379,9 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{len(cases)} graphs; ours: {', '.join(targets)}; work in {work}")
     results = run_ours(cases, targets, work, log)
     columns = list(targets)
-    if args.peer:
+    if args.peer or args.peer_results:
         log("tf2onnx ...")
-        for name, result in run_peer(args.peer, args.graphs, cases, work, args.only).items():
+        peer = run_peer(args.peer, args.graphs, cases, args.peer_results or work / PEER, args.only)
+        for name, result in peer.items():
             results[name][PEER] = result
         columns.append(PEER)
     text = report(results, metas, columns, dropped)

@@ -56,6 +56,9 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     # MXNet 1.x shapes read 0 as "unknown"
     items += [Unsupported("empty", t.name, f"an empty tensor {t.shape}: MXNet 1.x shapes read a 0 as an unknown size")
               for t in graph.tensors.values() if 0 in t.shape]
+    if not graph.inputs:  # a graph of constants (TF's ones_like of a static input): Gluon's loader needs an input
+        items.append(Unsupported("inputs", graph.name, "a model that takes no input: MXNet's SymbolBlock and "
+                                 "Module are bound to at least one"))
     return items + TABLE.unsupported(graph, options)
 
 

@@ -21,7 +21,20 @@ def _reduce(fn: str) -> Callable[[Ctx], str]:
     return expr
 
 
-TABLE.register("reduce_mean")(assign(_reduce("mean")))
+@TABLE.register("reduce_mean")
+def reduce_mean(ctx: Ctx) -> Lowered:
+    """torch.mean; of integers (torch has none) TF's: the sum (in int64) divided by the count, truncated."""
+    if is_float(ctx):
+        return Lowered(lines=[f"{ctx.var} = {_reduce('mean')(ctx)}"])
+    rank = len(ctx.in_shapes[0])
+    axes = sorted(int(a) % rank for a in ctx.attrs["axes"])
+    count = 1
+    for a in axes:
+        count *= int(ctx.in_shapes[0][a])
+    keep = ", keepdim=True" if ctx.attrs.get("keepdims") else ""
+    total = f"torch.sum({ctx.args[0]}, {ints(axes)}{keep}, dtype=torch.int64)"
+    mean = f"torch.div({total}, {count}, rounding_mode=\"trunc\")"
+    return Lowered(lines=[f"{ctx.var} = {mean}.to(torch.{ir_dtype(ctx)})"])
 
 
 def _empty_extreme(ctx: Ctx) -> str | None:
