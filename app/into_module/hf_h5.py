@@ -232,7 +232,11 @@ def run(req) -> dict[str, Any]:
     t0 = time.perf_counter()
     verified = verify(model, source.parent, tf_class, req.rtol, req.seed)
     seconds["verify"] = round(time.perf_counter() - t0, 3)
-    if verified is None:
+    if verified is None and not _feeds(model, req.seed):
+        warnings.append(f"not measured against TF: the check feeds one input of token ids, images or audio, and "
+                        f"{type(model).__name__} takes '{getattr(model, 'main_input_name', '?')}' (and perhaps more); "
+                        f"compare it with the TF class yourself")
+    elif verified is None:
         warnings.append(f"not measured against TF: no Python with transformers 4.x's {tf_class} here (run with "
                         f"CONVERT_HF4_PYTHON=<a python with transformers 4.x and TensorFlow>)")
     tmp = outdir.temp_dir(out)
