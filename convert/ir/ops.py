@@ -775,10 +775,11 @@ OPS: dict[str, OpSpec] = {
                      size="free", shape=shapes.run_time_same_rank,
                      run_time_sizes=True,
                      refused=_STATIC_ONLY),
-    "slice_to": OpSpec((), (), "x[starts[0]:ends[0], starts[1]:ends[1], ...] of inputs (x, starts, ends), run-time "
-                       "integer vectors with one element per axis of x, Python's slice rules (negative counts "
-                       "from the end, bounds clamped to the axis).", "shape",
-                       shape=shapes.run_time_same_rank, run_time_sizes=True,
+    "slice_to": OpSpec(("steps?",), (), "x[starts[0]:ends[0]:steps[0], starts[1]:ends[1]:steps[1], ...] of inputs "
+                       "(x, starts, ends), run-time integer vectors with one element per axis of x, `steps` constant "
+                       "non-zero (all 1 when unset), Python's slice rules (negative counts from the end, bounds "
+                       "clamped to the axis, a negative step walks back: TF's StridedSlice).", "shape",
+                       types={"steps": Attr("ints", None)}, shape=shapes.run_time_same_rank, run_time_sizes=True,
                        refused=_STATIC_ONLY),
     "one_hot_by": OpSpec(("axis", "on", "off"), (), "one_hot of inputs (indices, depth), `depth` a run-time "
                          "integer scalar: float32, the new axis of size depth inserted at `axis`, `on` where "

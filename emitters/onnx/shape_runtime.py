@@ -110,7 +110,16 @@ def slice_to(ctx: Ctx) -> Emitted:
     if not rank:
         b.op("Identity", [b.x(0)], b.out)
         return b.done()
-    b.op("Slice", [b.x(0), _int64(b, 1), _int64(b, 2), b.ints("axes", range(rank))], b.out)
+    steps = list(ctx.node.attrs.get("steps") or [1] * rank)
+    starts, ends = _int64(b, 1), _int64(b, 2)
+    if any(s < 0 for s in steps):
+        # ONNX clamps a backward start below the axis to 0, Python and TF to "before 0": an empty slice there
+        dims = b.op("Shape", [b.x(0)])
+        before = b.op("And", [b.op("Less", [starts, b.op("Neg", [dims])]),
+                              b.const("backward", np.array([s < 0 for s in steps]), np.bool_)])
+        zero = b.const("zero", np.zeros(rank, np.int64), np.int64)
+        starts, ends = (b.op("Where", [before, zero, t]) for t in (starts, ends))
+    b.op("Slice", [b.x(0), starts, ends, b.ints("axes", range(rank)), b.ints("steps", steps)], b.out)
     return b.done()
 
 

@@ -69,14 +69,29 @@ def _constant_pad_by(ctx: Ctx) -> str:
 
 
 @TABLE.register("slice_to")
-@assign
-def slice_to(ctx: Ctx) -> str:
+def slice_to(ctx: Ctx) -> Lowered:
     x, starts, ends = ctx.args
     rank = len(ctx.in_shapes[0])
+    steps = list(ctx.attrs.get("steps") or [1] * rank)
     if not rank:
-        return x
-    # Python's slice rules are TF's for a step of 1: negative bounds count from the end, both are clamped
-    return f"{x}[{', '.join(f'int({starts}[{a}]):int({ends}[{a}])' for a in range(rank))}]"
+        return Lowered(lines=[f"{ctx.var} = {x}"])
+    # Python's slice rules are TF's: negative bounds count from the end, both are clamped; torch slices
+    # forward only, so a backward axis gathers its positions (below)
+    forward = ", ".join(f"int({starts}[{a}]):int({ends}[{a}])" + (f":{s}" if s != 1 else "") if s > 0 else ":"
+                        for a, s in enumerate(steps))
+    out = Lowered(lines=[f"{ctx.var} = {x}[{forward}]"])
+    lo, hi = ctx.aux("lo"), ctx.aux("hi")
+    for a, s in enumerate(steps):
+        if s > 0:
+            continue
+        n = f"{ctx.var}.shape[{a}]"
+        # TF's (and Python's) backward bounds: counted from the end when negative, clamped to [-1, n - 1]
+        out.lines += [f"{lo} = int({starts}[{a}])", f"{hi} = int({ends}[{a}])",
+                      f"{lo} = min(max({lo} + {n} if {lo} < 0 else {lo}, -1), {n} - 1)",
+                      f"{hi} = min(max({hi} + {n} if {hi} < 0 else {hi}, -1), {n} - 1)",
+                      f"{ctx.var} = {ctx.var}.index_select({a}, {lo} - {-s} * torch.arange(max(0, ({lo} - {hi} + "
+                      f"{-s - 1}) // {-s})))"]
+    return out
 
 
 @TABLE.register("one_hot_by")

@@ -40,7 +40,8 @@ def pad_by(node: Node, x: np.ndarray, paddings: np.ndarray) -> np.ndarray:
 
 @reference_op("slice_to")
 def slice_to(node: Node, x: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    return np.asarray(x)[tuple(slice(b, e) for b, e in zip(_ints(starts), _ints(ends)))]
+    steps = node.attrs.get("steps") or [1] * np.ndim(x)
+    return np.asarray(x)[tuple(slice(b, e, s) for b, e, s in zip(_ints(starts), _ints(ends), steps))]
 
 
 @reference_op("one_hot_by")
