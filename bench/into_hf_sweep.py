@@ -67,7 +67,7 @@ SWEEP: dict[str, tuple[str, str, dict, list]] = {
     "electra": ("TFElectraModel", "ElectraModel", {**BERT, "embedding_size": 8}, TEXT),
     "convbert": ("TFConvBertModel", "ConvBertModel", {**BERT, "embedding_size": 16, "head_ratio": 2,
                                                        "conv_kernel_size": 3}, TEXT),
-    "mpnet": ("TFMPNetModel", "MPNetModel", {**ROBERTA, "relative_attention_num_buckets": 8}, TEXT[:2]),
+    "mpnet": ("TFMPNetModel", "MPNetModel", ROBERTA, TEXT[:2]),  # 32 buckets: PyTorch's MPNet ignores the config's
     "mobilebert": ("TFMobileBertModel", "MobileBertModel",
                    {**BERT, "embedding_size": 8, "intra_bottleneck_size": 8, "true_hidden_size": 8,
                     "num_feedforward_networks": 2}, TEXT),

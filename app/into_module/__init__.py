@@ -392,7 +392,8 @@ def run(req: IntoRequest) -> dict[str, Any]:
     seconds["match"] = round(time.perf_counter() - t0, 3)
 
     folded = {module_layers.layers[bn].inputs[0] for bn in biases}
-    findings = [f for f in semantics.check(pairs, in_hw) if not (f.what == "bias" and f.path in folded)]
+    firsts = [(t, i) for t, i in pairs if layers.module_path(t.id) == t.id]  # a module called again: judged once
+    findings = [f for f in semantics.check(firsts, in_hw) if not (f.what == "bias" and f.path in folded)]
     warnings = [f"{f.line()}: exact at the conversion's input size only; convert at the size you run"
                 for f in findings if f.warning]
     size_bound = bool(warnings)
@@ -433,7 +434,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
                                other_size=not size_bound)
             if req.layers:
                 inputs = _random_inputs(graph, None, req.seed)
-                verified["layers"] = layerdiff.rows(runnable, source, graph, pairs, inputs, req.rtol, built.keywords)
+                verified["layers"] = layerdiff.rows(runnable, source, graph, firsts, inputs, req.rtol, built.keywords)
             seconds["verify"] = round(time.perf_counter() - t1, 3)
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = {

@@ -183,9 +183,10 @@ def run(req) -> dict[str, Any]:
     """The --into conversion of a tf_model.h5 (req: an IntoRequest); the conversion.json document (with `out`)."""
     started = time.perf_counter()
     source, name = Path(req.source), str(req.target)[len(PREFIX):]
-    out = Path(req.out) if req.out else source.parent / f"{source.stem}_torch"
+    out = Path(req.out) if req.out else Path.cwd() / f"{source.stem}-torch"  # as loading.default_out names it
     outdir.check_out(out, source, force=req.force)
     config_json = _config(source.parent / "config.json")
+    weights = read_weights(source)
     import torch  # noqa: F401 - the module is PyTorch's
     import transformers
 
@@ -200,7 +201,6 @@ def run(req) -> dict[str, Any]:
                          f"{type(exc).__name__}: {exc}") from None
     config._attn_implementation = req.kwargs.get("attn_implementation", "eager")
     model = cls(config).eval()
-    weights = read_weights(source)
     state, records, warnings = state_dict(model, weights)
     model.load_state_dict(state, strict=True)
     seconds = {"match": round(time.perf_counter() - started, 3)}

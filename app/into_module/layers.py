@@ -56,6 +56,12 @@ class Layer:
 _SHOWN = ("weight", "groups", "stride", "kernel", "features", "axis", "variant")
 
 
+def module_path(layer_id: str) -> str:
+    """The module path of a module-side layer: a module called again is `path#k` (trace.py), its parameters the
+    same."""
+    return layer_id.partition("#")[0]
+
+
 def named(label: str) -> str:
     """How a message names a module-side layer: "module path 'a.b'", or a functional call as it is."""
     return label if label.startswith("forward's ") else f"module path '{label}'"

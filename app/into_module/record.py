@@ -42,13 +42,19 @@ class Recorded:
         return self.model.named_modules(remove_duplicate=False)
 
 
+# torch's other names of one op (ConvBERT's `torch.multiply`)
+_ALIASES = {"multiply": "mul", "multiply_": "mul_", "subtract": "sub", "subtract_": "sub_", "divide": "div",
+            "true_divide": "div", "concatenate": "cat", "absolute": "abs"}
+
+
 def canonical(func) -> str:
-    """The op's name as torch.fx would show it: `Tensor.__add__` -> add, `Tensor.__getitem__` -> getitem."""
+    """The op's name as torch.fx would show it: `Tensor.__add__` -> add, `Tensor.__getitem__` -> getitem,
+    `torch.multiply` -> mul."""
     name = getattr(func, "__name__", str(func))
     if name.startswith("__") and name.endswith("__"):
         bare = name[2:-2]
         return _DUNDER.get(bare, bare)
-    return name
+    return _ALIASES.get(name, name)
 
 
 def is_leaf(m) -> bool:

@@ -956,6 +956,19 @@ def torch_layers(traced, other=None) -> LayerGraph:
                 if parameter is not None:  # a layer scale: gets TF's per-channel constant (transforms.py)
                     layers[ins[0]].factors.append(parameter)
             continue
+        if layer.id in layers and layer.node is not None and layers[layer.id].node is layer.node:
+            layer = _repeated_call(layer, layers)
         layers[layer.id] = layer
         alias[n.name] = layer.id
     return LayerGraph(layers, outputs, inputs)
+
+
+def _repeated_call(layer: Layer, layers: dict[str, Layer]) -> Layer:
+    """A module called again (ALBERT's one layer run num_hidden_layers times): a layer of its own, `path#k` for
+    its k-th call after the first (layers.module_path gives the path back), named by path and call in messages."""
+    k = 1
+    while f"{layer.id}#{k}" in layers:
+        k += 1
+    layer.where = f"{layer.id} (its call {k + 1})"
+    layer.id = f"{layer.id}#{k}"
+    return layer

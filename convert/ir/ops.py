@@ -634,18 +634,21 @@ OPS: dict[str, OpSpec] = {
         refused=_QUANTIZED_REFUSED,
     ),
     "requantize": OpSpec(
-        ("axis", "offset", "pre_shift", "zero_point", "min", "max", "dtype"),
+        ("axis", "offset", "pre_shift", "zero_point", "min", "max", "dtype", "rounding"),
         ("multiplier", "shift"),
         "Integer x to integer y = clamp(M((x + offset) * 2**pre_shift, multiplier[c], shift[c]) + zero_point, min, "
         "max) as dtype; M is TFLite's MultiplyByQuantizedMultiplier (x * 2**max(s, 0), SaturatingRoundingDoubling"
         "HighMul by the significand, RoundingDivideByPOT by max(-s, 0): convert.fixed_point.multiply); c the index "
         "along `axis` when the params hold one value per channel, else their one value. Every intermediate fits "
-        "int64; (x + offset) * 2**max(s, 0) * 2**pre_shift fits int32 (the parser checks it).",
+        "int64; (x + offset) * 2**max(s, 0) * 2**pre_shift fits int32 (the parser checks it). rounding='single': M "
+        "rounds once, (x * m + 2**(30 - s)) >> (31 - s), an arithmetic shift (convert.fixed_point.multiply_once; "
+        "TFLite's int8 FULLY_CONNECTED).",
         "parametric",
         family="nn", shape=shapes.same, integers="wrap", refused=_QUANTIZED_REFUSED,
         types={"axis": Attr("int", 1), "offset": Attr("int", 0), "pre_shift": Attr("int", 0),
                "zero_point": Attr("int", 0), "min": Attr("int"), "max": Attr("int"),
-               "dtype": Attr("str", REQUIRED, ("int8", "uint8", "int32"))},
+               "dtype": Attr("str", REQUIRED, ("int8", "uint8", "int32")),
+               "rounding": Attr("str", "double", ("double", "single"))},
     ),
     "integer_conv2d": OpSpec(
         ("kernel", "stride", "dilation", "groups", "edges", "input_zero_point", "weight_zero_point"),
@@ -674,6 +677,19 @@ OPS: dict[str, OpSpec] = {
         "x can hold from low up); TFLite's 8-bit LOGISTIC is such a table, computed from the scales.",
         "unary",
         family="nn", types={"low": Attr("int")}, integers="wrap", refused=_QUANTIZED_REFUSED,
+    ),
+    "integer_softmax": OpSpec(
+        ("axis", "min", "max", "dtype"),
+        ("exp",),
+        "TFLite's 8-bit softmax (its reference kernel, gemmlowp fixed point) of integers x along `axis`: "
+        "d = max(x) - x; e = exp[d] (Q0.31; 0 where TFLite skips d); s = sum of RoundingDivideByPOT(e, 12); c = the "
+        "leading zeros of s as a uint32; r = one_over_one_plus_x(s * 2**c - 2**31) (Q0.31, convert.fixed_point); "
+        "y = clamp(RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(r, e), 35 - c) + min, min, max) as dtype.",
+        "reduction", family="nn",
+        types={"axis": Attr("int"), "min": Attr("int"), "max": Attr("int"),
+               "dtype": Attr("str", REQUIRED, ("int8", "uint8"))},
+        positional=channels_only("axis"), size="own_axes", shape=shapes.same, integers="wrap",
+        refused=_QUANTIZED_REFUSED,
     ),
     "integer_avg_pool2d": OpSpec(
         ("kernel", "stride", "edges", "min", "max"),
@@ -796,6 +812,44 @@ OPS: dict[str, OpSpec] = {
                              "scalar in [-rank - 1, rank] (negative counts from the end of the output).", "shape",
                              shape=shapes.expand_dims_by, run_time_sizes=True,
                              refused=_STATIC_ONLY),
+    # ---- lengths the data decides: how many distinct values, the largest value (convert.ir.runtime_dims) ----
+    "unique": OpSpec(
+        ("axis", "output", "index_dtype"),
+        (),
+        "TF's Unique along `axis` of input x: the distinct slices of x along `axis` (whole slices compared by ==) "
+        "in the order of their first occurrence. output 'values': those slices (x's shape, `axis` run-time long), "
+        "'indices': for each slice of x the position of its value among them (x.shape[axis] long), 'counts': how "
+        "many slices of x each one is (run-time long); indices and counts of `index_dtype`.",
+        "shape",
+        types={"axis": Attr("int"), "index_dtype": Attr("str", "int32", ("int32", "int64")),
+               "output": Attr("str", REQUIRED, ("values", "indices", "counts"))},
+        shape=shapes.unique, run_time_sizes=True,
+        refused={target: f"how many distinct values there are is decided by the data, and the {name} format "
+                         "holds static shapes only" for target, name in (("mxnet", "MXNet"), ("caffe", "Caffe"))},
+    ),
+    "ragged_range": OpSpec(
+        ("output", "splits_dtype"),
+        (),
+        "TF's RaggedRange of integer inputs (starts, limits, deltas), each (n,): row i is start, start + delta, ... "
+        "up to limit (excluded), 0 values where delta points away from limit, else ceil(|limit - start| / "
+        "|delta|). output 'row_splits': (n + 1,) of `splits_dtype`, 0 then the running count of values; 'values': "
+        "every row's values in order (run-time long), of the inputs' type.",
+        "shape",
+        types={"output": Attr("str", REQUIRED, ("values", "row_splits")),
+               "splits_dtype": Attr("str", "int64", ("int32", "int64"))},
+        shape=shapes.ragged_range, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
+    "bincount_by": OpSpec(
+        ("binary_output", "dtype"),
+        (),
+        "TF's (Dense)Bincount of inputs (values, size[, weights]), `size` a run-time integer scalar: out[..., i] "
+        "for i < size is the number of values == i (the sum of their weights, added in the values' order, of "
+        "`dtype`; binary_output: 1 where there is one), along the last axis of a rank-2 `values` (a row of bins "
+        "per row), over all of a rank-1 one; values outside [0, size) count nowhere.",
+        "shape",
+        types={"binary_output": Attr("bool", False), "dtype": Attr("str", REQUIRED, ("int32", "int64", "float32"))},
+        shape=shapes.bincount_by, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
     "crop": OpSpec(
         ("crops",),
         (),

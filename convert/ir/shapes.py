@@ -240,6 +240,29 @@ def run_time_length(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: M
     return (RUN_TIME,)
 
 
+def unique(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """unique: the values are x with `axis` run-time long; one index per slice of x; one count per value."""
+    x = tuple(inputs[0])
+    axis = int(attrs["axis"]) % max(len(x), 1)
+    output = attrs["output"]
+    if output == "indices":
+        return (x[axis],)
+    if output == "counts":
+        return (RUN_TIME,)
+    return (*x[:axis], RUN_TIME, *x[axis + 1:])
+
+
+def ragged_range(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """ragged_range: n + 1 row splits; a run-time number of values."""
+    return (int(inputs[0][0]) + 1,) if attrs["output"] == "row_splits" else (RUN_TIME,)
+
+
+def bincount_by(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """bincount_by: a run-time number of bins, per row of a rank-2 input."""
+    values = tuple(inputs[0])
+    return (values[0], RUN_TIME) if len(values) == 2 else (RUN_TIME,)
+
+
 def expand_dims_by(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """One more axis than the input, where a run-time value says: every size run-time."""
     return (RUN_TIME,) * (len(inputs[0]) + 1)

@@ -56,8 +56,10 @@ def _axes(ctx: Ctx) -> list[int]:
 
 
 def _axes_reduce(b: Builder, op_type: str, x: str, out: str | None) -> str:
-    """ReduceSum takes `axes` as an input from opset 13, the others from 18."""
+    """ReduceSum takes `axes` as an input from opset 13, the others from 18. No axes reduce nothing (reduce_op)."""
     ctx, keep = b.ctx, int(bool(b.ctx.attrs.get("keepdims")))
+    if not _axes(ctx):
+        return b.op("Identity", [x], out)
     if ctx.opset >= (13 if op_type == "ReduceSum" else 18):
         return b.op(op_type, [x, b.ints("axes", _axes(ctx))], out, keepdims=keep)
     return b.op(op_type, [x], out, axes=_axes(ctx), keepdims=keep)

@@ -145,7 +145,7 @@ def one_hot_by(ctx: Ctx) -> Emitted:
     return b.done()
 
 
-_ONNX_TYPES = {"int32": 6, "int64": 7}
+_ONNX_TYPES = {"int32": 6, "int64": 7, "float32": _FLOAT}
 
 
 @TABLE.register("range")
@@ -173,4 +173,91 @@ _ONNX_FLOATS = {"float32": 1, "float64": 11}
 def expand_dims_by(ctx: Ctx) -> Emitted:
     b = Builder(ctx, ctx.node)
     b.op("Unsqueeze", [b.x(0), b.op("Reshape", [_int64(b, 1), b.ints("one", [1])])], b.out)
+    return b.done()
+
+
+_UNIQUE_TYPES = ("float32", "int64", "int8")  # onnxruntime's Unique kernels (of the IR's dtypes)
+
+
+@TABLE.register("unique")
+def unique(ctx: Ctx) -> Emitted:
+    """ONNX Unique with sorted=0: the distinct slices in the order of their first occurrence, as TF's; its
+    int64 inverse indices and counts cast to the node's type. onnxruntime has no int32, uint8 or bool Unique:
+    those go through int64 (every value, and so every equality, kept)."""
+    from onnx import helper
+
+    b = Builder(ctx, ctx.node)
+    x_type = ctx.dtype(ctx.node.inputs[0])
+    axis = int(ctx.attrs["axis"]) % max(len(ctx.shape(ctx.node.inputs[0])), 1)
+    x = b.x(0) if x_type.name in _UNIQUE_TYPES else b.op("Cast", [b.x(0)], to=_INT64)
+    outputs = [b.fresh(part) for part in ("values", "first", "indices", "counts")]
+    b.op_outputs("Unique", [x], outputs, sorted=0, axis=axis)
+    output = ctx.attrs["output"]
+    if output == "values":
+        b.op("Cast", [outputs[0]], b.out, to=helper.np_dtype_to_tensor_dtype(x_type))
+    else:
+        kept = outputs[2] if output == "indices" else outputs[3]
+        b.op("Cast", [kept], b.out, to=_ONNX_TYPES[ctx.attrs.get("index_dtype", "int32")])
+    return b.done()
+
+
+@TABLE.register("bincount_by")
+def bincount_by(ctx: Ctx) -> Emitted:
+    """An equality mask of the values against Range(0, size) (the run-time number of bins), its terms (ones or
+    the weights) summed over the values as TF's kernel adds them, one after the other: a CumSum (which wraps
+    integers as TF's, where ReduceSum saturates) from a zero row put in front, and its last row."""
+    b = Builder(ctx, ctx.node)
+    values_type = np.dtype(ctx.graph.tensors[ctx.node.inputs[0]].dtype)
+    out_type = np.dtype(ctx.attrs["dtype"])
+    rank = len(ctx.shape(ctx.node.inputs[0]))
+    size = b.op("Cast", [b.op("Reshape", [b.x(1), b.ints("scalar", [])])], to=_ONNX_TYPES[values_type.name])
+    bins = b.op("Range", [b.const("zero", np.array(0, values_type), values_type), size,
+                          b.const("one", np.array(1, values_type), values_type)])
+    hits = b.op("Equal", [b.op("Unsqueeze", [b.x(0), b.ints("last", [-1])]), bins])
+    binary = bool(ctx.attrs.get("binary_output"))
+    sum_type = np.dtype(np.int64) if binary or out_type.kind in "iu" else out_type
+    if binary or len(ctx.node.inputs) < 3:
+        terms = b.op("Cast", [hits], to=_ONNX_TYPES[sum_type.name])
+    else:
+        weights = b.op("Cast", [b.op("Unsqueeze", [b.x(2), b.ints("last_w", [-1])])], to=_ONNX_TYPES[sum_type.name])
+        terms = b.op("Where", [hits, weights, b.const("no_weight", np.array(0, sum_type), sum_type)])
+    front = [0] * (rank + 1) * 2
+    front[rank - 1] = 1  # one zero row before the values' axis: the sum of no values
+    padded = b.op("Pad", [terms, b.ints("front", front)], mode="constant")
+    running = b.op("CumSum", [padded, b.const("values_axis", np.int64(rank - 1), np.int64)])
+    total = b.op("Gather", [running, b.const("last_row", np.int64(-1), np.int64)], axis=rank - 1)
+    if binary:
+        total = b.op("Greater", [total, b.const("none", np.int64(0), np.int64)])
+    b.op("Cast", [total], b.out, to=_ONNX_TYPES[out_type.name])
+    return b.done()
+
+
+@TABLE.register("ragged_range")
+def ragged_range(ctx: Ctx) -> Emitted:
+    """Each row's length as TF's kernel counts it, (|limit - start| + |delta| - 1) / |delta| (0 where delta
+    points away), their running sum the row splits; each value's row is how many row ends lie at or before its
+    position, its place in the row gives start + place * delta."""
+    b = Builder(ctx, ctx.node)
+    dtype = ctx.dtype(ctx.node.inputs[0])
+    starts, limits, deltas = b.x(0), b.x(1), b.x(2)
+    zero = b.const("zero", np.array(0, dtype), dtype)
+    span, step = b.op("Abs", [b.op("Sub", [limits, starts])]), b.op("Abs", [deltas])
+    away = b.op("Or", [b.op("And", [b.op("Greater", [deltas, zero]), b.op("Less", [limits, starts])]),
+                       b.op("And", [b.op("Less", [deltas, zero]), b.op("Greater", [limits, starts])])])
+    count = b.op("Div", [b.op("Sub", [b.op("Add", [span, step]), b.const("one", np.array(1, dtype), dtype)]), step])
+    lengths = b.op("Cast", [b.op("Where", [away, zero, count])], to=_INT64)
+    ends = b.op("CumSum", [lengths, b.const("axis", np.int64(0), np.int64)])
+    splits = b.op("Concat", [b.ints("first", [0]), ends], axis=0)
+    if ctx.attrs["output"] == "row_splits":
+        b.op("Cast", [splits], b.out, to=_ONNX_TYPES[ctx.attrs.get("splits_dtype", "int64")])
+        return b.done()
+    total = b.op("ReduceSum", [lengths, b.ints("all", [0])], keepdims=0)
+    positions = b.op("Range", [b.const("from", np.int64(0), np.int64), total, b.const("by", np.int64(1), np.int64)])
+    passed = b.op("GreaterOrEqual", [b.op("Unsqueeze", [positions, b.ints("column", [1])]),
+                                     b.op("Unsqueeze", [ends, b.ints("row", [0])])])
+    rows = b.op("ReduceSum", [b.op("Cast", [passed], to=_INT64), b.ints("ends_axis", [1])], keepdims=0)
+    place = b.op("Cast", [b.op("Sub", [positions, b.op("Gather", [splits, rows], axis=0)])],
+                 to=_ONNX_TYPES[dtype.name])
+    at = [b.op("Gather", [t, rows], axis=0) for t in (starts, deltas)]
+    b.op("Add", [at[0], b.op("Mul", [place, at[1]])], b.out)
     return b.done()

@@ -15,7 +15,11 @@ from tf_convert.convert.padding.sizes import size_flow, size_words
 from ..options import TorchOptions
 from .contract import AUX_SUFFIXES, TABLE, Ctx, Lowered
 from .names import MODULE_ATTRIBUTES, Namer, common_scope
-from .nn_quant import REQUANTIZE_HELPER
+from .nn_quant import HELPERS as QUANT_HELPERS
+from .shape_runtime import UNIQUE_HELPER
+
+# model.py's helper functions, each added where a line of forward calls it
+_HELPERS = {**QUANT_HELPERS, "tf_unique(": UNIQUE_HELPER}
 
 NCHW_TO_NHWC = (0, 2, 3, 1)
 NHWC_TO_NCHW = (0, 3, 1, 2)
@@ -166,7 +170,7 @@ def _describe(entries: list[dict[str, Any]]) -> str:
 def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str], results: list[str],
             gen: Generated) -> str:
     helper = any("tf_same_pad(" in line for line in forward)
-    requantize = any("tflite_requantize(" in line for line in forward)
+    helpers = [text for call, text in _HELPERS.items() if any(call in line for line in forward)]
     signature = ", ".join(["self"] + [f"{a}: torch.Tensor" for a in args])
     if len(results) == 1:
         returns, ret = "torch.Tensor", results[0]
@@ -191,7 +195,7 @@ def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str
         "from torch import nn",
         "",
         *([_SAME_PAD_HELPER] if helper else []),
-        *([REQUANTIZE_HELPER] if requantize else []),
+        *helpers,
         "",
         "class Model(nn.Module):",
         f"    input_layouts = {tuple(e['layout'] for e in gen.inputs)!r}",

@@ -13,6 +13,7 @@ def _ints(t: str) -> str:
     return f"[int(v) for v in {t}]"
 
 _TORCH_INTS = {"int32": "torch.int32", "int64": "torch.int64"}
+_TORCH_TYPES = {**_TORCH_INTS, "float32": "torch.float32"}
 
 
 @TABLE.register("reshape_to")
@@ -122,3 +123,61 @@ def range_(ctx: Ctx) -> str:
 @assign
 def expand_dims_by(ctx: Ctx) -> str:
     return f"{ctx.args[0]}.unsqueeze(int({ctx.args[1]}))"
+
+
+# model.py's TF Unique (codegen adds it where a node calls it): torch.unique sorts, TF keeps the order of first
+# occurrence, rebuilt from where each sorted value first occurs
+UNIQUE_HELPER = '''
+def tf_unique(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """TensorFlow's Unique along `dim`: the distinct slices in the order of their first occurrence, the
+    position of each slice of x among them, and how many slices of x each one is."""
+    values, inverse, counts = torch.unique(x, sorted=True, return_inverse=True, return_counts=True, dim=dim)
+    n = x.shape[dim]
+    first = torch.full([values.shape[dim]], n, dtype=torch.int64).scatter_reduce(0, inverse, torch.arange(n), "amin")
+    order = torch.argsort(first)  # the sorted values, by first occurrence
+    return values.index_select(dim, order), torch.argsort(order)[inverse], counts[order]
+'''
+_UNIQUE_OUTPUTS = {"values": 0, "indices": 1, "counts": 2}
+
+
+@TABLE.register("unique")
+@assign
+def unique(ctx: Ctx) -> str:
+    axis = int(ctx.attrs["axis"]) % max(len(ctx.in_shapes[0]), 1)
+    output = ctx.attrs["output"]
+    found = f"tf_unique({ctx.args[0]}, {axis})[{_UNIQUE_OUTPUTS[output]}]"
+    return found if output == "values" else f"{found}.to({_TORCH_INTS[ctx.attrs.get('index_dtype', 'int32')]})"
+
+
+@TABLE.register("bincount_by")
+def bincount_by(ctx: Ctx) -> Lowered:
+    """An equality mask of the values against each of the run-time number of bins; its terms (ones or the
+    weights) summed over the values one after the other, as TF's kernel adds them (a running sum from a zero
+    row put in front: its last row)."""
+    v, (x, size, *weights) = ctx.var, ctx.args
+    dtype = _TORCH_TYPES[ctx.attrs["dtype"]]
+    lines = [f"{v}_hits = {x}.unsqueeze(-1) == torch.arange(int({size}), dtype={x}.dtype)"]
+    if ctx.attrs.get("binary_output"):
+        return Lowered(lines=lines + [f"{v} = {v}_hits.any(-2).to({dtype})"])
+    terms = (f"torch.where({v}_hits, {weights[0]}.unsqueeze(-1).to({dtype}), torch.zeros((), dtype={dtype}))"
+             if weights else f"{v}_hits.to({dtype})")
+    lines.append(f"{v} = torch.nn.functional.pad({terms}, [0, 0, 1, 0]).cumsum(-2, dtype={dtype})[..., -1, :]")
+    return Lowered(lines=lines)
+
+
+@TABLE.register("ragged_range")
+def ragged_range(ctx: Ctx) -> Lowered:
+    """Each row's length as TF's kernel counts it, their running sum the row splits; each value's row (repeated
+    by the lengths) and its place in the row give start + place * delta."""
+    v, (starts, limits, deltas) = ctx.var, ctx.args
+    lines = [f"{v}_span = ({limits} - {starts}).abs()",
+             f"{v}_away = (({deltas} > 0) & ({limits} < {starts})) | (({deltas} < 0) & ({limits} > {starts}))",
+             f"{v}_lengths = torch.where({v}_away, torch.zeros_like({v}_span), "
+             f"torch.div({v}_span + {deltas}.abs() - 1, {deltas}.abs(), rounding_mode='floor')).long()",
+             f"{v}_splits = torch.nn.functional.pad({v}_lengths.cumsum(0), [1, 0])"]
+    if ctx.attrs["output"] == "row_splits":
+        return Lowered(lines=lines + [f"{v} = {v}_splits.to({_TORCH_INTS[ctx.attrs.get('splits_dtype', 'int64')]})"])
+    lines += [f"{v}_rows = torch.repeat_interleave(torch.arange({v}_lengths.shape[0]), {v}_lengths)",
+              f"{v}_place = (torch.arange({v}_rows.shape[0]) - {v}_splits[{v}_rows]).to({starts}.dtype)",
+              f"{v} = {starts}[{v}_rows] + {v}_place * {deltas}[{v}_rows]"]
+    return Lowered(lines=lines)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from tf_convert.convert.ir import shapes
 from tf_convert.convert.ir.runtime_dims import RUN_TIME, TF_FOLLOWING
 
 from .context import Context, NotConvertible, attr
@@ -25,6 +26,7 @@ READS_RUN_TIME = frozenset({
     "Identity", "StopGradient", "Snapshot", "PreventGradient", "IdentityN", "Cast", "Mul",
     "Reshape", "ExpandDims", "Fill", "BroadcastTo", "Tile", "Pad", "PadV2", "MirrorPad", "Slice", "StridedSlice",
     "OneHot",
+    "Unique", "UniqueV2", "UniqueWithCounts", "UniqueWithCountsV2", "Bincount", "DenseBincount",
 }) | TF_FOLLOWING
 
 _INDEX_TYPES = ("int32", "int64")
@@ -44,6 +46,8 @@ RUN_TIME_SIZES = {
     "StridedSlice": "begin, end with constant strides (negative too), masks, ellipsis, new axes (sizes follow them)",
     "OneHot": "depth (sizes follow it)",
     "Range": "start, limit, delta, integer or float (sizes follow them)",
+    "Bincount": "size (the number of bins follows it)",
+    "DenseBincount": "size (the number of bins follows it)",
 }
 
 
@@ -221,3 +225,33 @@ def range_(ctx: Context, op: Any) -> None:
     scalars = [low.cast(f"{part}_type", low.reshape(part, ctx.tf_order(t), ()), dtype)
                for part, t in zip(("start", "limit", "delta"), op.inputs)]
     _emit(ctx, op, "range", scalars)
+
+
+_BIN_TYPES = ("int32", "int64", "float32")
+
+
+def bincount(ctx: Context, op: Any) -> None:
+    """Bincount / DenseBincount with a run-time number of bins (tf.math.bincount's max + 1): one row of bins of
+    a rank-2 DenseBincount's rows, else of all the values."""
+    low = Lowering(ctx, op)
+    dtype = op.outputs[0].dtype.name
+    if dtype not in _BIN_TYPES:
+        raise NotConvertible(f"{op.type} '{op.name}' counting in {dtype}: {', '.join(_BIN_TYPES)} are converted")
+    values = ctx.tf_order(op.inputs[0])
+    shape = low.shape(values)
+    batched = op.type == "DenseBincount" and len(shape) == 2
+    if not batched and len(shape) != 1:
+        if RUN_TIME in shape:
+            raise NotConvertible(f"{op.type} '{op.name}' of a rank-{len(shape)} input with run-time sizes: a vector "
+                                 "(or DenseBincount's rows) is converted")
+        values = low.reshape("flat", values, (int(np.prod(shape)),))
+    size = low.reshape("size", _integer(ctx, op, op.inputs[1], "size"), ())
+    inputs = [values, size]
+    weights = op.inputs[2]  # empty: none, every value counts 1
+    if not (ctx.is_const(weights) and np.size(ctx.const(weights)) == 0):
+        inputs.append(low.reshape("weights", ctx.tf_order(weights), low.shape(values)))
+    binary = op.type == "DenseBincount" and bool(op.get_attr("binary_output"))
+    attrs = {"binary_output": binary, "dtype": dtype}
+    out = ctx.emit("bincount_by", op.name, inputs, shapes.bincount_by([low.shape(values)], attrs, {}), attrs,
+                   source_op=op.type, out_dtype=dtype)
+    ctx.set(op.outputs[0], out)

@@ -29,7 +29,7 @@ _ADD_PRE_SHIFT = 20  # TFLite's ADD/SUB of 8-bit operands: both scaled by 2**20 
 _LUT = ("TFLite computes it on 8-bit integers through its own lookup tables / fixed-point exp, which the "
         "converter does not reproduce bit for bit yet")
 # integer operators with no exact conversion yet: why (the refusal names them, exit 3)
-REASONS = {"SOFTMAX": _LUT, "LOG_SOFTMAX": _LUT}
+REASONS = {"LOG_SOFTMAX": _LUT}
 _DEFAULT_REASON = "TFLite's integer kernel for it is not reproduced bit for bit yet"
 
 
@@ -89,8 +89,10 @@ def _fused(op: Op) -> str:
 
 
 def _requantize(op: Op, x: str, multipliers: list[tuple[int, int]], out: tuple[str, int, int], zero_point: int,
-                offset: int = 0, pre_shift: int = 0, suffix: str = "", bound: int = 255) -> str:
-    """requantize of x by (significand, shift) per channel (axis 1) or one, to out = (dtype, min, max). `bound`:
+                offset: int = 0, pre_shift: int = 0, suffix: str = "", bound: int = 255,
+                rounding: str = "double") -> str:
+    """requantize of x by (significand, shift) per channel (axis 1) or one, to out = (dtype, min, max), rounding
+    twice (MultiplyByQuantizedMultiplier) or once (the fully-connected kernel's). `bound`:
     the largest |x + offset| the operator can reach (None: checked by the caller); TFLite scales it by 2**shift in
     int32, so a bound that could leave int32 there is refused (C's overflow has no exact form)."""
     dtype, lo, hi = out
@@ -100,17 +102,18 @@ def _requantize(op: Op, x: str, multipliers: list[tuple[int, int]], out: tuple[s
         raise op.unsupported(f"values up to {bound} times 2**{pre_shift + int(s.max())} can leave int32 (TFLite's own "
                              "product would overflow)")
     attrs = {"axis": 1, "offset": offset, "pre_shift": pre_shift, "zero_point": zero_point, "min": lo, "max": hi,
-             "dtype": dtype}
+             "dtype": dtype, "rounding": rounding}
     return op.add("requantize", [x], op.shape(x), attrs, {"multiplier": m, "shift": s}, suffix=suffix,
                   out_dtype=dtype)
 
 
-def _to_output(op: Op, acc: str, multipliers: list[tuple[int, int]], bound: int | None = None) -> str:
+def _to_output(op: Op, acc: str, multipliers: list[tuple[int, int]], bound: int | None = None,
+               rounding: str = "double") -> str:
     """An int32 accumulator to the operator's output integers, its fused activation clamped."""
     t = _output(op)
     lo, hi = _activation_range(op, t, _fused(op))
     return _requantize(op, acc, multipliers, (INTEGER_TYPES[t.type], lo, hi), _single(op, t, "output")[1],
-                       suffix="/requantize", bound=bound)
+                       suffix="/requantize", bound=bound, rounding=rounding)
 
 
 def _check_headroom(op: Op, weight: np.ndarray, zero: int, bias: np.ndarray | None,
@@ -253,7 +256,8 @@ def fully_connected(op: Op) -> list[str]:
                  out_dtype="int32")
     multipliers = _filter_multipliers(op, q, units, q.scale.size == 1)
     _check_headroom(op, weight, weight_zero, bias, multipliers)
-    return [_to_output(op, acc, multipliers)]
+    # TFLite's int8 fully-connected reference kernel rounds once (measured), its conv kernels twice
+    return [_to_output(op, acc, multipliers, rounding="single" if op.tensor(0).type == "INT8" else "double")]
 
 
 # ---- elementwise ----------------------------------------------------------------------------------------

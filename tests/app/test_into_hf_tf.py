@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.app.test_into import run_cli
 from tf_convert import app as convert
 
 NEEDS_HF4 = pytest.mark.skipif(not os.environ.get("CONVERT_HF4_PYTHON"),
@@ -32,6 +31,7 @@ TEXT = {"input_ids": (2, 7), "attention_mask": (2, 7), "token_type_ids": (2, 7)}
 CASES = {
     "bert": TEXT,
     "bert_ids": {"input_ids": (2, 7)},
+    "albert": TEXT,
     "distilbert": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
     "roberta": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
     "gpt2_lm": {"input_ids": (2, 7)},
@@ -49,18 +49,20 @@ CASES = {
 }
 # audio: 79 and 111 frames after the feature extractor; MobileViT at 96: its last stage resizes to whole patches
 OTHER = {"wav2vec2": {"input_values": (2, 560)}, "mobilevit": {"pixel_values": (2, 3, 96, 96)}}
-ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "gpt2_lm", "whisper", "vit", "deit", "swin", "swin_shift",
-             "wav2vec2", "segformer"}  # with SDPA too (MobileViT has none)
+NO_ATTENTION = {"convnext", "resnet", "regnet", "mobilevit"}  # the others run with SDPA too
 FIXED_SIZE = {"vit", "deit"}  # TF's ViT and DeiT are bound to their config's image size
 FIXED_INPUTS = {"input_features"}  # Whisper's mel frames: 2 * max_source_positions, always
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory) -> Path:
-    """The SavedModels, built once per version of the fixture script (in .cache: a minute each on 2 cores)."""
+def saved(request) -> Path:
+    """The SavedModels the selected tests need, built once per version of the fixture script (in .cache: a minute
+    each on 2 cores)."""
     digest = hashlib.sha256(SCRIPT.read_bytes()).hexdigest()[:12]
     root = ROOT / ".cache" / f"hf-tf-{digest}"
-    missing = [n for n in CASES if not (root / n / "kwargs.json").is_file()]
+    wanted = {item.callspec.params["name"] for item in request.session.items
+              if hasattr(item, "callspec") and item.module is request.module and "name" in item.callspec.params}
+    missing = [n for n in CASES if n in wanted and not (root / n / "kwargs.json").is_file()]
     if missing:
         root.mkdir(parents=True, exist_ok=True)
         subprocess.run([os.environ["CONVERT_HF4_PYTHON"], "-m", "tests.support.hf_tf_models", str(root), *missing],
@@ -114,7 +116,7 @@ def _errors(path: Path, model, shapes_list, vocab: int) -> list[float]:
 @pytest.mark.parametrize("attention", ["eager", "sdpa"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
-    if attention == "sdpa" and name not in ATTENTION:
+    if attention == "sdpa" and name in NO_ATTENTION:
         pytest.skip("no attention")
     meta = json.loads((saved / name / "kwargs.json").read_text())
     kwargs = {**meta["kwargs"], "attn_implementation": attention}
@@ -137,20 +139,38 @@ def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
         assert doc["inputs"][0]["layout"] == "NCHW" and doc["inputs"][0]["shape"] == list(shapes["pixel_values"])
 
 
-def test_save_pretrained_h5_is_refused_naming_the_savedmodel_route(tmp_path):
-    """tf_model.h5 (save_pretrained: weights only, a subclassed model) beside config.json: exit 2 with the save that
-    works, not model.save('model.h5'), which a subclassed model cannot do."""
-    import h5py
+H5_CASES = ["bert", "vit", "gpt2_lm", "resnet"]
 
-    with h5py.File(tmp_path / "tf_model.h5", "w") as f:
-        f.attrs["layer_names"] = [b"bert"]
-        f.create_dataset("bert/kernel", data=np.zeros(3))
-    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["BertModel"], "model_type": "bert"}))
-    code, _, err = run_cli("tf2torch", tmp_path / "tf_model.h5", "--into", "transformers:BertModel", "-o",
-                           tmp_path / "out")
-    assert code == 2, err
-    assert "TFBertModel" in err and "save_pretrained(dir, saved_model=True)" in err and "tf.saved_model.save" in err
-    assert "model.save('model.h5')" not in err and not (tmp_path / "out").exists()
+
+@pytest.fixture(scope="module")
+def saved_h5() -> Path:
+    """save_pretrained's default output (tf_model.h5 + config.json) of the same random models, in .cache."""
+    digest = hashlib.sha256(SCRIPT.read_bytes()).hexdigest()[:12]
+    root = ROOT / ".cache" / f"hf-tf-{digest}"
+    missing = [n for n in H5_CASES if not (root / f"{n}.h5" / "kwargs.json").is_file()]
+    if missing:
+        root.mkdir(parents=True, exist_ok=True)
+        subprocess.run([os.environ["CONVERT_HF4_PYTHON"], "-m", "tests.support.hf_tf_models", "--h5", str(root),
+                        *missing], cwd=ROOT, check=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    return root
+
+
+@pytest.mark.slow
+@NEEDS_HF4
+@pytest.mark.parametrize("name", H5_CASES)
+def test_save_pretrained_h5_into_its_pytorch_class(saved_h5, tmp_path, name):
+    """tf_model.h5 beside config.json: weights by name into the PyTorch class, measured against the TF class (run in
+    CONVERT_HF4_PYTHON) at two sizes; ResNet's batch-norm statistics come over too (from_tf leaves them)."""
+    meta = json.loads((saved_h5 / f"{name}.h5" / "kwargs.json").read_text())
+    started = time.perf_counter()
+    doc = convert.into(saved_h5 / f"{name}.h5" / "tf_model.h5", f"transformers:{meta['pt_class']}", tmp_path / "out")
+    seconds = time.perf_counter() - started
+    sizes = doc["verify"]["sizes"]
+    print(f"{name} h5: max_rel {doc['verify']['max_rel']:.2g} ({[s['input_shape'] for s in sizes]}), {seconds:.1f} s")
+    assert doc["verify"]["passed"] and doc["verify"]["max_rel"] < 1e-5 and len(sizes) == 2, doc["verify"]
+    if name == "resnet":
+        assert any(p["name"].endswith("running_var") and p["tf"].endswith("moving_variance:0")
+                   for p in doc["parameters"])
 
 
 class FeaturesThenIds(torch.nn.Module):

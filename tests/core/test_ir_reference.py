@@ -359,6 +359,33 @@ OTHER_OPS.update({
     "expand_dims_by": [({}, {}, [X4, _I(-2)], lambda tf, x, a: tf.expand_dims(x, a)),
                        ({}, {}, [np.float32(3.0), _I(0)], lambda tf, x, a: tf.expand_dims(x, a))],
 })
+# lengths the data decides: TF's first-occurrence order, its counts; bins up to a run-time size
+_REPEATS = _I([4, -2, 4, 0, -2, 7, 4])
+_COLUMNS = np.float32([[1, 2, 1, 2, 0], [3, -0.0, 3, 0, 3]])
+OTHER_OPS.update({
+    "unique": [({"axis": 0, "output": "values"}, {}, [_REPEATS], lambda tf, x: tf.unique(x).y),
+               ({"axis": 0, "output": "indices", "index_dtype": "int64"}, {}, [_REPEATS],
+                lambda tf, x: tf.unique(x, tf.int64).idx),
+               ({"axis": 0, "output": "counts"}, {}, [_REPEATS], lambda tf, x: tf.unique_with_counts(x).count),
+               ({"axis": 1, "output": "values"}, {}, [_COLUMNS],
+                lambda tf, x: tf.raw_ops.UniqueV2(x=x, axis=np.int64([-1])).y),
+               ({"axis": 1, "output": "counts"}, {}, [_COLUMNS],
+                lambda tf, x: tf.raw_ops.UniqueWithCountsV2(x=x, axis=[1]).count),
+               ({"axis": 0, "output": "values"}, {}, [_REPEATS[:0]], lambda tf, x: tf.unique(x).y)],
+    "ragged_range": [({"output": "values"}, {}, [_I([0, 5, 3, 2]), _I([4, 1, 3, -5]), _I([2, -2, 1, 7])],
+                      lambda tf, s, lim, d: tf.raw_ops.RaggedRange(starts=s, limits=lim, deltas=d).rt_dense_values),
+                     ({"output": "row_splits", "splits_dtype": "int32"}, {},
+                      [np.int64([0, 5, -9]), np.int64([4, 1, 9]), np.int64([2, -2, 5])],
+                      lambda tf, s, lim, d: tf.raw_ops.RaggedRange(starts=s, limits=lim, deltas=d,
+                                                                   Tsplits=tf.int32).rt_nested_splits)],
+    "bincount_by": [({"dtype": "int32"}, {}, [np.abs(_REPEATS), _I(6)], lambda tf, x, n: tf.math.bincount(
+                        x, minlength=n, maxlength=n)),
+                    ({"dtype": "float32"}, {}, [IDS, _I(5), _f32(2, 3)], lambda tf, x, n, w: tf.raw_ops.DenseBincount(
+                        input=x, size=n, weights=w)),
+                    ({"dtype": "int64", "binary_output": True}, {}, [IDS, np.int64(4), np.int64([])],
+                     lambda tf, x, n, w: tf.raw_ops.DenseBincount(input=tf.cast(x, tf.int64), size=n,
+                                                                 weights=tf.zeros([0], tf.int64), binary_output=True))],
+})
 SPATIAL = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"}  # the padding matrix covers these
 
 # ---- the 3-D ops against TF's own SAME padding (asymmetric at these sizes) -----------------

@@ -105,6 +105,10 @@ CASES: dict[str, Case] = {
                     {"start": f32(10.0), "limit": f32(-5.0), "delta": f32(-0.3)}),
     "range_float_length": ({"n": (tf.float32, [])}, lambda x, p: x[0, 0, 0] * tf.range(p["n"]),
                            {"n": f32(5.5)}, {"n": f32(0.0)}),
+    "bincount_size": ({"n": (tf.int32, [])}, lambda x, p: x[1, 1, 1] * tf.raw_ops.Bincount(
+        arr=i32([1, 3, 1, 0]), size=p["n"], weights=X[0, 0]), {"n": i32(5)}, {"n": i32(0)}),
+    "dense_bincount_size": ({"n": (tf.int64, [])}, lambda x, p: tf.raw_ops.DenseBincount(
+        input=i64([[2, 2, 0], [1, 7, 1]]), size=p["n"], weights=f32([])) * x[0, 0, 0], {"n": i64(3)}, {"n": i64(8)}),
 }
 # a shape vector of length 0 holds no value: TF knows the (rank-0) result, the graph stays static
 STATIC = {"reshape_to_scalar", "fill_scalar", "pad_rank0"}

@@ -65,3 +65,61 @@ def range_(node: Node, start: np.ndarray, limit: np.ndarray, delta: np.ndarray) 
 @reference_op("expand_dims_by")
 def expand_dims_by(node: Node, x: np.ndarray, axis: np.ndarray) -> np.ndarray:
     return np.expand_dims(np.asarray(x), int(np.asarray(axis).reshape(())))
+
+
+def unique_along(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(values, indices, counts) of TF's Unique along `axis`: first-occurrence order, slices equal by == (a NaN
+    equals nothing, -0.0 equals 0.0: Python's tuple comparison of floats)."""
+    x = np.asarray(x)
+    slices = np.moveaxis(x, axis, 0)
+    position: dict[tuple, int] = {}
+    firsts, indices = [], []
+    for i, piece in enumerate(slices.reshape(len(slices), int(np.prod(slices.shape[1:])))):
+        key = tuple(piece.tolist())
+        if key not in position:
+            position[key] = len(firsts)
+            firsts.append(i)
+        indices.append(position[key])
+    indices_ = np.asarray(indices, np.int64)
+    values = np.take(x, np.asarray(firsts, np.int64), axis=axis)
+    return values, indices_, np.bincount(indices_, minlength=len(firsts))
+
+
+@reference_op("unique")
+def unique(node: Node, x: np.ndarray) -> np.ndarray:
+    axis = int(node.attrs["axis"]) % max(np.ndim(x), 1)
+    values, indices, counts = unique_along(x, axis)
+    out = node.attrs["output"]
+    if out == "values":
+        return values
+    return (indices if out == "indices" else counts).astype(node.attrs.get("index_dtype", "int32"))
+
+
+@reference_op("bincount_by")
+def bincount_by(node: Node, values: np.ndarray, size: np.ndarray, *weights: np.ndarray) -> np.ndarray:
+    dtype = np.dtype(node.attrs["dtype"])
+    hits = np.asarray(values)[..., None] == np.arange(int(np.asarray(size).reshape(())))
+    if node.attrs.get("binary_output"):
+        return hits.any(-2).astype(dtype)
+    if not weights or np.size(weights[0]) == 0:
+        return hits.sum(-2).astype(dtype)
+    return np.where(hits, np.asarray(weights[0])[..., None].astype(dtype), dtype.type(0)).sum(-2, dtype=dtype)
+
+
+def ragged_range_rows(starts: np.ndarray, limits: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row_splits as int64, values) of TF's RaggedRange of integer vectors (a float range's length rounds in TF's
+    own way: not computed here)."""
+    if np.asarray(starts).dtype.kind not in "iu":
+        raise ValueError(f"RaggedRange of {np.asarray(starts).dtype} values: integer ranges only")
+    rows = [np.arange(int(s), int(lim), int(d)) for s, lim, d in zip(starts, limits, deltas)]
+    splits = np.concatenate([[0], np.cumsum([len(r) for r in rows], dtype=np.int64)]).astype(np.int64)
+    values = np.concatenate(rows) if rows else np.zeros(0)
+    return splits, values.astype(np.asarray(starts).dtype)
+
+
+@reference_op("ragged_range")
+def ragged_range(node: Node, starts: np.ndarray, limits: np.ndarray, deltas: np.ndarray) -> np.ndarray:
+    splits, values = ragged_range_rows(np.asarray(starts), np.asarray(limits), np.asarray(deltas))
+    if node.attrs["output"] == "row_splits":
+        return splits.astype(node.attrs.get("splits_dtype", "int64"))
+    return values
