@@ -797,6 +797,12 @@ OPS: dict[str, OpSpec] = {
                        "clamped to the axis, a negative step walks back: TF's StridedSlice).", "shape",
                        types={"steps": Attr("ints", None)}, shape=shapes.run_time_same_rank, run_time_sizes=True,
                        refused=_STATIC_ONLY),
+    "resize_to": OpSpec(("mode", "coordinate"), (), "TF's resize (`resize`'s sampling grid and arithmetic, in "
+                        "float32) of NCHW x (input 0) to the run-time integer (out_h, out_w) `size` (input 1): TF's "
+                        "ResizeBilinear / ResizeNearestNeighbor to a size the graph computes.", "shape",
+                        types={"mode": Attr("str", REQUIRED, ("nearest", "bilinear")),
+                               "coordinate": Attr("str", REQUIRED, ("asymmetric", "half_pixel", "align_corners"))},
+                        shape=shapes.resize_to, run_time_sizes=True, refused=_STATIC_ONLY),
     "one_hot_by": OpSpec(("axis", "on", "off"), (), "one_hot of inputs (indices, depth), `depth` a run-time "
                          "integer scalar: float32, the new axis of size depth inserted at `axis`, `on` where "
                          "index == position, `off` elsewhere (out-of-range and negative indices: all `off`).",

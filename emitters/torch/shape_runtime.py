@@ -181,3 +181,45 @@ def ragged_range(ctx: Ctx) -> Lowered:
               f"{v}_place = (torch.arange({v}_rows.shape[0]) - {v}_splits[{v}_rows]).to({starts}.dtype)",
               f"{v} = {starts}[{v}_rows] + {v}_place * {deltas}[{v}_rows]"]
     return Lowered(lines=lines)
+
+
+@TABLE.register("resize_to")
+def resize_to(ctx: Ctx) -> Lowered:
+    """TF's resize grid computed while the model runs, in float32 as TF (convert.sampling.rules): per axis the
+    source coordinate of each output index, then gathers (nearest) or TF's two lerps, x first (bilinear)."""
+    x, size = ctx.args
+    mode, coordinate = ctx.attrs["mode"], ctx.attrs["coordinate"]
+    out = Lowered()
+    taps = {}
+    for axis, name in ((2, "rows"), (3, "cols")):
+        n, o, src = f"{x}.shape[{axis}]", f"int({size}[{axis - 2}])", ctx.aux(name)
+        scale = f"torch.tensor(float({n}), dtype=torch.float32) / float({o})"
+        if coordinate == "align_corners":
+            scale = (f"(torch.tensor(float({n} - 1), dtype=torch.float32) / float({o} - 1) if {o} > 1 "
+                     f"else {scale})")
+        dst = f"torch.arange({o}, dtype=torch.float32)"
+        if coordinate == "half_pixel":
+            dst = f"({dst} + 0.5)"
+        shift = " - 0.5" if coordinate == "half_pixel" and mode == "bilinear" else ""
+        out.lines.append(f"{src} = {dst} * ({scale}){shift}")
+        if mode == "nearest":
+            index = f"torch.floor({src})"
+            if coordinate == "align_corners":  # TF rounds half away from zero there
+                index = f"({index} + ({src} - torch.floor({src}) >= 0.5).float())"
+            out.lines.append(f"{src} = {index}.long().clamp(0, {n} - 1)")
+            taps[axis] = (src,)
+        else:
+            floor = ctx.aux("lo" if axis == 2 else "hi")
+            out.lines.append(f"{floor} = torch.floor({src})")
+            taps[axis] = (f"{floor}.long().clamp(min=0)", f"torch.ceil({src}).long().clamp(max={n} - 1)",
+                          f"({src} - {floor}).to({x}.dtype)")
+    if mode == "nearest":
+        out.lines.append(f"{ctx.var} = {x}.index_select(2, {taps[2][0]}).index_select(3, {taps[3][0]})")
+        return out
+    (ylo, yhi, wy), (xlo, xhi, wx) = taps[2], taps[3]
+    left, right, top = ctx.aux("left"), ctx.aux("right"), ctx.aux("top")
+    out.lines += [f"{left} = {x}.index_select(3, {xlo})", f"{right} = {x}.index_select(3, {xhi})",
+                  f"{left} = {left} + ({right} - {left}) * {wx}",  # TF lerps along x first, then along y
+                  f"{top} = {left}.index_select(2, {ylo})",
+                  f"{ctx.var} = {top} + ({left}.index_select(2, {yhi}) - {top}) * {wy}.reshape(-1, 1)"]
+    return out

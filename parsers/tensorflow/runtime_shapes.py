@@ -18,14 +18,14 @@ import numpy as np
 from tf_convert.convert.ir import shapes
 from tf_convert.convert.ir.runtime_dims import RUN_TIME, TF_FOLLOWING
 
-from .context import Context, NotConvertible, attr
+from .context import Context, NotConvertible, attr, fmt_perm
 from .lowering import Lowering
 
 # TF ops whose handler carries a run-time size on (their lowering here, or an IR op that follows one)
 READS_RUN_TIME = frozenset({
     "Identity", "StopGradient", "Snapshot", "PreventGradient", "IdentityN", "Cast", "Mul",
     "Reshape", "ExpandDims", "Fill", "BroadcastTo", "Tile", "Pad", "PadV2", "MirrorPad", "Slice", "StridedSlice",
-    "OneHot",
+    "OneHot", "ResizeBilinear", "ResizeNearestNeighbor",
     "Unique", "UniqueV2", "UniqueWithCounts", "UniqueWithCountsV2", "Bincount", "DenseBincount",
 }) | TF_FOLLOWING
 
@@ -45,6 +45,8 @@ RUN_TIME_SIZES = {
     "Slice": "begin and size (sizes follow them)",
     "StridedSlice": "begin, end with constant strides (negative too), masks, ellipsis, new axes (sizes follow them)",
     "OneHot": "depth (sizes follow it)",
+    "ResizeBilinear": "size, every align_corners / half_pixel_centers (sizes follow it)",
+    "ResizeNearestNeighbor": "size, every align_corners / half_pixel_centers (sizes follow it)",
     "Range": "start, limit, delta, integer or float (sizes follow them)",
     "Bincount": "size (the number of bins follows it)",
     "DenseBincount": "size (the number of bins follows it)",
@@ -205,6 +207,18 @@ def strided_slice(ctx: Context, op: Any) -> None:
         out = ctx.emit("expand_dims_by", op.name if last else f"{op.name}/new_axis{k}", [out, axis], shape,
                        source_op=op.type)
     ctx.set(op.outputs[0], out)
+
+
+def resize(ctx: Context, op: Any, mode: str, coordinate: str) -> None:
+    """ResizeBilinear / ResizeNearestNeighbor to a size the graph computes (NCHW in the IR, as `resize`)."""
+    if mode == "bilinear" and op.inputs[0].dtype.name != "float32":
+        raise NotConvertible(f"{op.type} '{op.name}' of a {op.inputs[0].dtype.name} image to a run-time size: float32 "
+                             "images are converted; cast it first")
+    x = ctx.nchw(op.inputs[0], "NHWC")
+    size = _integer(ctx, op, op.inputs[1], "size")
+    out = ctx.emit("resize_to", op.name, [x, size], (*ctx.graph.shape(x)[:2], RUN_TIME, RUN_TIME),
+                   {"mode": mode, "coordinate": coordinate}, source_op=op.type, out_dtype=op.outputs[0].dtype.name)
+    ctx.set(op.outputs[0], out, fmt_perm("NHWC"))
 
 
 def one_hot(ctx: Context, op: Any, indices: str, attrs: dict[str, Any]) -> str:

@@ -67,6 +67,18 @@ CASES: dict[str, Case] = {
     "strided_ellipsis": ({"e": (tf.int32, [])}, lambda x, p: x[..., 1:p["e"]:3], {"e": i32(4)}, {"e": i32(-1)}),
     "strided_new_axes": ({"b": (tf.int32, [])}, lambda x, p: x[None, ::-1, None, p["b"]:],
                          {"b": i32(2)}, {"b": i32(-9)}),
+    # resizes to a run-time size, every flag combination TF allows (TF's grid computed while the model runs)
+    **{f"resize_{method}{flag}": (
+        {"size": (tf.int32, [2])},
+        lambda x, p, op=op, flags=flags: op(images=x[None], size=p["size"], **flags),
+        {"size": i32([7, 9])}, {"size": i32([1, 2])} if flag != "_align" else {"size": i32([2, 1])})
+        for method, op in (("bilinear", tf.compat.v1.raw_ops.ResizeBilinear),
+                           ("nearest", tf.compat.v1.raw_ops.ResizeNearestNeighbor))
+        for flag, flags in (("", {}), ("_half_pixel", {"half_pixel_centers": True}),
+                            ("_align", {"align_corners": True}))},
+    "image_resize_computed": ({"n": (tf.int32, [])},
+                              lambda x, p: tf.image.resize(x[None], tf.stack([p["n"], p["n"] * 2])),
+                              {"n": i32(4)}, {"n": i32(1)}),
     "slice_size": ({"size": (tf.int32, [3])}, lambda x, p: tf.slice(x, [0, 0, 0], p["size"]),
                    {"size": i32([2, -1, 3])}, {"size": i32([0, 5, 4])}),
     "slice_begin_size": ({"b": (tf.int32, [3]), "s": (tf.int32, [3])}, lambda x, p: tf.slice(x, p["b"], p["s"]),
@@ -164,7 +176,7 @@ def test_each_case_exact_at_two_parameter_values(converted, target):
     for run, want_all in zip(runs, expected):
         for name, got in zip(graph.outputs, emitter.run(out, op_breadth.ir_feeds(graph, run))):
             case = op_breadth.case_of(graph, name)
-            want, got = np.asarray(want_all[case]), np.asarray(got)
+            want, got = op_breadth.ir_expected(graph, name, np.asarray(want_all[case])), np.asarray(got)
             if got.shape != want.shape or got.dtype != want.dtype or not np.array_equal(got, want):
                 wrong[case] = (got.shape, got.dtype, want.shape, want.dtype)
     assert not wrong, wrong
@@ -248,7 +260,8 @@ def _refused() -> dict[str, tuple[Callable[[Any], Any], str]]:
         # a conv's weights and pads need the channels and the spatial size
         "conv_after_reshape": (lambda x: tf.nn.conv2d(tf.reshape(x, p(tf.int32, [4], "shape")),
                                                       np.ones((1, 1, 4, 2), np.float32), 1, "SAME"), "Conv2D"),
-        "resize_size": (lambda x: tf.compat.v1.image.resize_bilinear(x[None], p(tf.int32, [2], "size")), "size"),
+        "strided_shrink": (lambda x: x[:, 1:p(tf.int32, [], "e"), 2], "shrunk axis"),
+        "strided_run_time_step": (lambda x: x[::p(tf.int32, [], "s")], "strides"),
     }
 
 

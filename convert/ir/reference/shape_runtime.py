@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Node
+from .resize import resample
 from .table import reference_op
 
 
@@ -123,3 +124,9 @@ def ragged_range(node: Node, starts: np.ndarray, limits: np.ndarray, deltas: np.
     if node.attrs["output"] == "row_splits":
         return splits.astype(node.attrs.get("splits_dtype", "int64"))
     return values
+
+
+@reference_op("resize_to")
+def resize_to(node: Node, x: np.ndarray, size: np.ndarray) -> np.ndarray:
+    out_h, out_w = _ints(size)
+    return resample(np.asarray(x), node.attrs["mode"], node.attrs["coordinate"], (out_h, out_w))
