@@ -260,6 +260,10 @@ def _refused() -> dict[str, tuple[Callable[[Any], Any], str]]:
         # a conv's weights and pads need the channels and the spatial size
         "conv_after_reshape": (lambda x: tf.nn.conv2d(tf.reshape(x, p(tf.int32, [4], "shape")),
                                                       np.ones((1, 1, 4, 2), np.float32), 1, "SAME"), "Conv2D"),
+        "deconv_output_shape": (lambda x: tf.nn.conv2d_transpose(
+            x[None], np.ones((3, 3, 2, 4), np.float32), p(tf.int32, [4], "shape"), 2, "SAME"), "Conv2DBackpropInput"),
+        "crop_size": (lambda x: tf.image.crop_and_resize(x[None], [[0.0, 0.1, 0.9, 1.0]], [0],
+                                                         p(tf.int32, [2], "size")), "crop_size"),
         "strided_shrink": (lambda x: x[:, 1:p(tf.int32, [], "e"), 2], "shrunk axis"),
         "strided_run_time_step": (lambda x: x[::p(tf.int32, [], "s")], "strides"),
     }
