@@ -228,6 +228,11 @@ def run_time_same_rank(inputs: Sequence[Shape], attrs: Mapping[str, Any], params
     return (RUN_TIME,) * len(inputs[0])
 
 
+def resize_to(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """resize_to: (N, C) kept, H and W run-time."""
+    return (*inputs[0][:2], RUN_TIME, RUN_TIME)
+
+
 def one_hot_by(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """The indices' shape with a run-time size inserted at `axis`."""
     indices = tuple(inputs[0])

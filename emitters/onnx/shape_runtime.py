@@ -110,7 +110,16 @@ def slice_to(ctx: Ctx) -> Emitted:
     if not rank:
         b.op("Identity", [b.x(0)], b.out)
         return b.done()
-    b.op("Slice", [b.x(0), _int64(b, 1), _int64(b, 2), b.ints("axes", range(rank))], b.out)
+    steps = list(ctx.node.attrs.get("steps") or [1] * rank)
+    starts, ends = _int64(b, 1), _int64(b, 2)
+    if any(s < 0 for s in steps):
+        # ONNX clamps a backward start below the axis to 0, Python and TF to "before 0": an empty slice there
+        dims = b.op("Shape", [b.x(0)])
+        before = b.op("And", [b.op("Less", [starts, b.op("Neg", [dims])]),
+                              b.const("backward", np.array([s < 0 for s in steps]), np.bool_)])
+        zero = b.const("zero", np.zeros(rank, np.int64), np.int64)
+        starts, ends = (b.op("Where", [before, zero, t]) for t in (starts, ends))
+    b.op("Slice", [b.x(0), starts, ends, b.ints("axes", range(rank)), b.ints("steps", steps)], b.out)
     return b.done()
 
 
@@ -301,4 +310,52 @@ def ctc_greedy_decoder(ctx: Ctx) -> Emitted:
     positions = b.op("Sub", [b.op("Unsqueeze", [b.op("GatherND", [place, found]), b.ints("column", [1])]),
                              b.const("one", np.int64(1), np.int64)])
     b.op("Concat", [rows, positions], b.out, axis=1)
+    return b.done()
+
+
+@TABLE.register("resize_to")
+def resize_to(ctx: Ctx) -> Emitted:
+    """TF's resize grid computed while the model runs, in float32 as TF (convert.sampling.rules), then Gathers
+    (nearest) or TF's two lerps, x first (bilinear): ONNX's Resize rounds its coordinates its own way."""
+    b = Builder(ctx, ctx.node)
+    mode, coordinate = ctx.node.attrs["mode"], ctx.node.attrs["coordinate"]
+    x, dims, size = b.x(0), b.op("Shape", [b.x(0)]), _int64(b, 1)
+    one_f, half = (b.const(n, np.float32(v), np.float32) for n, v in (("one_f", 1.0), ("half", 0.5)))
+    zero, one = (b.const(n, np.array(v, np.int64), np.int64) for n, v in (("zero", 0), ("one", 1)))
+    taps = {}
+    for axis in (2, 3):
+        n = b.op("Gather", [dims, b.const(f"axis{axis}", np.array(axis, np.int64), np.int64)], axis=0)
+        o = b.op("Gather", [size, b.const(f"size{axis}", np.array(axis - 2, np.int64), np.int64)], axis=0)
+        n_f, o_f = (b.op("Cast", [t], to=_FLOAT) for t in (n, o))
+        scale = b.op("Div", [n_f, o_f])
+        if coordinate == "align_corners":
+            corners = b.op("Div", [b.op("Sub", [n_f, one_f]), b.op("Sub", [o_f, one_f])])
+            scale = b.op("Where", [b.op("Greater", [o, one]), corners, scale])
+        dst = b.op("Cast", [b.op("Range", [zero, o, one])], to=_FLOAT)
+        if coordinate == "half_pixel":
+            dst = b.op("Add", [dst, half])
+        src = b.op("Mul", [dst, scale])
+        if coordinate == "half_pixel" and mode == "bilinear":
+            src = b.op("Sub", [src, half])
+        floor = b.op("Floor", [src])
+        last = b.op("Sub", [n, one])
+        if mode == "nearest":
+            index = floor
+            if coordinate == "align_corners":  # TF rounds half away from zero there
+                up = b.op("GreaterOrEqual", [b.op("Sub", [src, floor]), half])
+                index = b.op("Add", [floor, b.op("Cast", [up], to=_FLOAT)])
+            taps[axis] = (b.op("Clip", [b.op("Cast", [index], to=_INT64), zero, last]),)
+            continue
+        lo = b.op("Max", [b.op("Cast", [floor], to=_INT64), zero])
+        hi = b.op("Min", [b.op("Cast", [b.op("Ceil", [src])], to=_INT64), last])
+        taps[axis] = (lo, hi, b.op("Sub", [src, floor]))
+    if mode == "nearest":
+        b.op("Gather", [b.op("Gather", [x, taps[2][0]], axis=2), taps[3][0]], b.out, axis=3)
+        return b.done()
+    (ylo, yhi, wy), (xlo, xhi, wx) = taps[2], taps[3]
+    left, right = b.op("Gather", [x, xlo], axis=3), b.op("Gather", [x, xhi], axis=3)
+    across = b.op("Add", [left, b.op("Mul", [b.op("Sub", [right, left]), wx])])  # along x first, then y
+    top, bottom = b.op("Gather", [across, ylo], axis=2), b.op("Gather", [across, yhi], axis=2)
+    wy = b.op("Unsqueeze", [wy, b.ints("column", [1])])
+    b.op("Add", [top, b.op("Mul", [b.op("Sub", [bottom, top]), wy])], b.out)
     return b.done()

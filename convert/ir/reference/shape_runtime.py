@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Node
+from .resize import resample
 from .table import reference_op
 
 
@@ -40,7 +41,8 @@ def pad_by(node: Node, x: np.ndarray, paddings: np.ndarray) -> np.ndarray:
 
 @reference_op("slice_to")
 def slice_to(node: Node, x: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    return np.asarray(x)[tuple(slice(b, e) for b, e in zip(_ints(starts), _ints(ends)))]
+    steps = node.attrs.get("steps") or [1] * np.ndim(x)
+    return np.asarray(x)[tuple(slice(b, e, s) for b, e, s in zip(_ints(starts), _ints(ends), steps))]
 
 
 @reference_op("one_hot_by")
@@ -150,3 +152,9 @@ def ctc_greedy_decoder(node: Node, logits: np.ndarray, lengths: np.ndarray) -> n
     found = ctc_greedy(np.asarray(logits, np.float32), np.asarray(lengths), int(node.attrs["blank"]),
                        bool(node.attrs["merge_repeated"]))
     return found[("indices", "values", "shape", "log_probability").index(node.attrs["output"])]
+
+
+@reference_op("resize_to")
+def resize_to(node: Node, x: np.ndarray, size: np.ndarray) -> np.ndarray:
+    out_h, out_w = _ints(size)
+    return resample(np.asarray(x), node.attrs["mode"], node.attrs["coordinate"], (out_h, out_w))
