@@ -489,6 +489,12 @@ FOLD_CASES = {
                        _RAW.UniqueWithCountsV2(x=_i([[1, 2], [1, 2], [0, 0]]), axis=_i([-2]), out_idx=tf.int64)],
     "linalg": lambda: [_RAW.MatrixDeterminant(input=_f(2, 3, 3)),
                        _RAW.MatrixInverse(input=_f(3, 3) + np.eye(3, dtype=np.float32) * 4, adjoint=True)],
+    "band": lambda: [_RAW.MatrixBandPart(input=_f(2, 4, 5), num_lower=lower, num_upper=upper)
+                     for lower, upper in ((0, -1), (-1, 0), (1, 2), (-1, -1))]
+    + [_RAW.MatrixSetDiag(input=_f(2, 3, 3), diagonal=_f(2, 3)),
+       _RAW.MatrixSetDiagV2(input=_f(3, 4), diagonal=_f(3), k=0),
+       _RAW.MatrixSetDiagV3(input=_f(2, 4, 3), diagonal=_f(2, 3), k=0),
+       tf.einsum("i,j->ij", _f(5), _f(3)), tf.einsum("bij,bjk->bik", _f(2, 3, 4), _f(2, 4, 5))],
     "shape_slicing": lambda: tf.stack([tf.shape(_f(2, 3, 4))[1], tf.shape(_f(2, 3, 4))[-1] * 2, -1]),
     "strided": lambda: (_i(np.arange(60).reshape(3, 4, 5))[::-1, 1:, ::2],
                         _i(np.arange(24).reshape(2, 3, 4))[..., None, 1],
