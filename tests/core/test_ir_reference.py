@@ -342,11 +342,11 @@ OTHER_OPS.update({
 _I = np.int32
 
 
-def _nhwc(tf, x):
+def _to_nhwc(tf, x):
     return tf.transpose(x, [0, 2, 3, 1])
 
 
-def _nchw(tf, x):
+def _to_nchw(tf, x):
     return tf.transpose(x, [0, 3, 1, 2])
 
 
@@ -372,10 +372,10 @@ OTHER_OPS.update({
               ({}, {}, [np.int64(5), np.int64(-3), np.int64(-2)], lambda tf, a, b, c: tf.range(a, b, c)),
               ({}, {}, [np.float32(-3.7), np.float32(50.3), np.float32(0.37)], lambda tf, a, b, c: tf.range(a, b, c))],
     "resize_to": [({"mode": "bilinear", "coordinate": "half_pixel"}, {}, [X4, _I([7, 3])],
-                   lambda tf, x, s: _nchw(tf, tf.raw_ops.ResizeBilinear(images=_nhwc(tf, x), size=s,
+                   lambda tf, x, s: _to_nchw(tf, tf.raw_ops.ResizeBilinear(images=_to_nhwc(tf, x), size=s,
                                                                         half_pixel_centers=True))),
                   ({"mode": "nearest", "coordinate": "align_corners"}, {}, [X4, _I([5, 9])],
-                   lambda tf, x, s: _nchw(tf, tf.raw_ops.ResizeNearestNeighbor(images=_nhwc(tf, x), size=s,
+                   lambda tf, x, s: _to_nchw(tf, tf.raw_ops.ResizeNearestNeighbor(images=_to_nhwc(tf, x), size=s,
                                                                                align_corners=True)))],
     "expand_dims_by": [({}, {}, [X4, _I(-2)], lambda tf, x, a: tf.expand_dims(x, a)),
                        ({}, {}, [np.float32(3.0), _I(0)], lambda tf, x, a: tf.expand_dims(x, a))],
