@@ -123,7 +123,7 @@ def run_ours(path: Path, target: str, work: Path) -> dict[str, Any]:
     command = [str(REPO / ".venv" / "bin" / "convert"), f"tf2{target}", str(path), "-o", str(out), "--force",
                "--verify", "--json", "-q"]
     if path.name in INPUT_SHAPES:
-        command[4:4] = ["--input-shape", ",".join(map(str, INPUT_SHAPES[path.name]))]
+        command[2:2] = ["--input-shape", ",".join(map(str, INPUT_SHAPES[path.name]))]
     row = timed(command, log)
     try:
         report = json.loads(log.read_text(errors="replace")[log.read_text(errors="replace").index("{"):])

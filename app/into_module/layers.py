@@ -207,6 +207,9 @@ def ir_layers(graph: Graph) -> LayerGraph:
         if node.op == "slice" and len(inputs) == 1 and graph.shape(node.output) == graph.shape(node.inputs[0]):
             alias[node.output] = inputs[0]  # the whole tensor (TF's AdaptiveAveragePooling1D splits it in one)
             continue
+        if node.op == "concat" and len(node.inputs) > 1 and len(set(node.inputs)) == 1 and len(set(inputs)) == 1:
+            alias[node.output] = inputs[0]  # copies of one tensor: TF's Tile (BART's mask), the module's expand
+            continue
         if node.name in pool_pads and len(inputs) == 1:
             alias[node.output] = inputs[0]
             continue

@@ -791,11 +791,18 @@ OPS: dict[str, OpSpec] = {
                      size="free", shape=shapes.run_time_same_rank,
                      run_time_sizes=True,
                      refused=_STATIC_ONLY),
-    "slice_to": OpSpec((), (), "x[starts[0]:ends[0], starts[1]:ends[1], ...] of inputs (x, starts, ends), run-time "
-                       "integer vectors with one element per axis of x, Python's slice rules (negative counts "
-                       "from the end, bounds clamped to the axis).", "shape",
-                       shape=shapes.run_time_same_rank, run_time_sizes=True,
+    "slice_to": OpSpec(("steps?",), (), "x[starts[0]:ends[0]:steps[0], starts[1]:ends[1]:steps[1], ...] of inputs "
+                       "(x, starts, ends), run-time integer vectors with one element per axis of x, `steps` constant "
+                       "non-zero (all 1 when unset), Python's slice rules (negative counts from the end, bounds "
+                       "clamped to the axis, a negative step walks back: TF's StridedSlice).", "shape",
+                       types={"steps": Attr("ints", None)}, shape=shapes.run_time_same_rank, run_time_sizes=True,
                        refused=_STATIC_ONLY),
+    "resize_to": OpSpec(("mode", "coordinate"), (), "TF's resize (`resize`'s sampling grid and arithmetic, in "
+                        "float32) of NCHW x (input 0) to the run-time integer (out_h, out_w) `size` (input 1): TF's "
+                        "ResizeBilinear / ResizeNearestNeighbor to a size the graph computes.", "shape",
+                        types={"mode": Attr("str", REQUIRED, ("nearest", "bilinear")),
+                               "coordinate": Attr("str", REQUIRED, ("asymmetric", "half_pixel", "align_corners"))},
+                        shape=shapes.resize_to, run_time_sizes=True, refused=_STATIC_ONLY),
     "one_hot_by": OpSpec(("axis", "on", "off"), (), "one_hot of inputs (indices, depth), `depth` a run-time "
                          "integer scalar: float32, the new axis of size depth inserted at `axis`, `on` where "
                          "index == position, `off` elsewhere (out-of-range and negative indices: all `off`).",
@@ -837,6 +844,20 @@ OPS: dict[str, OpSpec] = {
         types={"output": Attr("str", REQUIRED, ("values", "row_splits")),
                "splits_dtype": Attr("str", "int64", ("int32", "int64"))},
         shape=shapes.ragged_range, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
+    "ctc_greedy_decoder": OpSpec(
+        ("blank", "merge_repeated", "output"),
+        (),
+        "TF's CTCGreedyDecoder of inputs (logits (T, B, C) float32, sequence_length (B,) int32): for each batch b "
+        "and step t < sequence_length[b], the class of the largest logit (the first on ties) and that logit; a "
+        "step's class is kept unless it is `blank` or, with merge_repeated, the previous step's class. output "
+        "'indices': (b, position) of each kept class, batch by batch (int64, run-time long), 'values': the classes "
+        "(int64), 'shape': (B, the longest row) int64, 'log_probability': (B, 1), 0 minus each step's largest "
+        "logit, in step order.",
+        "shape",
+        types={"blank": Attr("int"), "merge_repeated": Attr("bool"),
+               "output": Attr("str", REQUIRED, ("indices", "values", "shape", "log_probability"))},
+        shape=shapes.ctc_greedy_decoder, run_time_sizes=True, refused=_STATIC_ONLY,
     ),
     "bincount_by": OpSpec(
         ("binary_output", "dtype"),

@@ -2,7 +2,8 @@
 reference evaluator (so folding means exactly what the op means). So do nodes that read no value: one whose
 output is empty (it holds no values, only its shape and dtype), and a reduction over an empty axis (TF's
 identity of the reduction; the runtimes' kernels disagree on empties: onnxruntime's mean of nothing is 0,
-torch's max of nothing an error)."""
+torch's max of nothing an error). Such a value keeps the shape the converted size gives it: where its input's
+sizes could follow the graph's inputs, the graph is pinned to the converted size (FIXED_SIZE_KEY)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from ..ir import Node, evaluate_node, lazy
 from ..ir.ops import FOLDABLE  # only cheap ops: the catalog's `foldable` flag says which, and why
+from ..padding.sizes import FIXED_SIZE_KEY, size_flow
 from .index import GraphIndex, graph_pass
 
 
@@ -61,6 +63,9 @@ def fold_constants(ix: GraphIndex) -> bool:
         dtype = graph.tensors[node.output].dtype
         value = _reads_no_value(node, graph)
         if value is not None:
+            if FIXED_SIZE_KEY not in graph.metadata and any(i in size_flow(graph)[0] for i in node.inputs):
+                graph.metadata[FIXED_SIZE_KEY] = (f"node '{node.name}' ({node.op}) is empty or reduces an empty axis "
+                                                  "at the converted size: its value is fixed there")
             ix.set_inputs(node, [])
             node.op, node.attrs, node.params = "const", {}, {"value": value}
             values[node.output] = value

@@ -117,9 +117,12 @@ def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILE
         result.inputs.append({"name": name, "shape": list(graph.shape(tensor)), "layout": _layout(graph.shape(tensor))})
     index = ir.GraphIndex(graph)
     for node in graph.nodes:
+        if node.output in env:  # computed by an earlier node's fragment (one conditional's other output)
+            continue
         fragment = _lower(graph, index, node, sg, [env[t] for t in node.inputs], options)
         sg.add(fragment)
         env[node.output] = fragment.output
+        env.update(fragment.computes)
         result.pad_layers.extend(fragment.pad_layers)
     if any(t.dtype != "float32" for t in graph.tensors.values()):
         # with integer tensors (token ids) MXNet's type inference may find nothing float to type the

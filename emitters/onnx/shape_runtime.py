@@ -110,7 +110,16 @@ def slice_to(ctx: Ctx) -> Emitted:
     if not rank:
         b.op("Identity", [b.x(0)], b.out)
         return b.done()
-    b.op("Slice", [b.x(0), _int64(b, 1), _int64(b, 2), b.ints("axes", range(rank))], b.out)
+    steps = list(ctx.node.attrs.get("steps") or [1] * rank)
+    starts, ends = _int64(b, 1), _int64(b, 2)
+    if any(s < 0 for s in steps):
+        # ONNX clamps a backward start below the axis to 0, Python and TF to "before 0": an empty slice there
+        dims = b.op("Shape", [b.x(0)])
+        before = b.op("And", [b.op("Less", [starts, b.op("Neg", [dims])]),
+                              b.const("backward", np.array([s < 0 for s in steps]), np.bool_)])
+        zero = b.const("zero", np.zeros(rank, np.int64), np.int64)
+        starts, ends = (b.op("Where", [before, zero, t]) for t in (starts, ends))
+    b.op("Slice", [b.x(0), starts, ends, b.ints("axes", range(rank)), b.ints("steps", steps)], b.out)
     return b.done()
 
 
@@ -251,4 +260,102 @@ def ragged_range(ctx: Ctx) -> Emitted:
                  to=_ONNX_TYPES[dtype.name])
     at = [b.op("Gather", [t, rows], axis=0) for t in (starts, deltas)]
     b.op("Add", [at[0], b.op("Mul", [place, at[1]])], b.out)
+    return b.done()
+
+
+@TABLE.register("ctc_greedy_decoder")
+def ctc_greedy_decoder(ctx: Ctx) -> Emitted:
+    """Each step's best class (ArgMax: the first on ties) where the step is within its sequence; the kept ones
+    (not blank, not a repeat) found batch by batch (NonZero of the (B, T) mask, row-major); the log probability
+    a CumSum in step order."""
+    b = Builder(ctx, ctx.node)
+    steps, batch, classes = (int(d) for d in ctx.shape(ctx.node.inputs[0]))
+    output = ctx.attrs["output"]
+    live = b.op("Less", [b.const("steps", np.arange(steps, dtype=np.int32).reshape(steps, 1), np.int32),
+                         b.op("Unsqueeze", [b.x(1), b.ints("batch_row", [0])])])  # (T, B)
+    if output == "log_probability":
+        if ctx.opset >= 18:
+            best = b.op("ReduceMax", [b.x(0), b.ints("classes", [-1])], keepdims=0)
+        else:
+            best = b.op("ReduceMax", [b.x(0)], axes=[-1], keepdims=0)
+        terms = b.op("Where", [live, b.op("Neg", [best]), b.const("none", np.float32(0))])
+        padded = b.op("Pad", [terms, b.ints("front", [1, 0, 0, 0])], mode="constant")
+        running = b.op("CumSum", [padded, b.const("step_axis", np.int64(0), np.int64)])
+        last = b.op("Slice", [running, b.ints("last", [-1]), b.ints("end", [np.iinfo(np.int64).max]),
+                              b.ints("axis0", [0])])
+        b.op("Transpose", [last], b.out, perm=[1, 0])
+        return b.done()
+    best_class = b.op("ArgMax", [b.x(0)], axis=-1, keepdims=0)  # (T, B) int64
+    keep = b.op("And", [live, b.op("Not", [b.op("Equal", [best_class, b.const(
+        "blank", np.int64(int(ctx.attrs["blank"]) % classes), np.int64)])])])
+    if ctx.attrs["merge_repeated"] and steps > 1:
+        def steps_from(part: str, start: int, end: int) -> str:
+            return b.op("Slice", [best_class, b.ints(f"{part}_from", [start]), b.ints(f"{part}_to", [end]),
+                                  b.ints(f"{part}_axis", [0])])
+        changed = b.op("Not", [b.op("Equal", [steps_from("now", 1, steps), steps_from("before", 0, steps - 1)])])
+        first = b.const("first_step", np.ones((1, batch), bool), bool)
+        keep = b.op("And", [keep, b.op("Concat", [first, changed], axis=0)])
+    kept = b.op("Transpose", [keep], perm=[1, 0])  # (B, T): batch by batch
+    found = b.op("Transpose", [b.op("NonZero", [kept])], perm=[1, 0])  # (K, 2): (b, t)
+    if output == "values":
+        b.op("GatherND", [b.op("Transpose", [best_class], perm=[1, 0]), found], b.out)
+        return b.done()
+    place = b.op("CumSum", [b.op("Cast", [kept], to=_INT64), b.const("step_axis", np.int64(1), np.int64)])
+    if output == "shape":
+        longest = b.op("ReduceMax", [b.op("Slice", [place, b.ints("last", [-1]), b.ints("end", [
+            np.iinfo(np.int64).max]), b.ints("axis1", [1])])], keepdims=1) if steps else b.ints("none", [0])
+        b.op("Concat", [b.ints("batch", [batch]), b.op("Reshape", [longest, b.ints("one", [1])])], b.out, axis=0)
+        return b.done()
+    rows = b.op("Slice", [found, b.ints("b_from", [0]), b.ints("b_to", [1]), b.ints("axis1", [1])])
+    positions = b.op("Sub", [b.op("Unsqueeze", [b.op("GatherND", [place, found]), b.ints("column", [1])]),
+                             b.const("one", np.int64(1), np.int64)])
+    b.op("Concat", [rows, positions], b.out, axis=1)
+    return b.done()
+
+
+@TABLE.register("resize_to")
+def resize_to(ctx: Ctx) -> Emitted:
+    """TF's resize grid computed while the model runs, in float32 as TF (convert.sampling.rules), then Gathers
+    (nearest) or TF's two lerps, x first (bilinear): ONNX's Resize rounds its coordinates its own way."""
+    b = Builder(ctx, ctx.node)
+    mode, coordinate = ctx.node.attrs["mode"], ctx.node.attrs["coordinate"]
+    x, dims, size = b.x(0), b.op("Shape", [b.x(0)]), _int64(b, 1)
+    one_f, half = (b.const(n, np.float32(v), np.float32) for n, v in (("one_f", 1.0), ("half", 0.5)))
+    zero, one = (b.const(n, np.array(v, np.int64), np.int64) for n, v in (("zero", 0), ("one", 1)))
+    taps = {}
+    for axis in (2, 3):
+        n = b.op("Gather", [dims, b.const(f"axis{axis}", np.array(axis, np.int64), np.int64)], axis=0)
+        o = b.op("Gather", [size, b.const(f"size{axis}", np.array(axis - 2, np.int64), np.int64)], axis=0)
+        n_f, o_f = (b.op("Cast", [t], to=_FLOAT) for t in (n, o))
+        scale = b.op("Div", [n_f, o_f])
+        if coordinate == "align_corners":
+            corners = b.op("Div", [b.op("Sub", [n_f, one_f]), b.op("Sub", [o_f, one_f])])
+            scale = b.op("Where", [b.op("Greater", [o, one]), corners, scale])
+        dst = b.op("Cast", [b.op("Range", [zero, o, one])], to=_FLOAT)
+        if coordinate == "half_pixel":
+            dst = b.op("Add", [dst, half])
+        src = b.op("Mul", [dst, scale])
+        if coordinate == "half_pixel" and mode == "bilinear":
+            src = b.op("Sub", [src, half])
+        floor = b.op("Floor", [src])
+        last = b.op("Sub", [n, one])
+        if mode == "nearest":
+            index = floor
+            if coordinate == "align_corners":  # TF rounds half away from zero there
+                up = b.op("GreaterOrEqual", [b.op("Sub", [src, floor]), half])
+                index = b.op("Add", [floor, b.op("Cast", [up], to=_FLOAT)])
+            taps[axis] = (b.op("Clip", [b.op("Cast", [index], to=_INT64), zero, last]),)
+            continue
+        lo = b.op("Max", [b.op("Cast", [floor], to=_INT64), zero])
+        hi = b.op("Min", [b.op("Cast", [b.op("Ceil", [src])], to=_INT64), last])
+        taps[axis] = (lo, hi, b.op("Sub", [src, floor]))
+    if mode == "nearest":
+        b.op("Gather", [b.op("Gather", [x, taps[2][0]], axis=2), taps[3][0]], b.out, axis=3)
+        return b.done()
+    (ylo, yhi, wy), (xlo, xhi, wx) = taps[2], taps[3]
+    left, right = b.op("Gather", [x, xlo], axis=3), b.op("Gather", [x, xhi], axis=3)
+    across = b.op("Add", [left, b.op("Mul", [b.op("Sub", [right, left]), wx])])  # along x first, then y
+    top, bottom = b.op("Gather", [across, ylo], axis=2), b.op("Gather", [across, yhi], axis=2)
+    wy = b.op("Unsqueeze", [wy, b.ints("column", [1])])
+    b.op("Add", [top, b.op("Mul", [b.op("Sub", [bottom, top]), wy])], b.out)
     return b.done()

@@ -70,14 +70,29 @@ def _constant_pad_by(ctx: Ctx) -> str:
 
 
 @TABLE.register("slice_to")
-@assign
-def slice_to(ctx: Ctx) -> str:
+def slice_to(ctx: Ctx) -> Lowered:
     x, starts, ends = ctx.args
     rank = len(ctx.in_shapes[0])
+    steps = list(ctx.attrs.get("steps") or [1] * rank)
     if not rank:
-        return x
-    # Python's slice rules are TF's for a step of 1: negative bounds count from the end, both are clamped
-    return f"{x}[{', '.join(f'int({starts}[{a}]):int({ends}[{a}])' for a in range(rank))}]"
+        return Lowered(lines=[f"{ctx.var} = {x}"])
+    # Python's slice rules are TF's: negative bounds count from the end, both are clamped; torch slices
+    # forward only, so a backward axis gathers its positions (below)
+    forward = ", ".join(f"int({starts}[{a}]):int({ends}[{a}])" + (f":{s}" if s != 1 else "") if s > 0 else ":"
+                        for a, s in enumerate(steps))
+    out = Lowered(lines=[f"{ctx.var} = {x}[{forward}]"])
+    lo, hi = ctx.aux("lo"), ctx.aux("hi")
+    for a, s in enumerate(steps):
+        if s > 0:
+            continue
+        n = f"{ctx.var}.shape[{a}]"
+        # TF's (and Python's) backward bounds: counted from the end when negative, clamped to [-1, n - 1]
+        out.lines += [f"{lo} = int({starts}[{a}])", f"{hi} = int({ends}[{a}])",
+                      f"{lo} = min(max({lo} + {n} if {lo} < 0 else {lo}, -1), {n} - 1)",
+                      f"{hi} = min(max({hi} + {n} if {hi} < 0 else {hi}, -1), {n} - 1)",
+                      f"{ctx.var} = {ctx.var}.index_select({a}, {lo} - {-s} * torch.arange(max(0, ({lo} - {hi} + "
+                      f"{-s - 1}) // {-s})))"]
+    return out
 
 
 @TABLE.register("one_hot_by")
@@ -166,3 +181,72 @@ def ragged_range(ctx: Ctx) -> Lowered:
               f"{v}_place = (torch.arange({v}_rows.shape[0]) - {v}_splits[{v}_rows]).to({starts}.dtype)",
               f"{v} = {starts}[{v}_rows] + {v}_place * {deltas}[{v}_rows]"]
     return Lowered(lines=lines)
+
+
+@TABLE.register("ctc_greedy_decoder")
+def ctc_greedy_decoder(ctx: Ctx) -> Lowered:
+    """Each step's best class (torch.max: the first on ties) where the step is within its sequence; the kept
+    ones (not blank, not a repeat) listed batch by batch; the log probability summed in step order."""
+    v, (logits, lengths) = ctx.var, ctx.args
+    steps, _, classes = (int(d) for d in ctx.in_shapes[0])
+    blank = int(ctx.attrs["blank"]) % classes
+    output = ctx.attrs["output"]
+    lines = [f"{v}_best, {v}_class = {logits}.max(-1)",  # (T, B)
+             f"{v}_live = torch.arange({steps}).unsqueeze(1) < {lengths}.unsqueeze(0)"]
+    if output == "log_probability":
+        terms = f"torch.where({v}_live, -{v}_best, torch.zeros_like({v}_best))"
+        return Lowered(lines=lines + [f"{v} = torch.nn.functional.pad({terms}, [0, 0, 1, 0]).cumsum(0)[-1:].t()"])
+    lines.append(f"{v}_keep = {v}_live & ({v}_class != {blank})")
+    if ctx.attrs["merge_repeated"]:
+        lines.append(f"{v}_keep = {v}_keep & torch.cat([torch.ones_like({v}_keep[:1]), "
+                     f"{v}_class[1:] != {v}_class[:-1]])")
+    lines.append(f"{v}_keep = {v}_keep.t()")  # (B, T): batch by batch
+    if output == "values":
+        return Lowered(lines=lines + [f"{v} = {v}_class.t()[{v}_keep]"])
+    lines.append(f"{v}_place = {v}_keep.long().cumsum(1)")
+    if output == "shape":
+        return Lowered(lines=lines + [f"{v} = torch.stack([torch.tensor({ctx.in_shapes[0][1]}), "
+                                      f"{v}_place[:, -1:].max() if {steps} else torch.tensor(0)])"])
+    return Lowered(lines=lines + [f"{v} = torch.stack([{v}_keep.nonzero()[:, 0], {v}_place[{v}_keep] - 1], 1)"])
+
+
+@TABLE.register("resize_to")
+def resize_to(ctx: Ctx) -> Lowered:
+    """TF's resize grid computed while the model runs, in float32 as TF (convert.sampling.rules): per axis the
+    source coordinate of each output index, then gathers (nearest) or TF's two lerps, x first (bilinear)."""
+    x, size = ctx.args
+    mode, coordinate = ctx.attrs["mode"], ctx.attrs["coordinate"]
+    out = Lowered()
+    taps = {}
+    for axis, name in ((2, "rows"), (3, "cols")):
+        n, o, src = f"{x}.shape[{axis}]", f"int({size}[{axis - 2}])", ctx.aux(name)
+        scale = f"torch.tensor(float({n}), dtype=torch.float32) / float({o})"
+        if coordinate == "align_corners":
+            scale = (f"(torch.tensor(float({n} - 1), dtype=torch.float32) / float({o} - 1) if {o} > 1 "
+                     f"else {scale})")
+        dst = f"torch.arange({o}, dtype=torch.float32)"
+        if coordinate == "half_pixel":
+            dst = f"({dst} + 0.5)"
+        shift = " - 0.5" if coordinate == "half_pixel" and mode == "bilinear" else ""
+        out.lines.append(f"{src} = {dst} * ({scale}){shift}")
+        if mode == "nearest":
+            index = f"torch.floor({src})"
+            if coordinate == "align_corners":  # TF rounds half away from zero there
+                index = f"({index} + ({src} - torch.floor({src}) >= 0.5).float())"
+            out.lines.append(f"{src} = {index}.long().clamp(0, {n} - 1)")
+            taps[axis] = (src,)
+        else:
+            floor = ctx.aux("lo" if axis == 2 else "hi")
+            out.lines.append(f"{floor} = torch.floor({src})")
+            taps[axis] = (f"{floor}.long().clamp(min=0)", f"torch.ceil({src}).long().clamp(max={n} - 1)",
+                          f"({src} - {floor}).to({x}.dtype)")
+    if mode == "nearest":
+        out.lines.append(f"{ctx.var} = {x}.index_select(2, {taps[2][0]}).index_select(3, {taps[3][0]})")
+        return out
+    (ylo, yhi, wy), (xlo, xhi, wx) = taps[2], taps[3]
+    left, right, top = ctx.aux("left"), ctx.aux("right"), ctx.aux("top")
+    out.lines += [f"{left} = {x}.index_select(3, {xlo})", f"{right} = {x}.index_select(3, {xhi})",
+                  f"{left} = {left} + ({right} - {left}) * {wx}",  # TF lerps along x first, then along y
+                  f"{top} = {left}.index_select(2, {ylo})",
+                  f"{ctx.var} = {top} + ({left}.index_select(2, {yhi}) - {top}) * {wy}.reshape(-1, 1)"]
+    return out

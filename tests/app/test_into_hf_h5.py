@@ -46,6 +46,8 @@ def test_tf_weight_names_become_pytorch_keys(tf_name, pt_name):
     ("a/c_attn/weight:0", (16, 48), (16, 48), lambda v: v),  # GPT-2's Conv1D keeps (in, out)
     ("a/c_attn/bias:0", (1, 48), (48,), lambda v: v.reshape(48)),
     ("a/cls_token:0", (1, 1, 16), (1, 1, 16), lambda v: v),
+    ("a/conv/weight_v:0", (16, 8, 5), (16, 8, 5), lambda v: v),  # weight norm: TF's layer keeps v (out, in, k)
+    ("a/conv/weight_g:0", (5, 1, 1), (1, 1, 5), lambda v: v.reshape(1, 1, 5)),
 ])
 def test_tf_values_in_pytorch_layouts(name, shape, pt_shape, expect):
     from tf_convert.app.into_module import hf_h5

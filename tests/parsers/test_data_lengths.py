@@ -1,10 +1,11 @@
 """Outputs whose length the data decides (convert.ir.runtime_dims): Unique / UniqueV2 / UniqueWithCounts(V2) in
 TF's first-occurrence order, Bincount / DenseBincount with as many bins as the data says (tf.math.bincount's
-max + 1, minlength / maxlength, weights, binary_output), RaggedRange's values and row splits. All cases in one
-TF graph, parsed once; PyTorch and ONNX run each at two data values (empty tensors and rank 0 among them; int32,
-int64 and float32 data; int32 and int64 indices) against TF, exactly, with TF's shapes and dtypes; MXNet and
-Caffe refuse each by name. End to end: the CLI converts and verifies against TF. Constant hash tables with
-numeric keys: their lookups against TF's own (initialized) table."""
+max + 1, minlength / maxlength, weights, binary_output), RaggedRange's values and row splits, CTCGreedyDecoder's
+SparseTensor and log probability. All cases in one TF graph, parsed once; PyTorch and ONNX run each at two data
+values (empty tensors and rank 0 among them; int32, int64 and float32 data; int32 and int64 indices) against TF,
+exactly, with TF's shapes and dtypes; MXNet and Caffe refuse each by name. End to end: the CLI converts and
+verifies against TF. Constant hash tables with numeric keys: their lookups against TF's own (initialized)
+table."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ tf = pytest.importorskip("tensorflow")
 
 i32, i64, f32 = np.int32, np.int64, np.float32
 ZEROS = f32([0.0, -0.0, 1.5, -0.0, 1.5, 0.0])  # -0.0 == 0.0: one value, the first one's sign kept
+# equal logits (the first is the best) and repeats
+CTC_TIES = np.random.default_rng(7).integers(-2, 2, (6, 3, 4)).astype(np.float32) * 0.75
 
 # case -> (its placeholders: name -> (dtype, static shape), the op on them (one tensor or several), the
 # placeholders' values at run A and at run B)
@@ -53,6 +56,14 @@ CASES: dict[str, Case] = {
         {"s": i32([7, 7, 7, 7]), "n": i32(0)}),
     "ragged_range_int64_scalars": ({"n": (tf.int64, [])}, lambda p: tuple(tf.raw_ops.RaggedRange(
         starts=i64(-2), limits=p["n"], deltas=i64(3), Tsplits=tf.int32)), {"n": i64(10)}, {"n": i64(-4)}),
+    "ctc_greedy_merged": ({"x": (tf.float32, [6, 3, 4]), "n": (tf.int32, [3])}, lambda p: tuple(
+        tf.raw_ops.CTCGreedyDecoder(inputs=p["x"], sequence_length=p["n"], merge_repeated=True)),
+        {"x": CTC_TIES, "n": i32([6, 0, 4])}, {"x": CTC_TIES[::-1].copy() * 1.5, "n": i32([2, 6, 6])}),
+    "ctc_greedy_blank_0": ({"x": (tf.float32, [6, 3, 4])}, lambda p: tuple(tf.raw_ops.CTCGreedyDecoder(
+        inputs=p["x"], sequence_length=i32([6, 6, 6]), merge_repeated=False, blank_index=0)),
+        {"x": CTC_TIES}, {"x": -CTC_TIES}),
+    "unique_of_run_time_length": ({"x": (tf.int32, [8])}, lambda p: tf.unique_with_counts(
+        tf.unique(p["x"]).y * 0 + 3).count, {"x": i32([5, 1, 5, 2, 3, 1, 9, 4])}, {"x": i32([2] * 8)}),
     "bincount": ({"x": (tf.int32, [9])}, lambda p: tf.math.bincount(p["x"]),
                  {"x": i32([1, 4, 1, 0, 7, 4, 1, 2, 2])}, {"x": i32([0, 0, 0, 0, 0, 0, 0, 0, 0])}),
     "bincount_weights_bounds": ({"x": (tf.int32, [6]), "w": (tf.float32, [6])},
@@ -112,7 +123,7 @@ def _case(name: str) -> str:
 def test_the_graph_holds_run_time_lengths_and_agrees_with_its_shape_rules(converted):
     graph = converted[0]
     assert check.problems(graph) == []
-    assert {n.op for n in graph.nodes} >= {"unique", "bincount_by", "ragged_range"}
+    assert {n.op for n in graph.nodes} >= {"unique", "bincount_by", "ragged_range", "ctc_greedy_decoder"}
 
 
 def _same(got: np.ndarray, want: np.ndarray) -> bool:
@@ -146,7 +157,7 @@ def test_each_case_refused_by_name(converted, target):
     refused = {p.node: p for p in emitters.get(target).unsupported(graph)}
     by_op = {n.name: n.op for n in graph.nodes}
     cases = {_case(graph.source_names[o].split(":")[0]) for o in graph.outputs}
-    lengths = {n for n in refused if by_op.get(n) in ("unique", "bincount_by", "ragged_range")}
+    lengths = {n for n in refused if by_op.get(n) in ("unique", "bincount_by", "ragged_range", "ctc_greedy_decoder")}
     named = {_case(graph.source_names[o].split(":")[0]) for o in graph.outputs
              if op_breadth._ancestors(graph, o) & lengths}
     if target == "mxnet":  # Caffe refuses their integer tensors first

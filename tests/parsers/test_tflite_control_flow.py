@@ -124,6 +124,9 @@ def test_mxnet_runs_the_conditional_and_refuses_a_loop_by_name(converted):
     assert {name for name, _, _ in jobs} == {"cond"}
     for (_, _, want), got in zip(jobs, run_many([(converted[n][1]["mxnet"], x) for n, x, _ in jobs])):
         assert all(_close(g, w) for g, w in zip(got, want))
+    symbol = (converted["cond"][1]["mxnet"] / "model-symbol.json").read_text()
+    # the cond's two outputs come from one expansion: one predicate reshape, each branch op once
+    assert symbol.count('"op": "Reshape"') == 1 and symbol.count('"act_type": "tanh"') == 1, symbol
     for name in ("counted", "image", "cond_loop"):
         graph = converted[name][0]
         assert any(n.op == "while_loop" for n in walk(graph))

@@ -118,9 +118,37 @@ def _softmax(keras, shape):
 
 
 def _wide(keras, shape):
-    """A wide fully-connected layer on rows (a rank-3 input): 12000 outputs over the input sets, where TFLite's
-    single-rounding multiply differs from double rounding at about 1 in 1000."""
-    return keras.Sequential([keras.Input(shape), keras.layers.Dense(2000)])
+    """A wide fully-connected layer on a (1, 64) sequence (keep_num_dims, per-channel scales on the last axis):
+    12000 outputs over the input sets, where TFLite's single-rounding multiply differs from double rounding at
+    about 1 in 1000; then an EinsumDense on (5, 400) rows (a FULLY_CONNECTED keeping its rank-3 shape, as attention's
+    projections are written)."""
+    L = keras.layers
+    x = keras.Input(shape)
+    y = L.Dense(2000)(x)
+    return keras.Model(x, [y, L.EinsumDense("abc,cd->abd", output_shape=(5, 7), bias_axes="d")(L.Reshape((5, 400))(y))])
+
+
+def _dilated_1d(keras, shape):
+    """Dilated Conv1Ds (same and causal): TFLite writes SPACE_TO_BATCH_ND -> CONV_2D -> BATCH_TO_SPACE_ND."""
+    L = keras.layers
+    x = keras.Input(shape)
+    a = L.Conv1D(6, 3, dilation_rate=2, padding="same", activation="relu")(x)
+    b = L.Conv1D(6, 3, dilation_rate=4, padding="causal")(a)
+    return keras.Model(x, L.Dense(3)(L.Flatten()(b)))
+
+
+def _dilated_2d(keras, shape):
+    return keras.Sequential([keras.Input(shape), keras.layers.Conv2D(4, 3, dilation_rate=2, padding="same")])
+
+
+def _prelu(keras, shape):
+    """PRELU with one alpha per channel: tf_keras's PReLU (Keras 3's is written as relu and mul, not PRELU)."""
+    import tf_keras
+
+    L = tf_keras.layers
+    x = tf_keras.Input(shape)
+    alpha = tf_keras.initializers.RandomUniform(-0.5, 0.5, seed=1)
+    return tf_keras.Model(x, L.PReLU(alpha_initializer=alpha, shared_axes=[1, 2])(L.Conv2D(6, 3, padding="same")(x)))
 
 
 # name -> (model builder, input shape, inference input/output type)
@@ -129,7 +157,8 @@ CASES = {"cnn_int8": (_small_cnn, (13, 11, 3), "int8"), "cnn_float": (_small_cnn
          "conv1d_float": (_conv1d, (23, 5), None), "mixed_int8": (_mixed, (15, 13, 3), "int8"),
          "per_tensor_int8": (_per_tensor, (5, 4, 3), "int8"), "activations_int8": (_activations, (256,), "int8"),
          "moves_int8": (_moves, (6, 5, 3), "int8"), "softmax_int8": (_softmax, (5, 4, 3), "int8"),
-         "wide_int8": (_wide, (1, 64), "int8")}
+         "wide_int8": (_wide, (1, 64), "int8"), "dilated1d_int8": (_dilated_1d, (21, 5), "int8"),
+         "dilated2d_int8": (_dilated_2d, (9, 11, 3), "int8"), "prelu_int8": (_prelu, (4, 5, 3), "int8")}
 
 
 def _write(tf, model, shape, io, path: Path) -> Path:
@@ -216,7 +245,8 @@ def test_the_files_hold_the_integer_kernels(files):
     assert {"QUANTIZE", "DEQUANTIZE", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "RESHAPE",
             "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "PAD", "MEAN", "LOGISTIC", "SUB",
             "RESIZE_NEAREST_NEIGHBOR", "TANH", "HARD_SWISH", "LEAKY_RELU", "RELU", "RELU6", "RELU_N1_TO_1", "MAXIMUM",
-            "MINIMUM", "SPLIT", "PACK", "UNPACK", "REDUCE_MAX", "GATHER", "SOFTMAX"} <= held, held
+            "MINIMUM", "SPLIT", "PACK", "UNPACK", "REDUCE_MAX", "GATHER", "SOFTMAX", "SPACE_TO_BATCH_ND",
+            "BATCH_TO_SPACE_ND", "PRELU"} <= held, held
     sub = read(files["per_tensor_int8"]).subgraphs[0]  # one weight scale there, one per channel elsewhere
     assert {sub.tensors[o.inputs[1]].quantization.scale.size for o in sub.operators
             if o.name in ("CONV_2D", "FULLY_CONNECTED")} == {1}

@@ -768,6 +768,11 @@ sample("UniqueWithCounts", "UniqueWithCounts", lambda tf, t: raw(
 sample("UniqueV2", "UniqueV2", lambda tf, t: raw(tf, "UniqueV2", tf.abs(t["i"][0, 0]) // 8, np.int64([1]))[1])
 sample("UniqueWithCountsV2", "UniqueWithCountsV2", lambda tf, t: raw(
     tf, "UniqueWithCountsV2", tf.cast(t["m"][1, 2], tf.int32), np.int32([0]))[0])
+sample("RaggedRange", "RaggedRange", lambda tf, t: raw(tf, "RaggedRange", t["i"][0, 0, 0], 9, 4)[1])
+sample("CTCGreedyDecoder", "CTCGreedyDecoder", lambda tf, t: raw(
+    tf, "CTCGreedyDecoder", tf.round(t["x"][0]), np.int32([3, 2, 0, 1]), merge_repeated=True)[1])
+sample("CTCGreedyDecoder", "CTCGreedyDecoder_log_probability", lambda tf, t: raw(
+    tf, "CTCGreedyDecoder", t["x"][1], np.int32([1, 3, 3, 0]))[3])
 sample("Bincount", "Bincount_run_time_size", lambda tf, t: raw(
     tf, "Bincount", tf.abs(t["i"]), tf.reduce_max(tf.abs(t["i"])) + 1, np.float32([])))
 sample("DenseBincount", "DenseBincount_run_time_size", lambda tf, t: raw(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Node
+from .resize import resample
 from .table import reference_op
 
 
@@ -40,7 +41,8 @@ def pad_by(node: Node, x: np.ndarray, paddings: np.ndarray) -> np.ndarray:
 
 @reference_op("slice_to")
 def slice_to(node: Node, x: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    return np.asarray(x)[tuple(slice(b, e) for b, e in zip(_ints(starts), _ints(ends)))]
+    steps = node.attrs.get("steps") or [1] * np.ndim(x)
+    return np.asarray(x)[tuple(slice(b, e, s) for b, e, s in zip(_ints(starts), _ints(ends), steps))]
 
 
 @reference_op("one_hot_by")
@@ -122,3 +124,37 @@ def ragged_range(node: Node, starts: np.ndarray, limits: np.ndarray, deltas: np.
     if node.attrs["output"] == "row_splits":
         return splits.astype(node.attrs.get("splits_dtype", "int64"))
     return values
+
+
+def ctc_greedy(logits: np.ndarray, lengths: np.ndarray, blank: int,
+               merge_repeated: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(indices, values, shape, log_probability) of TF's CTCGreedyDecoder, step by step as its kernel."""
+    steps, batch, classes = np.shape(logits)
+    blank = blank % classes
+    rows, log_probability = [], np.zeros((batch, 1), np.float32)
+    for b in range(batch):
+        row, previous = [], -1
+        for t in range(int(lengths[b])):
+            c = int(np.argmax(logits[t, b]))
+            log_probability[b, 0] += -logits[t, b, c]
+            if c != blank and not (merge_repeated and c == previous):
+                row.append(c)
+            previous = c
+        rows.append(row)
+    indices = np.asarray([(b, j) for b, row in enumerate(rows) for j in range(len(row))], np.int64).reshape(-1, 2)
+    values = np.asarray([c for row in rows for c in row], np.int64)
+    shape = np.asarray([batch, max([len(r) for r in rows] or [0])], np.int64)
+    return indices, values, shape, log_probability
+
+
+@reference_op("ctc_greedy_decoder")
+def ctc_greedy_decoder(node: Node, logits: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    found = ctc_greedy(np.asarray(logits, np.float32), np.asarray(lengths), int(node.attrs["blank"]),
+                       bool(node.attrs["merge_repeated"]))
+    return found[("indices", "values", "shape", "log_probability").index(node.attrs["output"])]
+
+
+@reference_op("resize_to")
+def resize_to(node: Node, x: np.ndarray, size: np.ndarray) -> np.ndarray:
+    out_h, out_w = _ints(size)
+    return resample(np.asarray(x), node.attrs["mode"], node.attrs["coordinate"], (out_h, out_w))

@@ -407,6 +407,13 @@ def _unique(node: Node) -> list:
     return [values, [x[axis] if x else None], [None]]
 
 
+@shape_fn("CTCGreedyDecoder")
+def _ctc_greedy_decoder(node: Node) -> list:
+    """(indices, values, shape, log_probability): how many classes are kept follows the data."""
+    x = node.dims(0)
+    return [[None, 2], [None], [2], [x[1] if x else None, 1]]
+
+
 @shape_fn("RaggedRange")
 def _ragged_range(node: Node) -> list:
     """(row_splits, values): one row per element of the broadcast inputs; how many values follows the data."""

@@ -1,8 +1,8 @@
-"""Unique, UniqueV2 (along an axis) and UniqueWithCounts(V2): the distinct values in the order of their first
-occurrence, the index of each input value among them and how often each occurs; RaggedRange: integer ranges of
-run-time lengths as a ragged tensor's row splits and values. How many values there are is decided by the data:
-the IR's `unique` and `ragged_range` hold it as a run-time length (convert.ir.runtime_dims), which PyTorch and
-ONNX follow and MXNet and Caffe refuse."""
+"""TF ops whose outputs' length the data decides: Unique, UniqueV2 (along an axis) and UniqueWithCounts(V2) (the
+distinct values in the order of their first occurrence, the index of each input value among them, how often each
+occurs), RaggedRange (integer ranges as a ragged tensor's row splits and values) and CTCGreedyDecoder (the kept
+classes as a SparseTensor). The IR's `unique`, `ragged_range` and `ctc_greedy_decoder` hold that length as a
+run-time size (convert.ir.runtime_dims), which PyTorch and ONNX follow and MXNet and Caffe refuse."""
 
 from __future__ import annotations
 
@@ -73,5 +73,26 @@ def ragged_range(ctx: Context, op: Any) -> None:
     for t, output in zip(op.outputs, ("row_splits", "values")):
         attrs = {"output": output, "splits_dtype": splits_dtype}
         out = ctx.emit("ragged_range", f"{op.name}/{output}", parts, shapes.ragged_range([(rows,)], attrs, {}), attrs,
+                       source_op=op.type, out_dtype=t.dtype.name)
+        ctx.set(t, out)
+
+
+_CTC_OUTPUTS = ("indices", "values", "shape", "log_probability")  # decoded_indices, _values, _shape, log_probability
+
+
+@tf_op("CTCGreedyDecoder")
+def ctc_greedy_decoder(ctx: Context, op: Any) -> None:
+    """The best class of each step, blanks and (merge_repeated) repeats dropped: a SparseTensor of as many
+    classes as the data keeps, and the log probability."""
+    logits, lengths = (ctx.tf_order(t) for t in op.inputs)
+    if ctx.graph.tensors[logits].dtype != "float32" or RUN_TIME in ctx.graph.shape(logits):
+        raise NotConvertible(f"CTCGreedyDecoder '{op.name}' of {op.inputs[0].dtype.name} logits "
+                             f"{list(ctx.graph.shape(logits))}: float32 logits of a fixed shape are converted")
+    attrs = {"blank": int(op.get_attr("blank_index")) if "blank_index" in op.node_def.attr else -1,
+             "merge_repeated": bool(op.get_attr("merge_repeated"))}
+    for t, output in zip(op.outputs, _CTC_OUTPUTS):
+        node_attrs = {**attrs, "output": output}
+        out = ctx.emit("ctc_greedy_decoder", f"{op.name}/{output}", [logits, lengths],
+                       shapes.ctc_greedy_decoder([ctx.graph.shape(logits)], node_attrs, {}), node_attrs,
                        source_op=op.type, out_dtype=t.dtype.name)
         ctx.set(t, out)
