@@ -67,7 +67,7 @@ SWEEP: dict[str, tuple[str, str, dict, list]] = {
     "electra": ("TFElectraModel", "ElectraModel", {**BERT, "embedding_size": 8}, TEXT),
     "convbert": ("TFConvBertModel", "ConvBertModel", {**BERT, "embedding_size": 16, "head_ratio": 2,
                                                        "conv_kernel_size": 3}, TEXT),
-    "mpnet": ("TFMPNetModel", "MPNetModel", {**ROBERTA, "relative_attention_num_buckets": 8}, TEXT[:2]),
+    "mpnet": ("TFMPNetModel", "MPNetModel", ROBERTA, TEXT[:2]),  # 32 buckets: PyTorch's MPNet ignores the config's
     "mobilebert": ("TFMobileBertModel", "MobileBertModel",
                    {**BERT, "embedding_size": 8, "intra_bottleneck_size": 8, "true_hidden_size": 8,
                     "num_feedforward_networks": 2}, TEXT),
@@ -269,7 +269,8 @@ def sweep_one(name: str, cache: Path, timeout: float) -> dict:
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     row.update(exit=done.returncode, seconds=round(time.perf_counter() - started, 1))
     lines = [ln for ln in done.stderr.splitlines() if ln.startswith("convert: error") or "Traceback" in ln]
-    row["message"] = (lines[0] if lines else done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "")
+    row["message"] = "" if done.returncode == 0 else (
+        lines[0] if lines else done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "")
     if done.returncode == 0:
         try:
             errors = errors_vs_tf(path, json.loads((path / "kwargs.json").read_text()), inputs, out)

@@ -260,19 +260,41 @@ def _whole_table(source, t: layers.Layer, i: layers.Layer) -> tuple[np.ndarray, 
 
     rows, width = t.attrs["weight"]
     known = np.asarray(lazy.materialize(i.node.params["value"]), np.float32).reshape(-1, width)
-    if known.shape[0] == rows and not i.attrs.get("uniform"):
+    picked = t.attrs.get("rows")  # the rows the module picks, where the record knows them
+    if known.shape[0] == rows and not i.attrs.get("uniform") and picked in (None, tuple(range(rows))):
         return known, i.node.name
     bundle = _checkpoint(source)
     for key in bundle.keys() if bundle is not None else []:
         if tuple(bundle.shape(key)) == (rows, width):
             value = np.asarray(bundle.read(key), np.float32)
-            if np.array_equal(value[:known.shape[0]], known) or (
-                    i.attrs.get("uniform") and np.array_equal(value[:1], known[:1])):  # token type 0 everywhere
+            if i.attrs.get("uniform") and np.array_equal(value[:1], known[:1]):  # token type 0 everywhere
+                return value, key
+            start = _rows_at(value, known)
+            if start is None:
+                continue
+            if picked is not None and picked != tuple(range(start, start + known.shape[0])):
+                raise ArchitectureMismatch(
+                    f"module path '{t.id}' adds rows {_span(picked)} of its table; TF's graph adds rows "
+                    f"{start}..{start + known.shape[0] - 1} of '{key}' (constant '{i.node.name}')")
+            if picked is not None or start == 0:
                 return value, key
     what = "one row of it" if i.attrs.get("uniform") else f"only its first {known.shape[0]} rows"
     raise ArchitectureMismatch(f"module path '{t.id}' is a ({rows}, {width}) table; TF's graph adds {what} "
                                f"(constant '{i.node.name}') and the source has no variable that holds the rest: "
                                f"convert a graph built at sequence length {rows}")
+
+
+def _rows_at(table: np.ndarray, rows: np.ndarray) -> int | None:
+    """Where `rows` stand in `table`, one block of consecutive rows (TF1 BERT's positions at 0, BART's at 2)."""
+    for start in range(table.shape[0] - rows.shape[0] + 1):
+        if np.array_equal(table[start:start + rows.shape[0]], rows):
+            return start
+    return None
+
+
+def _span(picked: tuple[int, ...]) -> str:
+    consecutive = picked == tuple(range(picked[0], picked[0] + len(picked)))
+    return f"{picked[0]}..{picked[-1]}" if consecutive else str(list(picked))
 
 
 def _selection(built: trace.Built, req: IntoRequest, real: dict, t: layers.Layer, i: layers.Layer) -> np.ndarray:
@@ -392,7 +414,8 @@ def run(req: IntoRequest) -> dict[str, Any]:
     seconds["match"] = round(time.perf_counter() - t0, 3)
 
     folded = {module_layers.layers[bn].inputs[0] for bn in biases}
-    findings = [f for f in semantics.check(pairs, in_hw) if not (f.what == "bias" and f.path in folded)]
+    firsts = [(t, i) for t, i in pairs if layers.module_path(t.id) == t.id]  # a module called again: judged once
+    findings = [f for f in semantics.check(firsts, in_hw) if not (f.what == "bias" and f.path in folded)]
     warnings = [f"{f.line()}: exact at the conversion's input size only; convert at the size you run"
                 for f in findings if f.warning]
     size_bound = bool(warnings)
@@ -433,7 +456,7 @@ def run(req: IntoRequest) -> dict[str, Any]:
                                other_size=not size_bound)
             if req.layers:
                 inputs = _random_inputs(graph, None, req.seed)
-                verified["layers"] = layerdiff.rows(runnable, source, graph, pairs, inputs, req.rtol, built.keywords)
+                verified["layers"] = layerdiff.rows(runnable, source, graph, firsts, inputs, req.rtol, built.keywords)
             seconds["verify"] = round(time.perf_counter() - t1, 3)
         seconds["total"] = round(time.perf_counter() - started, 3)
         doc = {

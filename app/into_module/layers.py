@@ -56,6 +56,12 @@ class Layer:
 _SHOWN = ("weight", "groups", "stride", "kernel", "features", "axis", "variant")
 
 
+def module_path(layer_id: str) -> str:
+    """The module path of a module-side layer: a module called again is `path#k` (trace.py), its parameters the
+    same."""
+    return layer_id.partition("#")[0]
+
+
 def named(label: str) -> str:
     """How a message names a module-side layer: "module path 'a.b'", or a functional call as it is."""
     return label if label.startswith("forward's ") else f"module path '{label}'"
@@ -200,6 +206,9 @@ def ir_layers(graph: Graph) -> LayerGraph:
             continue
         if node.op == "slice" and len(inputs) == 1 and graph.shape(node.output) == graph.shape(node.inputs[0]):
             alias[node.output] = inputs[0]  # the whole tensor (TF's AdaptiveAveragePooling1D splits it in one)
+            continue
+        if node.op == "concat" and len(node.inputs) > 1 and len(set(node.inputs)) == 1 and len(set(inputs)) == 1:
+            alias[node.output] = inputs[0]  # copies of one tensor: TF's Tile (BART's mask), the module's expand
             continue
         if node.name in pool_pads and len(inputs) == 1:
             alias[node.output] = inputs[0]

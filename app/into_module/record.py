@@ -24,6 +24,8 @@ _DUNDER = {"radd": "add", "iadd": "add_", "rmul": "mul", "imul": "mul_", "isub":
 
 # calls that pick rows of a table (the argument at this position) by ids
 _ROW_PICKS = {"getitem": 0, "index_select": 0, "embedding": 1}
+# ... and the argument that holds the ids
+_ROW_IDS = {"getitem": 1, "index_select": 2, "embedding": 0}
 
 
 class Recorded:
@@ -37,18 +39,25 @@ class Recorded:
         # id(tensor) -> (func, args, kwargs) of the call that computed it from parameters and buffers alone
         # (Swin's relative position bias: a table gathered at a constant index): derive.py replays it
         self.derived = derived or {}
+        self.row_ids: dict[int, tuple[int, ...]] = {}  # id(rows in `rows`) -> the row indices picked, where known
 
     def named_modules(self):
         return self.model.named_modules(remove_duplicate=False)
 
 
+# torch's other names of one op (ConvBERT's `torch.multiply`)
+_ALIASES = {"multiply": "mul", "multiply_": "mul_", "subtract": "sub", "subtract_": "sub_", "divide": "div",
+            "true_divide": "div", "concatenate": "cat", "absolute": "abs"}
+
+
 def canonical(func) -> str:
-    """The op's name as torch.fx would show it: `Tensor.__add__` -> add, `Tensor.__getitem__` -> getitem."""
+    """The op's name as torch.fx would show it: `Tensor.__add__` -> add, `Tensor.__getitem__` -> getitem,
+    `torch.multiply` -> mul."""
     name = getattr(func, "__name__", str(func))
     if name.startswith("__") and name.endswith("__"):
         bare = name[2:-2]
         return _DUNDER.get(bare, bare)
-    return name
+    return _ALIASES.get(name, name)
 
 
 def is_leaf(m) -> bool:
@@ -117,6 +126,7 @@ def record(model, inputs: list, on_failure, keywords: list[str] | None = None) -
     stack: list[tuple[str, bool]] = []
     counts: dict[str, int] = {}
     rows: dict[int, Any] = {}
+    row_ids: dict[int, tuple[int, ...]] = {}  # id(those rows) -> the rows picked (BART's positions start at 2)
 
     def remember(value, node) -> None:
         if isinstance(value, torch.Tensor):
@@ -195,6 +205,9 @@ def record(model, inputs: list, on_failure, keywords: list[str] | None = None) -
                 if isinstance(table, torch.nn.Parameter):  # Whisper's `self.weight[position_ids]`: a constant term
                     rows[id(result)] = table
                     alive.append(result)
+                    ids = args[_ROW_IDS[canonical(func)]] if len(args) > _ROW_IDS[canonical(func)] else None
+                    if isinstance(ids, torch.Tensor) and not ids.is_floating_point() and ids.dim() >= 1:
+                        row_ids[id(result)] = tuple(int(k) for k in ids.reshape(-1, ids.shape[-1])[0])
             return result
 
     def pre_hook(m, args, kwargs):
@@ -233,4 +246,6 @@ def record(model, inputs: list, on_failure, keywords: list[str] | None = None) -
             h.remove()
     fields = [(name, value) for name, value in flat_outputs(out) if isinstance(value, torch.Tensor)]
     graph.output(tuple(nodes.get(id(v)) for _, v in fields if id(v) in nodes))
-    return Recorded(model, graph, [name for name, v in fields if id(v) in nodes], rows, derived)
+    recorded = Recorded(model, graph, [name for name, v in fields if id(v) in nodes], rows, derived)
+    recorded.row_ids = row_ids
+    return recorded

@@ -505,6 +505,20 @@ def _functional_linear(n, owners, ins: list[str], shape) -> Layer | None:
                  shape, m)
 
 
+def _functional_embedding(n, owners, ins: list[str], shape) -> Layer | None:
+    """`F.embedding(ids, weight)` with a module's weight, the ids from the inputs: that module's lookup (an
+    nn.Embedding subclass whose own forward calls it, then scales: BART's BartScaledWordEmbedding)."""
+    import torch
+
+    if record.canonical(n.target) != "embedding" or len(n.args) < 2 or len(ins) != 1:
+        return None
+    weight = n.args[1]
+    owner = owners.get(id(weight)) if isinstance(weight, torch.nn.Parameter) else None
+    if owner is None or getattr(owner[1], "weight", None) is not weight or weight.dim() != 2:
+        return None
+    return Layer(owner[0], "embedding", ins, {"weight": tuple(weight.shape)}, shape, owner[1])
+
+
 def _scalar_factor(n) -> float | None:
     """The constant a mul/div node multiplies its one tensor by (x * c, c * x, x / c), or None."""
     import torch.fx
@@ -678,9 +692,11 @@ def _selected_layer(tensor, traced, owners) -> Layer | None:
                  shape, None, f"module parameter '{key}' (a selection of its entries)")
 
 
-def _picked_rows(n, rows: dict[int, Any], owners) -> tuple[str, tuple[int, ...]] | None:
-    """(module path, shape) of the rows of a module's `weight` table (picked by constant ids: Whisper's decoder
-    positions, `self.weight[position_ids]`) that an add puts on its one recorded tensor, or None."""
+def _picked_rows(n, rows: dict[int, Any], owners, row_ids: dict[int, tuple[int, ...]]
+                 ) -> tuple[str, tuple[int, ...], tuple[int, ...] | None] | None:
+    """(module path, shape, the rows picked where known) of the rows of a module's `weight` table (picked by
+    constant ids: Whisper's decoder positions, `self.weight[position_ids]`) that an add puts on its one recorded
+    tensor, or None."""
     if n.op != "call_function" or record.canonical(n.target) not in ("add", "add_") or len(n.args) != 2:
         return None
     found = [rows[id(a)] for a in n.args if not hasattr(a, "meta") and id(a) in rows]
@@ -688,7 +704,7 @@ def _picked_rows(n, rows: dict[int, Any], owners) -> tuple[str, tuple[int, ...]]
     if owner is None or getattr(owner[1], "weight", None) is not found[0]:
         return None
     value = next(a for a in n.args if not hasattr(a, "meta"))
-    return owner[0], tuple(value.shape)
+    return owner[0], tuple(value.shape), row_ids.get(id(value))
 
 
 def _concat_parts(n, owners, storages) -> list[tuple[int, str, tuple[int, ...]]]:
@@ -873,6 +889,14 @@ def torch_layers(traced, other=None) -> LayerGraph:
         ins = [alias[x.name] for x in _tensor_inputs(n.args, n.kwargs) if x.name in alias]
         if n.op in ("call_function", "call_method") and not ins:
             continue  # computed from constants and buffers alone (position ids, sizes)
+        embedding = _functional_embedding(n, owners, ins, shape) if n.op == "call_function" else None
+        if embedding is not None:  # an nn.Embedding subclass with a forward of its own (BART's scaled embedding)
+            layer = embedding
+            if layer.id in layers and layers[layer.id].node is layer.node:
+                layer = _repeated_call(layer, layers)
+            layers[layer.id] = layer
+            alias[n.name] = layer.id
+            continue
         if n.op == "call_function" and len(set(ins)) == 1 and not any(
                 x.meta.get("float", True) for x in _tensor_inputs(n.args, n.kwargs)):
             if _values_from_buffer(n):
@@ -891,11 +915,13 @@ def torch_layers(traced, other=None) -> LayerGraph:
             layers.update(_sdpa_layers(n, ins, alias, lambda mask: _selected_layer(mask, traced, owners)))
             alias[n.name] = n.name
             continue
-        picked = _picked_rows(n, traced.rows, owners) if len(ins) == 1 else None
+        picked = _picked_rows(n, traced.rows, owners, traced.row_ids) if len(ins) == 1 else None
         if picked is not None:  # rows of an embedding table picked by constant ids, added: a constant term
-            path, rows_shape = picked
+            path, rows_shape, picked_ids = picked
             layers[path] = Layer(path, "const", [], {"weight": tuple(modules[path].weight.shape)}, rows_shape,
                                  modules[path])
+            if picked_ids is not None:
+                layers[path].attrs["rows"] = picked_ids
             layers[n.name] = Layer(n.name, "add", [ins[0], path], {}, shape)
             alias[n.name] = n.name
             continue
@@ -956,6 +982,19 @@ def torch_layers(traced, other=None) -> LayerGraph:
                 if parameter is not None:  # a layer scale: gets TF's per-channel constant (transforms.py)
                     layers[ins[0]].factors.append(parameter)
             continue
+        if layer.id in layers and layer.node is not None and layers[layer.id].node is layer.node:
+            layer = _repeated_call(layer, layers)
         layers[layer.id] = layer
         alias[n.name] = layer.id
     return LayerGraph(layers, outputs, inputs)
+
+
+def _repeated_call(layer: Layer, layers: dict[str, Layer]) -> Layer:
+    """A module called again (ALBERT's one layer run num_hidden_layers times): a layer of its own, `path#k` for
+    its k-th call after the first (layers.module_path gives the path back), named by path and call in messages."""
+    k = 1
+    while f"{layer.id}#{k}" in layers:
+        k += 1
+    layer.where = f"{layer.id} (its call {k + 1})"
+    layer.id = f"{layer.id}#{k}"
+    return layer

@@ -12,7 +12,8 @@ import numpy as np
 from tf_convert.convert.errors import Unsupported, UnsupportedError
 from tf_convert.convert.ir import lazy
 
-from .layers import Layer, bias_value, has_bias
+from .layers import Layer, bias_value, has_bias, module_path
+from .mismatch import ArchitectureMismatch
 
 # (IR op, source op) -> what the parser did to the TF kernel
 _KERNEL_TRANSFORMS = {
@@ -85,9 +86,17 @@ def parameters(pairs: list[tuple[Layer, Layer]], flattened: set[str], tables=Non
     records: list[dict[str, Any]] = []
 
     def put(path: str, name: str, value, tf: str, transform: str) -> None:
-        key = f"{path}.{name}" if path else name
-        values[key] = np.ascontiguousarray(np.asarray(lazy.materialize(value), dtype=np.float32))
-        records.append({"parameter": key, "shape": list(values[key].shape), "tf": tf, "transform": transform})
+        key = f"{module_path(path)}.{name}" if path else name
+        array = np.ascontiguousarray(np.asarray(lazy.materialize(value), dtype=np.float32))
+        if key in values:  # a module called again (shared layers): TF must share the weight too
+            if values[key].shape != array.shape or not np.array_equal(values[key], array):
+                first = next(r["tf"] for r in records if r["parameter"] == key)
+                raise ArchitectureMismatch(
+                    f"module path '{module_path(path)}' runs in several places and TF's graph has different "
+                    f"weights there ('{first}' and '{tf}' for its {name}): the module shares a layer TF does not")
+            return
+        values[key] = array
+        records.append({"parameter": key, "shape": list(array.shape), "tf": tf, "transform": transform})
 
     for t, i in pairs:
         node = i.node

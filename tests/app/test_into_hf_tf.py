@@ -31,6 +31,7 @@ TEXT = {"input_ids": (2, 7), "attention_mask": (2, 7), "token_type_ids": (2, 7)}
 CASES = {
     "bert": TEXT,
     "bert_ids": {"input_ids": (2, 7)},
+    "albert": TEXT,
     "distilbert": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
     "roberta": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
     "gpt2_lm": {"input_ids": (2, 7)},
@@ -48,18 +49,20 @@ CASES = {
 }
 # audio: 79 and 111 frames after the feature extractor; MobileViT at 96: its last stage resizes to whole patches
 OTHER = {"wav2vec2": {"input_values": (2, 560)}, "mobilevit": {"pixel_values": (2, 3, 96, 96)}}
-ATTENTION = {"bert", "bert_ids", "distilbert", "roberta", "gpt2_lm", "whisper", "vit", "deit", "swin", "swin_shift",
-             "wav2vec2", "segformer"}  # with SDPA too (MobileViT has none)
+NO_ATTENTION = {"convnext", "resnet", "regnet", "mobilevit"}  # the others run with SDPA too
 FIXED_SIZE = {"vit", "deit"}  # TF's ViT and DeiT are bound to their config's image size
 FIXED_INPUTS = {"input_features"}  # Whisper's mel frames: 2 * max_source_positions, always
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory) -> Path:
-    """The SavedModels, built once per version of the fixture script (in .cache: a minute each on 2 cores)."""
+def saved(request) -> Path:
+    """The SavedModels the selected tests need, built once per version of the fixture script (in .cache: a minute
+    each on 2 cores)."""
     digest = hashlib.sha256(SCRIPT.read_bytes()).hexdigest()[:12]
     root = ROOT / ".cache" / f"hf-tf-{digest}"
-    missing = [n for n in CASES if not (root / n / "kwargs.json").is_file()]
+    wanted = {item.callspec.params["name"] for item in request.session.items
+              if hasattr(item, "callspec") and item.module is request.module and "name" in item.callspec.params}
+    missing = [n for n in CASES if n in wanted and not (root / n / "kwargs.json").is_file()]
     if missing:
         root.mkdir(parents=True, exist_ok=True)
         subprocess.run([os.environ["CONVERT_HF4_PYTHON"], "-m", "tests.support.hf_tf_models", str(root), *missing],
@@ -113,7 +116,7 @@ def _errors(path: Path, model, shapes_list, vocab: int) -> list[float]:
 @pytest.mark.parametrize("attention", ["eager", "sdpa"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
-    if attention == "sdpa" and name not in ATTENTION:
+    if attention == "sdpa" and name in NO_ATTENTION:
         pytest.skip("no attention")
     meta = json.loads((saved / name / "kwargs.json").read_text())
     kwargs = {**meta["kwargs"], "attn_implementation": attention}

@@ -24,6 +24,7 @@ BERT = {"vocab_size": 40, "hidden_size": 16, "num_hidden_layers": 2, "num_attent
 ARCHITECTURES: dict[str, tuple[str, str, dict, list]] = {
     "bert": ("TFBertModel", "BertModel", BERT, TEXT),
     "bert_ids": ("TFBertModel", "BertModel", BERT, TEXT[:1]),
+    "albert": ("TFAlbertModel", "AlbertModel", {**BERT, "embedding_size": 8}, TEXT),  # one layer, run twice
     "distilbert": ("TFDistilBertModel", "DistilBertModel",
                    {"vocab_size": 40, "dim": 16, "n_layers": 2, "n_heads": 2, "hidden_dim": 24,
                     "max_position_embeddings": 24}, TEXT[:2]),
