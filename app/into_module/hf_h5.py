@@ -152,7 +152,8 @@ def state_dict(model, weights: dict[str, np.ndarray]) -> tuple[dict[str, Any], l
         if key is None:
             continue
         buffer, pt_name = buffers[key], key
-        if tuple(buffer.shape) != weights[tf_name].shape or not np.array_equal(buffer.numpy(), weights[tf_name]):
+        if buffer.numel() != weights[tf_name].size or \
+                not np.array_equal(buffer.numpy().reshape(-1), weights[tf_name].reshape(-1)):  # (N, N) vs (N*N,)
             raise ArchitectureMismatch(f"TF weight '{tf_name}' differs from the module's buffer '{pt_name}' (computed "
                                        f"from the config): the module would not compute what TF does")
         records.append({"name": pt_name, "tf": tf_name, "transform": "equals the module's buffer"})

@@ -139,7 +139,7 @@ def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
         assert doc["inputs"][0]["layout"] == "NCHW" and doc["inputs"][0]["shape"] == list(shapes["pixel_values"])
 
 
-H5_CASES = ["bert", "vit", "gpt2_lm", "resnet"]
+H5_CASES = ["bert", "vit", "gpt2_lm", "resnet", "swin_shift"]
 
 
 @pytest.fixture(scope="module")
