@@ -418,6 +418,8 @@ def _reductions() -> list[Case]:
             Case(f"{op}/keepdims", op, "const", {"x": x}, lambda p, fn=fn: fn(p["x"], [0, 2], keepdims=True), dt)
         )
         cases.append(Case(f"{op}/all_axes", op, "const", {"x": x}, lambda p, fn=fn: fn(p["x"]), dt))
+        cases.append(Case(f"{op}/no_axes", op, "const", {"x": x}, lambda p, fn=fn: fn(p["x"], []), dt))
+        cases.append(Case(f"{op}/empty_all", op, "empty", {"x": pair((2, 0), dt)}, lambda p, fn=fn: fn(p["x"]), dt))
         cases.append(Case(f"{op}/rank0", op, "rank0", {"x": pair((), dt)}, lambda p, fn=fn: fn(p["x"]), dt))
         cases.append(Case(f"{op}/empty", op, "empty", {"x": pair((0, 3), dt)}, lambda p, fn=fn: fn(p["x"], 0), dt))
         for other in dtypes[1:]:

@@ -68,7 +68,7 @@ def main() -> int:
         try:
             model, _ = tf2onnx.convert.from_graph_def(
                 graph_def,
-                input_names=[f"{n}:0" for n in meta["placeholders"]],
+                input_names=[f"{n}:0" for n in meta["inputs"]],
                 output_names=[f"{n}:0" for n in meta["outputs"]],
                 opset=args.opset,
             )
@@ -83,7 +83,7 @@ def main() -> int:
                 taken = {i.name for i in session.get_inputs()}
                 outputs = {}
                 for which in "ab":
-                    fed = {f"{n}:0": feeds[f"{which}/{n}"] for n in meta["placeholders"] if f"{n}:0" in taken}
+                    fed = {f"{n}:0": feeds[f"{which}/{n}"] for n in meta["inputs"] if f"{n}:0" in taken}
                     for k, value in enumerate(session.run(None, fed)):
                         outputs[f"{which}_out/{k}"] = np.asarray(value)
                 np.savez(args.results / f"{case_dir.name}.npz", **outputs)

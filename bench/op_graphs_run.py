@@ -1,7 +1,8 @@
 """Run the op graphs (bench/op_graphs.py) through our converter and tf2onnx, judge each against TF, report.
 
     python -m bench.op_graphs_run --graphs DIR [--work DIR] [--targets torch,onnx,mxnet]
-                                  [--peer PYTHON] [--report op-graphs.md] [--json op-graphs.json] [--only S]
+                                  [--peer PYTHON | --peer-results DIR] [--report op-graphs.md]
+                                  [--json op-graphs.json] [--only S]
 
 Ours: each graph converted in this process through the Python API (app.api.convert: the CLI's pipeline,
 its errors and exit codes), the written model run in its real runtime (torch, onnxruntime; MXNet 1.9.1 in
@@ -56,9 +57,7 @@ def judge(actual: np.ndarray, expected: np.ndarray) -> tuple[str | None, float]:
         differ = int(np.sum(actual != expected))
         return (f"{differ} of {expected.size} values differ" if differ else None), float(differ)
     a, e = actual.astype(np.float64), expected.astype(np.float64)
-    if not np.array_equal(np.isnan(a), np.isnan(e)) or not np.array_equal(
-        np.isinf(a) * np.sign(a), np.isinf(e) * np.sign(e)
-    ):
+    if any(not np.array_equal(test(a), test(e)) for test in (np.isnan, np.isposinf, np.isneginf)):
         return "NaN/inf where TF has none (or the other way)", float("inf")
     finite = np.isfinite(e)
     if not finite.any():
@@ -97,6 +96,9 @@ def reason(message: str) -> str:
     text = re.sub(r"^(\w+Error|\w+Exception): ", "", text)
     clause = re.split(r"[;:]\s|\.\s|\n", text, maxsplit=1)[0]
     clause = _NUMBER.sub("N", _QUOTED.sub("'…'", clause))
+    # one group per kind, not per op: "abs of a float16 tensor" and "add of a float16 tensor" are one reason
+    clause = re.sub(r"^[\w ]+ of an? (\w+) tensor", r"an op of a \1 tensor", clause)
+    clause = re.sub(r"^the output shape of \w+ '…'", "the output shape of an op", clause)
     return clause.strip()[:140] or message[:140]
 
 
@@ -121,14 +123,19 @@ def _layout_perm(record: dict) -> tuple[int, ...] | None:
 
 def _convert_ours(case_dir: Path, meta: dict, target: str, out: Path) -> dict:
     from tf_convert.app import api
-    from tf_convert.convert.errors import ConvertError
+    from tf_convert.convert.errors import ConvertError, UsageError
 
     start = time.perf_counter()
     signal.alarm(PER_CASE_SECONDS)
     try:
-        record = api.convert(
-            case_dir / "graph.pb", target, out, inputs=meta["placeholders"], outputs=meta["outputs"], force=True
-        )
+        try:  # --inputs and --outputs named as tf2onnx gets them
+            record = api.convert(case_dir / "graph.pb", target, out, inputs=meta["inputs"], outputs=meta["outputs"],
+                                 force=True)
+        except UsageError as exc:
+            if "never read it" not in str(exc):
+                raise
+            # what the message tells the user to do: leave the inputs the outputs do not read out
+            record = api.convert(case_dir / "graph.pb", target, out, outputs=meta["outputs"], force=True)
     except ConvertError as exc:
         code = getattr(exc, "exit_code", 2)
         return {
@@ -169,6 +176,8 @@ def _as_tf(record: dict, outputs: list[np.ndarray], which: str) -> dict[str, np.
     for k, (spec, value) in enumerate(zip(record["outputs"], outputs)):
         perm = _layout_perm(spec)
         value = np.asarray(value)
+        if spec.get("shape") == [] and value.shape == (1,):  # MXNet 1.x returns a 0-d result as (1,) (documented)
+            value = value.reshape(())
         result[f"{which}_out/{k}"] = np.transpose(value, np.argsort(perm)) if perm else value
     return result
 
@@ -235,10 +244,12 @@ def _judged(result: dict, outputs: dict, feeds: Any, count: int) -> None:
 # ---- the peer ---------------------------------------------------------------------------------------------
 
 
-def run_peer(python: str, graphs: Path, cases: list[Path], work: Path, only: str | None) -> dict[str, dict]:
-    results_dir = work / "tf2onnx"
-    command = [python, str(PEER_SCRIPT), str(graphs), str(results_dir)] + (["--only", only] if only else [])
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+def run_peer(python: str | None, graphs: Path, cases: list[Path], results_dir: Path,
+             only: str | None) -> dict[str, dict]:
+    """tf2onnx's results on `cases`: run by `python` into `results_dir`, or (None) read from an earlier run there."""
+    if python:
+        command = [python, str(PEER_SCRIPT), str(graphs), str(results_dir)] + (["--only", only] if only else [])
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     results = {}
     for case_dir in cases:
         meta = json.loads((case_dir / "case.json").read_text())
@@ -345,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--peer", default=None, help="python of a virtualenv with tf2onnx (skipped when not given)")
+    parser.add_argument("--peer-results", type=Path, default=None, help="tf2onnx's results of an earlier run, to judge")
     parser.add_argument("--report", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--only", default=None)
@@ -371,9 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{len(cases)} graphs; ours: {', '.join(targets)}; work in {work}")
     results = run_ours(cases, targets, work, log)
     columns = list(targets)
-    if args.peer:
+    if args.peer or args.peer_results:
         log("tf2onnx ...")
-        for name, result in run_peer(args.peer, args.graphs, cases, work, args.only).items():
+        peer = run_peer(args.peer, args.graphs, cases, args.peer_results or work / PEER, args.only)
+        for name, result in peer.items():
             results[name][PEER] = result
         columns.append(PEER)
     text = report(results, metas, columns, dropped)

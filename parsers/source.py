@@ -196,9 +196,10 @@ def _weights_only(p: Path) -> str:
             architectures = []
     if config.is_file():
         name = f"TF{architectures[0].removeprefix('TF')}" if architectures else "the TF class"
-        return (f"{p.name}: save_pretrained's weights, no architecture ({name} is Python code); convert a "
-                "SavedModel: model.save_pretrained(dir, saved_model=True) -> dir/saved_model/1, or "
-                "tf.saved_model.save(model, dir)")
+        pt = architectures[0].removeprefix("TF") if architectures else "NAME"
+        return (f"{p.name}: save_pretrained's weights, no architecture ({name} is Python code); "
+                f"--into transformers:{pt} maps them, else convert a SavedModel: "
+                "model.save_pretrained(dir, saved_model=True) -> dir/saved_model/1, or tf.saved_model.save(model, dir)")
     return (f"{p}: HDF5 file without a model_config attribute (weights only, no architecture); pass the full model "
             "saved with model.save('model.h5') or a .keras file, or, for a subclassed model, a SavedModel "
             "(tf.saved_model.save(model, dir))")

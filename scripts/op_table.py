@@ -2,7 +2,8 @@
 tf_ops.txt) that an inference graph can carry, and per target "exact" or "refused: reason".
 
 How a cell is decided:
-- no TF handler in the parser: refused, no converter;
+- no TF handler in the parser: refused with the parser's reason for it (parsers/tensorflow/refused_ops.py), else
+  no converter;
 - a handler, but no sample graph (tests/support/op_samples.py) measures it: refused, not verified;
 - the parser refuses every sample of the op: refused with the parser's reason;
 - else the target's own check (`emitters.<target>.unsupported`) on the IR of the op's samples: refused with
@@ -114,6 +115,7 @@ def _made_by(graph, producers, out: str, op: str | None) -> set[str]:
 
 
 def cells() -> dict[str, dict[str, str]]:
+    from tf_convert.parsers.tensorflow.refused_ops import refusal_reason
     from tf_convert.parsers.tensorflow.table import TABLE
     from tf_convert.parsers.tensorflow.training.deprecated import REWRITTEN
 
@@ -121,7 +123,8 @@ def cells() -> dict[str, dict[str, str]]:
     table = {}
     for op in inference_ops():
         if op not in TABLE and op not in REWRITTEN:  # a rewritten op converts as what it becomes
-            row = dict.fromkeys(COLUMNS, "refused: no converter for this TF op")
+            # the parser's reason where it states one (strings, sets, tables), else none
+            row = dict.fromkeys(COLUMNS, f"refused: {refusal_reason(op) or 'no converter for this TF op'}")
         elif op in parser_refused and op not in verdicts:
             row = dict.fromkeys(COLUMNS, f"refused: {_one_line(parser_refused[op].split(': ', 1)[-1])}")
         elif op not in verdicts:

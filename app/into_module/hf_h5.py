@@ -89,15 +89,13 @@ def pytorch_name(tf_name: str) -> str:
 
 def to_pytorch(tf_name: str, value: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, str]:
     """(TF's value in the PyTorch parameter's layout, the transform): a kernel HWIO -> OIHW, (k, in, out) ->
-    (out, in, k), (in, out) -> (out, in); then a reshape only where the sizes agree (a (1, n) bias, ViT's
-    (1, 1, d) CLS token)."""
+    (out, in, k), (in, out) -> (out, in); then a reshape only where the sizes agree (a (1, n) bias, weight norm's g
+    (k, 1, 1) -> (1, 1, k)). Weight norm's v is kept (out, in, k) already (TF's layer transposes its kernel)."""
     last = tf_name.replace(":0", "").rpartition("/")[2]
     transform = "as is"
     if last == "kernel" and value.ndim in (2, 3, 4):
         axes = {4: (3, 2, 0, 1), 3: (2, 1, 0), 2: (1, 0)}[value.ndim]
         value, transform = value.transpose(axes), f"transpose{axes}"
-    elif last == "weight_v" and value.ndim == 3:  # TF's weight-normed Conv1D kernel (k, in, out)
-        value, transform = value.transpose(2, 1, 0), "transpose(2, 1, 0)"
     if tuple(value.shape) != tuple(shape):
         if value.size != int(np.prod(shape)):
             raise ArchitectureMismatch(f"TF weight '{tf_name}' has shape {tuple(value.shape)} ({transform}); the "
@@ -146,6 +144,19 @@ def state_dict(model, weights: dict[str, np.ndarray]) -> tuple[dict[str, Any], l
         by_key[key] = tf_name
         used.add(tf_name)
         first.setdefault(id(current), key)
+    buffers = dict(model.named_buffers())  # non-persistent ones too: index tables computed from the config
+    for pt_name, tf_name in by_name.items():
+        if tf_name in used:
+            continue
+        key = _buffer_key(pt_name.removeprefix(prefix) if bare else pt_name, buffers)
+        if key is None:
+            continue
+        buffer, pt_name = buffers[key], key
+        if tuple(buffer.shape) != weights[tf_name].shape or not np.array_equal(buffer.numpy(), weights[tf_name]):
+            raise ArchitectureMismatch(f"TF weight '{tf_name}' differs from the module's buffer '{pt_name}' (computed "
+                                       f"from the config): the module would not compute what TF does")
+        records.append({"name": pt_name, "tf": tf_name, "transform": "equals the module's buffer"})
+        used.add(tf_name)
     left = [n for n in weights if n not in used]
     if left:
         raise ArchitectureMismatch(f"TF weight(s) {left[:3]}{' ...' if len(left) > 3 else ''} ({len(left)} in all) "
@@ -153,6 +164,19 @@ def state_dict(model, weights: dict[str, np.ndarray]) -> tuple[dict[str, Any], l
                                    f"TF does; pass the PyTorch class of the TF class saved (config.json: "
                                    f"architectures)")
     return result, records, warnings
+
+
+def _buffer_key(name: str, buffers: dict[str, Any]) -> str | None:
+    """The module buffer TF's weight `name` stands for: the same key, or (moved by transformers 5: Swin's
+    `attention.self.relative_position_index` is `attention.relative_position_bias.relative_position_index`) the
+    one of the same last name sharing the longest prefix with it, where only one does."""
+    if name in buffers:
+        return name
+    last = name.rpartition(".")[2]
+    candidates = [k for k in buffers if k.rpartition(".")[2] == last]
+    shared = {k: len(os.path.commonprefix([k, name])) for k in candidates}
+    best = [k for k in candidates if shared[k] == max(shared.values(), default=0)]
+    return best[0] if len(best) == 1 else None
 
 
 def _renamer(model):
@@ -183,9 +207,10 @@ def run(req) -> dict[str, Any]:
     """The --into conversion of a tf_model.h5 (req: an IntoRequest); the conversion.json document (with `out`)."""
     started = time.perf_counter()
     source, name = Path(req.source), str(req.target)[len(PREFIX):]
-    out = Path(req.out) if req.out else source.parent / f"{source.stem}_torch"
+    out = Path(req.out) if req.out else Path.cwd() / f"{source.stem}-torch"  # as loading.default_out names it
     outdir.check_out(out, source, force=req.force)
     config_json = _config(source.parent / "config.json")
+    weights = read_weights(source)
     import torch  # noqa: F401 - the module is PyTorch's
     import transformers
 
@@ -200,7 +225,6 @@ def run(req) -> dict[str, Any]:
                          f"{type(exc).__name__}: {exc}") from None
     config._attn_implementation = req.kwargs.get("attn_implementation", "eager")
     model = cls(config).eval()
-    weights = read_weights(source)
     state, records, warnings = state_dict(model, weights)
     model.load_state_dict(state, strict=True)
     seconds = {"match": round(time.perf_counter() - started, 3)}
@@ -208,7 +232,11 @@ def run(req) -> dict[str, Any]:
     t0 = time.perf_counter()
     verified = verify(model, source.parent, tf_class, req.rtol, req.seed)
     seconds["verify"] = round(time.perf_counter() - t0, 3)
-    if verified is None:
+    if verified is None and not _feeds(model, req.seed):
+        warnings.append(f"not measured against TF: the check feeds one input of token ids, images or audio, and "
+                        f"{type(model).__name__} takes '{getattr(model, 'main_input_name', '?')}' (and perhaps more); "
+                        f"compare it with the TF class yourself")
+    elif verified is None:
         warnings.append(f"not measured against TF: no Python with transformers 4.x's {tf_class} here (run with "
                         f"CONVERT_HF4_PYTHON=<a python with transformers 4.x and TensorFlow>)")
     tmp = outdir.temp_dir(out)

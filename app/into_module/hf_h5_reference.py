@@ -11,10 +11,10 @@ def main(directory: str, tf_class: str, inputs_path: str, out_path: str, count: 
     import numpy as np
 
     try:
-        import tensorflow as tf
         import transformers
 
-        cls = getattr(transformers, tf_class)
+        cls = getattr(transformers, tf_class)  # transformers 5 has no TF classes: told before TF is imported
+        import tensorflow as tf
     except (ImportError, AttributeError) as exc:
         print(f"{tf_class} is not importable here: {exc}", file=sys.stderr)
         return 3

@@ -634,18 +634,21 @@ OPS: dict[str, OpSpec] = {
         refused=_QUANTIZED_REFUSED,
     ),
     "requantize": OpSpec(
-        ("axis", "offset", "pre_shift", "zero_point", "min", "max", "dtype"),
+        ("axis", "offset", "pre_shift", "zero_point", "min", "max", "dtype", "rounding"),
         ("multiplier", "shift"),
         "Integer x to integer y = clamp(M((x + offset) * 2**pre_shift, multiplier[c], shift[c]) + zero_point, min, "
         "max) as dtype; M is TFLite's MultiplyByQuantizedMultiplier (x * 2**max(s, 0), SaturatingRoundingDoubling"
         "HighMul by the significand, RoundingDivideByPOT by max(-s, 0): convert.fixed_point.multiply); c the index "
         "along `axis` when the params hold one value per channel, else their one value. Every intermediate fits "
-        "int64; (x + offset) * 2**max(s, 0) * 2**pre_shift fits int32 (the parser checks it).",
+        "int64; (x + offset) * 2**max(s, 0) * 2**pre_shift fits int32 (the parser checks it). rounding='single': M "
+        "rounds once, (x * m + 2**(30 - s)) >> (31 - s), an arithmetic shift (convert.fixed_point.multiply_once; "
+        "TFLite's int8 FULLY_CONNECTED).",
         "parametric",
         family="nn", shape=shapes.same, integers="wrap", refused=_QUANTIZED_REFUSED,
         types={"axis": Attr("int", 1), "offset": Attr("int", 0), "pre_shift": Attr("int", 0),
                "zero_point": Attr("int", 0), "min": Attr("int"), "max": Attr("int"),
-               "dtype": Attr("str", REQUIRED, ("int8", "uint8", "int32"))},
+               "dtype": Attr("str", REQUIRED, ("int8", "uint8", "int32")),
+               "rounding": Attr("str", "double", ("double", "single"))},
     ),
     "integer_conv2d": OpSpec(
         ("kernel", "stride", "dilation", "groups", "edges", "input_zero_point", "weight_zero_point"),
@@ -674,6 +677,19 @@ OPS: dict[str, OpSpec] = {
         "x can hold from low up); TFLite's 8-bit LOGISTIC is such a table, computed from the scales.",
         "unary",
         family="nn", types={"low": Attr("int")}, integers="wrap", refused=_QUANTIZED_REFUSED,
+    ),
+    "integer_softmax": OpSpec(
+        ("axis", "min", "max", "dtype"),
+        ("exp",),
+        "TFLite's 8-bit softmax (its reference kernel, gemmlowp fixed point) of integers x along `axis`: "
+        "d = max(x) - x; e = exp[d] (Q0.31; 0 where TFLite skips d); s = sum of RoundingDivideByPOT(e, 12); c = the "
+        "leading zeros of s as a uint32; r = one_over_one_plus_x(s * 2**c - 2**31) (Q0.31, convert.fixed_point); "
+        "y = clamp(RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(r, e), 35 - c) + min, min, max) as dtype.",
+        "reduction", family="nn",
+        types={"axis": Attr("int"), "min": Attr("int"), "max": Attr("int"),
+               "dtype": Attr("str", REQUIRED, ("int8", "uint8"))},
+        positional=channels_only("axis"), size="own_axes", shape=shapes.same, integers="wrap",
+        refused=_QUANTIZED_REFUSED,
     ),
     "integer_avg_pool2d": OpSpec(
         ("kernel", "stride", "edges", "min", "max"),
@@ -767,30 +783,93 @@ OPS: dict[str, OpSpec] = {
     "tile_by": OpSpec((), (), "numpy.tile(x, multiples) of inputs (x, multiples), `multiples` a run-time integer "
                       "vector, one per axis of x.", "shape",
                       size="free", shape=shapes.run_time_same_rank, run_time_sizes=True, refused=_STATIC_ONLY),
-    "pad_by": OpSpec(("value",), (), "Constant pad of inputs (x, paddings): `paddings` a run-time (rank, 2) integer "
-                     "matrix, (before, after) per axis of x in order, filled with `value`.", "shape",
-                     types={"value": Attr("float", 0.0)}, size="free", shape=shapes.run_time_same_rank,
+    "pad_by": OpSpec(("value", "mode"), (), "Pad of inputs (x, paddings): `paddings` a run-time (rank, 2) integer "
+                     "matrix, (before, after) per axis of x in order; `mode` constant (filled with `value`), reflect "
+                     "(the edge not repeated) or symmetric (repeated), TF's Pad and MirrorPad.", "shape",
+                     types={"value": Attr("float", 0.0), "mode": Attr("str", "constant",
+                                                                      ("constant", "reflect", "symmetric"))},
+                     size="free", shape=shapes.run_time_same_rank,
                      run_time_sizes=True,
                      refused=_STATIC_ONLY),
-    "slice_to": OpSpec((), (), "x[starts[0]:ends[0], starts[1]:ends[1], ...] of inputs (x, starts, ends), run-time "
-                       "integer vectors with one element per axis of x, Python's slice rules (negative counts "
-                       "from the end, bounds clamped to the axis).", "shape",
-                       shape=shapes.run_time_same_rank, run_time_sizes=True,
+    "slice_to": OpSpec(("steps?",), (), "x[starts[0]:ends[0]:steps[0], starts[1]:ends[1]:steps[1], ...] of inputs "
+                       "(x, starts, ends), run-time integer vectors with one element per axis of x, `steps` constant "
+                       "non-zero (all 1 when unset), Python's slice rules (negative counts from the end, bounds "
+                       "clamped to the axis, a negative step walks back: TF's StridedSlice).", "shape",
+                       types={"steps": Attr("ints", None)}, shape=shapes.run_time_same_rank, run_time_sizes=True,
                        refused=_STATIC_ONLY),
+    "resize_to": OpSpec(("mode", "coordinate"), (), "TF's resize (`resize`'s sampling grid and arithmetic, in "
+                        "float32) of NCHW x (input 0) to the run-time integer (out_h, out_w) `size` (input 1): TF's "
+                        "ResizeBilinear / ResizeNearestNeighbor to a size the graph computes.", "shape",
+                        types={"mode": Attr("str", REQUIRED, ("nearest", "bilinear")),
+                               "coordinate": Attr("str", REQUIRED, ("asymmetric", "half_pixel", "align_corners"))},
+                        shape=shapes.resize_to, run_time_sizes=True, refused=_STATIC_ONLY),
     "one_hot_by": OpSpec(("axis", "on", "off"), (), "one_hot of inputs (indices, depth), `depth` a run-time "
                          "integer scalar: float32, the new axis of size depth inserted at `axis`, `on` where "
                          "index == position, `off` elsewhere (out-of-range and negative indices: all `off`).",
                          "shape", family="shape",
                          types={"axis": Attr("int"), "on": Attr("float", 1.0), "off": Attr("float", 0.0)},
                          shape=shapes.one_hot_by, run_time_sizes=True, refused=_STATIC_ONLY),
-    "range": OpSpec((), (), "start, start + delta, ... up to limit (excluded) of integer scalar inputs (start, "
-                    "limit, delta) known at run time, TF's Range: ceil((limit - start) / delta) values, none when "
-                    "that is negative.", "shape",
+    "range": OpSpec((), (), "start + i * delta for i = 0, 1, ... up to limit (excluded) of scalar inputs (start, "
+                    "limit, delta) known at run time, TF's Range: integers, ceil(|limit - start| / |delta|) values; "
+                    "floats, ceil(|(limit - start) / delta|) values, each start + float(i) * delta, all in the "
+                    "inputs' type.", "shape",
                     shape=shapes.run_time_length, run_time_sizes=True, refused=_STATIC_ONLY),
     "expand_dims_by": OpSpec((), (), "numpy.expand_dims(x, axis) of inputs (x, axis), `axis` a run-time integer "
                              "scalar in [-rank - 1, rank] (negative counts from the end of the output).", "shape",
                              shape=shapes.expand_dims_by, run_time_sizes=True,
                              refused=_STATIC_ONLY),
+    # ---- lengths the data decides: how many distinct values, the largest value (convert.ir.runtime_dims) ----
+    "unique": OpSpec(
+        ("axis", "output", "index_dtype"),
+        (),
+        "TF's Unique along `axis` of input x: the distinct slices of x along `axis` (whole slices compared by ==) "
+        "in the order of their first occurrence. output 'values': those slices (x's shape, `axis` run-time long), "
+        "'indices': for each slice of x the position of its value among them (x.shape[axis] long), 'counts': how "
+        "many slices of x each one is (run-time long); indices and counts of `index_dtype`.",
+        "shape",
+        types={"axis": Attr("int"), "index_dtype": Attr("str", "int32", ("int32", "int64")),
+               "output": Attr("str", REQUIRED, ("values", "indices", "counts"))},
+        shape=shapes.unique, run_time_sizes=True,
+        refused={target: f"how many distinct values there are is decided by the data, and the {name} format "
+                         "holds static shapes only" for target, name in (("mxnet", "MXNet"), ("caffe", "Caffe"))},
+    ),
+    "ragged_range": OpSpec(
+        ("output", "splits_dtype"),
+        (),
+        "TF's RaggedRange of integer inputs (starts, limits, deltas), each (n,): row i is start, start + delta, ... "
+        "up to limit (excluded), 0 values where delta points away from limit, else ceil(|limit - start| / "
+        "|delta|). output 'row_splits': (n + 1,) of `splits_dtype`, 0 then the running count of values; 'values': "
+        "every row's values in order (run-time long), of the inputs' type.",
+        "shape",
+        types={"output": Attr("str", REQUIRED, ("values", "row_splits")),
+               "splits_dtype": Attr("str", "int64", ("int32", "int64"))},
+        shape=shapes.ragged_range, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
+    "ctc_greedy_decoder": OpSpec(
+        ("blank", "merge_repeated", "output"),
+        (),
+        "TF's CTCGreedyDecoder of inputs (logits (T, B, C) float32, sequence_length (B,) int32): for each batch b "
+        "and step t < sequence_length[b], the class of the largest logit (the first on ties) and that logit; a "
+        "step's class is kept unless it is `blank` or, with merge_repeated, the previous step's class. output "
+        "'indices': (b, position) of each kept class, batch by batch (int64, run-time long), 'values': the classes "
+        "(int64), 'shape': (B, the longest row) int64, 'log_probability': (B, 1), 0 minus each step's largest "
+        "logit, in step order.",
+        "shape",
+        types={"blank": Attr("int"), "merge_repeated": Attr("bool"),
+               "output": Attr("str", REQUIRED, ("indices", "values", "shape", "log_probability"))},
+        shape=shapes.ctc_greedy_decoder, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
+    "bincount_by": OpSpec(
+        ("binary_output", "dtype"),
+        (),
+        "TF's (Dense)Bincount of inputs (values, size[, weights]), `size` a run-time integer scalar: out[..., i] "
+        "for i < size is the number of values == i (the sum of their weights, added in the values' order, of "
+        "`dtype`; binary_output: 1 where there is one), along the last axis of a rank-2 `values` (a row of bins "
+        "per row), over all of a rank-1 one; values outside [0, size) count nowhere.",
+        "shape",
+        types={"binary_output": Attr("bool", False), "dtype": Attr("str", REQUIRED, ("int32", "int64", "float32"))},
+        shape=shapes.bincount_by, run_time_sizes=True, refused=_STATIC_ONLY,
+    ),
     "crop": OpSpec(
         ("crops",),
         (),

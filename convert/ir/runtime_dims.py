@@ -35,6 +35,11 @@ def has_run_time(graph: Graph) -> bool:
     return any(RUN_TIME in t.shape for t in graph.tensors.values())
 
 
+# the inputs of a RUN_TIME_SIZED op that set its sizes: every one after the data, but for these (a unique's
+# length follows its data, which a check may draw at random; a bincount's weights set no size)
+_SIZE_PARAMETERS = {"unique": slice(0, 0), "bincount_by": slice(1, 2)}
+
+
 def parameter_reader(index: GraphIndex, tensor: str) -> Node | None:
     """The first node whose output sizes follow the run-time parameter `tensor` flows into (None if none)."""
     seen, stack = set(), [tensor]
@@ -44,7 +49,7 @@ def parameter_reader(index: GraphIndex, tensor: str) -> Node | None:
             continue
         seen.add(t)
         for node in index.readers(t):
-            if node.op in RUN_TIME_SIZED and t in node.inputs[1:]:
+            if node.op in RUN_TIME_SIZED and t in node.inputs[_SIZE_PARAMETERS.get(node.op, slice(1, None))]:
                 return node
             stack.extend(node.outputs)
     return None

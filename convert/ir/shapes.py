@@ -228,6 +228,11 @@ def run_time_same_rank(inputs: Sequence[Shape], attrs: Mapping[str, Any], params
     return (RUN_TIME,) * len(inputs[0])
 
 
+def resize_to(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """resize_to: (N, C) kept, H and W run-time."""
+    return (*inputs[0][:2], RUN_TIME, RUN_TIME)
+
+
 def one_hot_by(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """The indices' shape with a run-time size inserted at `axis`."""
     indices = tuple(inputs[0])
@@ -238,6 +243,36 @@ def one_hot_by(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mappin
 def run_time_length(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
     """range: one axis, its length run-time."""
     return (RUN_TIME,)
+
+
+def unique(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """unique: the values are x with `axis` run-time long; one index per slice of x; one count per value."""
+    x = tuple(inputs[0])
+    axis = int(attrs["axis"]) % max(len(x), 1)
+    output = attrs["output"]
+    if output == "indices":
+        return (x[axis],)
+    if output == "counts":
+        return (RUN_TIME,)
+    return (*x[:axis], RUN_TIME, *x[axis + 1:])
+
+
+def ragged_range(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """ragged_range: n + 1 row splits; a run-time number of values."""
+    return (int(inputs[0][0]) + 1,) if attrs["output"] == "row_splits" else (RUN_TIME,)
+
+
+def ctc_greedy_decoder(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """ctc_greedy_decoder: a run-time number of kept classes; the dense shape; one log probability per batch."""
+    batch = int(inputs[0][1])
+    return {"indices": (RUN_TIME, 2), "values": (RUN_TIME,), "shape": (2,), "log_probability": (batch, 1)}[
+        attrs["output"]]
+
+
+def bincount_by(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:
+    """bincount_by: a run-time number of bins, per row of a rank-2 input."""
+    values = tuple(inputs[0])
+    return (values[0], RUN_TIME) if len(values) == 2 else (RUN_TIME,)
 
 
 def expand_dims_by(inputs: Sequence[Shape], attrs: Mapping[str, Any], params: Mapping[str, Shape]) -> Shape:

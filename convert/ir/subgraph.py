@@ -88,16 +88,17 @@ def siblings(index: GraphIndex, node: Node) -> list[Node]:
     return [n for n in index.graph.nodes if id(n) in found]
 
 
-def branches_selected(graph: Graph, node: Node) -> Graph:
-    """A `cond` node of `graph` as plain nodes, for a target without conditionals: both branches inlined on the
-    node's operands (their tensors renamed `<node>/<branch>/<name>`) and a `select` of the branches' output
-    `output` by the predicate. The same values: each is the taken branch's own, the other's are discarded,
-    never mixed (only the cost differs: both branches run). Its inputs are the node's, its output the node's."""
+def branches_selected(graph: Graph, nodes: list[Node]) -> Graph:
+    """The `cond` nodes of one conditional (`siblings`, the first one leading) as plain nodes, for a target
+    without conditionals: both branches inlined on the operands (their tensors renamed `<node>/<branch>/<name>`)
+    and per node a `select` of the branches' output `output` by the predicate. The same values: each is the taken
+    branch's own, the other's are discarded, never mixed (only the cost differs: both branches run). Its inputs
+    are the nodes' inputs, its outputs the nodes' outputs."""
+    node = nodes[0]
     out = Graph(f"{node.name}/selected")
     out.inputs = list(dict.fromkeys(node.inputs))
     out.tensors = {t: graph.tensors[t] for t in out.inputs}
-    k, shape = int(node.attrs["output"]), graph.shape(node.output)
-    picked = []
+    picked: dict[str, list[str]] = {}
     for attr in ("then_branch", "else_branch"):
         branch, prefix = node.attrs[attr], f"{node.name}/{attr}/"
         renamed = dict(zip(branch.inputs, node.inputs[1:]))
@@ -107,11 +108,17 @@ def branches_selected(graph: Graph, node: Node) -> Graph:
                 out.tensors[prefix + name] = Tensor(prefix + name, tensor.shape, tensor.dtype)
         out.nodes += [Node(prefix + n.name, n.op, [renamed[i] for i in n.inputs], [renamed[o] for o in n.outputs],
                            dict(n.attrs), dict(n.params), n.source_op) for n in branch.nodes]
-        picked.append(renamed[branch.outputs[k]])
-    ones = (1,) * len(shape)
-    pred = out.add_node("reshape", f"{node.name}/predicate", [node.inputs[0]], ones, {"shape": ones},
-                        source_op=node.source_op, out_dtype="bool")
-    out.tensors[node.output] = graph.tensors[node.output]
-    out.nodes.append(Node(node.output, "select", [pred, *picked], [node.output], source_op=node.source_op))
-    out.outputs = [node.output]
+        picked[attr] = [renamed[t] for t in branch.outputs]
+    predicates: dict[int, str] = {}
+    for reader in nodes:
+        k, shape = int(reader.attrs["output"]), graph.shape(reader.output)
+        if len(shape) not in predicates:
+            ones = (1,) * len(shape)
+            predicates[len(shape)] = out.add_node("reshape", f"{node.name}/predicate{len(shape)}", [node.inputs[0]],
+                                                  ones, {"shape": ones}, source_op=node.source_op, out_dtype="bool")
+        out.tensors[reader.output] = graph.tensors[reader.output]
+        out.nodes.append(Node(f"{node.name}/select_{reader.output}", "select",
+                              [predicates[len(shape)], picked["then_branch"][k], picked["else_branch"][k]],
+                              [reader.output], source_op=node.source_op))
+        out.outputs.append(reader.output)
     return out

@@ -77,6 +77,10 @@ def size_words(graph: Graph) -> str:
     return " and ".join(words) or "H x W"
 
 
+# graph.metadata key: why a pass pinned the graph to its converted size (a value it fixed there)
+FIXED_SIZE_KEY = "fixed_size"
+
+
 def size_flow(graph: Graph) -> tuple[dict[str, frozenset[int]], str | None]:
     """(free axes per tensor, why the graph is size-bound or None). A tensor's free axes follow the inputs'
     size (an image's H/W, a sequence's length; tensors without one are left out): they start at the
@@ -86,6 +90,8 @@ def size_flow(graph: Graph) -> tuple[dict[str, frozenset[int]], str | None]:
     parameters = parameter_inputs(graph)  # a fed shape or paddings: no size of its own to follow
     if parameters and parameters >= set(graph.inputs):
         return free, "its inputs are run-time parameters only (a shape, paddings: no image or sequence)"
+    if FIXED_SIZE_KEY in graph.metadata:
+        return free, graph.metadata[FIXED_SIZE_KEY]
     for name in graph.inputs:
         if name in parameters:
             continue

@@ -56,6 +56,9 @@ def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     # MXNet 1.x shapes read 0 as "unknown"
     items += [Unsupported("empty", t.name, f"an empty tensor {t.shape}: MXNet 1.x shapes read a 0 as an unknown size")
               for t in graph.tensors.values() if 0 in t.shape]
+    if not graph.inputs:  # a graph of constants (TF's ones_like of a static input): Gluon's loader needs an input
+        items.append(Unsupported("inputs", graph.name, "a model that takes no input: MXNet's SymbolBlock and "
+                                 "Module are bound to at least one"))
     return items + TABLE.unsupported(graph, options)
 
 
@@ -114,9 +117,12 @@ def emit(graph: ir.Graph, out_dir: Path, options=None, progress: Progress = SILE
         result.inputs.append({"name": name, "shape": list(graph.shape(tensor)), "layout": _layout(graph.shape(tensor))})
     index = ir.GraphIndex(graph)
     for node in graph.nodes:
+        if node.output in env:  # computed by an earlier node's fragment (one conditional's other output)
+            continue
         fragment = _lower(graph, index, node, sg, [env[t] for t in node.inputs], options)
         sg.add(fragment)
         env[node.output] = fragment.output
+        env.update(fragment.computes)
         result.pad_layers.extend(fragment.pad_layers)
     if any(t.dtype != "float32" for t in graph.tensors.values()):
         # with integer tensors (token ids) MXNet's type inference may find nothing float to type the

@@ -119,6 +119,8 @@ def _is_float(ctx: Ctx, tensor: str) -> bool:
 def native(ctx: Ctx) -> Fragment:
     f = Fragment()
     op, attrs = NATIVE[ctx.node.op]
+    if ctx.node.op == "relu" and not _is_float(ctx, ctx.node.inputs[0]):  # Activation takes floats only
+        op, attrs = "_maximum_scalar", {"scalar": 0.0}
     f.op(op, ctx.name, ctx.inputs, **attrs)
     return f
 

@@ -26,7 +26,20 @@ def _reduce(ctx: Ctx, kind: str) -> Fragment:
 
 @TABLE.register("reduce_mean")
 def reduce_mean(ctx: Ctx) -> Fragment:
-    return _reduce(ctx, "avg")
+    """mean; of integers TF's: the sum in int64 (no wrap) divided by the count, truncated toward zero (MXNet's
+    integer division), cast back."""
+    if ctx.graph.tensors[ctx.node.output].dtype.startswith("float"):
+        return _reduce(ctx, "avg")
+    f, n, shape = Fragment(), ctx.name, ctx.in_shape()
+    axes = tuple(sorted(int(ax) % len(shape) for ax in ctx.attrs["axes"]))
+    count = 1
+    for axis in axes:
+        count *= int(shape[axis])
+    wide = f.op("Cast", f"{n}_int64", ctx.inputs, dtype="int64")
+    total = f.op("sum", f"{n}_sum", [wide], axis=axes, keepdims=bool(ctx.attrs.get("keepdims", False)))
+    mean = f.op("_div_scalar", f"{n}_mean", [total], scalar=float(count))
+    f.op("Cast", n, [mean], dtype=held_dtype(ctx))
+    return f
 
 
 @TABLE.register("reduce_max")

@@ -9,6 +9,7 @@ from tf_convert.convert.padding import Pads, Plan, with_kernel_taps
 from tf_convert.emitters.base import NodeContext
 
 from .contract import TABLE, Ctx, Fragment, Ref
+from .symbol import symbol_dtype
 
 
 def _pad_layer(f: Fragment, ctx: Ctx, x: Ref, plan: Plan) -> Ref:
@@ -140,7 +141,8 @@ def pad(ctx: Ctx) -> Fragment:
             if mode == "constant":
                 block = cur.copy()
                 block[axis] = count
-                parts.append(f.var(tag, np.full(block, value, np.float32)))
+                held = symbol_dtype(ctx.graph.tensors[ctx.node.output].dtype)  # Concat takes one dtype: the input's
+                parts.append(f.var(tag, np.full(block, value, held), dtype=held))
                 continue
             n, skip = cur[axis], int(mode == "reflect")
             lo, hi = (skip, skip + count) if side == "b" else (n - count - skip, n - skip)

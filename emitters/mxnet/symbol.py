@@ -82,6 +82,9 @@ class Fragment:
     aux: set[str] = field(default_factory=set)
     pad_layers: list[dict[str, Any]] = field(default_factory=list)
     output: Ref | None = None
+    # other nodes' outputs this fragment computes too (the other outputs of one conditional): the emitter lowers
+    # nothing for those nodes
+    computes: dict[str, Ref] = field(default_factory=dict)
 
     def var(self, name: str, value: np.ndarray, dtype: str = "float32", aux: bool = False) -> Ref:
         value = value.astype(dtype) if is_lazy(value) else np.asarray(value, dtype=dtype)

@@ -171,7 +171,10 @@ def positive_axis(axis: int, rank: int) -> int:
 
 
 def reduce_op(b: Builder, op_type: str, x: str, axes: list[int], keepdims: bool, out: str | None = None) -> str:
-    """ReduceMean/ReduceMax: `axes` is an attribute before opset 18 and an input from 18."""
+    """ReduceMean/ReduceMax: `axes` is an attribute before opset 18 and an input from 18. No axes (a rank-0
+    input, or TF's empty list) reduce nothing: an Identity (ONNX's empty axes would reduce every axis)."""
+    if not axes:
+        return b.op("Identity", [x], out)
     if b.ctx.opset >= 18:
         return b.op(op_type, [x, b.ints("axes", axes)], out, keepdims=int(keepdims))
     return b.op(op_type, [x], out, axes=list(axes), keepdims=int(keepdims))

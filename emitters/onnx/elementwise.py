@@ -117,7 +117,7 @@ def square(ctx: Ctx) -> Emitted:
 NATIVE: dict[str, tuple[str, int, dict[str, Any]]] = {
     "add": ("Add", 2, {}), "sub": ("Sub", 2, {}), "mul": ("Mul", 2, {}), "div": ("Div", 2, {}),
     "maximum": ("Max", 2, {}), "minimum": ("Min", 2, {}),
-    "relu": ("Relu", 1, {}), "sigmoid": ("Sigmoid", 1, {}), "tanh": ("Tanh", 1, {}), "exp": ("Exp", 1, {}),
+    "sigmoid": ("Sigmoid", 1, {}), "tanh": ("Tanh", 1, {}), "exp": ("Exp", 1, {}),
     "sqrt": ("Sqrt", 1, {}), "neg": ("Neg", 1, {}), "abs": ("Abs", 1, {}), "identity": ("Identity", 1, {}),
     "softplus": ("Softplus", 1, {}), "softsign": ("Softsign", 1, {}),
     "selu": ("Selu", 1, {"alpha": 1.6732632423543772, "gamma": 1.0507009873554805}),
@@ -146,6 +146,17 @@ def _native(op_type: str, n_inputs: int, attrs: dict[str, Any]) -> Handler:
 
 for _ir, (_onnx, _n, _attrs) in NATIVE.items():
     TABLE.register(_ir)(_native(_onnx, _n, _attrs))
+
+
+@TABLE.register("relu")
+def relu(ctx: Ctx) -> Emitted:
+    """Relu; of an int64 (or int16) tensor Max(x, 0): onnxruntime's Relu kernels are float, int8 and int32."""
+    b = Builder(ctx, ctx.node)
+    if ctx.dtype(ctx.node.output).kind == "f" or ctx.dtype(ctx.node.output) in (np.int8, np.int32):
+        b.op("Relu", [b.x()], b.out)
+    else:
+        b.op("Max", [b.x(), const_zero(b, ctx.node.inputs[0])], b.out)
+    return b.done()
 
 
 @TABLE.register("select")

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .contract import TABLE, Builder, Ctx, Emitted
+from tf_convert.convert import fixed_point
+
+from .contract import TABLE, Builder, Ctx, Emitted, positive_axis, reduce_op
 
 _I64 = np.int64
 
@@ -30,6 +32,18 @@ def _clamp(b: Builder, x: str, low, high, dtype) -> str:
     return b.op("Min", [x, b.const("high", np.array(high, dtype), dtype)])
 
 
+def _single_rounding(b: Builder, x: str, params: dict, channel) -> str:
+    """(x * m + 2**(30 - s)) >> (31 - s): Div truncates, so a negative quotient that left a remainder is one less
+    (the floor an arithmetic shift gives)."""
+    right = 31 - np.asarray(params["shift"], _I64)
+    x = b.op("Add", [b.op("Mul", [x, channel("multiplier", params["multiplier"])]),
+                     channel("rounding", np.left_shift(_I64(1), right - 1))])
+    div = channel("divisor", np.left_shift(_I64(1), right))
+    quotient = b.op("Div", [x, div])
+    behind = b.op("Less", [b.op("Sub", [x, b.op("Mul", [quotient, div])]), b.const("zero", np.array(0, _I64), _I64)])
+    return b.op("Sub", [quotient, _cast(b, behind, "int64")])
+
+
 @TABLE.register("requantize")
 def requantize(ctx: Ctx) -> Emitted:
     a, b = ctx.node.attrs, Builder(ctx, ctx.node)
@@ -46,21 +60,25 @@ def requantize(ctx: Ctx) -> Emitted:
     x = _cast(b, b.x(), "int64")
     if int(a.get("offset", 0)):
         x = b.op("Add", [x, b.const("offset", np.array(int(a["offset"]), _I64), _I64)])
-    x = b.op("Mul", [b.op("Mul", [x, channel("left", left)]), channel("multiplier", ctx.node.params["multiplier"])])
-    # SaturatingRoundingDoublingHighMul: (ab + nudge) / 2**31 toward zero
-    non_negative = b.op("GreaterOrEqual", [x, b.const("zero", np.array(0, _I64), _I64)])
-    nudge = b.op("Where", [non_negative, b.const("up", np.array(1 << 30, _I64), _I64),
-                           b.const("down", np.array(1 - (1 << 30), _I64), _I64)])
-    x = b.op("Div", [b.op("Add", [x, nudge]), b.const("high", np.array(1 << 31, _I64), _I64)])
-    # RoundingDivideByPOT: floor and remainder of x + 2**32 (>= 0) by 2**right
-    moved = b.op("Add", [x, b.const("moved", np.array(1 << 32, _I64), _I64)])
-    div = channel("divisor", divisor)
-    quotient = b.op("Div", [moved, div])
-    remainder = b.op("Sub", [moved, b.op("Mul", [quotient, div])])
-    floor = b.op("Sub", [quotient, channel("lift", (1 << 32) // divisor)])
-    negative = _cast(b, b.op("Less", [x, b.const("zero", np.array(0, _I64), _I64)]), "int64")
-    threshold = b.op("Add", [channel("threshold", (divisor - 1) >> 1), negative])
-    x = b.op("Add", [floor, _cast(b, b.op("Greater", [remainder, threshold]), "int64")])
+    if a.get("rounding", "double") == "single":
+        pre = b.const("pre", np.array(1 << int(a.get("pre_shift", 0)), _I64), _I64)
+        x = _single_rounding(b, b.op("Mul", [x, pre]), ctx.node.params, channel)
+    else:
+        x = b.op("Mul", [b.op("Mul", [x, channel("left", left)]), channel("multiplier", ctx.node.params["multiplier"])])
+        # SaturatingRoundingDoublingHighMul: (ab + nudge) / 2**31 toward zero
+        non_negative = b.op("GreaterOrEqual", [x, b.const("zero", np.array(0, _I64), _I64)])
+        nudge = b.op("Where", [non_negative, b.const("up", np.array(1 << 30, _I64), _I64),
+                               b.const("down", np.array(1 - (1 << 30), _I64), _I64)])
+        x = b.op("Div", [b.op("Add", [x, nudge]), b.const("high", np.array(1 << 31, _I64), _I64)])
+        # RoundingDivideByPOT: floor and remainder of x + 2**32 (>= 0) by 2**right
+        moved = b.op("Add", [x, b.const("moved", np.array(1 << 32, _I64), _I64)])
+        div = channel("divisor", divisor)
+        quotient = b.op("Div", [moved, div])
+        remainder = b.op("Sub", [moved, b.op("Mul", [quotient, div])])
+        floor = b.op("Sub", [quotient, channel("lift", (1 << 32) // divisor)])
+        negative = _cast(b, b.op("Less", [x, b.const("zero", np.array(0, _I64), _I64)]), "int64")
+        threshold = b.op("Add", [channel("threshold", (divisor - 1) >> 1), negative])
+        x = b.op("Add", [floor, _cast(b, b.op("Greater", [remainder, threshold]), "int64")])
     if int(a.get("zero_point", 0)):
         x = b.op("Add", [x, b.const("zero_point", np.array(int(a["zero_point"]), _I64), _I64)])
     x = _clamp(b, x, int(a["min"]), int(a["max"]), _I64)
@@ -162,4 +180,59 @@ def lookup(ctx: Ctx) -> Emitted:
     table = np.asarray(ctx.node.params["table"])
     index = b.op("Sub", [_cast(b, b.x(), "int64"), b.const("low", np.array(int(ctx.node.attrs["low"]), _I64), _I64)])
     b.op("Gather", [b.const("table", table, table.dtype), index], b.out, axis=0)
+    return b.done()
+
+
+def _high_mul(b: Builder, x: str, y: str) -> str:
+    """gemmlowp's SaturatingRoundingDoublingHighMul of int32 values in int64 (never both -2**31 here)."""
+    product = b.op("Mul", [x, y])
+    nudge = b.op("Where", [b.op("GreaterOrEqual", [product, b.const("zero", np.array(0, _I64), _I64)]),
+                           b.const("up", np.array(1 << 30, _I64), _I64),
+                           b.const("down", np.array(1 - (1 << 30), _I64), _I64)])
+    return b.op("Div", [b.op("Add", [product, nudge]), b.const("high", np.array(1 << 31, _I64), _I64)])
+
+
+def _saturating_shift(b: Builder, x: str, exponent: int) -> str:
+    shifted = b.op("Mul", [x, b.const("pot", np.array(1 << exponent, _I64), _I64)])
+    return _clamp(b, shifted, -(1 << 31), (1 << 31) - 1, _I64)
+
+
+@TABLE.register("integer_softmax")
+def integer_softmax(ctx: Ctx) -> Emitted:
+    """TFLite's 8-bit softmax: exp[d] of d = max - x by Gather, the rescaled sum, its leading zeros (the powers of 2
+    it reaches, counted along the softmax axis), gemmlowp's reciprocal in int64, the rounding division by a power
+    of 2 (of values >= 0) picked by Gather."""
+    a, b = ctx.node.attrs, Builder(ctx, ctx.node)
+    rank = len(ctx.shape(ctx.node.inputs[0]))
+    axis = positive_axis(int(a["axis"]), rank)
+    exp = np.asarray(ctx.node.params["exp"], _I64)
+    powers = b.const("powers", np.left_shift(_I64(1), np.arange(36, dtype=_I64)), _I64)
+
+    def one(value: int) -> str:
+        return b.const("c", np.array(value, _I64), _I64)
+
+    def reduce_sum(x: str) -> str:
+        if ctx.opset >= 13:
+            return b.op("ReduceSum", [x, b.ints("axes", [axis])], keepdims=1)
+        return b.op("ReduceSum", [x], axes=[axis], keepdims=1)
+
+    x = _cast(b, b.x(), "int64")
+    d = b.op("Sub", [reduce_op(b, "ReduceMax", x, [axis], True), x])
+    e = b.op("Gather", [b.const("exp", exp, _I64), d], axis=0)
+    total = reduce_sum(b.op("Gather", [b.const("rescaled", fixed_point.divide_by_pot(exp, 12), _I64), d], axis=0))
+    thresholds = np.left_shift(_I64(1), np.arange(32, dtype=_I64)).reshape([32 if k == axis else 1
+                                                                            for k in range(rank)])
+    bits = reduce_sum(_cast(b, b.op("GreaterOrEqual", [total, b.const("thresholds", thresholds, _I64)]), "int64"))
+    zeros = b.op("Sub", [one(32), bits])
+    half = b.op("Mul", [total, b.op("Gather", [powers, b.op("Sub", [zeros, one(1)])], axis=0)])
+    r = b.op("Add", [one(1515870810), _high_mul(b, half, one(-1010580540))])
+    for _ in range(3):
+        error = b.op("Sub", [one(1 << 29), _high_mul(b, half, r)])
+        r = b.op("Add", [r, _saturating_shift(b, _high_mul(b, r, error), 2)])
+    r = _saturating_shift(b, r, 1)
+    shift = b.op("Sub", [one(35), zeros])
+    rounded = b.op("Add", [_high_mul(b, r, e), b.op("Gather", [powers, b.op("Sub", [shift, one(1)])], axis=0)])
+    y = b.op("Div", [rounded, b.op("Gather", [powers, shift], axis=0)])
+    y = _clamp(b, b.op("Add", [y, one(int(a["min"]))]), int(a["min"]), int(a["max"]), _I64)
+    _cast(b, y, str(a["dtype"]), b.out)
     return b.done()

@@ -21,7 +21,22 @@ def _reduction(op_type: str) -> Handler:
     return handler
 
 
-TABLE.register("reduce_mean")(_reduction("ReduceMean"))
+@TABLE.register("reduce_mean")
+def reduce_mean(ctx: Ctx) -> Emitted:
+    """ReduceMean; of integers TF's: the sum in int64 (no wrap, no ReduceMean of int8) divided by the count,
+    truncated toward zero as ONNX's integer Div is, cast back."""
+    from onnx import TensorProto, helper
+
+    if ctx.dtype(ctx.node.output).kind == "f":
+        return _reduction("ReduceMean")(ctx)
+    b = Builder(ctx, ctx.node)
+    shape, axes = ctx.shape(ctx.node.inputs[0]), _axes(ctx)
+    wide = b.op("Cast", [b.x()], to=TensorProto.INT64)
+    total = _axes_reduce(b, "ReduceSum", wide, None)
+    count = int(np.prod([shape[a] for a in axes])) if axes else 1
+    mean = b.op("Div", [total, b.const("count", np.asarray(count, np.int64), np.int64)])
+    b.op("Cast", [mean], b.out, to=helper.np_dtype_to_tensor_dtype(ctx.dtype(ctx.node.output)))
+    return b.done()
 
 
 TABLE.register("reduce_max")(_reduction("ReduceMax"))
@@ -56,8 +71,10 @@ def _axes(ctx: Ctx) -> list[int]:
 
 
 def _axes_reduce(b: Builder, op_type: str, x: str, out: str | None) -> str:
-    """ReduceSum takes `axes` as an input from opset 13, the others from 18."""
+    """ReduceSum takes `axes` as an input from opset 13, the others from 18. No axes reduce nothing (reduce_op)."""
     ctx, keep = b.ctx, int(bool(b.ctx.attrs.get("keepdims")))
+    if not _axes(ctx):
+        return b.op("Identity", [x], out)
     if ctx.opset >= (13 if op_type == "ReduceSum" else 18):
         return b.op(op_type, [x, b.ints("axes", _axes(ctx))], out, keepdims=keep)
     return b.op(op_type, [x], out, axes=_axes(ctx), keepdims=keep)

@@ -15,7 +15,11 @@ from tf_convert.convert.padding.sizes import size_flow, size_words
 from ..options import TorchOptions
 from .contract import AUX_SUFFIXES, TABLE, Ctx, Lowered
 from .names import MODULE_ATTRIBUTES, Namer, common_scope
-from .nn_quant import REQUANTIZE_HELPER
+from .nn_quant import HELPERS as QUANT_HELPERS
+from .shape_runtime import UNIQUE_HELPER
+
+# model.py's helper functions, each added where a line of forward calls it
+_HELPERS = {**QUANT_HELPERS, "tf_unique(": UNIQUE_HELPER}
 
 NCHW_TO_NHWC = (0, 2, 3, 1)
 NHWC_TO_NCHW = (0, 3, 1, 2)
@@ -44,10 +48,13 @@ def _as_layout(shape: tuple[int, ...], layout: str) -> list[int]:
     return [shape[i] for i in NCHW_TO_NHWC] if layout == "NHWC" else list(shape)
 
 
-def _as_stored(value: np.ndarray) -> np.ndarray:
-    """IR numbers are float32; integer/bool constants keep their dtype."""
+def _as_stored(value: np.ndarray, dtype: str | None = None) -> np.ndarray:
+    """IR numbers are float32, except a constant whose IR `dtype` is a wider or narrower float (float64,
+    float16: kept, not rounded); integer/bool constants keep their dtype."""
     value = value if is_lazy(value) else np.asarray(value)  # a lazy weight is read when written
-    return value.astype(np.float32) if value.dtype.kind == "f" else value
+    if value.dtype.kind != "f":
+        return value
+    return value.astype(dtype if dtype in ("float64", "float16") else np.float32)
 
 
 def _buffer_source(name: str, value: np.ndarray) -> str:
@@ -81,6 +88,7 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
 
     index = ir.GraphIndex(graph)
     lowered: list[Lowered] = []
+    const_dtypes: dict[str, str] = {}  # a constant's buffer -> its IR dtype
     for node in graph.nodes:
         if node.output in exprs:  # computed by an earlier node's lowering (one loop's other variable)
             continue
@@ -99,6 +107,8 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
             namer=namer,
         )
         result = TABLE.get(node.op)(ctx)
+        if node.op == "const":
+            const_dtypes[var] = graph.tensors[node.output].dtype
         exprs[node.output] = result.expr or var
         exprs.update(result.computes)
         lowered.append(result)
@@ -114,10 +124,10 @@ def generate(graph: ir.Graph, options: TorchOptions) -> Generated:
     init, forward = [], list(prologue)
     for result in lowered:
         init += [f"self.{name} = {ctor}" for name, ctor in result.modules]
-        init += [_buffer_source(name, _as_stored(value)) for name, value in result.buffers]
+        init += [_buffer_source(name, _as_stored(value, const_dtypes.get(name))) for name, value in result.buffers]
         forward += result.lines
         gen.state.update({key: _as_stored(value) for key, value in result.state.items()})
-        gen.state.update({name: _as_stored(value) for name, value in result.buffers})
+        gen.state.update({name: _as_stored(value, const_dtypes.get(name)) for name, value in result.buffers})
         gen.pad_layers += result.pad_layers
     gen.tensor_names = {t: e for t, e in exprs.items() if t not in graph.inputs and e.isidentifier()}
     gen.source = _render(graph, args, init, forward, results, gen)
@@ -166,7 +176,7 @@ def _describe(entries: list[dict[str, Any]]) -> str:
 def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str], results: list[str],
             gen: Generated) -> str:
     helper = any("tf_same_pad(" in line for line in forward)
-    requantize = any("tflite_requantize(" in line for line in forward)
+    helpers = [text for call, text in _HELPERS.items() if any(call in line for line in forward)]
     signature = ", ".join(["self"] + [f"{a}: torch.Tensor" for a in args])
     if len(results) == 1:
         returns, ret = "torch.Tensor", results[0]
@@ -191,7 +201,7 @@ def _render(graph: ir.Graph, args: list[str], init: list[str], forward: list[str
         "from torch import nn",
         "",
         *([_SAME_PAD_HELPER] if helper else []),
-        *([REQUANTIZE_HELPER] if requantize else []),
+        *helpers,
         "",
         "class Model(nn.Module):",
         f"    input_layouts = {tuple(e['layout'] for e in gen.inputs)!r}",

@@ -26,6 +26,7 @@ AUX_SUFFIXES = ("pad", "full", "divisor", "count", "scale", "shift", "gamma", "b
 AUX_SUFFIXES += ("gx", "state", "cell", "steps", "t", "gates", "rec", "update")  # sequence_recurrent.py's loop locals
 AUX_SUFFIXES += ("lo", "hi", "area", "iou", "over", "order", "keep", "i", "take", "pos")  # detection.py's NMS locals
 AUX_SUFFIXES += ("left", "multiplier", "right", "mask", "bias")  # nn_quant.py's integer kernels
+AUX_SUFFIXES += ("exp", "rescaled", "powers", "rounding")  # nn_quant.py's integer softmax, single rounding
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tf_convert.convert import fixed_point
+
 from .contract import TABLE, Ctx, Lowered, assign, lit
 
 REQUANTIZE_HELPER = '''
@@ -29,10 +31,26 @@ def _per_channel(values: np.ndarray, axis: int, rank: int) -> np.ndarray:
     return values.reshape((-1,) + (1,) * (rank - 1 - axis % rank))
 
 
+def _single_rounding(ctx: Ctx, axis: int, rank: int) -> Lowered:
+    """requantize rounding once: ((x + offset) * 2**pre_shift * m + 2**(30 - s)) >> (31 - s) in int64."""
+    a = ctx.attrs
+    right = 31 - np.asarray(ctx.params["shift"], np.int64)
+    buffers = {"multiplier": np.asarray(ctx.params["multiplier"], np.int64), "right": right,
+               "rounding": np.left_shift(np.int64(1), right - 1)}
+    names = {k: ctx.aux(k) for k in buffers}
+    x = f"({ctx.args[0]}.long() + {int(a.get('offset', 0))}) * {1 << int(a.get('pre_shift', 0))}"
+    y = f"(({x} * self.{names['multiplier']} + self.{names['rounding']}) >> self.{names['right']})"
+    line = (f"{ctx.var} = torch.clamp({y} + {int(a.get('zero_point', 0))}, {int(a['min'])}, {int(a['max'])})"
+            f".to(torch.{a['dtype']})")
+    return Lowered(buffers=[(names[k], _per_channel(v, axis, rank)) for k, v in buffers.items()], lines=[line])
+
+
 @TABLE.register("requantize")
 def requantize(ctx: Ctx) -> Lowered:
     a, rank = ctx.attrs, len(ctx.in_shapes[0])
     axis = int(a.get("axis", 1))
+    if a.get("rounding", "double") == "single":
+        return _single_rounding(ctx, axis, rank)
     shift = np.asarray(ctx.params["shift"], np.int64)
     left = np.left_shift(np.int64(1), np.maximum(shift, 0) + int(a.get("pre_shift", 0)))
     right = np.maximum(-shift, 0)
@@ -126,3 +144,45 @@ def lookup(ctx: Ctx) -> Lowered:
     low = int(ctx.attrs["low"])
     index = f"{ctx.args[0]}.long() - {low}" if low else f"{ctx.args[0]}.long()"
     return Lowered(buffers=[(ctx.var, np.asarray(ctx.params["table"]))], lines=[f"{ctx.var} = self.{ctx.var}[{index}]"])
+
+
+SOFTMAX_HELPER = '''
+def tflite_high_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """gemmlowp's SaturatingRoundingDoublingHighMul of int32 values held in int64 (never both -2**31 here)."""
+    ab = a * b
+    return torch.div(ab + torch.where(ab >= 0, 1 << 30, 1 - (1 << 30)), 1 << 31, rounding_mode="trunc")
+
+
+def tflite_softmax(x: torch.Tensor, exp: torch.Tensor, rescaled: torch.Tensor, powers: torch.Tensor, axis: int,
+                   low: int, high: int) -> torch.Tensor:
+    """TFLite's 8-bit softmax (its reference kernel): exp[d] of d = max - x (Q0.31), the sum of the rescaled exps,
+    its reciprocal as gemmlowp's one_over_one_plus_x computes it (three Newton-Raphson steps in Q2.29), each exp
+    times it, divided by 2**(35 - leading zeros of the sum) rounding half up (every value is >= 0), plus low."""
+    d = x.long().amax(axis, keepdim=True) - x.long()
+    e = exp[d]
+    total = rescaled[d].sum(axis, keepdim=True)
+    zeros = 32 - (total.unsqueeze(-1) >= powers[:32]).long().sum(-1)
+    half = total * powers[zeros - 1]  # RoundingHalfSum(sum * 2**zeros - 2**31, 2**31 - 1): exact, zeros >= 1
+    r = 1515870810 + tflite_high_mul(half, torch.full_like(half, -1010580540))
+    for _ in range(3):
+        error = (1 << 29) - tflite_high_mul(half, r)
+        r = r + torch.clamp(tflite_high_mul(r, error) * 4, -(1 << 31), (1 << 31) - 1)
+    r = torch.clamp(r * 2, -(1 << 31), (1 << 31) - 1)
+    shift = 35 - zeros
+    y = torch.div(tflite_high_mul(r, e) + powers[shift - 1], powers[shift], rounding_mode="floor")
+    return torch.clamp(y + low, low, high)
+'''
+HELPERS = {"tflite_requantize(": REQUANTIZE_HELPER, "tflite_softmax(": SOFTMAX_HELPER}
+
+
+@TABLE.register("integer_softmax")
+def integer_softmax(ctx: Ctx) -> Lowered:
+    a = ctx.attrs
+    exp = np.asarray(ctx.params["exp"], np.int64)
+    buffers = {"exp": exp, "rescaled": fixed_point.divide_by_pot(exp, 12),
+               "powers": np.left_shift(np.int64(1), np.arange(36, dtype=np.int64))}
+    names = {k: ctx.aux(k) for k in buffers}
+    call = (f"tflite_softmax({ctx.args[0]}, self.{names['exp']}, self.{names['rescaled']}, self.{names['powers']}, "
+            f"{int(a['axis']) % len(ctx.in_shapes[0])}, {int(a['min'])}, {int(a['max'])})")
+    return Lowered(buffers=[(names[k], v) for k, v in buffers.items()],
+                   lines=[f"{ctx.var} = {call}.to(torch.{a['dtype']})"])

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .contract import TABLE, Ctx, Lowered, assign, ints
+import numpy as np
+
+from .contract import TABLE, Ctx, Lowered, assign, ints, lit
 from .elementwise import ir_dtype, is_float
 
 
@@ -19,10 +21,40 @@ def _reduce(fn: str) -> Callable[[Ctx], str]:
     return expr
 
 
-TABLE.register("reduce_mean")(assign(_reduce("mean")))
+@TABLE.register("reduce_mean")
+def reduce_mean(ctx: Ctx) -> Lowered:
+    """torch.mean; of integers (torch has none) TF's: the sum (in int64) divided by the count, truncated."""
+    if is_float(ctx):
+        return Lowered(lines=[f"{ctx.var} = {_reduce('mean')(ctx)}"])
+    rank = len(ctx.in_shapes[0])
+    axes = sorted(int(a) % rank for a in ctx.attrs["axes"])
+    count = 1
+    for a in axes:
+        count *= int(ctx.in_shapes[0][a])
+    keep = ", keepdim=True" if ctx.attrs.get("keepdims") else ""
+    total = f"torch.sum({ctx.args[0]}, {ints(axes)}{keep}, dtype=torch.int64)"
+    mean = f"torch.div({total}, {count}, rounding_mode=\"trunc\")"
+    return Lowered(lines=[f"{ctx.var} = {mean}.to(torch.{ir_dtype(ctx)})"])
 
 
-TABLE.register("reduce_max")(assign(_reduce("amax")))
+def _empty_extreme(ctx: Ctx) -> str | None:
+    """TF's max (min) over no elements, where a reduced axis is empty (torch.amax/amin raise): the dtype's
+    lowest (highest) value, filled to the output's static shape; None where nothing reduced is empty."""
+    rank = len(ctx.in_shapes[0])
+    axes = [int(a) % rank for a in ctx.attrs["axes"]]
+    if all(ctx.in_shapes[0][a] != 0 for a in axes) or -1 in ctx.out_shape:
+        return None
+    dtype = ir_dtype(ctx)
+    info = np.finfo(dtype) if is_float(ctx) else np.iinfo(dtype)
+    low = ctx.node.op == "reduce_max"
+    value = (float("-inf") if low else float("inf")) if is_float(ctx) else int(info.min if low else info.max)
+    return f"torch.full({ints(ctx.out_shape)}, {lit(value)}, dtype=torch.{dtype})"
+
+
+@TABLE.register("reduce_max")
+@assign
+def reduce_max(ctx: Ctx) -> str:
+    return _empty_extreme(ctx) or _reduce("amax")(ctx)
 
 
 @TABLE.register("softmax")
@@ -50,6 +82,9 @@ def _axes(ctx: Ctx) -> list[int]:
 @TABLE.register("reduce_sum", "reduce_min", "reduce_all", "reduce_any")
 def reduce_many_axes(ctx: Ctx) -> Lowered:
     fn = {"reduce_sum": "sum", "reduce_min": "amin", "reduce_all": "all", "reduce_any": "any"}[ctx.node.op]
+    empty = _empty_extreme(ctx) if fn == "amin" else None
+    if empty:
+        return Lowered(lines=[f"{ctx.var} = {empty}"])
     keep = ", keepdim=True" if ctx.attrs.get("keepdims") else ""
     # torch sums integers into int64: keep the IR's type
     dtype = f", dtype=torch.{ir_dtype(ctx)}" if fn == "sum" and not is_float(ctx) else ""

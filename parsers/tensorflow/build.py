@@ -14,10 +14,13 @@ import dataclasses
 from functools import partial
 from typing import Any
 
+import numpy as np
+
 from tf_convert.convert import ir
 from tf_convert.convert.errors import Unsupported, UnsupportedError, UsageError
 from tf_convert.convert.ir import runtime_dims
 from tf_convert.convert.ir.dtypes import IR_DTYPES
+from tf_convert.convert.ir.lazy import is_lazy
 from tf_convert.parsers.base import ParseOptions
 
 from . import complex_values, input_layout, lengths, ops, runtime_shapes  # noqa: F401 - registers the handlers
@@ -213,12 +216,35 @@ def _convert_ops(ctx: Context, ops_: list[Any], library: dict[str, Any] | None =
         raise UnsupportedError(problems)
 
 
+def _constant_output(ctx: Context, t: Any) -> Val | None:
+    """An output TF computes from no input (ones_like of a static input) in TF's dtype: the IR's float
+    constants are float32, so a float64 or float16 one goes out through a cast, when float32 holds its
+    values exactly (else it is refused: the cast would not give TF's values back)."""
+    if t.name in ctx.vals or t.name not in ctx.consts or is_lazy(ctx.consts[t.name]):
+        return None
+    value, dtype = np.asarray(ctx.consts[t.name]), t.dtype.name
+    if dtype in ("int16", "uint16", "uint32") or dtype == "uint64" and not (value >> 63).any():
+        # integer constants of a wide dtype are held as int64, which holds them all
+        wide = ctx.emit("const", f"{t.op.name}/int64", [], value.shape, params={"value": value.astype(np.int64)},
+                        source_op="Const", out_dtype="int64")
+        return Val(ctx.emit("cast", f"{t.op.name}/{dtype}", [wide], value.shape, {"dtype": dtype},
+                            source_op="Cast", out_dtype=dtype))
+    if value.dtype.kind != "f" or dtype == "float32":
+        return None
+    if not np.array_equal(value.astype(np.float32).astype(value.dtype), value, equal_nan=True):
+        raise UnsupportedError([Unsupported(t.op.type, t.op.name, f"a constant {dtype} output whose values "
+                                            "float32 does not hold (the converted graph's constants are float32)")])
+    const = ctx.const_node(t, None, value.ndim)
+    return Val(ctx.emit("cast", f"{t.op.name}/{dtype}", [const], value.shape, {"dtype": dtype},
+                        source_op="Cast", out_dtype=dtype))
+
+
 def _add_outputs(ctx: Context, names: list[str], tensors: list[Any]) -> None:
     """Graph outputs are named after their TF tensors (an identity node where needed)."""
     graph = ctx.graph
     for src, t in zip(names, tensors):
         try:
-            v = ctx.val(t)
+            v = _constant_output(ctx, t) or ctx.val(t)
         except NotConvertible as e:  # e.g. the batch-folded tensor inside a dilated conv
             raise UsageError(f"output '{src}' has no equivalent in the converted graph ({e}); "
                              "pick another tensor with --outputs") from None
@@ -258,7 +284,8 @@ def build_graph(frozen: Frozen, options: ParseOptions, name: str, kind: str) -> 
     tfg, placeholders = import_fixed(frozen, signatures)
     out_tensors = [placeholders[o] if o in placeholders else tfg.get_tensor_by_name(o) for o in frozen.outputs]
     live_ops, dynamic = _inference_ops(tfg.get_operations(), placeholders, out_tensors)
-    frontier = sorted({t.name for op in live_ops for t in op.inputs if t.op.name not in dynamic})
+    frontier = sorted({t.name for op in live_ops for t in op.inputs if t.op.name not in dynamic}
+                      | {t.name for t in out_tensors if t.op.name not in dynamic and t.op.type != "Placeholder"})
     input_desc = ", ".join(f"input '{t}' has shape {show_shape(s)}" for t, _, s in signatures)
     graph = ir.Graph(name=name)
     values, blockers = _evaluate(tfg, frontier)

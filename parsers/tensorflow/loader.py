@@ -112,6 +112,8 @@ _FLOAT_ONLY_CONSUMERS = frozenset({
     "MaxPoolV2", "AvgPool", "MaxPool3D", "AvgPool3D", "MatMul", "BiasAdd", "FusedBatchNorm", "FusedBatchNormV2",
     "FusedBatchNormV3",
 })
+# their integer parameters (an output size, a window): an integer input may feed these
+_INTEGER_PARAMETERS = {"Conv2DBackpropInput": (0,), "Conv3DBackpropInputV2": (0,), "MaxPoolV2": (1, 2)}
 
 
 def _check_input_dtypes(graph_def: Any, inputs: list[str]) -> None:
@@ -132,13 +134,16 @@ def _check_input_dtypes(graph_def: Any, inputs: list[str]) -> None:
             continue
         frontier, seen = [node.name], set()
         while frontier:
-            for reader in readers.get(frontier.pop(), []):
+            source = frontier.pop()
+            for reader in readers.get(source, []):
                 if reader.name in seen:
                     continue
                 seen.add(reader.name)
+                positions = [i for i, name in enumerate(reader.input) if name.split(":")[0] == source]
                 if reader.op == "Identity":
                     frontier.append(reader.name)
-                elif reader.op in _FLOAT_ONLY_CONSUMERS:
+                elif reader.op in _FLOAT_ONLY_CONSUMERS and not set(positions) <= set(
+                        _INTEGER_PARAMETERS.get(reader.op, ())):
                     raise InputError(f"input '{node.name}' ({node.op}) is {dtype} and feeds {reader.op} "
                                      f"'{reader.name}', which takes float only: cast it to float32 in the model, "
                                      f"or name float inputs with --inputs")

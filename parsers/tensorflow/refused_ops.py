@@ -1,5 +1,5 @@
-"""Why the TF ops no target can hold are refused: strings, sets, Unique and hash tables (the reason the user
-sees, exit 3, in place of "no converter")."""
+"""Why the TF ops no target can hold are refused: strings, sets and hash tables (the reason the user sees, exit
+3, in place of "no converter")."""
 
 from __future__ import annotations
 
@@ -7,17 +7,15 @@ import re
 
 _STRINGS = ("a string op: no target holds string tensors; convert from where the strings have become numbers "
             "(--inputs at the token ids)")
-_DISTINCT = ("its output's length is the number of distinct values in the data, which the converted graph's "
-             "static shapes cannot follow")
 _SETS = "a set operation: its result's length is decided by the data (and its output is a SparseTensor): " \
         "no target's static graph holds it"
-_TABLES = ("a hash table (a vocabulary lookup): a table held as graph state (its keys mostly strings), which no "
-           "target holds; convert from where its ids are (--inputs at the looked-up ids)")
+_TABLES = ("a hash table (a vocabulary lookup) of string keys or values, or not filled from constants of the graph: "
+           "a table held as graph state, which no target holds (a constant numeric table converts); convert from "
+           "where its ids are (--inputs at the looked-up ids)")
 
 # (pattern on the TF op name, why)
 _REASONS = (
     (r"^(String|Regex|StaticRegex|Substr|AsString|Unicode|ReduceJoin|DecodeBase64|EncodeBase64)", _STRINGS),
-    (r"^Unique(V2|WithCounts|WithCountsV2)?$", _DISTINCT),
     (r"^(DenseToDense|DenseToSparse|SparseToSparse)SetOperation$|^SetSize$", _SETS),
     (r"^(HashTable|MutableHashTable|MutableDenseHashTable|LookupTable|InitializeTable|AnonymousHashTable|"
      r"AnonymousMutable)", _TABLES),

@@ -21,6 +21,8 @@ from . import (  # noqa: F401
     nn,
     pieces,
     quantized,
+    quantized_batch,
+    quantized_softmax,
     quantized_unary,
     recurrent,
     reduce,

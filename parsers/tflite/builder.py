@@ -12,6 +12,7 @@ import numpy as np
 
 from tf_convert.convert import ir
 from tf_convert.convert.errors import InputError, Unsupported, UnsupportedError, UsageError
+from tf_convert.convert.ir.subgraph import Subgraph as NestedGraph
 from tf_convert.parsers.base import ParseOptions
 
 from . import layout, quantized, reference, refused, validate, weights
@@ -39,6 +40,18 @@ def choose(model: Model, signature: str | None) -> tuple[Subgraph, dict[str, int
     return model.subgraphs[0], None, None
 
 
+def known_values(tensors: list[Tensor]) -> dict[int, np.ndarray]:
+    """The tensors whose values the file fixes: constants, and tensors of no elements at a static shape (an
+    empty tensor's value is its shape: TFLite's converter leaves RESHAPE's new shape `[]`, a reshape to a
+    scalar, as an empty tensor without a buffer)."""
+    known = {t.index: t.data for t in tensors if t.data is not None}
+    for t in tensors:
+        empty = t.data is None and not t.variable and 0 in t.shape and -1 not in t.signature
+        if empty and t.type in NUMPY_TYPES:
+            known[t.index] = np.zeros(t.shape, NUMPY_TYPES[t.type])
+    return known
+
+
 class Builder:
     def __init__(self, model: Model, options: ParseOptions, signature: str | None = None):
         validate.check(model)
@@ -61,6 +74,26 @@ class Builder:
         tensors, or known values (numpy) that fold through it. Its outputs: IR tensors, or with `keep_values`
         the values it computes from known ones only (a loop's counter). A subgraph that calls itself, directly
         or not, is refused (TFLite's own recursion)."""
+        return self._run_child(self._child(index, inputs, self.graph), keep_values)
+
+    def nested(self, index: int, inputs: list[str | np.ndarray], name: str) -> NestedGraph:
+        """Subgraph `index` as an IR graph of its own (a run-time WHILE's condition or body, an IF's branch):
+        its inputs are new tensors like the IR tensors in `inputs` (of this graph), in order; a known value
+        (numpy) folds through it instead. Its outputs are what the subgraph returns."""
+        graph = NestedGraph(name)
+        bound: list[str | np.ndarray] = []
+        for k, tensor in enumerate(inputs):
+            if isinstance(tensor, np.ndarray):
+                bound.append(tensor)
+                continue
+            inner = graph.add_tensor(f"{name}/in{k}", self.graph.shape(tensor), self.graph.tensors[tensor].dtype)
+            graph.inputs.append(inner)
+            bound.append(inner)
+        graph.outputs = list(self._run_child(self._child(index, bound, graph), keep_values=False))
+        graph.prune()
+        return graph
+
+    def _child(self, index: int, inputs: list[str | np.ndarray], graph: ir.Graph) -> Builder:
         if not 0 <= index < len(self.model.subgraphs):
             raise UnsupportedError([Unsupported("IF", f"subgraph {index}", f"the file has "
                                                 f"{len(self.model.subgraphs)} subgraphs")], target="tflite parser")
@@ -69,12 +102,11 @@ class Builder:
                                                 "deep (recursion?)")], target="tflite parser")
         child = Builder.__new__(Builder)
         child.__dict__.update(self.__dict__)
+        child.graph = graph
         child.subgraph = self.model.subgraphs[index]
         child.tensors = child.subgraph.tensors
         child.ir, child.values, child.errors, child.depth = {}, {}, [], self.depth + 1
-        for t in child.tensors:
-            if t.data is not None:
-                child.values[t.index] = t.data
+        child.values.update(known_values(child.tensors))
         if len(inputs) != len(child.subgraph.inputs):
             raise UnsupportedError([Unsupported("IF", f"subgraph {index}", f"called with {len(inputs)} inputs, it "
                                                 f"takes {len(child.subgraph.inputs)}")], target="tflite parser")
@@ -83,6 +115,9 @@ class Builder:
                 child.values[index_in] = tensor
             else:
                 child.ir[index_in] = tensor
+        return child
+
+    def _run_child(self, child: Builder, keep_values: bool) -> list[str | np.ndarray]:
         for operator in validate.order(child.subgraph, self.model.path.name):
             child._operator(operator)
         if child.errors:
@@ -93,7 +128,7 @@ class Builder:
                 outs.append(child.values[i])
                 continue
             if i not in child.ir and i in child.values:  # an output the branch computes from constants only
-                Op(self.graph, _holder(i), child.tensors, child.ir, child.values).x(0)
+                Op(child.graph, _holder(i), child.tensors, child.ir, child.values).x(0)
             outs.append(child.ir[i])
         return outs
 
@@ -103,9 +138,7 @@ class Builder:
             which = f"signature '{self.signature}'" if self.signature else "the main subgraph (0)"
             self.options.notes.append(f"{self.model.path.name} holds {len(self.model.subgraphs)} subgraphs: "
                                       f"converting {which}")
-        for t in self.tensors:
-            if t.data is not None:
-                self.values[t.index] = t.data
+        self.values.update(known_values(self.tensors))
         inputs = list(self.sig_inputs.items()) if self.sig_inputs is not None else \
             [(self.tensors[i].name, i) for i in self.subgraph.inputs]
         self._check_inputs(inputs)
@@ -239,7 +272,7 @@ class Builder:
         if any(self.ir.get(i) == POISON for i in ins):
             self._poison(operator)
             return
-        op = Op(self.graph, operator, self.tensors, self.ir, self.values, self.call)
+        op = Op(self.graph, operator, self.tensors, self.ir, self.values, self.call, self.nested)
         fold = FOLD.get(operator.name) if not operator.custom else None
         if fold is not None and all(i in self.values for i in ins):
             try:

@@ -1,8 +1,7 @@
 """LOGICAL_NOT, SELECT / SELECT_V2, and IF: a run-time predicate chooses a subgraph (the comparisons and the
 binary logical builtins are catalog rows' `tflite=`, registered with the elementwise ones). An IF whose
-predicate folds to a number inlines the branch it takes; otherwise both branches are inlined and `select`
-picks each output by the predicate (exact: each branch's values are its own, the other's are discarded,
-never mixed)."""
+predicate folds to a number inlines the branch it takes; otherwise it is an IR `cond` (one node per output),
+its branches nested IR graphs (Builder.nested): only the branch the predicate picks runs, as in TFLite."""
 
 from __future__ import annotations
 
@@ -50,22 +49,26 @@ def select_v2(op: Op) -> list[str]:
 
 @TABLE.register("IF")
 def if_(op: Op) -> list[str]:
-    """The branch the predicate takes; both, selected per output, when it is computed at run time."""
+    """The branch the predicate takes; a `cond` when the predicate is computed at run time."""
     then_index, else_index = int(op.options.ThenSubgraphIndex()), int(op.options.ElseSubgraphIndex())
-    args = [op.x(k) for k in range(1, len(op.op.inputs))]
+    # constants go in as values, so a branch's FULLY_CONNECTED or CONV_2D reads its weights as constants
+    args = [op.value(k) if op.value(k) is not None else op.x(k) for k in range(1, len(op.op.inputs))]
     known = op.value(0)
     if known is not None:
         return op.call(then_index if bool(np.asarray(known).reshape(-1)[0]) else else_index, args)
-    if int(np.prod(op.source_shape(0))) != 1:
-        raise op.unsupported(f"a predicate of shape {op.source_shape(0)} (TFLite takes one value)")
-    then_outs, else_outs = op.call(then_index, args), op.call(else_index, args)
     predicate = op.x(0)
+    if int(np.prod(op.shape(predicate))) != 1 or op.dtype(predicate) != "bool":
+        raise op.unsupported(f"a predicate of shape {op.source_shape(0)} and dtype {op.dtype(predicate)} (TFLite "
+                             "takes one boolean)")
+    branches = {"then_branch": op.nested(then_index, args, f"{op.name}/then"),
+                "else_branch": op.nested(else_index, args, f"{op.name}/else")}
+    then, other = branches["then_branch"], branches["else_branch"]
+    inputs = [predicate] + [t for t in args if isinstance(t, str)]
     outs = []
-    for k, (t, e) in enumerate(zip(then_outs, else_outs)):
-        if op.shape(t) != op.shape(e):
-            raise op.unsupported(f"output {k}: the branches give shapes {op.shape(t)} and {op.shape(e)}")
-        shape = op.shape(t)
-        cond = op.add("reshape", [predicate], (1,) * len(shape), {"shape": (1,) * len(shape)}, suffix=f"/pred{k}",
-                      out_dtype="bool")
-        outs.append(op.add("select", [cond, t, e], shape, suffix=f"/out{k}" if k else "", out_dtype=op.dtype(t)))
+    for k, (t, e) in enumerate(zip(then.outputs, other.outputs)):
+        if (then.shape(t), then.tensors[t].dtype) != (other.shape(e), other.tensors[e].dtype):
+            raise op.unsupported(f"output {k}: the branches give {then.tensors[t].dtype} {list(then.shape(t))} and "
+                                 f"{other.tensors[e].dtype} {list(other.shape(e))}")
+        outs.append(op.add("cond", inputs, then.shape(t), {**branches, "output": k}, suffix=f"/out{k}" if k else "",
+                           out_dtype=then.tensors[t].dtype))
     return outs

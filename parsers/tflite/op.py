@@ -25,6 +25,9 @@ class Op:
     values: dict[int, np.ndarray]  # tensor index -> known value (constants, folded shapes), TFLite layout
     # another subgraph of the file inlined on IR tensors (its index, its inputs): its outputs (IF, WHILE)
     call: Callable[..., list] | None = None
+    # another subgraph as a nested IR graph of its own (its index, its inputs, a name): a run-time WHILE's
+    # condition and body, an IF's branches
+    nested: Callable[..., ir.Graph] | None = None
 
     # ---- queries ---------------------------------------------------------------------------
     @property

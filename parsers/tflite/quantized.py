@@ -29,7 +29,7 @@ _ADD_PRE_SHIFT = 20  # TFLite's ADD/SUB of 8-bit operands: both scaled by 2**20 
 _LUT = ("TFLite computes it on 8-bit integers through its own lookup tables / fixed-point exp, which the "
         "converter does not reproduce bit for bit yet")
 # integer operators with no exact conversion yet: why (the refusal names them, exit 3)
-REASONS = {"SOFTMAX": _LUT, "LOG_SOFTMAX": _LUT}
+REASONS = {"LOG_SOFTMAX": _LUT}
 _DEFAULT_REASON = "TFLite's integer kernel for it is not reproduced bit for bit yet"
 
 
@@ -89,8 +89,10 @@ def _fused(op: Op) -> str:
 
 
 def _requantize(op: Op, x: str, multipliers: list[tuple[int, int]], out: tuple[str, int, int], zero_point: int,
-                offset: int = 0, pre_shift: int = 0, suffix: str = "", bound: int = 255) -> str:
-    """requantize of x by (significand, shift) per channel (axis 1) or one, to out = (dtype, min, max). `bound`:
+                offset: int = 0, pre_shift: int = 0, suffix: str = "", bound: int = 255,
+                rounding: str = "double", axis: int = 1) -> str:
+    """requantize of x by (significand, shift) per channel (along `axis`) or one, to out = (dtype, min, max), rounding
+    twice (MultiplyByQuantizedMultiplier) or once (the fully-connected kernel's). `bound`:
     the largest |x + offset| the operator can reach (None: checked by the caller); TFLite scales it by 2**shift in
     int32, so a bound that could leave int32 there is refused (C's overflow has no exact form)."""
     dtype, lo, hi = out
@@ -99,18 +101,19 @@ def _requantize(op: Op, x: str, multipliers: list[tuple[int, int]], out: tuple[s
     if bound is not None and bound << (pre_shift + max(0, int(s.max()))) > fixed_point.INT32_MAX:
         raise op.unsupported(f"values up to {bound} times 2**{pre_shift + int(s.max())} can leave int32 (TFLite's own "
                              "product would overflow)")
-    attrs = {"axis": 1, "offset": offset, "pre_shift": pre_shift, "zero_point": zero_point, "min": lo, "max": hi,
-             "dtype": dtype}
+    attrs = {"axis": axis, "offset": offset, "pre_shift": pre_shift, "zero_point": zero_point, "min": lo, "max": hi,
+             "dtype": dtype, "rounding": rounding}
     return op.add("requantize", [x], op.shape(x), attrs, {"multiplier": m, "shift": s}, suffix=suffix,
                   out_dtype=dtype)
 
 
-def _to_output(op: Op, acc: str, multipliers: list[tuple[int, int]], bound: int | None = None) -> str:
-    """An int32 accumulator to the operator's output integers, its fused activation clamped."""
+def _to_output(op: Op, acc: str, multipliers: list[tuple[int, int]], bound: int | None = None,
+               rounding: str = "double", axis: int = 1) -> str:
+    """An int32 accumulator to the operator's output integers (channels on `axis`), its fused activation clamped."""
     t = _output(op)
     lo, hi = _activation_range(op, t, _fused(op))
     return _requantize(op, acc, multipliers, (INTEGER_TYPES[t.type], lo, hi), _single(op, t, "output")[1],
-                       suffix="/requantize", bound=bound)
+                       suffix="/requantize", bound=bound, rounding=rounding, axis=axis)
 
 
 def _check_headroom(op: Op, weight: np.ndarray, zero: int, bias: np.ndarray | None,
@@ -239,7 +242,8 @@ def fully_connected(op: Op) -> list[str]:
     units, depth = weight.shape
     shape = op.source_shape(0)
     x = op.x()
-    if len(shape) != 2 or shape[-1] != depth:
+    keep = bool(op.options.KeepNumDims()) and len(shape) == 3 and shape[-1] == depth  # (N, T, F): rank 3 as stored
+    if (len(shape) != 2 or shape[-1] != depth) and not keep:
         if op.options.KeepNumDims() or int(np.prod(shape)) % depth:
             raise op.unsupported(f"weights of {depth} inputs for an input of shape {shape} (keep_num_dims="
                                  f"{bool(op.options.KeepNumDims())})")
@@ -253,7 +257,9 @@ def fully_connected(op: Op) -> list[str]:
                  out_dtype="int32")
     multipliers = _filter_multipliers(op, q, units, q.scale.size == 1)
     _check_headroom(op, weight, weight_zero, bias, multipliers)
-    return [_to_output(op, acc, multipliers)]
+    # TFLite's int8 fully-connected reference kernel rounds once (measured), its conv kernels twice
+    return [_to_output(op, acc, multipliers, rounding="single" if op.tensor(0).type == "INT8" else "double",
+                       axis=len(op.shape(acc)) - 1)]
 
 
 # ---- elementwise ----------------------------------------------------------------------------------------
@@ -308,6 +314,29 @@ def mul(op: Op) -> list[str]:
     product = op.add("mul", [_centred(op, a, z1, 0), _centred(op, b, z2, 1)], out, suffix="/product",
                      out_dtype="int32")
     return [_to_output(op, product, [multiplier], bound=255 * 255)]
+
+
+@QUANTIZED.register("PRELU")
+def prelu(op: Op) -> list[str]:
+    """TFLite's 8-bit PRELU: x - zero >= 0 times the input / output scale multiplier, else (x - zero) * (alpha -
+    alpha zero) times input scale * alpha scale / output scale (both float32 quotients), plus the output zero."""
+    s_in, z_in = _single(op, op.tensor(0), "input")
+    s_alpha, z_alpha = _single(op, op.tensor(1), "alpha")
+    t = _output(op)
+    s_out, z_out = _single(op, t, "output")
+    positive = fixed_point.quantize_multiplier(float(np.float32(s_in) / np.float32(s_out)))
+    negative = fixed_point.quantize_multiplier(float(np.float32(s_in) * np.float32(s_alpha) / np.float32(s_out)))
+    a, b, out = _operands(op)
+    if out != op.shape(a):
+        raise op.unsupported(f"alpha of shape {op.shape(b)} broadcasting the input {op.shape(a)} to {out}")
+    centred = _centred(op, a, z_in, 0)
+    product = op.add("mul", [centred, _centred(op, b, z_alpha, 1)], out, suffix="/product", out_dtype="int32")
+    limits = (INTEGER_TYPES[t.type], *_LIMITS[t.type])
+    scaled = _requantize(op, product, [negative], limits, z_out, suffix="/negative", bound=255 * 255)
+    kept = _requantize(op, a, [positive], limits, z_out, offset=-z_in, suffix="/positive")
+    zero = op.add("const", [], (), params={"value": np.array(0, np.int32)}, suffix="/zero", out_dtype="int32")
+    sign = op.add("greater_equal", [centred, zero], out, suffix="/sign", out_dtype="bool")
+    return [op.add("select", [sign, kept, scaled], out, out_dtype=limits[0])]
 
 
 @QUANTIZED.register("MEAN")

@@ -171,7 +171,7 @@ class _Runner:
         for name, x in zip(self.graph.inputs, inputs):
             if self.graph.source_layouts.get(name) == "NHWC":
                 x = x.transpose(layout.TO_NHWC)
-            feed[self.graph.source_names.get(name, name)] = np.ascontiguousarray(x)
+            feed[self.graph.source_names.get(name, name)] = np.ascontiguousarray(x).reshape(x.shape)  # 0-d stays 0-d
         return feed
 
     def _check_size(self, index: int, shape: tuple[int, ...]) -> None:

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.app.test_into import run_cli
 from tf_convert import app as convert
 
 NEEDS_HF4 = pytest.mark.skipif(not os.environ.get("CONVERT_HF4_PYTHON"),
@@ -142,20 +141,38 @@ def test_hf_tf_model_into_its_pytorch_class(saved, tmp_path, name, attention):
         assert doc["inputs"][0]["layout"] == "NCHW" and doc["inputs"][0]["shape"] == list(shapes["pixel_values"])
 
 
-def test_save_pretrained_h5_is_refused_naming_the_savedmodel_route(tmp_path):
-    """tf_model.h5 (save_pretrained: weights only, a subclassed model) beside config.json: exit 2 with the save that
-    works, not model.save('model.h5'), which a subclassed model cannot do."""
-    import h5py
+H5_CASES = ["bert", "vit", "gpt2_lm", "resnet"]
 
-    with h5py.File(tmp_path / "tf_model.h5", "w") as f:
-        f.attrs["layer_names"] = [b"bert"]
-        f.create_dataset("bert/kernel", data=np.zeros(3))
-    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["BertModel"], "model_type": "bert"}))
-    code, _, err = run_cli("tf2torch", tmp_path / "tf_model.h5", "--into", "transformers:BertModel", "-o",
-                           tmp_path / "out")
-    assert code == 2, err
-    assert "TFBertModel" in err and "save_pretrained(dir, saved_model=True)" in err and "tf.saved_model.save" in err
-    assert "model.save('model.h5')" not in err and not (tmp_path / "out").exists()
+
+@pytest.fixture(scope="module")
+def saved_h5() -> Path:
+    """save_pretrained's default output (tf_model.h5 + config.json) of the same random models, in .cache."""
+    digest = hashlib.sha256(SCRIPT.read_bytes()).hexdigest()[:12]
+    root = ROOT / ".cache" / f"hf-tf-{digest}"
+    missing = [n for n in H5_CASES if not (root / f"{n}.h5" / "kwargs.json").is_file()]
+    if missing:
+        root.mkdir(parents=True, exist_ok=True)
+        subprocess.run([os.environ["CONVERT_HF4_PYTHON"], "-m", "tests.support.hf_tf_models", "--h5", str(root),
+                        *missing], cwd=ROOT, check=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    return root
+
+
+@pytest.mark.slow
+@NEEDS_HF4
+@pytest.mark.parametrize("name", H5_CASES)
+def test_save_pretrained_h5_into_its_pytorch_class(saved_h5, tmp_path, name):
+    """tf_model.h5 beside config.json: weights by name into the PyTorch class, measured against the TF class (run in
+    CONVERT_HF4_PYTHON) at two sizes; ResNet's batch-norm statistics come over too (from_tf leaves them)."""
+    meta = json.loads((saved_h5 / f"{name}.h5" / "kwargs.json").read_text())
+    started = time.perf_counter()
+    doc = convert.into(saved_h5 / f"{name}.h5" / "tf_model.h5", f"transformers:{meta['pt_class']}", tmp_path / "out")
+    seconds = time.perf_counter() - started
+    sizes = doc["verify"]["sizes"]
+    print(f"{name} h5: max_rel {doc['verify']['max_rel']:.2g} ({[s['input_shape'] for s in sizes]}), {seconds:.1f} s")
+    assert doc["verify"]["passed"] and doc["verify"]["max_rel"] < 1e-5 and len(sizes) == 2, doc["verify"]
+    if name == "resnet":
+        assert any(p["name"].endswith("running_var") and p["tf"].endswith("moving_variance:0")
+                   for p in doc["parameters"])
 
 
 class FeaturesThenIds(torch.nn.Module):

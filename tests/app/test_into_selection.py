@@ -105,3 +105,40 @@ def test_another_parametrization_is_refused_naming_the_module():
     layer = Layer("head", "linear", [], {}, (), linear)
     with pytest.raises(UnsupportedError, match="head"):
         transforms.parametrized({"head.weight": np.zeros((3, 3), np.float32)}, [], [(layer, layer)])
+
+
+class MaskedRelativeBias(RelativeBias):
+    """Swin's shifted windows in transformers 5: the bias plus a constant shift mask (0 or -100, built from `arange`
+    in forward), added to the scores as one tensor. TF adds the mask apart, a constant read through."""
+
+    def forward(self, scores):
+        bias = self.table[self.index].view(4, 4, 2).permute(2, 0, 1).contiguous().unsqueeze(0)
+        region = (torch.arange(4) >= 2).float()
+        mask = (region[None, :] - region[:, None]).ne(0).float() * -100.0
+        return scores + (bias + mask[None, None].expand(3, 1, 4, 4))
+
+
+def test_a_constant_mask_added_to_the_selection_is_taken_apart():
+    model = MaskedRelativeBias().eval()
+    recorded = _recorded(model)
+    layer = _selected(recorded)
+    assert layer is not None and layer.attrs["param"] == "table" and layer.shape == (1, 2, 4, 4)
+    want = np.random.default_rng(1).standard_normal((7, 2)).astype(np.float32)
+    folded = want[model.index.numpy()].reshape(4, 4, 2).transpose(2, 0, 1)[None]
+    tensor, param = layer.attrs["selected"]
+    np.testing.assert_array_equal(derive.parameter_value(recorded, model, tensor, param, "table", folded, "bias"), want)
+
+
+@pytest.mark.parametrize("shifts, dims, want", [
+    ((-1, -1), (1, 2), ((4, 3), (4, 3))),
+    (2, 1, ((4, 2),)),
+    ((4, 1), (1, 2), ((4, 1),)),  # a whole turn moves nothing
+])
+def test_torch_roll_is_one_roll_layer_by_axis_sizes(shifts, dims, want):
+    class Roll(nn.Module):
+        def forward(self, x):
+            return torch.roll(x * 2, shifts=shifts, dims=dims)
+
+    recorded = record.record(Roll().eval(), [torch.zeros(2, 4, 4, 3)], lambda *a: AssertionError(a))
+    rolls = [layer for layer in trace.torch_layers(recorded).layers.values() if layer.kind == "roll"]
+    assert [r.attrs["shifts"] for r in rolls] == [want]

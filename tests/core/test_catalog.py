@@ -258,7 +258,7 @@ def test_derived_sets_equal_the_old_lists():
     assert set(layout._KEEPDIMS_REDUCTIONS) == set(sizes._GLOBAL_REDUCTIONS)
     assert ops.ops_of_size("channel_axis") - ISSUE22_AXIS_OPS == {"concat"}
     # sequences at every length: softmax over attention's keys, layer norm over features
-    assert ops.ops_of_size("own_axes") == {"softmax", "layer_norm"}
+    assert ops.ops_of_size("own_axes") == {"softmax", "layer_norm", "integer_softmax"}
     assert ops.ops_of_size("tf_padding") == {"conv_transpose2d", "conv_transpose3d"}
     assert ops.ops_of_size("constant_pad") == {"pad"}
     assert set(sizes.SLIDING_OPS) == window | {"conv3d", "max_pool3d", "avg_pool3d"}
@@ -277,7 +277,7 @@ def test_positional_equals_the_old_rule(op):
             return bool(tuple(attrs["axes"]) == (1,) and attrs.get("keepdims", True))
         return op in OLD_POSITIONAL | NEW_OPS
 
-    axis_ops = {"concat", "softmax"} | ISSUE22_AXIS_OPS
+    axis_ops = {"concat", "softmax", "integer_softmax"} | ISSUE22_AXIS_OPS
     axes_ops = {"reduce_mean", "reduce_max", "layer_norm"} | ISSUE22_AXES_OPS
     for attrs in ({"axis": 1}, {"axis": 3}, {"axis": -3}, {"axes": (1,), "keepdims": True}, {"axes": (1,)},
                   {"axes": (1,), "keepdims": False}, {"axes": (2, 3), "keepdims": True}, {"axes": [1]}):

@@ -340,6 +340,16 @@ OTHER_OPS.update({
 })
 # ---- sizes that follow run-time values: the parameter is an input (convert.ir.runtime_dims) ----
 _I = np.int32
+
+
+def _nhwc(tf, x):
+    return tf.transpose(x, [0, 2, 3, 1])
+
+
+def _nchw(tf, x):
+    return tf.transpose(x, [0, 3, 1, 2])
+
+
 OTHER_OPS.update({
     "reshape_to": [({}, {}, [X4, _I([6, -1])], lambda tf, x, s: tf.reshape(x, s)),
                    ({}, {}, [X4[:0], _I([0, 7])], lambda tf, x, s: tf.reshape(x, s))],
@@ -349,15 +359,60 @@ OTHER_OPS.update({
                 ({}, {}, [IDS, np.int64([3, 1])], lambda tf, x, m: tf.tile(x, m))],
     "pad_by": [({"value": 0.0}, {}, [X4, _I([[0, 1], [2, 0], [0, 0], [1, 1]])], lambda tf, x, p: tf.pad(x, p)),
                ({"value": -2.0}, {}, [IDS, np.int64([[1, 0], [0, 2]])],
-                lambda tf, x, p: tf.pad(x, p, constant_values=-2))],
+                lambda tf, x, p: tf.pad(x, p, constant_values=-2)),
+               ({"value": 0.0, "mode": "symmetric"}, {}, [X4, _I([[0, 1], [2, 0], [0, 0], [1, 1]])],
+                lambda tf, x, p: tf.pad(x, p, "SYMMETRIC"))],
     "slice_to": [({}, {}, [X4, _I([1, -2, 0, 2]), _I([2, 2**31 - 1, -1, 2])],
-                  lambda tf, x, b, e: tf.strided_slice(x, b, e))],
+                  lambda tf, x, b, e: tf.strided_slice(x, b, e)),
+                 ({"steps": (1, -1, 2, -2)}, {}, [X4, _I([0, 2, 0, -1]), _I([1, -9, 9, 0])],
+                  lambda tf, x, b, e: tf.strided_slice(x, b, e, [1, -1, 2, -2]))],
     "one_hot_by": [({"axis": 1, "on": 2.0, "off": -1.0}, {}, [IDS - 1, _I(4)],
                     lambda tf, i, d: tf.one_hot(i, d, on_value=2.0, off_value=-1.0, axis=1))],
     "range": [({}, {}, [_I(2), _I(11), _I(3)], lambda tf, a, b, c: tf.range(a, b, c)),
-              ({}, {}, [np.int64(5), np.int64(-3), np.int64(-2)], lambda tf, a, b, c: tf.range(a, b, c))],
+              ({}, {}, [np.int64(5), np.int64(-3), np.int64(-2)], lambda tf, a, b, c: tf.range(a, b, c)),
+              ({}, {}, [np.float32(-3.7), np.float32(50.3), np.float32(0.37)], lambda tf, a, b, c: tf.range(a, b, c))],
+    "resize_to": [({"mode": "bilinear", "coordinate": "half_pixel"}, {}, [X4, _I([7, 3])],
+                   lambda tf, x, s: _nchw(tf, tf.raw_ops.ResizeBilinear(images=_nhwc(tf, x), size=s,
+                                                                        half_pixel_centers=True))),
+                  ({"mode": "nearest", "coordinate": "align_corners"}, {}, [X4, _I([5, 9])],
+                   lambda tf, x, s: _nchw(tf, tf.raw_ops.ResizeNearestNeighbor(images=_nhwc(tf, x), size=s,
+                                                                               align_corners=True)))],
     "expand_dims_by": [({}, {}, [X4, _I(-2)], lambda tf, x, a: tf.expand_dims(x, a)),
                        ({}, {}, [np.float32(3.0), _I(0)], lambda tf, x, a: tf.expand_dims(x, a))],
+})
+# lengths the data decides: TF's first-occurrence order, its counts; bins up to a run-time size
+_REPEATS = _I([4, -2, 4, 0, -2, 7, 4])
+_COLUMNS = np.float32([[1, 2, 1, 2, 0], [3, -0.0, 3, 0, 3]])
+_CTC_LOGITS = np.random.default_rng(43).integers(-2, 2, (5, 3, 4)).astype(np.float32) * 0.75  # ties
+OTHER_OPS.update({
+    "unique": [({"axis": 0, "output": "values"}, {}, [_REPEATS], lambda tf, x: tf.unique(x).y),
+               ({"axis": 0, "output": "indices", "index_dtype": "int64"}, {}, [_REPEATS],
+                lambda tf, x: tf.unique(x, tf.int64).idx),
+               ({"axis": 0, "output": "counts"}, {}, [_REPEATS], lambda tf, x: tf.unique_with_counts(x).count),
+               ({"axis": 1, "output": "values"}, {}, [_COLUMNS],
+                lambda tf, x: tf.raw_ops.UniqueV2(x=x, axis=np.int64([-1])).y),
+               ({"axis": 1, "output": "counts"}, {}, [_COLUMNS],
+                lambda tf, x: tf.raw_ops.UniqueWithCountsV2(x=x, axis=[1]).count),
+               ({"axis": 0, "output": "values"}, {}, [_REPEATS[:0]], lambda tf, x: tf.unique(x).y)],
+    "ragged_range": [({"output": "values"}, {}, [_I([0, 5, 3, 2]), _I([4, 1, 3, -5]), _I([2, -2, 1, 7])],
+                      lambda tf, s, lim, d: tf.raw_ops.RaggedRange(starts=s, limits=lim, deltas=d).rt_dense_values),
+                     ({"output": "row_splits", "splits_dtype": "int32"}, {},
+                      [np.int64([0, 5, -9]), np.int64([4, 1, 9]), np.int64([2, -2, 5])],
+                      lambda tf, s, lim, d: tf.raw_ops.RaggedRange(starts=s, limits=lim, deltas=d,
+                                                                   Tsplits=tf.int32).rt_nested_splits)],
+    "ctc_greedy_decoder": [({"blank": -1, "merge_repeated": merge, "output": out}, {},
+                            [_CTC_LOGITS, _I([5, 0, 3])], lambda tf, x, n, merge=merge, out=out: getattr(
+                                tf.raw_ops.CTCGreedyDecoder(inputs=x, sequence_length=n, merge_repeated=merge),
+                                {"indices": "decoded_indices", "values": "decoded_values", "shape": "decoded_shape",
+                                 "log_probability": "log_probability"}[out]))
+                           for merge in (True, False) for out in ("indices", "values", "shape", "log_probability")],
+    "bincount_by": [({"dtype": "int32"}, {}, [np.abs(_REPEATS), _I(6)], lambda tf, x, n: tf.math.bincount(
+                        x, minlength=n, maxlength=n)),
+                    ({"dtype": "float32"}, {}, [IDS, _I(5), _f32(2, 3)], lambda tf, x, n, w: tf.raw_ops.DenseBincount(
+                        input=x, size=n, weights=w)),
+                    ({"dtype": "int64", "binary_output": True}, {}, [IDS, np.int64(4), np.int64([])],
+                     lambda tf, x, n, w: tf.raw_ops.DenseBincount(input=tf.cast(x, tf.int64), size=n,
+                                                                 weights=tf.zeros([0], tf.int64), binary_output=True))],
 })
 SPATIAL = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"}  # the padding matrix covers these
 

@@ -582,7 +582,7 @@ def _bitwise_chain(g: ir.Graph) -> str:
 
 def _integer_chain(g: ir.Graph) -> str:
     """TFLite's integer arithmetic on x: quantize, integer conv, requantize, integer pooling, a table, an integer
-    fully-connected layer, dequantize; one float32 output."""
+    softmax, an integer fully-connected layer, dequantize; one float32 output."""
     rng = np.random.default_rng(7)
 
     def node(op, inputs, shape, attrs, dtype, params=None):
@@ -602,6 +602,9 @@ def _integer_chain(g: ir.Graph) -> str:
                   {"kernel": (2, 2), "stride": (2, 2), "edges": (0, 0, 0, 1), "min": -128, "max": 127}, "int8")
     table = node("lookup", [pooled], (1, 4, 4, 5), {"low": -128}, "int8",
                  {"table": rng.integers(-128, 128, 256, dtype=np.int8)})
+    exp = np.concatenate([[2 ** 31 - 1], np.sort(rng.integers(0, 2 ** 31 - 1, 255))[::-1]]).astype(np.int32)
+    table = node("integer_softmax", [table], (1, 4, 4, 5), {"axis": 1, "min": -128, "max": 127, "dtype": "int8"},
+                 "int8", {"exp": exp})
     flat = node("reshape", [table], (1, 80), {"shape": (1, 80)}, "int8")
     acc = node("integer_linear", [flat], (1, 5), {"input_zero_point": -2}, "int32",
                {"weight": rng.integers(-127, 128, (5, 80), dtype=np.int8),

@@ -23,7 +23,7 @@ from tf_convert.parsers.tensorflow.runtime_shapes import RUN_TIME_SIZES
 
 tf = pytest.importorskip("tensorflow")
 
-i32, i64 = np.int32, np.int64
+i32, i64, f32 = np.int32, np.int64, np.float32
 X = (np.random.default_rng(43).standard_normal((3, 5, 4)) * 4).astype(np.float32)
 IDS = i32([0, 3, -1, 5])  # a negative and an out-of-range id: all-off rows, as TF
 
@@ -35,6 +35,19 @@ CASES: dict[str, Case] = {
             {"pads": i32([[1, 0], [0, 2], [3, 1]])}, {"pads": i32([[0, 0], [0, 0], [0, 0]])}),
     "pad_v2_int64": ({"pads": (tf.int64, [3, 2])}, lambda x, p: tf.pad(x, p["pads"], constant_values=-1.5),
                      {"pads": i64([[0, 1], [2, 2], [0, 0]])}, {"pads": i64([[1, 1], [0, 0], [4, 0]])}),
+    "pad_rank0": ({"pads": (tf.int32, [0, 2])}, lambda x, p: tf.pad(x[1, 2, 3], p["pads"]),
+                  {"pads": i32(np.zeros((0, 2)))}, {"pads": i32(np.zeros((0, 2)))}),
+    "pad_rank1": ({"pads": (tf.int32, [1, 2])}, lambda x, p: tf.pad(x[0, 1], p["pads"], constant_values=2.0),
+                  {"pads": i32([[2, 0]])}, {"pads": i32([[0, 3]])}),
+    "mirror_pad_reflect": ({"pads": (tf.int32, [3, 2])}, lambda x, p: tf.pad(x, p["pads"], "REFLECT"),
+                           {"pads": i32([[2, 0], [0, 4], [3, 1]])}, {"pads": i32([[0, 0], [0, 0], [0, 0]])}),
+    "mirror_pad_symmetric": ({"pads": (tf.int64, [3, 2])}, lambda x, p: tf.pad(x, p["pads"], "SYMMETRIC"),
+                             {"pads": i64([[3, 0], [2, 5], [0, 4]])}, {"pads": i64([[0, 1], [0, 0], [1, 1]])}),
+    "mirror_pad_rank4": ({"pads": (tf.int32, [4, 2])}, lambda x, p: tf.pad(x[None], p["pads"], "SYMMETRIC"),
+                         {"pads": i32([[1, 0], [0, 3], [1, 1], [0, 2]])},
+                         {"pads": i32([[0, 1], [1, 0], [0, 0], [4, 0]])}),
+    "mirror_pad_rank1": ({"pads": (tf.int32, [1, 2])}, lambda x, p: tf.pad(x[2, 1], p["pads"], "REFLECT"),
+                         {"pads": i32([[3, 1]])}, {"pads": i32([[0, 2]])}),
     "reshape": ({"shape": (tf.int32, [2])}, lambda x, p: tf.reshape(x, p["shape"]),
                 {"shape": i32([4, 15])}, {"shape": i32([-1, 2])}),
     "reshape_empty": ({"shape": (tf.int32, [3])}, lambda x, p: tf.reshape(x[:0], p["shape"]),
@@ -43,6 +56,29 @@ CASES: dict[str, Case] = {
                           {"shape": i32([])}, {"shape": i32([])}),
     "slice_open_end": ({"i": (tf.int32, [])}, lambda x, p: x[p["i"]:], {"i": i32(1)}, {"i": i32(-1)}),
     "slice_bounds": ({"i": (tf.int32, [])}, lambda x, p: x[:, 1:p["i"], 2:], {"i": i32(-1)}, {"i": i32(9)}),
+    # strides other than 1 (backward ones too), masks, an ellipsis and new axes around run-time bounds
+    "strided_step2": ({"b": (tf.int32, []), "e": (tf.int32, [])}, lambda x, p: x[:, p["b"]:p["e"]:2],
+                      {"b": i32(1), "e": i32(5)}, {"b": i32(-4), "e": i32(-1)}),
+    "strided_backward": ({"b": (tf.int32, [])}, lambda x, p: x[:, p["b"]::-1],
+                         {"b": i32(3)}, {"b": i32(-10)}),
+    "strided_backward_step2": ({"b": (tf.int64, []), "e": (tf.int64, [])},
+                               lambda x, p: x[p["e"]:p["b"]:-2, :, 1:p["e"]],
+                               {"b": i64(0), "e": i64(7)}, {"b": i64(-3), "e": i64(2)}),
+    "strided_ellipsis": ({"e": (tf.int32, [])}, lambda x, p: x[..., 1:p["e"]:3], {"e": i32(4)}, {"e": i32(-1)}),
+    "strided_new_axes": ({"b": (tf.int32, [])}, lambda x, p: x[None, ::-1, None, p["b"]:],
+                         {"b": i32(2)}, {"b": i32(-9)}),
+    # resizes to a run-time size, every flag combination TF allows (TF's grid computed while the model runs)
+    **{f"resize_{method}{flag}": (
+        {"size": (tf.int32, [2])},
+        lambda x, p, op=op, flags=flags: op(images=x[None], size=p["size"], **flags),
+        {"size": i32([7, 9])}, {"size": i32([1, 2])} if flag != "_align" else {"size": i32([2, 1])})
+        for method, op in (("bilinear", tf.compat.v1.raw_ops.ResizeBilinear),
+                           ("nearest", tf.compat.v1.raw_ops.ResizeNearestNeighbor))
+        for flag, flags in (("", {}), ("_half_pixel", {"half_pixel_centers": True}),
+                            ("_align", {"align_corners": True}))},
+    "image_resize_computed": ({"n": (tf.int32, [])},
+                              lambda x, p: tf.image.resize(x[None], tf.stack([p["n"], p["n"] * 2])),
+                              {"n": i32(4)}, {"n": i32(1)}),
     "slice_size": ({"size": (tf.int32, [3])}, lambda x, p: tf.slice(x, [0, 0, 0], p["size"]),
                    {"size": i32([2, -1, 3])}, {"size": i32([0, 5, 4])}),
     "slice_begin_size": ({"b": (tf.int32, [3]), "s": (tf.int32, [3])}, lambda x, p: tf.slice(x, p["b"], p["s"]),
@@ -74,9 +110,20 @@ CASES: dict[str, Case] = {
                            lambda x, p: tf.range(p["start"], p["limit"], p["delta"]),
                            {"start": i64(2), "limit": i64(11), "delta": i64(3)},
                            {"start": i64(5), "limit": i64(-3), "delta": i64(-2)}),
+    # float ranges: TF's length ceil(|(limit - start) / delta|) and start + float(i) * delta in the inputs' type
+    "range_float": ({"start": (tf.float32, []), "limit": (tf.float32, []), "delta": (tf.float32, [])},
+                    lambda x, p: tf.range(p["start"], p["limit"], p["delta"]),
+                    {"start": f32(0.1), "limit": f32(100.0), "delta": f32(0.1)},
+                    {"start": f32(10.0), "limit": f32(-5.0), "delta": f32(-0.3)}),
+    "range_float_length": ({"n": (tf.float32, [])}, lambda x, p: x[0, 0, 0] * tf.range(p["n"]),
+                           {"n": f32(5.5)}, {"n": f32(0.0)}),
+    "bincount_size": ({"n": (tf.int32, [])}, lambda x, p: x[1, 1, 1] * tf.raw_ops.Bincount(
+        arr=i32([1, 3, 1, 0]), size=p["n"], weights=X[0, 0]), {"n": i32(5)}, {"n": i32(0)}),
+    "dense_bincount_size": ({"n": (tf.int64, [])}, lambda x, p: tf.raw_ops.DenseBincount(
+        input=i64([[2, 2, 0], [1, 7, 1]]), size=p["n"], weights=f32([])) * x[0, 0, 0], {"n": i64(3)}, {"n": i64(8)}),
 }
 # a shape vector of length 0 holds no value: TF knows the (rank-0) result, the graph stays static
-STATIC = {"reshape_to_scalar", "fill_scalar"}
+STATIC = {"reshape_to_scalar", "fill_scalar", "pad_rank0"}
 
 
 def _build(directory) -> tuple[Any, list[str], list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]:
@@ -129,7 +176,7 @@ def test_each_case_exact_at_two_parameter_values(converted, target):
     for run, want_all in zip(runs, expected):
         for name, got in zip(graph.outputs, emitter.run(out, op_breadth.ir_feeds(graph, run))):
             case = op_breadth.case_of(graph, name)
-            want, got = np.asarray(want_all[case]), np.asarray(got)
+            want, got = op_breadth.ir_expected(graph, name, np.asarray(want_all[case])), np.asarray(got)
             if got.shape != want.shape or got.dtype != want.dtype or not np.array_equal(got, want):
                 wrong[case] = (got.shape, got.dtype, want.shape, want.dtype)
     assert not wrong, wrong
@@ -213,9 +260,12 @@ def _refused() -> dict[str, tuple[Callable[[Any], Any], str]]:
         # a conv's weights and pads need the channels and the spatial size
         "conv_after_reshape": (lambda x: tf.nn.conv2d(tf.reshape(x, p(tf.int32, [4], "shape")),
                                                       np.ones((1, 1, 4, 2), np.float32), 1, "SAME"), "Conv2D"),
-        "mirror_pad": (lambda x: tf.pad(x, p(tf.int32, [3, 2], "pads"), mode="REFLECT"), "pads"),
-        "float_range": (lambda x: x[0, 0, 0] * tf.range(p(tf.float32, [], "n")), "Range"),
-        "resize_size": (lambda x: tf.compat.v1.image.resize_bilinear(x[None], p(tf.int32, [2], "size")), "size"),
+        "deconv_output_shape": (lambda x: tf.nn.conv2d_transpose(
+            x[None], np.ones((3, 3, 2, 4), np.float32), p(tf.int32, [4], "shape"), 2, "SAME"), "Conv2DBackpropInput"),
+        "crop_size": (lambda x: tf.image.crop_and_resize(x[None], [[0.0, 0.1, 0.9, 1.0]], [0],
+                                                         p(tf.int32, [2], "size")), "crop_size"),
+        "strided_shrink": (lambda x: x[:, 1:p(tf.int32, [], "e"), 2], "shrunk axis"),
+        "strided_run_time_step": (lambda x: x[::p(tf.int32, [], "s")], "strides"),
     }
 
 

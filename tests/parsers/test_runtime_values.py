@@ -39,6 +39,15 @@ def _conv(x):
     return tf.nn.conv2d(x, (2 * np.eye(c, dtype=np.float32)).reshape(1, 1, c, c), 1, "SAME")
 
 
+def _taps(channels_in: int, channels_out: int, rank: int) -> np.ndarray:
+    """A transposed conv's filter (kernel 3, TF's (..., out, in) order) with one tap per output channel: each
+    output element is one product, exact in every runtime."""
+    w = np.zeros((3,) * rank + (channels_out, channels_in), np.float32)
+    for k in range(channels_out):
+        w[(1,) * rank + (k, k % channels_in)] = 1.0 + k
+    return w
+
+
 # case -> (feeds: name -> value, the op on placeholders named like the feeds). A feed whose name starts with
 # "const_" is baked into the graph as a constant: the same op with the parameter known at conversion.
 Case = tuple[dict[str, np.ndarray], Callable[[dict[str, Any]], Any]]
@@ -113,6 +122,17 @@ def _cases() -> dict[str, Case]:
         "contrast": ({"img": image, "f": np.float32(1.7)}, lambda p: tf.image.adjust_contrast(_conv(p["img"]), p["f"])),
         "contrast_const": ({"img": image, "const_f": np.float32(0.3)},
                            lambda p: tf.image.adjust_contrast(p["img"], p["const_f"])),
+        # sizes computed from tf.shape (static once the input's shape is given): folded while converting
+        "deconv_shape_computed": ({"img": image}, lambda p: tf.nn.conv2d_transpose(
+            p["img"], _taps(3, 4, 2), tf.stack([tf.shape(p["img"])[0], tf.shape(p["img"])[1] * 2,
+                                                tf.shape(p["img"])[2] * 2, 4]), 2, "SAME")),
+        "conv3d_backprop_shape_computed": ({"img": image}, lambda p: tf.nn.conv3d_transpose(
+            p["img"][None], _taps(3, 2, 3), tf.concat([[1], tf.shape(p["img"])[:3] * [1, 2, 1], [2]], 0),
+            [1, 1, 2, 1, 1], "SAME")),
+        "crop_size_computed": ({"img": image, "boxes": np.float32([[0.1, 0.0, 0.9, 0.7], [0.5, 0.2, 1.0, 1.0]]),
+                                "box_ind": i32([1, 0])},
+                               lambda p: tf.image.crop_and_resize(p["img"], p["boxes"], p["box_ind"],
+                                                                  tf.shape(p["img"])[1:3] // 2 + 1)),
         # SpaceToBatchND / BatchToSpaceND on their own (constant blocks: the op tail)
         "space_to_batch": ({"img": image}, lambda p: tf.space_to_batch_nd(p["img"], [2, 3], [[1, 0], [0, 1]])),
         "space_to_batch_1d": ({"x": x}, lambda p: tf.space_to_batch_nd(p["x"], [3], [[0, 1]])),

@@ -8,6 +8,7 @@ Fixtures (tf.function graphs frozen to .pb, weights as constants):
 - `reduced`: a condition on a reduced value (sum(y) < 10, y grown by the body);
 - `conv`: an NHWC image as the loop variable, a conv applied n times;
 - `nested`: an outer loop bounded by `n` whose body runs an inner data-dependent loop and a matmul;
+- `nested_pairs`: an outer loop whose body reads both values of an inner loop and of a cond;
 - `cond`: tf.cond on sum(x) > 1 between a matmul branch and an elementwise one;
 - `cond_loop`: tf.cond whose taken branch runs a data-dependent loop that would never end if the branch
   ran when not taken (a select of both branches would hang);
@@ -61,6 +62,19 @@ def _nested(tf):
         _, h = tf.while_loop(lambda j, g: tf.reduce_max(tf.abs(g)) < 4.0, lambda j, g: (j + 1, g * 2.0 + 0.125),
                              [tf.constant(0), h])
         return i + 1, tf.tanh(tf.matmul(h, w)) + h * 0.5
+
+    def f(x, n):
+        return tf.while_loop(lambda i, h: i < n, body, [tf.constant(0), x])[1]
+    return f, [tf.TensorSpec((1, 4), tf.float32), tf.TensorSpec((), tf.int32)]
+
+
+def _nested_pairs(tf):
+    """An inner loop read for both its values, and a cond for both of its, inside an outer loop's body."""
+    def body(i, h):
+        j, g = tf.while_loop(lambda j, g: tf.reduce_max(tf.abs(g)) < 4.0, lambda j, g: (j + 1, g * 2.0 + 0.125),
+                             [tf.constant(0), h])
+        a, b = tf.cond(j > 1, lambda: (g * 0.5, j - 1), lambda: (g - 0.25, j + 2))
+        return i + 1, tf.tanh(a) + tf.cast(b, tf.float32) * 0.125
 
     def f(x, n):
         return tf.while_loop(lambda i, h: i < n, body, [tf.constant(0), x])[1]
@@ -121,6 +135,7 @@ CASES = {
     "counter": (_counter, "x,n", [[X_SMALL, np.int32(3)], [X_SMALL, np.int32(7)]]),
     "reduced": (_reduced, "x", [[X_SMALL], [X_LARGE]]),
     "nested": (_nested, "x,n", [[X_SMALL, np.int32(2)], [X_LARGE, np.int32(4)]]),
+    "nested_pairs": (_nested_pairs, "x,n", [[X_SMALL, np.int32(1)], [X_LARGE, np.int32(3)]]),
     "cond": (_cond, "x", [[X_SMALL], [X_LARGE]]),
     "cond_loop": (_cond_loop, "x", [[X_SMALL], [-X_LARGE]]),
     "conv": (_conv, "x,n", [[IMAGE, np.int32(1)], [IMAGE, np.int32(3)]]),
@@ -167,24 +182,41 @@ def test_runtime_control_flow_matches_tensorflow(tf, sources, tmp_path, case):
     for feed, want in zip(feeds, expected):  # the IR's own meaning
         got = ir.evaluate(graph, feed)[graph.outputs[0]]
         assert verify.metrics(got, want)["max_rel"] <= RTOL, case
-    loops = any(n.op == "while_loop" for n in walk(graph))
-    for target in ("torch", "onnx", "mxnet"):  # MXNet: a conditional (both branches, `where`), no loop
+    for target in ("torch", "onnx"):
         emitter = emitters.get(target)
-        if target == "mxnet" and loops:
-            problems = emitter.unsupported(graph)
-            assert problems and all(p.op in ("while_loop", "cond") and p.node for p in problems), problems
-            assert "while_loop" in " ".join(f"{p.op} {p.hint}" for p in problems), problems
-            continue
         assert not emitter.unsupported(graph), (target, emitter.unsupported(graph))
         out = tmp_path / target
         out.mkdir()
         emitter.emit(graph, out, EmitOptions())
         for feed, want in zip(feeds, expected):
             [got] = emitter.run(out, feed)
-            got = np.asarray(got).reshape(want.shape) if target == "mxnet" else got
             assert got.shape == want.shape and verify.metrics(np.asarray(got), want)["max_rel"] <= RTOL, (target, feed)
+    problems = emitters.get("mxnet").unsupported(graph)  # a conditional runs (MXNET_CASES), a loop is refused
+    if any(n.op == "while_loop" for n in walk(graph)):
+        assert problems and all(p.op in ("while_loop", "cond") and p.node for p in problems), problems
+        assert "while_loop" in " ".join(f"{p.op} {p.hint}" for p in problems), problems
+    else:
+        assert case in MXNET_CASES and not problems, problems
     problems = emitters.get("caffe").unsupported(graph)  # refused by name, with the catalog's reason
     assert any(p.op in ("while_loop", "cond") and p.node for p in problems), problems
+
+
+MXNET_CASES = ("cond", "tf1_cond")  # the cases without a loop
+
+
+def test_mxnet_runs_a_conditional(tf, sources, tmp_path):
+    """Both branches and a `where` per output, in one MXNet process for every case and input set."""
+    from tf_convert.emitters.mxnet.runtime import run_many
+
+    jobs = []
+    for case in MXNET_CASES:
+        _, inputs, feeds = CASES[case]
+        graph = parse(sources[case], ParseOptions(inputs=inputs.split(","), outputs=[_output(tf, sources[case])]))
+        (tmp_path / case).mkdir()
+        emitters.get("mxnet").emit(graph, tmp_path / case, EmitOptions())
+        jobs += [(tmp_path / case, feed, run_reference(sources[case], graph, feed)[0]) for feed in feeds]
+    for (_, _, want), [got] in zip(jobs, run_many([(out, feed) for out, feed, _ in jobs])):
+        assert verify.metrics(np.asarray(got).reshape(want.shape), want)["max_rel"] <= RTOL
 
 
 def test_torch_model_py_keeps_a_plain_while(tf, sources, tmp_path):
@@ -331,3 +363,48 @@ def test_loop_and_branch_read_for_two_values_are_written_once(tf, tmp_path):
     assert source.count("while True:") == 1 and source.count("if bool(") == 1, source
     ops = [n.op_type for n in onnx.load(str(tmp_path / "onnx" / "model.onnx")).graph.node]
     assert ops.count("Loop") == 1 and ops.count("If") == 1, ops
+
+
+class _ElmanCell:
+    """h <- tanh(x W + h U), weights as constants: the cell tf.compat.v1.nn.dynamic_rnn steps."""
+
+    state_size = output_size = 4
+
+    def zero_state(self, batch, dtype):
+        import tensorflow as tf
+
+        return tf.zeros((batch, 4), dtype)
+
+    def __call__(self, x, h, scope=None):
+        import tensorflow as tf
+
+        h = tf.tanh(tf.matmul(x, W[:3]) + tf.matmul(h, W))
+        return h, h
+
+
+def test_dynamic_rnn_with_sequence_length_is_exact_or_refused_by_name(tf, tmp_path):
+    """dynamic_rnn's `sequence_length` (a While bounded by the longest length, writing a TensorList, a select on
+    the time step): converted exactly at two length sets, or refused by name (exit 3, the While and what bounds
+    it named, nothing written) -- never a loop run to the static length."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (2, 5, 3), name="x")
+        lengths = tf.compat.v1.placeholder(tf.int32, (2,), name="lengths")
+        outputs, _ = tf.compat.v1.nn.dynamic_rnn(_ElmanCell(), x, sequence_length=lengths, dtype=tf.float32)
+        tf.identity(outputs, name="y")
+    path = tmp_path / "dynamic_rnn.pb"
+    path.write_bytes(graph.as_graph_def().SerializeToString())
+    result = CliRunner().invoke(cli.main, ["tf2onnx", str(path), "-o", str(tmp_path / "out"), "--inputs",
+                                           "x,lengths", "--outputs", "y"])
+    assert "Traceback" not in result.output, result.output
+    if result.exit_code == 3:
+        assert "While" in result.output and "lengths" in result.output, result.output
+        assert not (tmp_path / "out").exists()
+        return
+    assert result.exit_code == 0, result.output
+    parsed = parse(path, ParseOptions(inputs=["x", "lengths"], outputs=["y"]))
+    feed = np.linspace(-1, 1, 30, dtype=np.float32).reshape(2, 5, 3)
+    for lens in (np.array([2, 4], np.int32), np.array([5, 1], np.int32)):
+        [want] = run_reference(path, parsed, [feed, lens])
+        [got] = emitters.get("onnx").run(tmp_path / "out", [feed, lens])
+        assert verify.metrics(np.asarray(got), want)["max_rel"] <= RTOL, lens

@@ -288,6 +288,17 @@ SHAPE_CASES.update({
     "linalg": lambda: [_RAW.MatrixDeterminant(input=_ph([2, 3, 3])), _RAW.MatrixInverse(input=_ph([None, 4, 4]))],
 })
 SHAPE_CASES.update({
+    # lengths the data decides: the distinct values' count unknown, one index per input slice
+    "unique": lambda: [tf.unique(_ph([5], tf.int32)), tf.unique_with_counts(_ph([4], tf.int64), tf.int64),
+                       _RAW.UniqueV2(x=_ph([3, 4]), axis=_i([-1], np.int64)),
+                       _RAW.UniqueWithCountsV2(x=_ph([3, 2], tf.int32), axis=_i([0]), out_idx=tf.int64)],
+    "ctc_greedy_decoder": lambda: _RAW.CTCGreedyDecoder(inputs=_ph([5, 3, 4]), sequence_length=_ph([3], tf.int32),
+                                                        merge_repeated=True),
+    "ragged_range": lambda: [_RAW.RaggedRange(starts=_ph([4], tf.int32), limits=_i(9), deltas=_i([1, 2, 3, 4])),
+                             _RAW.RaggedRange(starts=_i(0, np.int64), limits=_ph([], tf.int64), deltas=_i(1, np.int64),
+                                              Tsplits=tf.int32)],
+})
+SHAPE_CASES.update({
     "identity_likes": lambda: [_RAW.CheckNumericsV2(tensor=_ph([2, None]), message="x"),
                                _RAW.DeepCopy(x=_ph([None, 3])), _RAW.Copy(input=_ph([2, 3])),
                                _RAW.CopyHost(input=_ph([None]))],
@@ -471,6 +482,11 @@ def _catalog_ops():
 
 FOLD_CASES = {
     "catalog": _catalog_ops,
+    "ragged_range": lambda: _RAW.RaggedRange(starts=_i([0, 5, 3]), limits=_i(4), deltas=_i([2, -2, 1])),
+    "unique": lambda: [tf.unique(_i([4, 1, 4, 0, 1])), tf.unique_with_counts(_f(6) * 0.0 + _i([1.5, 0, -0.0, 1.5, 2, 0],
+                                                                                            np.float32), tf.int64),
+                       _RAW.UniqueV2(x=_i([[1, 2, 1], [3, 0, 3]]), axis=_i([1], np.int64)),
+                       _RAW.UniqueWithCountsV2(x=_i([[1, 2], [1, 2], [0, 0]]), axis=_i([-2]), out_idx=tf.int64)],
     "linalg": lambda: [_RAW.MatrixDeterminant(input=_f(2, 3, 3)),
                        _RAW.MatrixInverse(input=_f(3, 3) + np.eye(3, dtype=np.float32) * 4, adjoint=True)],
     "band": lambda: [_RAW.MatrixBandPart(input=_f(2, 4, 5), num_lower=lower, num_upper=upper)
@@ -533,7 +549,13 @@ FOLD_CASES = {
     # indexing ops with constant inputs fold to static values
     "indexing": lambda: (tf.reverse(_f(2, 3, 4), [0, -1]), tf.where(_f(3, 4) > 0.5),
                          tf.gather_nd(_f(3, 4, 2), _i([[0, 1], [2, 3]])), tf.gather_nd(_f(3, 4), _i([[[2], [0]]])),
-                         tf.scatter_nd(_i([[1], [3], [1]]), _f(3, 2), _i([5, 2]))),
+                         tf.scatter_nd(_i([[1], [3], [1]]), _f(3, 2), _i([5, 2])),
+                         # Swin's shift mask: regions written into zeros, one update after another
+                         tf.tensor_scatter_nd_update(tf.zeros((4, 4)), _i([[0, 1], [3, 2]]), _f(2)),
+                         tf.tensor_scatter_nd_add(_f(4, 3), _i([[1], [1]]), _f(2, 3)),
+                         tf.tensor_scatter_nd_sub(_f(4, 3), _i([[2], [0]]), _f(2, 3)),
+                         tf.tensor_scatter_nd_max(_f(4, 3), _i([[1, 1], [1, 1]]), _f(2)),
+                         tf.tensor_scatter_nd_min(_f(4, 3), _i([[3, 0]]), _f(1))),
     # fake-quantized weights (quantization-aware graphs) fold, per channel too; min == max == 0 gives zeros
     "complex": lambda: (tf.math.real(tf.complex(_f(2, 3), _f(2, 3) * 2) * tf.complex(_f(3), -_f(3))),
                         tf.math.imag(tf.complex(_f(4), _f(4)))),

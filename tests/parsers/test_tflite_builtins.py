@@ -1,7 +1,8 @@
 """TFLite builtins that move, compare and choose run-time values (PACK, UNPACK, SPLIT/SPLIT_V, SLICE,
 GATHER/GATHER_ND, TILE, BROADCAST_TO, CUMSUM, CAST, BATCH_MATMUL of rank 4 with adjoints, comparisons and
-logical ops, SELECT/SELECT_V2, IF on a run-time predicate), each in a file TFLite's converter writes, run in
-every target against TFLite's interpreter on several inputs (both branches of the IF)."""
+logical ops, SELECT/SELECT_V2, IF on a run-time predicate, its branches reading weights the IF passes in),
+each in a file TFLite's converter writes, run in every target against TFLite's interpreter on several inputs
+(both branches of the IF)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,14 @@ def _functions() -> dict:
     def cond(x):
         return tf.cond(tf.reduce_mean(x) >= 0.0, lambda: x * 2.0 + 1.0, lambda: tf.tanh(x) - 1.0)
 
+    weights = tf.constant(np.random.default_rng(1).standard_normal((30, 4)), f32)
+
+    @tf.function(input_signature=[tf.TensorSpec((1, 5, 6), f32)])
+    def cond_weights(x):  # a wake-word head: the score's flag, squeezed to a scalar, gates a dense layer
+        flat = tf.reshape(x, (1, 30))
+        score = tf.sigmoid(tf.reduce_mean(flat, axis=1, keepdims=True) * 8.0)
+        return tf.cond(tf.squeeze(score >= 0.5), lambda: tf.matmul(flat, weights), lambda: score * 2.0 + flat[:, :4])
+
     @tf.function(input_signature=[tf.TensorSpec((1, 2, 5, 4), f32), tf.TensorSpec((1, 2, 6, 4), f32)])
     def batch_matmul(q, k):
         s = tf.matmul(q, k, transpose_b=True)
@@ -60,13 +69,15 @@ def _functions() -> dict:
         return (tf.stack([a, b], axis=2), tf.tile(c, [1, 1, 2, 2]), tf.cumsum(x, axis=2), tf.gather(x, [2, 0], axis=3),
                 tf.unstack(x, axis=1)[2], tf.slice(x, [0, 1, 1, 0], [1, 2, -1, 2]))
 
-    return {"logic": logic, "cond": cond, "batch_matmul": batch_matmul, "pieces": pieces, "pieces_4d": pieces_4d}
+    return {"logic": logic, "cond": cond, "cond_weights": cond_weights, "batch_matmul": batch_matmul,
+            "pieces": pieces, "pieces_4d": pieces_4d}
 
 
 BUILTINS = {
     "logic": {"GREATER_EQUAL", "GREATER", "LESS_EQUAL", "EQUAL", "NOT_EQUAL", "LOGICAL_AND", "LOGICAL_OR",
               "SELECT", "SELECT_V2"},
     "cond": {"IF"},
+    "cond_weights": {"IF", "RESHAPE", "BATCH_MATMUL"},  # RESHAPE to [] (its empty shape has no buffer)
     "batch_matmul": {"BATCH_MATMUL"},
     "pieces": {"PACK", "UNPACK", "SPLIT", "SPLIT_V", "SLICE", "GATHER", "GATHER_ND", "TILE", "BROADCAST_TO",
                "CUMSUM", "CAST"},

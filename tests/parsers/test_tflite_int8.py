@@ -106,12 +106,59 @@ def _moves(keras, shape):
     return keras.Model(x, [L.Dense(5)(L.Concatenate()([u0, u1])), picked])
 
 
+def _softmax(keras, shape):
+    """TFLite's int8 SOFTMAX (fixed-point exp and reciprocal) over a classifier's logits, over the channels of a
+    feature map (rank 4: IR axis 1) and over a wide, spread row."""
+    L = keras.layers
+    x = keras.Input(shape)
+    a = L.Conv2D(6, 3, padding="same")(x)
+    logits = L.Dense(7)(L.Flatten()(a))
+    wide = L.Dense(300)(L.Flatten()(a)) * 6.0
+    return keras.Model(x, [L.Softmax()(logits), L.Softmax()(a), L.Softmax()(wide)])
+
+
+def _wide(keras, shape):
+    """A wide fully-connected layer on a (1, 64) sequence (keep_num_dims, per-channel scales on the last axis):
+    12000 outputs over the input sets, where TFLite's single-rounding multiply differs from double rounding at
+    about 1 in 1000; then an EinsumDense on (5, 400) rows (a FULLY_CONNECTED keeping its rank-3 shape, as attention's
+    projections are written)."""
+    L = keras.layers
+    x = keras.Input(shape)
+    y = L.Dense(2000)(x)
+    return keras.Model(x, [y, L.EinsumDense("abc,cd->abd", output_shape=(5, 7), bias_axes="d")(L.Reshape((5, 400))(y))])
+
+
+def _dilated_1d(keras, shape):
+    """Dilated Conv1Ds (same and causal): TFLite writes SPACE_TO_BATCH_ND -> CONV_2D -> BATCH_TO_SPACE_ND."""
+    L = keras.layers
+    x = keras.Input(shape)
+    a = L.Conv1D(6, 3, dilation_rate=2, padding="same", activation="relu")(x)
+    b = L.Conv1D(6, 3, dilation_rate=4, padding="causal")(a)
+    return keras.Model(x, L.Dense(3)(L.Flatten()(b)))
+
+
+def _dilated_2d(keras, shape):
+    return keras.Sequential([keras.Input(shape), keras.layers.Conv2D(4, 3, dilation_rate=2, padding="same")])
+
+
+def _prelu(keras, shape):
+    """PRELU with one alpha per channel: tf_keras's PReLU (Keras 3's is written as relu and mul, not PRELU)."""
+    import tf_keras
+
+    L = tf_keras.layers
+    x = tf_keras.Input(shape)
+    alpha = tf_keras.initializers.RandomUniform(-0.5, 0.5, seed=1)
+    return tf_keras.Model(x, L.PReLU(alpha_initializer=alpha, shared_axes=[1, 2])(L.Conv2D(6, 3, padding="same")(x)))
+
+
 # name -> (model builder, input shape, inference input/output type)
 CASES = {"cnn_int8": (_small_cnn, (13, 11, 3), "int8"), "cnn_float": (_small_cnn, (9, 7, 2), None),
          "cnn_uint8": (_small_cnn, (7, 9, 3), "uint8"), "kws_int8": (_keyword_spotter, (37, 1, 13), "int8"),
          "conv1d_float": (_conv1d, (23, 5), None), "mixed_int8": (_mixed, (15, 13, 3), "int8"),
          "per_tensor_int8": (_per_tensor, (5, 4, 3), "int8"), "activations_int8": (_activations, (256,), "int8"),
-         "moves_int8": (_moves, (6, 5, 3), "int8")}
+         "moves_int8": (_moves, (6, 5, 3), "int8"), "softmax_int8": (_softmax, (5, 4, 3), "int8"),
+         "wide_int8": (_wide, (1, 64), "int8"), "dilated1d_int8": (_dilated_1d, (21, 5), "int8"),
+         "dilated2d_int8": (_dilated_2d, (9, 11, 3), "int8"), "prelu_int8": (_prelu, (4, 5, 3), "int8")}
 
 
 def _write(tf, model, shape, io, path: Path) -> Path:
@@ -198,7 +245,8 @@ def test_the_files_hold_the_integer_kernels(files):
     assert {"QUANTIZE", "DEQUANTIZE", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "RESHAPE",
             "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "PAD", "MEAN", "LOGISTIC", "SUB",
             "RESIZE_NEAREST_NEIGHBOR", "TANH", "HARD_SWISH", "LEAKY_RELU", "RELU", "RELU6", "RELU_N1_TO_1", "MAXIMUM",
-            "MINIMUM", "SPLIT", "PACK", "UNPACK", "REDUCE_MAX", "GATHER"} <= held, held
+            "MINIMUM", "SPLIT", "PACK", "UNPACK", "REDUCE_MAX", "GATHER", "SOFTMAX", "SPACE_TO_BATCH_ND",
+            "BATCH_TO_SPACE_ND", "PRELU"} <= held, held
     sub = read(files["per_tensor_int8"]).subgraphs[0]  # one weight scale there, one per channel elsewhere
     assert {sub.tensors[o.inputs[1]].quantization.scale.size for o in sub.operators
             if o.name in ("CONV_2D", "FULLY_CONNECTED")} == {1}
@@ -214,13 +262,14 @@ def test_mxnet_and_caffe_refuse_by_name(files):
                    for op in ("integer_conv2d", "requantize")), hints
 
 
-def test_an_integer_softmax_is_refused_by_name(tmp_path):
+def test_an_integer_log_softmax_is_refused_by_name(tmp_path):
     import keras
     import tensorflow as tf
 
-    model = keras.Sequential([keras.Input((6,)), keras.layers.Dense(4), keras.layers.Softmax()])
-    path = _write(tf, model, (6,), "int8", tmp_path / "softmax.tflite")
-    with pytest.raises(UnsupportedError, match=r"SOFTMAX .*int8/uint8 tensors: TFLite computes it on 8-bit"):
+    x = keras.Input((6,))
+    model = keras.Model(x, keras.ops.log_softmax(keras.layers.Dense(4)(x)))
+    path = _write(tf, model, (6,), "int8", tmp_path / "log_softmax.tflite")
+    with pytest.raises(UnsupportedError, match=r"LOG_SOFTMAX .*int8/uint8 tensors: TFLite computes it on 8-bit"):
         parsers.parse(path, ParseOptions())
     sub = read(path).subgraphs[0]  # cut before it: the logits convert
     [logits] = [sub.tensors[o.outputs[0]].name for o in sub.operators if o.name == "FULLY_CONNECTED"]

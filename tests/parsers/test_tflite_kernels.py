@@ -1,7 +1,7 @@
 """TFLite's recurrent kernels and loops, resizes with every flag, TRANSPOSE_CONV with its bias and SQUEEZE, each
 in a file TFLite's converter writes the way users make them (tf.keras LSTMs become UNIDIRECTIONAL_SEQUENCE_LSTM,
 Keras 3's LSTM/GRU/SimpleRNN and tf.while_loop become WHILE), run in every target against TFLite's interpreter;
-Caffe converts or refuses by name. A loop whose trip count depends on the data is refused by name."""
+Caffe converts or refuses by name. A loop whose trip count depends on the data stays a run-time loop."""
 
 from __future__ import annotations
 
@@ -231,9 +231,10 @@ def test_the_unrolled_loops_leave_no_loop(files):
     assert len(cells) == 1 and sum(n.op == "clip" for n in lstms.nodes) == 12
 
 
-def test_a_loop_counted_by_the_data_is_refused_by_name(files):
-    with pytest.raises(UnsupportedError, match="trip count depends on the data"):
-        parsers.parse(files["data_loop"], ParseOptions())
+def test_a_loop_counted_by_the_data_stays_a_loop(files):
+    """Not unrolled: one run-time while_loop (tests/parsers/test_tflite_control_flow.py runs such loops)."""
+    graph = parsers.parse(files["data_loop"], ParseOptions())
+    assert [n.op for n in graph.nodes] == ["while_loop"], [n.op for n in graph.nodes]
 
 
 @pytest.mark.parametrize("variant,named", [("peephole", "peephole connections"), ("projection", "a projection layer"),

@@ -81,12 +81,14 @@ ARCHITECTURES: dict[str, tuple[str, str, dict, list]] = {
 
 
 def randomize(model, seed: int) -> None:
-    """Every variable random: normal around its own scale; variances and moving variances positive."""
+    """Every float variable random: normal around its own scale; variances and moving variances positive."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     for v in model.variables:
         shape, name = tuple(v.shape), v.name
+        if not v.dtype.is_floating:  # an index table (Swin's relative_position_index) is no weight
+            continue
         if "variance" in name:
             value = rng.uniform(0.5, 1.5, shape)
         elif "gamma" in name or "LayerNorm/gamma" in name or name.endswith("weight:0") and len(shape) == 1:

@@ -83,6 +83,7 @@ def trimmed(graph: Graph, outputs: list[str]) -> Graph:
     g.prune()
     used = {i for n in g.nodes for i in n.inputs} | set(g.outputs)
     g.inputs = [i for i in g.inputs if i in used]
+    g.prune()  # and the tensors of the inputs left out
     return g
 
 

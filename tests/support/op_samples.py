@@ -761,6 +761,23 @@ sample("GatherNd", "GatherNd_where", lambda tf, t: raw(tf, "GatherNd", t["x"], r
 sample("TopKV2", "TopKV2_runtime_k", lambda tf, t: raw(tf, "TopKV2", tf.reshape(t["p"], [-1]), tf.reduce_sum(
     tf.cast(tf.reshape(t["p"], [-1]) > 2.0, tf.int32)))[0])
 sample("Range", "Range", lambda tf, t: tf.cast(raw(tf, "Range", 0, tf.reduce_max(t["i"]), 1), tf.float32))
+# lengths the data decides: how many distinct values, how many bins (the largest value + 1)
+sample("Unique", "Unique", lambda tf, t: raw(tf, "Unique", tf.reshape(t["i"], [-1]))[0])
+sample("UniqueWithCounts", "UniqueWithCounts", lambda tf, t: raw(
+    tf, "UniqueWithCounts", tf.reshape(t["x"], [-1]), out_idx=tf.int64)[2])
+sample("UniqueV2", "UniqueV2", lambda tf, t: raw(tf, "UniqueV2", tf.abs(t["i"][0, 0]) // 8, np.int64([1]))[1])
+sample("UniqueWithCountsV2", "UniqueWithCountsV2", lambda tf, t: raw(
+    tf, "UniqueWithCountsV2", tf.cast(t["m"][1, 2], tf.int32), np.int32([0]))[0])
+sample("RaggedRange", "RaggedRange", lambda tf, t: raw(tf, "RaggedRange", t["i"][0, 0, 0], 9, 4)[1])
+sample("CTCGreedyDecoder", "CTCGreedyDecoder", lambda tf, t: raw(
+    tf, "CTCGreedyDecoder", tf.round(t["x"][0]), np.int32([3, 2, 0, 1]), merge_repeated=True)[1])
+sample("CTCGreedyDecoder", "CTCGreedyDecoder_log_probability", lambda tf, t: raw(
+    tf, "CTCGreedyDecoder", t["x"][1], np.int32([1, 3, 3, 0]))[3])
+sample("Bincount", "Bincount_run_time_size", lambda tf, t: raw(
+    tf, "Bincount", tf.abs(t["i"]), tf.reduce_max(tf.abs(t["i"])) + 1, np.float32([])))
+sample("DenseBincount", "DenseBincount_run_time_size", lambda tf, t: raw(
+    tf, "DenseBincount", tf.reshape(tf.abs(t["i"]), [6, 20]), tf.reduce_max(tf.abs(t["i"])) - 3,
+    tf.reshape(t["x"], [6, 20])))
 _SPARSE_AT = np.int64([[0, 1, 2], [1, 0, 4], [1, 0, 4], [2, 3, 0]])  # a repeated element: its values add up
 sample("SparseTensorDenseAdd", "SparseTensorDenseAdd", lambda tf, t: raw(
     tf, "SparseTensorDenseAdd", _SPARSE_AT, t["x"][0, 0, 0, :4], np.int64([3, 4, 5]), t["y"] * 7.0))

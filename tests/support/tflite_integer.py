@@ -33,13 +33,19 @@ def _round(v: float) -> int:
     return int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
 
 
-def _requantize(x, multiplier, shift, offset, pre_shift, zero, low, high, dtype):
+def multiply_once(x: int, multiplier: int, shift: int) -> int:
+    """The fully-connected kernel's single rounding."""
+    return (x * multiplier + (1 << (30 - shift))) >> (31 - shift)
+
+
+def _requantize(x, multiplier, shift, offset, pre_shift, zero, low, high, dtype, once=False):
     x = np.asarray(x)
     out = np.empty(x.shape, np.int64)
     m, s = np.asarray(multiplier).reshape(-1), np.asarray(shift).reshape(-1)
+    scale = multiply_once if once else multiply
     for index in np.ndindex(x.shape):
         c = index[1] if m.size > 1 else 0
-        value = multiply((int(x[index]) + offset) << pre_shift, int(m[c]), int(s[c])) + zero
+        value = scale((int(x[index]) + offset) << pre_shift, int(m[c]), int(s[c])) + zero
         out[index] = min(max(value, low), high)
     return out.astype(dtype)
 
@@ -79,6 +85,28 @@ def _avg_pool(x, kernel, stride, edges, low, high):
     return out.astype(x.dtype)
 
 
+def _softmax(x, exp, low, high):
+    """GetReciprocal and the output loop of reference_ops::Softmax, row by row (last axis), in Python ints."""
+    x = np.asarray(x)
+    out = np.empty(x.shape, np.int64)
+    for row in np.ndindex(x.shape[:-1]):
+        values = [int(v) for v in x[row]]
+        exps = [int(exp[max(values) - v]) for v in values]
+        total = sum(_divide_by_pot(e, 12) for e in exps)
+        zeros = 32 - total.bit_length()
+        half = ((total << zeros) - (1 << 31) + (1 << 31) - 1 + 1) // 2  # RoundingHalfSum(a, One)
+
+        def sat4(v, k):
+            return max(-(1 << 31), min((1 << 31) - 1, v << k))
+
+        r = 1515870810 + _high_mul(half, -1010580540)
+        for _ in range(3):
+            r = r + sat4(_high_mul(r, (1 << 29) - _high_mul(half, r)), 2)
+        r = sat4(r, 1)
+        out[row] = [min(high, max(low, _divide_by_pot(_high_mul(r, e), 12 - zeros + 31 - 8) + low)) for e in exps]
+    return out.astype(np.int8)
+
+
 _rng = np.random.default_rng(44)
 _ACC = _rng.integers(-(2 ** 20), 2 ** 20, (2, 3, 4, 5)).astype(np.int32)
 _ACC[0, 0, 0, :3] = [0, 1 << 19, -(1 << 19)]  # ties of the rounding shift
@@ -93,6 +121,8 @@ _FC = _rng.integers(-127, 128, (7, 6)).astype(np.int8)
 _FC_BIAS = _rng.integers(-5000, 5000, 7).astype(np.int32)
 
 _TABLE = _rng.integers(-128, 128, 256).astype(np.int8)
+_EXP = np.concatenate([[2 ** 31 - 1], np.sort(_rng.integers(0, 2 ** 31 - 1, 255))[::-1]]).astype(np.int32)
+_EXP[200:] = 0  # beyond TFLite's diff_min
 
 ROWS = {
     "lookup": [({"low": -128}, {"table": _TABLE}, [_INT8],
@@ -105,6 +135,9 @@ ROWS = {
         ({"axis": 1, "offset": 17, "pre_shift": 20, "zero_point": 0, "min": -(2 ** 31), "max": 2 ** 31 - 1,
           "dtype": "int32"}, {"multiplier": np.array([1431655765]), "shift": np.array([-1])}, [_INT8],
          lambda tf, x: _requantize(x, [1431655765], [-1], 17, 20, 0, -(2 ** 31), 2 ** 31 - 1, np.int32)),
+        ({"axis": 1, "offset": 0, "pre_shift": 0, "zero_point": -3, "min": -128, "max": 127, "dtype": "int8",
+          "rounding": "single"}, {"multiplier": _MULTIPLIERS, "shift": _SHIFTS}, [_ACC],
+         lambda tf, x: _requantize(x, _MULTIPLIERS, _SHIFTS, 0, 0, -3, -128, 127, np.int8, once=True)),
     ],
     "quantize": [({"scale": 0.0235, "zero_point": -5, "dtype": "int8"}, {}, [_FLOATS],
                   lambda tf, x: np.clip([[_round(float(v) / float(np.float32(0.0235))) - 5 for v in np.asarray(x)[0]]],
@@ -124,6 +157,8 @@ ROWS = {
                         [_INT8[0, 0]],
                         lambda tf, x: ((np.asarray(x).astype(np.int64) - 9) @ _FC.T.astype(np.int64) + _FC_BIAS).astype(
                             np.int32))],
+    "integer_softmax": [({"axis": -1, "min": -128, "max": 127, "dtype": "int8"}, {"exp": _EXP}, [_INT8],
+                         lambda tf, x: _softmax(x, _EXP, -128, 127))],
     "integer_avg_pool2d": [({"kernel": (3, 3), "stride": (2, 2), "edges": (1, 1, 1, 1), "min": -100, "max": 127},
                             {}, [_INT8], lambda tf, x: _avg_pool(x, 3, 2, (1, 1, 1, 1), -100, 127))],
 }

@@ -43,7 +43,8 @@ def requantize(node: Node, x: np.ndarray) -> np.ndarray:
     axis = int(a.get("axis", 1)) % max(x.ndim, 1)
     m, s = (per_channel(p[k], axis, x.ndim) for k in ("multiplier", "shift"))
     shifted = (x.astype(np.int64) + int(a.get("offset", 0))) << int(a.get("pre_shift", 0))
-    y = fixed_point.multiply(shifted, m, s) + int(a.get("zero_point", 0))
+    multiply = fixed_point.multiply_once if a.get("rounding", "double") == "single" else fixed_point.multiply
+    y = multiply(shifted, m, s) + int(a.get("zero_point", 0))
     return np.clip(y, int(a["min"]), int(a["max"])).astype(a["dtype"])
 
 
@@ -105,3 +106,22 @@ def integer_avg_pool2d(node: Node, x: np.ndarray) -> np.ndarray:
 def lookup(node: Node, x: np.ndarray) -> np.ndarray:
     table = np.asarray(node.params["table"])
     return table[x.astype(np.int64) - int(node.attrs["low"])]
+
+
+def softmax_rows(e: np.ndarray, axis: int, low: int, high: int) -> np.ndarray:
+    """The part of TFLite's 8-bit softmax after the exp table (integer_softmax): the rescaled sum along `axis`,
+    its reciprocal, each e scaled by it, the output's lowest integer added, clamped."""
+    total = fixed_point.divide_by_pot(e, 12).sum(axis=axis, keepdims=True)
+    zeros = fixed_point.count_leading_zeros(total)
+    reciprocal = fixed_point.one_over_one_plus_x(total * (np.int64(1) << zeros) - (np.int64(1) << 31))
+    y = fixed_point.divide_by_pot(fixed_point.high_mul(reciprocal, e), 12 - zeros + 23) + low
+    return np.clip(y, low, high)
+
+
+@reference_op("integer_softmax")
+def integer_softmax(node: Node, x: np.ndarray) -> np.ndarray:
+    a = node.attrs
+    axis = int(a["axis"]) % x.ndim
+    x = x.astype(np.int64)
+    e = np.asarray(node.params["exp"], np.int64)[x.max(axis=axis, keepdims=True) - x]
+    return softmax_rows(e, axis, int(a["min"]), int(a["max"])).astype(a["dtype"])

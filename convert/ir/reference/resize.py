@@ -12,12 +12,16 @@ from .table import reference_op
 
 @reference_op("resize")
 def resize(node: Node, x: np.ndarray) -> np.ndarray:
-    a = node.attrs
-    (in_h, in_w), (out_h, out_w) = x.shape[2:], a["size"]
-    if a["mode"] == "nearest":
-        rows, cols = (nearest_indices(i, o, a["coordinate"]) for i, o in ((in_h, out_h), (in_w, out_w)))
+    return resample(x, node.attrs["mode"], node.attrs["coordinate"], node.attrs["size"])
+
+
+def resample(x: np.ndarray, mode: str, coordinate: str, size: tuple[int, int]) -> np.ndarray:
+    """NCHW `x` resized to `size` on TF's grid (resize, and resize_to's run-time size)."""
+    (in_h, in_w), (out_h, out_w) = x.shape[2:], size
+    if mode == "nearest":
+        rows, cols = (nearest_indices(i, o, coordinate) for i, o in ((in_h, out_h), (in_w, out_w)))
         return x[:, :, rows][:, :, :, cols]
-    (ylo, yhi, wy), (xlo, xhi, wx) = (linear_taps(i, o, a["coordinate"]) for i, o in ((in_h, out_h), (in_w, out_w)))
+    (ylo, yhi, wy), (xlo, xhi, wx) = (linear_taps(i, o, coordinate) for i, o in ((in_h, out_h), (in_w, out_w)))
     wx, wy = wx.astype(x.dtype), wy.astype(x.dtype)[:, None]
     left, right = x[:, :, :, xlo], x[:, :, :, xhi]
     across = left + (right - left) * wx  # TF lerps along x first, then along y

@@ -87,7 +87,8 @@ def crop_and_resize(ctx: Context, op: Any) -> None:
         raise NotConvertible(f"CropAndResize of a {image.dtype.name} image or {boxes.dtype.name} boxes: float32 "
                              "only (cast the image to float32 first)")
     if not ctx.is_const(size):
-        raise NotConvertible(f"crop_size ({size.name}) depends on the model input: it must be a constant")
+        raise NotConvertible(f"crop_size ({size.name}) is a run-time value: the crops' sizes would follow it, and "
+                             "the crop grid is built while converting; make it a constant (--set NAME=VALUE)")
     ch, cw = (int(v) for v in np.asarray(ctx.const(size)).reshape(-1))
     shape = ctx.shape(image)
     if len(shape) != 4 or any(n is None or n < 0 for n in shape[1:]):

@@ -363,6 +363,8 @@ def _one_plus_erf(ctx: Context, t: Any) -> Any | None:
 
 def erf_gelu_input(ctx: Context, op: Any) -> Any | None:
     """x if `op` (a Mul) is (x * 0.5) * (1 + erf(x / sqrt(2))), else None."""
+    if op.type != "Mul" or len(op.inputs) != 2:  # an erf read by anything else (an Identity) is no GELU
+        return None
     for half, cdf in (op.inputs, op.inputs[::-1]):
         x = _one_plus_erf(ctx, cdf)
         scaled = _times_const(ctx, half)

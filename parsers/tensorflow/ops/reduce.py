@@ -21,6 +21,8 @@ def _reduce(ctx: Context, op: Any, ir_op: str, name: str, v: Val | None = None,
     axes = sorted({ir_axis(int(a), rank, v.perm) for a in np.atleast_1d(ctx.const(op.inputs[1]))})
     keep = bool(op.get_attr("keep_dims"))
     out_shape = ctx.shape(op.outputs[0])
+    if not axes:  # TF's empty list reduces nothing; torch's, ONNX's and MXNet's empty axes reduce every axis
+        return ctx.emit("identity", name, [v.ir], ctx.graph.shape(v.ir), source_op=op.type), v.perm
     if keep:
         out = ctx.emit(ir_op, name, [v.ir], permute_shape(out_shape, v.perm),
                        {"axes": tuple(axes), "keepdims": True}, source_op=op.type, out_dtype=out_dtype)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import runtime_shapes
 from ..context import Context, NotConvertible
 from ..lowering import Lowering
 from ..table import tf_op
@@ -139,6 +140,9 @@ for _kind in ("Sum", "Max", "Min", "Prod"):
 def bincount(ctx: Context, op: Any) -> None:
     """out[..., i] = how many values equal i (the sum of their weights; with binary_output, whether any
     does). Values outside [0, size) count nowhere."""
+    if runtime_shapes.follows(ctx, op, 1):  # tf.math.bincount's size: the largest value + 1
+        runtime_shapes.bincount(ctx, op)
+        return
     low = Lowering(ctx, op)
     size = int(np.asarray(ctx.const(op.inputs[1])).reshape(()))
     dtype = op.outputs[0].dtype.name

@@ -6,6 +6,7 @@ from typing import Any
 
 from tf_convert.convert.sampling import SamplingError, tf_coordinate
 
+from .. import runtime_shapes
 from ..context import Context, NotConvertible, attr, fmt_perm
 from ..table import tf_op
 from .spatial import nchw_out
@@ -15,11 +16,14 @@ _MODES = {"ResizeBilinear": "bilinear", "ResizeNearestNeighbor": "nearest"}
 
 @tf_op("ResizeBilinear", "ResizeNearestNeighbor")
 def resize(ctx: Context, op: Any) -> None:
-    ctx.shape(op.outputs[0]), ctx.shape(op.inputs[0])  # unknown sizes -> ask for --input-shape
     try:
         coordinate = tf_coordinate(bool(attr(op, "align_corners", False)), bool(attr(op, "half_pixel_centers", False)))
     except SamplingError as e:
         raise NotConvertible(str(e)) from None
+    if runtime_shapes.follows(ctx, op, 1):  # a size the graph computes: the model computes TF's grid
+        runtime_shapes.resize(ctx, op, _MODES[op.type], coordinate)
+        return
+    ctx.shape(op.outputs[0]), ctx.shape(op.inputs[0])  # unknown sizes -> ask for --input-shape
     out_shape = nchw_out(ctx, op, "NHWC")
     x_ir = ctx.nchw(op.inputs[0], "NHWC")
     # a literal size (tf_keras's bilinear UpSampling2D in a SavedModel) stays that size at any input size in TF

@@ -354,6 +354,9 @@ def pad(ctx: Context, op: Any) -> None:
     x = op.inputs[0]
     v = ctx.val(x)
     rank = len(ctx.shape(x))
+    if not rank:  # (0, 2) paddings, constant or not, pad nothing
+        ctx.set(op.outputs[0], v.ir, v.perm)
+        return
     paddings = ctx.const(op.inputs[1]).astype(int).reshape(rank, 2)
     perm = v.perm if v.perm is not None else tuple(range(rank))
     pads = tuple((int(paddings[p][0]), int(paddings[p][1])) for p in perm)  # IR axis order

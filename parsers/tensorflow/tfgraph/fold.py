@@ -16,6 +16,7 @@ import numpy as np
 from tf_convert.convert.ir.graph import Node
 from tf_convert.convert.ir.ops import TF_OPS
 from tf_convert.convert.ir.reference import evaluate_node
+from tf_convert.convert.ir.reference.shape_runtime import ragged_range_rows, unique_along
 from tf_convert.convert.registry import OpTable
 
 FOLDS = OpTable("TF constant folding")  # TF op type -> fn(op, *input_values) -> value
@@ -259,6 +260,19 @@ def _fill(op: Any, dims: Any, value: Any) -> np.ndarray:
 @fold("Range")
 def _range(op: Any, start: Any, limit: Any, delta: Any) -> np.ndarray:
     return np.arange(np.asarray(start).item(), np.asarray(limit).item(), np.asarray(delta).item())
+
+
+@fold("Unique", "UniqueV2", "UniqueWithCounts", "UniqueWithCountsV2")
+def _unique(op: Any, x: Any, *axis: Any) -> tuple:
+    """(values, indices, counts), in TF's first-occurrence order (each cast to its output's type)."""
+    values = np.asarray(x)
+    at = _ints(axis[0]) if axis else []
+    return unique_along(values, at[0] % values.ndim if at else 0)
+
+
+@fold("RaggedRange")
+def _ragged_range(op: Any, starts: Any, limits: Any, deltas: Any) -> tuple:
+    return ragged_range_rows(*np.broadcast_arrays(*[np.asarray(v).reshape(-1) for v in (starts, limits, deltas)]))
 
 
 @fold("Tile")

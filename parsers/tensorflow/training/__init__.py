@@ -3,6 +3,7 @@
 Run in this order (each one module):
   1. prune.drop_hints          stale `_output_shapes` and `_class` colocation hints go;
      deprecated                ops current TF removed -> their equivalent (BatchNormWithGlobalNormalization)
+     tables                    a lookup in a constant numeric hash table -> the lookup in plain ops
   2. flags                     scalar PlaceholderWithDefault -> its default, or the --set value
   3. cond_v1 / cond_v2         Switch/Merge and If/Case with a constant predicate -> branch taken
                                (repeated with inlining until nothing changes: branches nest)
@@ -33,7 +34,7 @@ from ..graphio import node_of
 from ..inline import inline_calls
 from ..protos import GraphDef
 from ..tensors import dtype_name
-from . import batchnorm, cond_v1, cond_v2, deprecated, dropout, flags, io, mode_flag, prune, variables
+from . import batchnorm, cond_v1, cond_v2, deprecated, dropout, flags, io, mode_flag, prune, tables, variables
 from .graph import GraphView
 
 _MAX_ROUNDS = 64  # nesting depth of conds
@@ -120,6 +121,7 @@ def prepare(graph_def: Any, *, inputs: list[str] | None, outputs: list[str] | No
     prune.drop_hints(work)
     view = GraphView(work)
     deprecated.apply(view, records)
+    tables.apply(view, records)
     flags.apply(view, settings, records)
     view = GraphView(_fold_control_flow(view.graph_def, records, (inputs or []) + (outputs or [])))
     ins, outs = io.choose(view, inputs, outputs, [], default_inputs, default_outputs)

@@ -133,9 +133,9 @@ def find_inputs(view: GraphView, outputs: list[str], notes: list[str]) -> list[s
     refs = {canonical_data(r) for n in needed for r in view.nodes[n].input if not r.startswith("^")}
     refs |= {tensor_name(o) for o in outputs}
     ins = [t for t in all_sources if t in refs]
-    if not ins:
-        raise UsageError("the outputs depend on no placeholder or input pipeline; name the input "
-                         "tensor with --inputs")
+    if not ins:  # TF's ones_like or shape of a static input: the outputs are constants, the model takes nothing
+        notes.append("inputs: none (the outputs depend on no placeholder or input pipeline: they are constants)")
+        return []
     dangling = [t for t in all_sources if t not in refs and view.nodes[node_of(t)].op == "Placeholder"]
     why = "the data sources the outputs depend on"
     if dangling:

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from tf_convert.convert.ir.reference.shape_runtime import ragged_range_rows, unique_along
+
 from ..fold import STRIDED_MASKS
 from ..static import ShapeError
 from .base import Dims, Node, axis_index, broadcast, known_prod, merge, shape_fn, show
@@ -387,6 +389,44 @@ def _bincount(node: Node) -> list:
     if node.op.type == "DenseBincount" and x is not None and len(x) == 2:
         return [[x[0], n]]
     return [[n]]
+
+
+@shape_fn("Unique", "UniqueV2", "UniqueWithCounts", "UniqueWithCountsV2")
+def _unique(node: Node) -> list:
+    """(values, indices, counts): how many values there are follows the data (TF leaves every size of a
+    UniqueV2's values unknown), but for a constant input."""
+    x, value = node.dims(0), node.value(0)
+    axes = node.ints(1) if node.op.type.endswith("V2") else []
+    if x is None or axes is None:
+        return [None, None, [None]]
+    axis = axes[0] % len(x) if axes and x else 0
+    if value is not None:
+        found = unique_along(value, axis)
+        return [list(found[0].shape), list(found[1].shape), list(found[2].shape)]
+    values = [None] * len(x) if node.op.type.endswith("V2") else [None]
+    return [values, [x[axis] if x else None], [None]]
+
+
+@shape_fn("CTCGreedyDecoder")
+def _ctc_greedy_decoder(node: Node) -> list:
+    """(indices, values, shape, log_probability): how many classes are kept follows the data."""
+    x = node.dims(0)
+    return [[None, 2], [None], [2], [x[1] if x else None, 1]]
+
+
+@shape_fn("RaggedRange")
+def _ragged_range(node: Node) -> list:
+    """(row_splits, values): one row per element of the broadcast inputs; how many values follows the data."""
+    dims = [node.dims(i) for i in range(3)]
+    if any(d is None or len(d) > 1 for d in dims):
+        return [[None], [None]]
+    rows = [d[0] for d in dims if d]
+    n = max(rows) if rows and None not in rows else (1 if not rows else None)
+    values = [node.value(i) for i in range(3)]
+    if all(v is not None for v in values):
+        broadcast = np.broadcast_arrays(*[np.asarray(v).reshape(-1) for v in values])
+        return [[n + 1 if n is not None else None], [int(ragged_range_rows(*broadcast)[0][-1])]]
+    return [[n + 1 if n is not None else None], [None]]
 
 
 @shape_fn("InTopK", "InTopKV2")

@@ -140,6 +140,13 @@ def out_dtypes(op: Any) -> list[DType | None]:
         return [DType(enum) if enum is not None else None] * n
     if op.type == "MaxPoolWithArgmax":  # (values, argmax)
         return [DType(attrs["T"].type), DType(attrs["Targmax"].type if "Targmax" in attrs else _INT64)][:n]
+    if op.type == "CTCGreedyDecoder":  # decoded indices, values, shape (int64), log_probability (T)
+        return [DType(_INT64)] * 3 + [DType(attrs["T"].type if "T" in attrs else 1)]
+    if op.type == "RaggedRange":  # (rt_nested_splits, rt_dense_values)
+        return [DType(attrs["Tsplits"].type if "Tsplits" in attrs else _INT64), DType(attrs["T"].type)][:n]
+    if op.type.startswith("Unique"):  # (values, indices, counts): the indices' type is out_idx
+        index = DType(attrs["out_idx"].type if "out_idx" in attrs else _INT32)
+        return [DType(attrs["T"].type), index, index][:n]
     if op.type in ("TopKV2", "TopK"):  # (values, indices)
         return [DType(attrs["T"].type), DType(attrs["index_type"].type if "index_type" in attrs else _INT32)][:n]
     if op.type in _NMS_OUTPUTS:
