@@ -194,7 +194,14 @@ def record(model, inputs: list, on_failure, keywords: list[str] | None = None) -
                     not any(result is a for a in args):  # `contiguous()` of a contiguous tensor is that tensor
                 derived[id(result)] = (func, args, kwargs)
                 alive.append(result)
-            if depth[0] == 0 and (tracked(args) or tracked(kwargs)) and canonical(func) not in ("__get__", "__set__"):
+            if depth[0] == 0 and canonical(func) == "expand_as" and args and id(args[0]) in rows and \
+                    not tracked(args[0]):  # picked rows broadcast to a recorded tensor's shape: still those rows
+                rows[id(result)] = rows[id(args[0])]
+                if id(args[0]) in row_ids:
+                    row_ids[id(result)] = row_ids[id(args[0])]
+                alive.append(result)
+            elif depth[0] == 0 and (tracked(args) or tracked(kwargs)) and canonical(func) not in ("__get__",
+                                                                                                 "__set__"):
                 if isinstance(result, torch.Tensor) or (isinstance(result, (tuple, list)) and any(
                         isinstance(v, torch.Tensor) for v in result)):
                     node = graph.create_node("call_function", func, as_arg(tuple(args)), as_arg(dict(kwargs)),

@@ -889,6 +889,9 @@ def torch_layers(traced, other=None) -> LayerGraph:
         ins = [alias[x.name] for x in _tensor_inputs(n.args, n.kwargs) if x.name in alias]
         if n.op in ("call_function", "call_method") and not ins:
             continue  # computed from constants and buffers alone (position ids, sizes)
+        if record.canonical(n.target) == "expand_as" and n.args and getattr(n.args[0], "name", None) in alias:
+            alias[n.name] = alias[n.args[0].name]  # its shape from the other (XLM's positions over the batch)
+            continue
         embedding = _functional_embedding(n, owners, ins, shape) if n.op == "call_function" else None
         if embedding is not None:  # an nn.Embedding subclass with a forward of its own (BART's scaled embedding)
             layer = embedding

@@ -47,7 +47,8 @@ class Encoder(nn.Module):
         self.key = nn.Linear(WIDTH, WIDTH)
 
     def forward(self, input_ids, attention_mask):
-        x = self.embed_tokens(input_ids) + self.embed_positions(input_ids)
+        tokens = self.embed_tokens(input_ids)
+        x = tokens + self.embed_positions(input_ids).expand_as(tokens)  # XLM's spelling of the broadcast
         scores = self.query(x) @ self.key(x).transpose(1, 2)
         mask = (1.0 - attention_mask[:, None, :].float()) * -1e9
         probs = torch.softmax(scores + mask.expand(-1, x.shape[1], -1), dim=-1)

@@ -25,6 +25,15 @@ ARCHITECTURES: dict[str, tuple[str, str, dict, list]] = {
     "bert": ("TFBertModel", "BertModel", BERT, TEXT),
     "bert_ids": ("TFBertModel", "BertModel", BERT, TEXT[:1]),
     "albert": ("TFAlbertModel", "AlbertModel", {**BERT, "embedding_size": 8}, TEXT),  # one layer, run twice
+    "bart": ("TFBartModel", "BartModel",  # a scaled embedding subclass, positions from row 2, a tiled mask
+             {"vocab_size": 40, "d_model": 16, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 2,
+              "decoder_attention_heads": 2, "encoder_ffn_dim": 24, "decoder_ffn_dim": 24,
+              "max_position_embeddings": 24, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
+              "decoder_start_token_id": 2},
+             [*TEXT[:2], ("decoder_input_ids", "int32", (None, None))]),
+    "opt": ("TFOPTModel", "OPTModel",  # its causal mask by MatrixBandPart
+            {"vocab_size": 40, "hidden_size": 16, "ffn_dim": 24, "num_hidden_layers": 2, "num_attention_heads": 2,
+             "max_position_embeddings": 24, "word_embed_proj_dim": 16, "pad_token_id": 1}, TEXT[:2]),
     "distilbert": ("TFDistilBertModel", "DistilBertModel",
                    {"vocab_size": 40, "dim": 16, "n_layers": 2, "n_heads": 2, "hidden_dim": 24,
                     "max_position_embeddings": 24}, TEXT[:2]),
