@@ -51,7 +51,9 @@ def hard_sigmoid(ctx: Ctx) -> Emitted:
 def logistic(b: Builder, x: str, out: str | None = None) -> str:
     """1 / (1 + exp(-x)): onnxruntime's Sigmoid kernel approximates (2e-4 relative at x = -10, 0 from -18 on,
     where TF gives 1.5e-8), so a small score (a presence flag) comes out wrong; its Exp is float32-exact."""
-    return b.op("Reciprocal", [b.op("Add", [b.op("Exp", [b.op("Neg", [x])]), const_one(b, x)])], out)
+    dtype = b.ctx.dtype(b.ctx.node.output)  # x's (an input's name may be one the emitter gave it)
+    one = b.const("one", np.ones((), dtype), dtype)
+    return b.op("Reciprocal", [b.op("Add", [b.op("Exp", [b.op("Neg", [x])]), one])], out)
 
 
 @TABLE.register("sigmoid")

@@ -14,7 +14,11 @@ from tf_convert.emitters.base import EmitOptions
 from tf_convert.parsers.base import ParseOptions
 
 X = np.array([[-87.0, -60.0, -31.0, -20.0, -18.0, -17.0, -16.0, -10.0, -1.0, 0.0, 3.0, 40.0]], np.float32)
-CASES = {"sigmoid": lambda tf, x: tf.sigmoid(x), "swish": lambda tf, x: tf.nn.silu(x)}
+_W = np.linspace(-3.0, 3.0, 12 * 12, dtype=np.float32).reshape(1, 1, 12, 12)
+CASES = {"sigmoid": lambda tf, x: tf.sigmoid(x), "swish": lambda tf, x: tf.nn.silu(x),
+         # a conv with its bias then the logistic (MediaPipe's pose flag): the emitter renames the sigmoid's input
+         "conv_sigmoid": lambda tf, x: tf.sigmoid(tf.nn.conv2d(tf.reshape(x, (1, 1, 1, 12)) / 8.0, _W, 1, "VALID")
+                                                  + 0.5)}
 
 
 @pytest.mark.parametrize("name", list(CASES))
