@@ -311,7 +311,8 @@ def merged(files: list[Path]) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for file in files:
         for row in json.loads(file.read_text()):
-            into = rows.setdefault(row["path"], {**row, "ours": {}, "peers": {}})
+            key = row["wheel"] + "/" + row["path"].split("/files/", 1)[-1]  # the same file in another cache
+            into = rows.setdefault(key, {**row, "ours": {}, "peers": {}})
             into["ours"].update(row["ours"])
             into["peers"].update(row["peers"])
     return list(rows.values())

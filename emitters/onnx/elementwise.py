@@ -48,11 +48,26 @@ def hard_sigmoid(ctx: Ctx) -> Emitted:
     return b.done()
 
 
+def logistic(b: Builder, x: str, out: str | None = None) -> str:
+    """1 / (1 + exp(-x)): onnxruntime's Sigmoid kernel approximates (2e-4 relative at x = -10, 0 from -18 on,
+    where TF gives 1.5e-8), so a small score (a presence flag) comes out wrong; its Exp is float32-exact."""
+    dtype = b.ctx.dtype(b.ctx.node.output)  # x's (an input's name may be one the emitter gave it)
+    one = b.const("one", np.ones((), dtype), dtype)
+    return b.op("Reciprocal", [b.op("Add", [b.op("Exp", [b.op("Neg", [x])]), one])], out)
+
+
+@TABLE.register("sigmoid")
+def sigmoid(ctx: Ctx) -> Emitted:
+    b = Builder(ctx, ctx.node)
+    logistic(b, b.x(), b.out)
+    return b.done()
+
+
 @TABLE.register("swish")
 def swish(ctx: Ctx) -> Emitted:
     node = ctx.node
     b = Builder(ctx, node)
-    b.op("Mul", [b.x(), b.op("Sigmoid", [b.x()])], b.out)
+    b.op("Mul", [b.x(), logistic(b, b.x())], b.out)
     return b.done()
 
 
@@ -117,7 +132,7 @@ def square(ctx: Ctx) -> Emitted:
 NATIVE: dict[str, tuple[str, int, dict[str, Any]]] = {
     "add": ("Add", 2, {}), "sub": ("Sub", 2, {}), "mul": ("Mul", 2, {}), "div": ("Div", 2, {}),
     "maximum": ("Max", 2, {}), "minimum": ("Min", 2, {}),
-    "sigmoid": ("Sigmoid", 1, {}), "tanh": ("Tanh", 1, {}), "exp": ("Exp", 1, {}),
+    "tanh": ("Tanh", 1, {}), "exp": ("Exp", 1, {}),
     "sqrt": ("Sqrt", 1, {}), "neg": ("Neg", 1, {}), "abs": ("Abs", 1, {}), "identity": ("Identity", 1, {}),
     "softplus": ("Softplus", 1, {}), "softsign": ("Softsign", 1, {}),
     "selu": ("Selu", 1, {"alpha": 1.6732632423543772, "gamma": 1.0507009873554805}),
