@@ -136,6 +136,9 @@ class OpSpec:
     # Its PyTorch/ONNX handlers never read a size, so a run-time size passes through it (an elementwise op a
     # model applies to such a result).
     passes_run_time_sizes: bool = False
+    # It computes in float64, float16 and int16 as TF does (convert.ir.dtypes.COMPUTED_WIDE): the PyTorch and
+    # ONNX handlers keep the input's dtype (None -> from kind: the elementwise ops).
+    wide: bool | None = None
 
     def __post_init__(self) -> None:
         derived = {
@@ -144,6 +147,7 @@ class OpSpec:
             "positional": self.kind in ("unary", "binary") if self.positional is None else self.positional,
             "size": ("broadcast" if self.kind in ("unary", "binary") else "bound") if self.size is None else self.size,
             "shape": _SHAPE_OF_KIND.get(self.kind) if self.shape is None else self.shape,
+            "wide": self.kind in ("unary", "binary") if self.wide is None else self.wide,
             "tf": _named(self.tf),
             "keras": _named(self.keras),
             "tflite": _named(self.tflite),
@@ -361,10 +365,10 @@ OPS: dict[str, OpSpec] = {
                      refused={"caffe": "OpenCV's Caffe runtime has no ArgMax layer"}, integers="end"),  # measured: 4.x
     "reduce_mean": OpSpec(("axes", "keepdims"), (), "Mean over IR axes.", "reduction",
                           types={"axes": Attr("ints"), "keepdims": Attr("bool")}, positional=channels_only("axes"),
-                          size="global_reduce", shape=shapes.reduce),
+                          size="global_reduce", shape=shapes.reduce, wide=True),
     "reduce_max": OpSpec(("axes", "keepdims"), (), "Max over IR axes.", "reduction",
                          types={"axes": Attr("ints"), "keepdims": Attr("bool")}, positional=channels_only("axes"),
-                         size="global_reduce", shape=shapes.reduce, integers="wrap"),
+                         size="global_reduce", shape=shapes.reduce, integers="wrap", wide=True),
     "softmax": OpSpec(("axis",), (), "Softmax over IR axis.", "reduction", family="nn",
                       types={"axis": Attr("int")}, positional=channels_only("axis"), size="own_axes",
                       shape=shapes.same),
@@ -411,7 +415,8 @@ OPS: dict[str, OpSpec] = {
                          tflite=("HARD_SWISH",)),
     "gelu": OpSpec(("approximate",), (), "GELU; approximate in {'none', 'tanh'}.", "unary",
                    types={"approximate": Attr("str", "none", ("none", "tanh"))},
-                   keras={"gelu": {"approximate": "none"}}),  # keras.activations.gelu defaults to exact
+                   keras={"gelu": {"approximate": "none"}},  # keras.activations.gelu defaults to exact
+                   wide=False),  # measured: torch's float64 gelu is 1.6e-9 off TF's; ONNX's float constants
     "exp": OpSpec((), (), "exp(x).", "unary", foldable=True, tf=("Exp",), keras={"exponential": {}}, tflite=("EXP",)),
     "sqrt": OpSpec((), (), "sqrt(x).", "unary", foldable=True, tf=("Sqrt",), tflite=("SQRT",)),
     "rsqrt": OpSpec((), (), "1 / sqrt(x).", "unary", foldable=True, tf=("Rsqrt",), tflite=("RSQRT",)),
@@ -422,7 +427,8 @@ OPS: dict[str, OpSpec] = {
                   foldable=True, tf=("Abs",), tflite=("ABS",), integers="wrap"),
     "identity": OpSpec((), (), "y = x (kept only where a graph output needs its own name).", "unary",
                        passes_run_time_sizes=True, foldable=True, size="free", keeps_values=True),
-    "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source"),
+    "const": OpSpec((), ("value",), "A constant tensor; value already in IR layout.", "source",
+                    wide=True),
     # ---- elementwise math, comparisons, logic, casts, reductions ------------------
     # One row per op; the numpy meaning is in reference/elementwise.py's ELEMENTWISE table. Bool results are dtype bool.
     # Caffe: the refusals say which layer BVLC lacks; Caffe blobs are float32, so every op that makes
@@ -494,12 +500,14 @@ OPS: dict[str, OpSpec] = {
     "select": OpSpec((), (), "where(cond, a, b): inputs (cond, a, b), numpy broadcasting.", "binary",
                      refused={"caffe": _CAFFE_TYPED}),
     "reduce_sum": OpSpec(("axes", "keepdims"), (), "Sum over IR axes.", "reduction", **_REDUCE_OVER_AXES,
-                         integers="wrap"),
+                         integers="wrap", wide=True),
     "reduce_prod": OpSpec(("axes", "keepdims"), (), "Product over IR axes.", "reduction", **_REDUCE_OVER_AXES,
-                          refused={"caffe": _NO_CAFFE_LAYER.format("products over axes")}, integers="wrap"),
+                          refused={"caffe": _NO_CAFFE_LAYER.format("products over axes")}, integers="wrap",
+                          wide=True),
     "reduce_min": OpSpec(("axes", "keepdims"), (), "Min over IR axes.", "reduction", **_REDUCE_OVER_AXES,
                          refused={"caffe": _NO_CAFFE_LAYER.format("minima over axes (Pooling MAX of -x is not "
-                                                                  "BVLC-exact for all shapes)")}, integers="wrap"),
+                                                                  "BVLC-exact for all shapes)")}, integers="wrap",
+                         wide=True),
     "reduce_all": OpSpec(("axes", "keepdims"), (), "Logical and over IR axes (bool).", "reduction",
                          **_REDUCE_OVER_AXES, refused={"caffe": _CAFFE_TYPED}),
     "reduce_any": OpSpec(("axes", "keepdims"), (), "Logical or over IR axes (bool).", "reduction",
@@ -1033,6 +1041,7 @@ INTEGER_WRAPPING = ops_where(lambda spec: spec.integers == "wrap")  # app/verify
 INTEGER_ENDING = ops_where(lambda spec: spec.integers == "end")  # app/verify/token_inputs
 DATA_DEPENDENT = ops_where(lambda spec: spec.data_dependent)  # convert.ir.graph.data_dependent_length
 RUN_TIME_SIZED = ops_where(lambda spec: spec.run_time_sizes)  # convert.ir.runtime_dims
+WIDE_COMPUTING = ops_where(lambda spec: spec.wide)  # convert.ir.dtypes
 PASSES_RUN_TIME_SIZES = ops_where(lambda spec: spec.passes_run_time_sizes)
 # TF op -> (IR op, attrs) for the TF ops that are one catalog op (the rows' `tf`)
 TF_OPS: dict[str, tuple[str, dict[str, Any]]] = {

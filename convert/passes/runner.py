@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from typing import Callable
 
 from ..ir import Graph, runtime_dims
+from ..ir.dtypes import computes_wide
 from .index import GraphIndex
 
 # The passes that read no size: all a graph whose sizes follow run-time values gets (convert.ir.runtime_dims);
-# the others match per-channel constants, transposes and reshapes by their static sizes.
+# the others match per-channel constants, transposes and reshapes by their static sizes. They keep every
+# dtype, too: all a graph computing in float64, float16 or int16 gets (the others fuse into float32 parameters).
 SIZE_FREE_PASSES = frozenset({"fold_constants", "drop_identities", "merge_duplicates", "drop_neutral_arith"})
 
 Pass = Callable[..., bool]  # pass(graph[, index]) -> changed
@@ -51,7 +53,7 @@ def check_graph(graph: Graph, index: GraphIndex, outputs: Sequence[str], after: 
 def run_passes(graph: Graph, passes: Sequence[Pass], max_rounds: int = 20, check: bool | None = None) -> Graph:
     """Run `passes` in order, over and over until none changes the graph (at most `max_rounds`)."""
     check = checks_enabled() if check is None else check
-    if runtime_dims.has_run_time(graph):
+    if runtime_dims.has_run_time(graph) or computes_wide(graph):
         passes = [p for p in passes if pass_name(p) in SIZE_FREE_PASSES]
     index = GraphIndex(graph)
     outputs = list(graph.outputs)

@@ -21,6 +21,7 @@ from tf_convert.emitters.options import options_for, validate
 
 from .contract import TABLE
 from .model import EXTERNAL_DATA_THRESHOLD, MODEL_FILE, build, save_checked
+from .wide_kernels import missing_kernels
 
 import_family_modules(__name__, FAMILIES)  # the handlers, a module per catalog family: they fill TABLE
 
@@ -37,7 +38,7 @@ _BOUNDARY_DTYPES = IR_DTYPES
 
 def unsupported(graph: ir.Graph, options=None) -> list[Unsupported]:
     """Every node ONNX (at `options.opset`) cannot express, with a hint."""
-    found = TABLE.unsupported(graph, options)
+    found = TABLE.unsupported(graph, options) + missing_kernels(graph)
     for t in list(graph.inputs) + list(graph.outputs):
         if graph.tensors[t].dtype not in _BOUNDARY_DTYPES:
             found.append(Unsupported("dtype", t, f"tensor dtype {graph.tensors[t].dtype} at the model boundary"))

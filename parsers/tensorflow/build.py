@@ -231,6 +231,8 @@ def _constant_output(ctx: Context, t: Any) -> Val | None:
                             source_op="Cast", out_dtype=dtype))
     if value.dtype.kind != "f" or dtype == "float32":
         return None
+    if dtype in ("float64", "float16") and value.dtype.name == dtype:
+        return Val(ctx.const_node(t, None, value.ndim))  # float64 and float16 constants keep their dtype
     if not np.array_equal(value.astype(np.float32).astype(value.dtype), value, equal_nan=True):
         raise UnsupportedError([Unsupported(t.op.type, t.op.name, f"a constant {dtype} output whose values "
                                             "float32 does not hold (the converted graph's constants are float32)")])

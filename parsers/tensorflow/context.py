@@ -212,8 +212,10 @@ class Context:
             if rank and not is_identity(perm):
                 value = value.transpose(perm)
             value = contiguous(value)
-            # integer and bool constants keep their type; float weights are the IR's float32
-            dtype = value.dtype.name if value.dtype.kind in "iub" else "float32"
+            # integer and bool constants keep their type, float64 and float16 ones too (the ops computing in
+            # them read them, convert.ir.dtypes); other float weights are the IR's float32
+            wide_float = value.dtype.name in ("float64", "float16")
+            dtype = value.dtype.name if value.dtype.kind in "iub" or wide_float else "float32"
             name = self.emit("const", t.op.name, [], value.shape, params={"value": value}, source_op="Const",
                              out_dtype=dtype)
             self._const_cache[key] = name

@@ -134,12 +134,14 @@ def _quantize_run_time_range(ctx: Context, op: Any, bits: int, signed: bool, nar
 BITWISE = {"BitwiseAnd": "bitwise_and", "BitwiseOr": "bitwise_or", "BitwiseXor": "bitwise_xor",
            "LeftShift": "left_shift", "RightShift": "right_shift"}
 _INTEGER_TYPES = ("int32", "int64", "int8", "uint8")  # the integer dtypes the converted graph holds
+_BITWISE_TYPES = _INTEGER_TYPES + ("int16",)  # and computes bitwise ops in (convert.ir.dtypes.COMPUTED_WIDE)
 
 
 def _integers(op: Any) -> None:
     dtype = op.outputs[0].dtype.name
-    if dtype not in _INTEGER_TYPES:
-        raise NotConvertible(f"{op.type} of {dtype}: the converted graph holds {', '.join(_INTEGER_TYPES)} integers")
+    if dtype not in _BITWISE_TYPES:
+        raise NotConvertible(f"{op.type} of {dtype}: the converted graph computes bitwise ops in "
+                             f"{', '.join(_BITWISE_TYPES)} integers")
 
 
 @tf_op(*BITWISE)
