@@ -10,9 +10,11 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from tf_convert import emitters
+from tf_convert import emitters, parsers
 from tf_convert.app import api
 from tf_convert.convert.errors import UnsupportedError
+from tf_convert.convert.ir.reference import evaluate
+from tf_convert.parsers.base import ParseOptions
 
 tf = pytest.importorskip("tensorflow")
 rng = np.random.default_rng(11)
@@ -126,3 +128,17 @@ def test_refused_by_name(target, graphs, tmp_path):
             api.convert(pb, target, tmp_path / case, inputs=list(inputs), outputs=outputs)
         assert why in str(refusal.value), (case, str(refusal.value))
         assert not (tmp_path / case).exists(), case
+
+
+def test_reference_computes_in_the_dtype(graphs):
+    """The numpy reference (convert.ir.reference) computes each case in its dtype, as TF does: no float32."""
+    wrong = {}
+    for case, (inputs, _) in CASES.items():
+        pb, outputs, (want,) = graphs[case]
+        graph = parsers.parse(pb, ParseOptions(inputs=list(inputs), outputs=outputs))
+        fed = {name: inputs[graph.source_names[name].split(":")[0]] for name in graph.inputs}
+        (got,) = evaluate(graph, fed).values()
+        problem = _difference(got, want)
+        if problem is not None:
+            wrong[case] = problem
+    assert wrong == {}

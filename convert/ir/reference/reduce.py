@@ -15,9 +15,30 @@ REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "reduce_mean": np.mean, "reduce_max": np.max, "reduce_sum": np.sum, "reduce_prod": np.prod,
     "reduce_min": np.min, "reduce_all": np.all, "reduce_any": np.any,
 }
+
+
+def _integer(fn: Callable[..., np.ndarray], name: str) -> OpFunction:
+    """An integer x's sum and product in x's dtype, wrapping as TF's (numpy would widen them to int64), and its
+    mean as TF's: the sum without wrapping, divided by the count, truncated toward zero, in x's dtype."""
+    def reduce(node: Node, x: np.ndarray) -> np.ndarray:
+        axes, keepdims = tuple(node.attrs["axes"]), bool(node.attrs["keepdims"])
+        if x.dtype.kind not in "iu":
+            return fn(x, axis=axes, keepdims=keepdims)
+        if name != "reduce_mean":
+            return np.asarray(fn(x, axis=axes, keepdims=keepdims, dtype=x.dtype))
+        total = np.sum(x, axis=axes, keepdims=keepdims, dtype=np.int64)
+        count = max(int(np.prod([x.shape[a] for a in axes], dtype=np.int64)), 1)
+        return np.asarray(np.sign(total) * (np.abs(total) // count)).astype(x.dtype)
+
+    return reduce
+
+
 for _name, _fn in REDUCTIONS.items():
-    reference_op(_name)(lambda node, x, _fn=_fn: _fn(x, axis=tuple(node.attrs["axes"]),
-                                                      keepdims=bool(node.attrs["keepdims"])))
+    if _name in ("reduce_sum", "reduce_prod", "reduce_mean"):
+        reference_op(_name)(_integer(_fn, _name))
+    else:
+        reference_op(_name)(lambda node, x, _fn=_fn: _fn(x, axis=tuple(node.attrs["axes"]),
+                                                          keepdims=bool(node.attrs["keepdims"])))
 
 
 def _index_of(fn: Callable[..., np.ndarray]) -> OpFunction:
