@@ -371,7 +371,7 @@ OPS: dict[str, OpSpec] = {
                          size="global_reduce", shape=shapes.reduce, integers="wrap", wide=True),
     "softmax": OpSpec(("axis",), (), "Softmax over IR axis.", "reduction", family="nn",
                       types={"axis": Attr("int")}, positional=channels_only("axis"), size="own_axes",
-                      shape=shapes.same),
+                      shape=shapes.same, wide=True),
     # ---- elementwise -------------------------------------------------------------------------
     "add": OpSpec((), (), "a + b, numpy broadcasting.", "binary", passes_run_time_sizes=True,
                   foldable=True, tf=("Add", "AddV2"), tflite=("ADD",),
@@ -524,7 +524,8 @@ OPS: dict[str, OpSpec] = {
     "log_softmax": OpSpec(("axis",), (), "x - max - log(sum(exp(x - max))) over IR axis.", "reduction",
                           types={"axis": Attr("int")}, positional=channels_only("axis"), size="channel_axis",
                           shape=shapes.same,
-                          refused={"caffe": "Log(Softmax) underflows to -inf where TF's log-softmax stays finite"}),
+                          refused={"caffe": "Log(Softmax) underflows to -inf where TF's log-softmax stays finite"},
+                          wide=True),
     "top_k_values": OpSpec(("k",), (), "The k largest values along the last axis, largest first.", "reduction",
                            types={"k": Attr("int")}, shape=shapes.top_k,
                            refused={"caffe": _NO_CAFFE_LAYER.format("top-k")}),

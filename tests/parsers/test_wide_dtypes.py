@@ -48,6 +48,9 @@ CASES: dict[str, Case] = {
        for dt in ("float64", "float16", "int16")},
     **{f"matmul_{dt}": ({"x": _x((2, 3, 4), dt), "y": _x((2, 4, 5), dt)}, lambda p: tf.matmul(p["x"], p["y"]))
        for dt in ("float64", "float16", "int16")},
+    **{f"{name}_{dt}": ({"x": _x((2, 5), dt)}, lambda p, fn=fn: fn(p["x"]))
+       for name, fn in (("softmax", tf.nn.softmax), ("log_softmax", tf.nn.log_softmax))
+       for dt in ("float64", "float16")},
     # a constant of the dtype keeps it (float64 0.1 is not float32 0.1)
     "add_const_float64": ({"x": _x((2, 3), "float64")}, lambda p: p["x"] * 0.1 + 1e-12),
     "floordiv_int16": ({"x": _x((2, 3), "int16"), "y": np.array([[3, -2, 5]] * 2, np.int16)},
