@@ -148,8 +148,9 @@ def test_saved_model_embedding_lookup_on_every_target(seq, tmp_path):
 
 REFUSED = {  # TF graph -> what the one-line exit-3 message must name
     # (a plain erf and a cast to bool convert: the erf and cast IR ops)
-    "cast_to_float64": (lambda tf, x: tf.identity(tf.cast(tf.cast(x, tf.float64) * 2.0, tf.float32), name="y"),
-                        "of a float64 tensor"),
+    # (float64 arithmetic converts too: tests/parsers/test_wide_dtypes.py); unsigned arithmetic does not
+    "cast_to_uint16": (lambda tf, x: tf.identity(tf.cast(tf.cast(x, tf.uint16) * 2, tf.float32), name="y"),
+                       "of a uint16 tensor"),
 }
 
 
