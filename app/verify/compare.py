@@ -31,8 +31,9 @@ def _random_input(graph: Graph, name: str, shape: tuple[int, ...], rng: np.rando
     ids = token_inputs.value_range(graph, name)  # token ids, masks: whole numbers in their valid range
     if ids is not None:
         values = rng.integers(*ids, shape).astype(graph.tensors[name].dtype)
-    else:
-        values = rng.standard_normal(shape).astype(np.float32)
+    else:  # numbers in the input's float dtype (float64, float16 models compute in it)
+        dtype = graph.tensors[name].dtype
+        values = rng.standard_normal(shape).astype(dtype if dtype in ("float64", "float16") else np.float32)
     return mask_inputs.plant(graph, name, values)  # Keras's mask value at some steps, where the IR masks
 
 

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+from tests.app.test_cli import run_cli
 from tf_convert import emitters, parsers
 from tf_convert.app import api
 from tf_convert.convert.errors import UnsupportedError
@@ -145,3 +146,13 @@ def test_reference_computes_in_the_dtype(graphs):
         if problem is not None:
             wrong[case] = problem
     assert wrong == {}
+
+
+@pytest.mark.parametrize("case", ["tanh_float64", "sum_float16", "matmul_int16"])
+def test_cli_verify_feeds_the_dtype(case, graphs, tmp_path):
+    """--verify feeds a float64/float16 input in its dtype: TF's reference run and the target agree."""
+    inputs, _ = CASES[case]
+    pb, outputs, _ = graphs[case]
+    code, _, stderr = run_cli("tf2torch", pb, "--inputs", ",".join(inputs), "--outputs", outputs[0], "--verify",
+                              "-o", tmp_path / "out")
+    assert code == 0, stderr
