@@ -153,6 +153,9 @@ NATIVE: dict[str, tuple[str, int, dict[str, Any]]] = {
 def _native(op_type: str, n_inputs: int, attrs: dict[str, Any]) -> Handler:
     def handler(ctx: Ctx) -> Emitted:
         b = Builder(ctx, ctx.node)
+        if op_type in ("Max", "Min") and ctx.dtype(ctx.node.output) == np.int16:
+            _in_int32(b, op_type, [b.x(i) for i in range(n_inputs)])
+            return b.done()
         b.op(op_type, [b.x(i) for i in range(n_inputs)], b.out, **attrs)
         return b.done()
 
@@ -163,12 +166,23 @@ for _ir, (_onnx, _n, _attrs) in NATIVE.items():
     TABLE.register(_ir)(_native(_onnx, _n, _attrs))
 
 
+def _in_int32(b: Builder, op_type: str, inputs: list[str]) -> None:
+    """`op_type` of int16 inputs through int32 (onnxruntime has no int16 Max, Min or Relu): exact, the result
+    is one of the inputs or 0."""
+    from onnx import TensorProto
+
+    wide = [b.op("Cast", [x], to=TensorProto.INT32) for x in inputs]
+    b.op("Cast", [b.op(op_type, wide)], b.out, to=TensorProto.INT16)
+
+
 @TABLE.register("relu")
 def relu(ctx: Ctx) -> Emitted:
     """Relu; of an int64 (or int16) tensor Max(x, 0): onnxruntime's Relu kernels are float, int8 and int32."""
     b = Builder(ctx, ctx.node)
     if ctx.dtype(ctx.node.output).kind == "f" or ctx.dtype(ctx.node.output) in (np.int8, np.int32):
         b.op("Relu", [b.x()], b.out)
+    elif ctx.dtype(ctx.node.output) == np.int16:
+        _in_int32(b, "Relu", [b.x()])
     else:
         b.op("Max", [b.x(), const_zero(b, ctx.node.inputs[0])], b.out)
     return b.done()

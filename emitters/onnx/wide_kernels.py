@@ -19,7 +19,7 @@ MISSING: dict[str, frozenset[str]] = {
     "is_inf": frozenset({"float16"}),
     "is_finite": frozenset({"float16"}),
     **{op: frozenset({"int16"}) for op in (
-        "maximum", "minimum", "relu", "select", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
+        "select", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
         "reduce_prod", "matmul", "pow", "cumsum", "cumprod",
         # below opset 18 the bitwise ops are lowered through BitShift, which has unsigned kernels only
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift", "right_shift")},

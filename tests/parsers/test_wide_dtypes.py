@@ -52,6 +52,9 @@ CASES: dict[str, Case] = {
     **{f"{name}_{dt}": ({"x": _x((2, 5), dt)}, lambda p, fn=fn: fn(p["x"]))
        for name, fn in (("softmax", tf.nn.softmax), ("log_softmax", tf.nn.log_softmax))
        for dt in ("float64", "float16")},
+    "maximum_int16": (_pair("int16"), lambda p: tf.maximum(p["x"], p["y"])),
+    "minimum_int16": (_pair("int16"), lambda p: tf.minimum(p["x"], p["y"])),
+    "relu_int16": ({"x": _x((2, 3), "int16")}, lambda p: tf.nn.relu(p["x"])),
     # a constant of the dtype keeps it (float64 0.1 is not float32 0.1)
     "add_const_float64": ({"x": _x((2, 3), "float64")}, lambda p: p["x"] * 0.1 + 1e-12),
     "floordiv_int16": ({"x": _x((2, 3), "int16"), "y": np.array([[3, -2, 5]] * 2, np.int16)},
