@@ -60,6 +60,16 @@ class MistralEncoder(Encoder):
     norm = MistralRMSNorm
 
 
+class HFMistralEncoder(Encoder):
+    """transformers' own MistralRMSNorm (T5LayerNorm is the same computation, cast first)."""
+
+    @staticmethod
+    def norm(eps: float):
+        from transformers.models.mistral.modeling_mistral import MistralRMSNorm
+
+        return MistralRMSNorm(WIDTH, eps)
+
+
 class OtherEpsilon(Encoder):
     def __init__(self):
         super().__init__(eps=1e-2)
@@ -113,8 +123,11 @@ def _max_error(source: Path, model: nn.Module) -> float:
     return worst
 
 
-@pytest.mark.parametrize("spelling, module", [("rsqrt", "Encoder"), ("divide", "MistralEncoder")])
+@pytest.mark.parametrize("spelling, module", [("rsqrt", "Encoder"), ("divide", "MistralEncoder"),
+                                              ("divide", "HFMistralEncoder")])
 def test_rms_norms_pair_and_get_their_weights(sources, tmp_path, spelling, module):
+    if module.startswith("HF"):
+        pytest.importorskip("transformers")
     doc = convert.into(sources[spelling], f"{HERE}:{module}", tmp_path / "out", input_shape={"input_ids": (2, 7)})
     records = {r["parameter"]: r for r in doc["parameters"]}
     assert {"layer_norm.weight", "final_layer_norm.weight"} <= set(records), records
