@@ -201,6 +201,9 @@ def ir_layers(graph: Graph) -> LayerGraph:
         if len(set(inputs)) == 1 and graph.tensors[node.output].dtype[:3] in ("int", "boo", "uin"):
             alias[node.output] = inputs[0]  # ids and masks: indexing, casts, comparisons, positions from the ids
             continue
+        if node.op == "select" and len(set(inputs)) == 1 and layers[inputs[0]].kind == "input":
+            alias[node.output] = inputs[0]  # a mask picked from the mask input alone (where(mask, 0, min): Mistral)
+            continue
         if _more_of_a_selection(node, inputs, layers, consts):
             layers[inputs[0]].attrs.pop("range", None)  # no longer one part along one axis
             alias[node.output] = inputs[0]

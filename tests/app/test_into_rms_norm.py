@@ -1,7 +1,8 @@
 """`--into` with RMS norms (T5, MT5, Mistral), without transformers 4 (the whole models: bench/into_hf_sweep.py,
 slow): PyTorch writes `x * rsqrt(mean(x.pow(2)) + eps) * w` (T5's, Mistral's in float32), TF `x * rsqrt(mean(square(x))
 + eps) * w` (T5) or `x / sqrt(mean(square(x)) + eps) * w` (Mistral). Both are one rms_norm layer, paired by where it
-stands, its weight TF's vector. Against TensorFlow at two sequence lengths."""
+stands, its weight TF's vector. The padding mask is TF Mistral's `where(mask, 0, min)` (T5's: arithmetic), read
+through on both sides. Against TensorFlow at two sequence lengths, the second row padded."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ tf = pytest.importorskip("tensorflow")
 
 VOCAB, WIDTH, EPS = 30, 8, 1e-6
 HERE = "tests.app.test_into_rms_norm"
+SHAPES = {"input_ids": (2, 7), "attention_mask": (2, 7)}
 
 
 class T5LayerNorm(nn.Module):
@@ -50,17 +52,26 @@ class Encoder(nn.Module):
         self.dense = nn.Linear(WIDTH, WIDTH, bias=False)
         self.final_layer_norm = self.norm(eps)
 
-    def forward(self, input_ids):
+    def forward(self, input_ids, attention_mask):
         x = self.embed_tokens(input_ids)
         x = x + self.dense(self.layer_norm(x))
-        return self.final_layer_norm(x)
+        scores = x @ x.transpose(1, 2) + self.mask(attention_mask)[:, None, :]
+        return self.final_layer_norm(torch.softmax(scores, dim=-1) @ x)
+
+    @staticmethod
+    def mask(attention_mask):
+        return (1.0 - attention_mask.float()) * -1e9
 
 
 class MistralEncoder(Encoder):
     norm = MistralRMSNorm
 
+    @staticmethod
+    def mask(attention_mask):
+        return torch.where(attention_mask.bool(), 0.0, torch.finfo(torch.float32).min)
 
-class HFMistralEncoder(Encoder):
+
+class HFMistralEncoder(MistralEncoder):
     """transformers' own MistralRMSNorm (T5LayerNorm is the same computation, cast first)."""
 
     @staticmethod
@@ -93,11 +104,17 @@ def _source(root: Path, divide: bool) -> Path:
             self.table, self.kernel = variable(VOCAB, WIDTH), variable(WIDTH, WIDTH)
             self.norm, self.final_norm = variable(WIDTH, mean=1.0), variable(WIDTH, mean=1.0)
 
-        @tf.function(input_signature=[tf.TensorSpec((None, None), tf.int32, name="input_ids")])
-        def __call__(self, input_ids):
+        @tf.function(input_signature=[tf.TensorSpec((None, None), tf.int32, name="input_ids"),
+                                      tf.TensorSpec((None, None), tf.int32, name="attention_mask")])
+        def __call__(self, input_ids, attention_mask):
             x = tf.gather(self.table, input_ids)
             x = x + tf.tensordot(rms_norm(x, self.norm), self.kernel, 1)
-            return {"last_hidden_state": rms_norm(x, self.final_norm)}
+            if divide:  # TF Mistral's mask
+                mask = tf.where(attention_mask[:, None, :] > 0, 0.0, tf.float32.min)
+            else:
+                mask = (1.0 - tf.cast(attention_mask[:, None, :], tf.float32)) * -1e9
+            probs = tf.nn.softmax(tf.matmul(x, x, transpose_b=True) + mask, axis=-1)
+            return {"last_hidden_state": rms_norm(tf.matmul(probs, x), self.final_norm)}
 
     path = root / ("divide" if divide else "rsqrt")
     model = Model()
@@ -116,9 +133,11 @@ def _max_error(source: Path, model: nn.Module) -> float:
     worst = 0.0
     for steps in (7, 11):
         ids = np.random.default_rng(steps).integers(0, VOCAB, (2, steps)).astype(np.int32)
-        want = signature(input_ids=tf.constant(ids))["last_hidden_state"].numpy()
+        mask = np.ones_like(ids)
+        mask[1, -2:] = 0
+        want = signature(input_ids=tf.constant(ids), attention_mask=tf.constant(mask))["last_hidden_state"].numpy()
         with torch.no_grad():
-            got = model(torch.from_numpy(ids).long()).numpy()
+            got = model(torch.from_numpy(ids).long(), torch.from_numpy(mask).long()).numpy()
         worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
     return worst
 
@@ -128,7 +147,7 @@ def _max_error(source: Path, model: nn.Module) -> float:
 def test_rms_norms_pair_and_get_their_weights(sources, tmp_path, spelling, module):
     if module.startswith("HF"):
         pytest.importorskip("transformers")
-    doc = convert.into(sources[spelling], f"{HERE}:{module}", tmp_path / "out", input_shape={"input_ids": (2, 7)})
+    doc = convert.into(sources[spelling], f"{HERE}:{module}", tmp_path / "out", input_shape=SHAPES)
     records = {r["parameter"]: r for r in doc["parameters"]}
     assert {"layer_norm.weight", "final_layer_norm.weight"} <= set(records), records
     model = getattr(__import__(HERE, fromlist=[module]), module)().eval()
@@ -142,7 +161,7 @@ def test_an_rms_norm_with_another_epsilon_is_refused(sources, tmp_path):
     from tf_convert.convert.errors import ConvertError
 
     with pytest.raises(ConvertError) as failure:
-        convert.into(sources["rsqrt"], f"{HERE}:OtherEpsilon", tmp_path / "out", input_shape={"input_ids": (2, 7)})
+        convert.into(sources["rsqrt"], f"{HERE}:OtherEpsilon", tmp_path / "out", input_shape=SHAPES)
     message = str(failure.value)
     assert failure.value.exit_code == 4 and "module path 'layer_norm': epsilon differs: the RMS norm adds 0.01 to " \
         "the mean square, TF adds 1e-06" in message, message
