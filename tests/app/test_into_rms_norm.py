@@ -165,3 +165,32 @@ def test_an_rms_norm_with_another_epsilon_is_refused(sources, tmp_path):
     message = str(failure.value)
     assert failure.value.exit_code == 4 and "module path 'layer_norm': epsilon differs: the RMS norm adds 0.01 to " \
         "the mean square, TF adds 1e-06" in message, message
+
+
+def _chain(square: str, exponent: int, from_end: int, root: str, outer: str):
+    from tf_convert.app.into_module.layers import Layer, LayerGraph
+
+    shape = (2, 7, WIDTH)
+    chain = [Layer("x", "input", [], {}, shape),
+             Layer("s", square, ["x"], {"exponent": exponent}, shape),
+             Layer("m", "mean_1d", ["s"], {"reduced": WIDTH, "from_end": from_end, "offset": EPS}, shape[:2] + (1,)),
+             Layer("r", root, ["m"], {}, shape[:2] + (1,)),
+             Layer("out", outer, ["x", "r"], {}, shape)]
+    return LayerGraph({layer.id: layer for layer in chain}, ["out"], ["x"])
+
+
+@pytest.mark.parametrize("square, exponent, from_end, root, outer, fused", [
+    ("other:pow", 2, -1, "other:rsqrt", "mul", True),
+    ("other:square", 0, -1, "other:sqrt", "other:div", True),
+    ("other:pow", 3, -1, "other:rsqrt", "mul", False),  # not a mean square
+    ("other:square", 0, -2, "other:rsqrt", "mul", False),  # a mean over another axis
+    ("other:square", 0, -1, "other:sqrt", "mul", False),  # x * sqrt(...): no norm
+])
+def test_only_the_rms_norm_spellings_fuse(square, exponent, from_end, root, outer, fused):
+    from tf_convert.app.into_module.layers import fused_rms_norm
+
+    layers = fused_rms_norm(_chain(square, exponent, from_end, root, outer)).layers
+    assert (layers["out"].kind == "rms_norm") == fused, layers["out"]
+    if fused:
+        assert layers["out"].inputs == ["x"] and layers["out"].attrs == {"features": WIDTH, "epsilon": EPS}
+        assert set(layers) == {"x", "out"}
