@@ -132,7 +132,8 @@ def _ir_layer(graph: Graph, node: Node, inputs: list[str], consts: dict[str, Nod
         return Layer(node.name, "global_avg", inputs, {}, shape, node)
     if op == "reduce_mean" and len(a["axes"]) == 1:  # a mean over the tokens (Swin's pooler)
         axis = int(a["axes"][0]) % len(graph.shape(node.inputs[0]))
-        return Layer(node.name, "mean_1d", inputs, {"reduced": graph.shape(node.inputs[0])[axis]}, shape, node)
+        return Layer(node.name, "mean_1d", inputs, {"reduced": graph.shape(node.inputs[0])[axis],
+                                                    "from_end": axis - len(graph.shape(node.inputs[0]))}, shape, node)
     if op in ("add", "mul", "sub"):
         return Layer(node.name, op, inputs, {}, shape, node)
     if op == "concat":  # constant parts (a CLS token) kept with their position
@@ -200,6 +201,9 @@ def ir_layers(graph: Graph) -> LayerGraph:
         if len(set(inputs)) == 1 and graph.tensors[node.output].dtype[:3] in ("int", "boo", "uin"):
             alias[node.output] = inputs[0]  # ids and masks: indexing, casts, comparisons, positions from the ids
             continue
+        if node.op == "select" and len(set(inputs)) == 1 and layers[inputs[0]].kind == "input":
+            alias[node.output] = inputs[0]  # a mask picked from the mask input alone (where(mask, 0, min): Mistral)
+            continue
         if _more_of_a_selection(node, inputs, layers, consts):
             layers[inputs[0]].attrs.pop("range", None)  # no longer one part along one axis
             alias[node.output] = inputs[0]
@@ -222,6 +226,9 @@ def ir_layers(graph: Graph) -> LayerGraph:
             if bias is not None:  # a Dense as Tensordot: MatMul, reshape back, then its bias
                 layers[inputs[0]].attrs["bias_const"] = bias
                 continue
+            offset = _scalar_offset(node, consts)
+            if offset is not None and layers[inputs[0]].kind == "mean_1d":  # an RMS norm's epsilon
+                layers[inputs[0]].attrs["offset"] = offset
             layers[inputs[0]].scale *= _scalar_factor(node, consts)
             vector = _vector_factor(node, consts)
             if vector is not None:
@@ -321,6 +328,16 @@ def _scalar_factor(node: Node, consts: dict[str, Node]) -> float:
         return 1.0
     factor = float(np.asarray(value[0]).reshape(()))
     return factor if node.op == "mul" else 1.0 / factor
+
+
+def _scalar_offset(node: Node, consts: dict[str, Node]) -> float | None:
+    """The constant an add of one scalar adds (an RMS norm's epsilon), or None."""
+    if node.op != "add" or len(node.inputs) != 2:
+        return None
+    value = [consts[i].params.get("value") for i in node.inputs if i in consts]
+    if len(value) != 1 or value[0] is None or np.size(value[0]) != 1:
+        return None
+    return float(np.asarray(lazy.materialize(value[0])).reshape(()))
 
 
 def _vector_factor(node: Node, consts: dict[str, Node]) -> tuple[str, Any] | None:
@@ -428,7 +445,7 @@ def _pads_before_max_pools(graph: Graph) -> dict[str, str]:
 def canonical(graph: LayerGraph) -> LayerGraph:
     """The form both sides are matched in: masks added (masked_sums), sums flattened (flatten_sums), the tanh GELU
     spelled out as one activation (fused_gelu)."""
-    return fused_gelu(flatten_sums(masked_sums(graph)))
+    return fused_rms_norm(fused_gelu(flatten_sums(masked_sums(graph))))
 
 
 _GELU_TANH = {"half": 0.5, "outer": math.sqrt(2 / math.pi), "cubic": 0.044715}
@@ -488,6 +505,64 @@ def fused_gelu(graph: LayerGraph) -> LayerGraph:
             layers[outer.id] = Layer(outer.id, "act", [x_id], {"variant": ("gelu", "tanh")}, outer.shape, outer.node,
                                      outer.where, outer.scale, factors=outer.factors)
             break
+    return LayerGraph(layers, graph.outputs, graph.inputs)
+
+
+def _reader_counts(graph: LayerGraph) -> dict[str, int]:
+    readers: dict[str, int] = {}
+    for layer in graph.layers.values():
+        for name in set(layer.inputs):
+            readers[name] = readers.get(name, 0) + 1
+    for name in graph.outputs:
+        readers[name] = readers.get(name, 0) + 1
+    return readers
+
+
+def _rms_parts(outer: Layer, layers: dict[str, Layer]) -> tuple[str, Layer] | None:
+    """(x, the mean layer) of `x * rsqrt(mean(x²) + eps)` or `x / sqrt(mean(x²) + eps)` ending at `outer`, or None.
+    x² is torch's pow(x, 2) or TF's square(x)."""
+    if outer.kind == "mul" and len(outer.inputs) == 2:
+        orders, root = (outer.inputs, outer.inputs[::-1]), "other:rsqrt"
+    elif outer.kind == "other:div" and len(outer.inputs) == 2:
+        orders, root = (outer.inputs,), "other:sqrt"
+    else:
+        return None
+    for x_id, root_id in orders:
+        r = layers.get(root_id)
+        m = layers.get(r.inputs[0]) if r is not None and r.kind == root and len(r.inputs) == 1 else None
+        s = layers.get(m.inputs[0]) if m is not None and m.kind == "mean_1d" and len(m.inputs) == 1 else None
+        if s is None or s.inputs != [x_id] or not (
+                s.kind == "other:square" or (s.kind == "other:pow" and s.attrs.get("exponent") in (2, 2.0))):
+            continue
+        if m.attrs.get("from_end") != -1:
+            continue  # a mean over the last axis only
+        return x_id, m
+    return None
+
+
+def fused_rms_norm(graph: LayerGraph) -> LayerGraph:
+    """`x * rsqrt(mean(x², -1) + eps)` (T5's, in both frameworks) and `x / sqrt(mean(x², -1) + eps)` (TF Mistral's)
+    as one rms_norm layer (features, epsilon); its weight stays the per-channel factor after it, so the module's
+    `weight` gets TF's vector. The module side is named by the module owning that weight."""
+    layers = dict(graph.layers)
+    readers = _reader_counts(graph)
+    for outer in list(layers.values()):
+        found = _rms_parts(outer, layers) if outer.id in layers else None
+        if found is None:
+            continue
+        x_id, mean = found
+        root = next(n for n in outer.inputs if n != x_id)
+        inside = [root, mean.id, mean.inputs[0]]
+        if any(readers.get(n) != 1 or layers[n].scale != 1.0 or layers[n].factors for n in inside):
+            continue
+        for name in inside:
+            del layers[name]
+        where = outer.where
+        if outer.factors and isinstance(outer.factors[0][0], str) and outer.node is None:
+            where = module_path(outer.factors[0][0].rpartition(".")[0]) or where  # the module's RMS norm
+        layers[outer.id] = Layer(outer.id, "rms_norm", [x_id], {"features": mean.attrs["reduced"],
+                                                                "epsilon": float(mean.attrs.get("offset", 0.0))},
+                                 outer.shape, outer.node, where, outer.scale, factors=outer.factors)
     return LayerGraph(layers, graph.outputs, graph.inputs)
 
 

@@ -61,7 +61,7 @@ def _architecture(t: Layer, i: Layer) -> str | None:
         for key in ("stride", "dilation"):
             if ta[key] != ia[key]:
                 return f"{key} {ta[key]} where TF has {ia[key]}"
-    elif t.kind in ("embedding", "layer_norm", "channel_norm"):
+    elif t.kind in ("embedding", "layer_norm", "channel_norm", "rms_norm"):
         key = "weight" if t.kind == "embedding" else "features"
         if ta[key] != ia[key]:
             return f"{t.describe()} where TF has {i.describe()}"

@@ -150,6 +150,8 @@ def check(pairs: list[tuple[Layer, Layer]], in_hw: dict[str, tuple]) -> list[Fin
                 findings.append(Finding(t.id, "epsilon", f"eps={eps:g}, TF's epsilon is {theirs:.3g}",
                                         {"path": t.id, "op": "attribute", "name": "eps", "value": theirs},
                                         f"construct '{t.id}' with eps={theirs:.3g}"))
+        elif t.kind == "rms_norm":
+            findings.extend(_rms_epsilon(t, i))
         elif t.kind == "bn" and "epsilon" in i.node.attrs:
             eps, theirs = float(t.node.eps), float(i.node.attrs["epsilon"])
             if abs(eps - theirs) > 1e-12 * max(1.0, theirs):
@@ -166,6 +168,15 @@ def check(pairs: list[tuple[Layer, Layer]], in_hw: dict[str, tuple]) -> list[Fin
                 hint = f"nn.{want[0]}({args})" if want else _name(i.attrs["variant"])
                 findings.append(Finding(t.label, "activation", detail, None, f"compute {hint} there"))
     return findings
+
+
+def _rms_epsilon(t: Layer, i: Layer) -> list[Finding]:
+    """An RMS norm's epsilon (the module's number added to the mean square) against TF's."""
+    eps, theirs = t.attrs["epsilon"], i.attrs["epsilon"]
+    if abs(eps - theirs) <= 1e-6 * max(abs(theirs), 1e-30):  # TF stores it as float32
+        return []
+    return [Finding(t.label, "epsilon", f"the RMS norm adds {eps:g} to the mean square, TF adds {theirs:.3g}", None,
+                    f"construct '{t.label}' with epsilon {theirs:.3g}")]
 
 
 def _sides(pads) -> str:

@@ -414,7 +414,8 @@ def _function_layer(name: str, target, args, kwargs, inputs: list[str], shape) -
         dims = dims if isinstance(dims, (tuple, list)) else [dims]
         src = args[0].meta.get("shape", ())
         if len(dims) == 1 and isinstance(dims[0], int) and src:
-            return Layer(name, "mean_1d", inputs, {"reduced": src[dims[0]]}, shape)
+            return Layer(name, "mean_1d", inputs, {"reduced": src[dims[0]], "from_end": dims[0] % len(src) - len(src)},
+                         shape)
     if fname == "adaptive_avg_pool2d" and (args[1] if len(args) > 1 else kwargs.get("output_size")) in (1, (1, 1)):
         return Layer(name, "global_avg", inputs, {}, shape)
     if fname == "interpolate" and len(shape) == 4:
@@ -532,6 +533,15 @@ def _scalar_factor(n) -> float | None:
     if fname in ("truediv", "div", "div_") and isinstance(n.args[0], torch.fx.Node) and numbers[0] != 0:
         return 1.0 / float(numbers[0])
     return None
+
+
+def _scalar_offset(n) -> float | None:
+    """The number an add node adds to its one tensor (x + eps), or None."""
+    numbers = [a for a in n.args if isinstance(a, (int, float)) and not isinstance(a, bool)]
+    if record.canonical(n.target) not in ("add", "add_", "__add__", "__iadd__") or len(n.args) != 2 or \
+            len(numbers) != 1:
+        return None
+    return float(numbers[0])
 
 
 def _tensor_inputs(args, kwargs) -> list:
@@ -981,6 +991,9 @@ def torch_layers(traced, other=None) -> LayerGraph:
                 factor = _scalar_factor(n)
                 if factor is not None:  # an attention scale: checked against TF's (semantics.py)
                     layers[ins[0]].scale *= factor
+                offset = _scalar_offset(n)
+                if offset is not None and layers[ins[0]].kind == "mean_1d":  # an RMS norm's epsilon
+                    layers[ins[0]].attrs["offset"] = offset
                 parameter = _parameter_factor(n, owners)
                 if parameter is not None:  # a layer scale: gets TF's per-channel constant (transforms.py)
                     layers[ins[0]].factors.append(parameter)

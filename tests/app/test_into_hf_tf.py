@@ -34,6 +34,7 @@ CASES = {
     "albert": TEXT,
     "bart": {"input_ids": (2, 7), "attention_mask": (2, 7), "decoder_input_ids": (2, 7)},
     "opt": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
+    "mistral": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
     "distilbert": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
     "roberta": {k: v for k, v in TEXT.items() if k != "token_type_ids"},
     "gpt2_lm": {"input_ids": (2, 7)},

@@ -34,6 +34,10 @@ ARCHITECTURES: dict[str, tuple[str, str, dict, list]] = {
     "opt": ("TFOPTModel", "OPTModel",  # its causal mask by MatrixBandPart
             {"vocab_size": 40, "hidden_size": 16, "ffn_dim": 24, "num_hidden_layers": 2, "num_attention_heads": 2,
              "max_position_embeddings": 24, "word_embed_proj_dim": 16, "pad_token_id": 1}, TEXT[:2]),
+    "mistral": ("TFMistralModel", "MistralModel",  # RMS norms (x / sqrt(...)), where(mask, 0, min), rotary
+                {"vocab_size": 40, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                 "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 24,
+                 "sliding_window": None}, TEXT[:2]),
     "distilbert": ("TFDistilBertModel", "DistilBertModel",
                    {"vocab_size": 40, "dim": 16, "n_layers": 2, "n_heads": 2, "hidden_dim": 24,
                     "max_position_embeddings": 24}, TEXT[:2]),
