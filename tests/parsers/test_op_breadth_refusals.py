@@ -25,8 +25,9 @@ CASES = {
     # Where converts with a length that depends on the data; an op that would mix its rows is refused
     "where_runtime_summed": (lambda x: tf.reduce_sum(tf.cast(raw(tf, "Where", x > 3.0), tf.float32)), "Sum",
                              "depends on the data"),
-    # an integer range of run-time length converts (tests/parsers/test_runtime_shapes.py); a float one does not
-    "range_runtime_float": (lambda x: raw(tf, "Range", 0.0, tf.reduce_max(x), 1.0), "Range", "float32 values"),
+    # an integer or float32 range of run-time length converts (tests/parsers/test_runtime_shapes.py); float64 not
+    "range_runtime_float64": (lambda x: raw(tf, "Range", np.float64(0.0), tf.cast(tf.reduce_max(x), tf.float64),
+                                            np.float64(1.0)), "Range", "float64 values"),
     "strided_update_broadcast": (lambda x: raw(tf, "TensorStridedSliceUpdate", x, np.int32([0]), np.int32([2]),
                                                np.int32([1]), x[0]), "TensorStridedSliceUpdate", "broadcasting"),
 }
