@@ -282,7 +282,11 @@ def _config(path: Path) -> dict[str, Any]:
 def _tf_class(config: dict[str, Any], name: str) -> str:
     """The TF class save_pretrained saved: config.json's architectures (PyTorch's names there), else TF + NAME."""
     architectures = config.get("architectures") or [name]
-    return f"TF{str(architectures[0]).removeprefix('TF')}"
+    chosen = str(architectures[0]).removeprefix("TF")
+    # a name from the file only picks among transformers' own model classes: a plain class name, else the user's
+    if not re.fullmatch(r"[A-Z][A-Za-z0-9]*(Model|For[A-Za-z0-9]+|LMHeadModel)", chosen):
+        chosen = name
+    return f"TF{chosen}"
 
 
 def _feeds(model, seed: int) -> list[dict[str, np.ndarray]]:

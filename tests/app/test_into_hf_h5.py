@@ -137,3 +137,16 @@ def test_without_into_the_refusal_names_both_routes(bert_h5, tmp_path):
     assert code == 2, err
     assert "--into transformers:BertModel" in err and "save_pretrained(dir, saved_model=True)" in err
     assert "model.save('model.h5')" not in err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("architectures, name, want", [
+    (["BertForSequenceClassification"], "BertModel", "TFBertForSequenceClassification"),
+    (["TFGPT2LMHeadModel"], "GPT2Model", "TFGPT2LMHeadModel"),
+    ([], "ViTModel", "TFViTModel"),
+    (["os.system"], "BertModel", "TFBertModel"),  # not a model class name: the file picks nothing
+    (["Bert__import__"], "BertModel", "TFBertModel"),
+])
+def test_the_reference_class_a_config_names_is_only_a_model_class_name(architectures, name, want):
+    from tf_convert.app.into_module import hf_h5
+
+    assert hf_h5._tf_class({"architectures": architectures}, name) == want
